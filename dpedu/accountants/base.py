@@ -1,0 +1,90 @@
+"""The one small shape every accountant shares.
+
+An accountant stores only its ledger ``[(event, count), ...]`` and computes lazily when
+asked, so ``compose`` is cheap and ``get_epsilon`` always reflects the whole history.
+
+>>> from dpedu.accountants import make_accountant, GaussianEvent
+>>> acc = make_accountant("zcdp").compose(GaussianEvent(1.0), 2)
+>>> acc.ledger
+[(GaussianEvent(noise_multiplier=1.0), 2)]
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import ClassVar
+
+from .._validation import check_delta, check_epsilon, check_positive_int
+from .events import Event
+
+__all__ = ["Accountant", "UnsupportedEventError", "ConversionUnavailableError"]
+
+
+class UnsupportedEventError(ValueError):
+    """An accountant was given an event its theorem does not cover."""
+
+
+class ConversionUnavailableError(ValueError):
+    """The accountant's theory gives no conversion in the direction asked for (e.g. epsilon -> delta)."""
+
+
+class Accountant(abc.ABC):
+    """Base class: ``compose(event, count)`` then ``get_epsilon(delta)``.
+
+    Subclasses set ``name`` (the registry key), ``supported_events`` and, when an event type
+    is refused for a reason worth teaching, an entry in ``unsupported_reasons``.
+    """
+
+    name: ClassVar[str]
+    supported_events: ClassVar[tuple[type, ...]]
+    unsupported_reasons: ClassVar[dict[type, str]] = {}
+
+    def __init__(self) -> None:
+        self.ledger: list[tuple[Event, int]] = []
+
+    def supports(self, event) -> bool:
+        """Whether this accountant's theorem covers ``event``."""
+        return isinstance(event, self.supported_events)
+
+    def compose(self, event, count: int = 1) -> "Accountant":
+        """Record ``count`` repetitions of ``event``; returns ``self`` so calls chain."""
+        if not isinstance(event, Event):
+            raise TypeError(f"compose expects a dpedu.accountants event; got {type(event).__name__} {event!r}")
+        count = check_positive_int(count, "count")
+        if not self.supports(event):
+            raise UnsupportedEventError(self._unsupported_message(event))
+        self.ledger.append((event, count))
+        return self
+
+    def _unsupported_message(self, event) -> str:
+        reason = self.unsupported_reasons.get(type(event))
+        supported = ", ".join(t.__name__ for t in self.supported_events)
+        message = f"the {self.name!r} accountant cannot account for {event!r}"
+        if reason:
+            message += f": {reason}"
+        return message + f". It supports: {supported}."
+
+    def get_epsilon(self, delta: float) -> float:
+        """Smallest epsilon this accountant certifies for the whole ledger at ``delta``."""
+        delta = check_delta(delta)
+        if not self.ledger:
+            return 0.0
+        return self._epsilon(delta)
+
+    def get_delta(self, epsilon: float) -> float:
+        """Smallest delta this accountant certifies for the whole ledger at ``epsilon``."""
+        epsilon = check_epsilon(epsilon)
+        if not self.ledger:
+            return 0.0
+        return self._delta(epsilon)
+
+    @abc.abstractmethod
+    def _epsilon(self, delta: float) -> float:
+        """epsilon(delta) for a non-empty ledger; ``delta`` already validated."""
+
+    def _delta(self, epsilon: float) -> float:
+        raise ConversionUnavailableError(f"the {self.name!r} accountant gives no epsilon -> delta conversion")
+
+    def __repr__(self) -> str:
+        steps = sum(count for _, count in self.ledger)
+        return f"{type(self).__name__}({len(self.ledger)} ledger entries, {steps} events)"

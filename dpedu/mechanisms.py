@@ -1,0 +1,191 @@
+r"""The Laplace and Gaussian mechanisms: add calibrated noise to a query answer.
+
+Two spellings of each mechanism:
+
+* keyword style, with the sensitivity's norm in its name:
+  :func:`laplace_mechanism` (``l1_sensitivity``, ``epsilon``) and :func:`gaussian_mechanism`
+  (``l2_sensitivity`` and either ``noise_multiplier`` or ``epsilon``/``delta``);
+* the book's own names and argument order (*Programming Differential Privacy*), so code
+  moves from the book without friction: :func:`laplace_mech`, :func:`gaussian_mech`,
+  :func:`gaussian_mech_vec`.
+
+Mechanisms only sample noise; accounting is done by :mod:`dpedu.accountants` from events
+(a Gaussian release with multiplier z is ``GaussianEvent(z)``; a Laplace release that is
+epsilon-DP is ``LaplaceEvent(epsilon)``). All assume add/remove neighbours.
+
+.. note:: Floating-point caveat (Mironov 2012). Sampling Laplace noise in doubles does not hit
+   every double with the right probability, and which outputs are reachable depends on the true
+   answer, so a raw double output can leak more than epsilon. The fix is the snapping mechanism
+   (clamp, round to a power-of-two grid, clamp again). dpedu is for teaching and
+   does not claim production-grade sampling.
+
+>>> round(laplace_mech(10.0, 1.0, 1.0, rng=0), 4)   # book order: value, sensitivity, epsilon
+10.3201
+>>> gaussian_mechanism([1.0, 2.0], l2_sensitivity=1.0, noise_multiplier=0.0)
+array([1., 2.])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import check_array, check_nonnegative, check_positive, check_rng, check_scalar
+from .calibrate import analytic_noise_multiplier, classic_noise_multiplier
+
+__all__ = [
+    "laplace_scale",
+    "gaussian_noise_multiplier",
+    "laplace_mechanism",
+    "gaussian_mechanism",
+    "laplace_mech",
+    "gaussian_mech",
+    "gaussian_mech_vec",
+]
+
+CALIBRATIONS = ("analytic", "classic")
+
+
+def _check_value(value, name="value"):
+    """A finite number or array; returns (array, was_scalar)."""
+    if np.ndim(value) == 0:
+        scalar = check_scalar(value, name)
+        if not np.isfinite(scalar):
+            raise ValueError(f"{name} must be finite; got {scalar!r}")
+        return np.asarray(scalar), True
+    return check_array(value, name, allow_empty=True), False
+
+
+def _as_output(noisy, was_scalar):
+    return float(noisy) if was_scalar else noisy
+
+
+def laplace_scale(l1_sensitivity, epsilon):
+    r"""Laplace noise scale :math:`b = \Delta_1/\varepsilon` (Dwork et al. 2006; Dwork & Roth Thm 3.6)."""
+    return check_positive(l1_sensitivity, "l1_sensitivity") / check_positive(epsilon, "epsilon")
+
+
+def gaussian_noise_multiplier(epsilon, delta, calibration="analytic"):
+    r"""Noise multiplier z for one (epsilon, delta) Gaussian release.
+
+    ``calibration="analytic"`` (default): the smallest z that is exactly (epsilon, delta)-DP,
+    valid for every epsilon (Balle & Wang 2018). ``"classic"``: :math:`\sqrt{2\ln(1.25/\delta)}/\varepsilon`,
+    proven only for :math:`0<\varepsilon<1` and refused outside it (Dwork & Roth 2014, Thm A.1).
+    """
+    if calibration == "analytic":
+        return analytic_noise_multiplier(epsilon, delta)
+    if calibration == "classic":
+        return classic_noise_multiplier(epsilon, delta)
+    raise ValueError(f"calibration must be one of {CALIBRATIONS}; got {calibration!r}")
+
+
+def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None):
+    r"""Release ``value`` plus i.i.d. Laplace noise of scale :math:`\Delta_1/\varepsilon`.
+
+    Parameters
+    ----------
+    value : float or array_like
+        The true answer f(D) (finite).
+    l1_sensitivity : float
+        :math:`\Delta_1 > 0`, the largest L1 change of f between neighbours (a vector of k
+        counts has :math:`\Delta_1 = k`).
+    epsilon : float
+        Privacy parameter of this one release, > 0.
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Source of randomness (an int seed gives reproducible output).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`f(D) + \mathrm{Lap}(\Delta_1/\varepsilon)` per coordinate; epsilon-DP.
+
+    Notes
+    -----
+    Pure epsilon-DP for every epsilon > 0 (Dwork, McSherry, Nissim & Smith 2006). Accountants see
+    ``LaplaceEvent(epsilon)``.
+    """
+    scale = laplace_scale(l1_sensitivity, epsilon)
+    value, was_scalar = _check_value(value)
+    rng = check_rng(rng)
+    return _as_output(value + rng.laplace(0.0, scale, size=value.shape), was_scalar)
+
+
+def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=None, delta=None,
+                       calibration="analytic", rng=None):
+    r"""Release ``value`` plus isotropic Gaussian noise :math:`\mathcal N(0, z^2\Delta_2^2 I)`.
+
+    Give either ``noise_multiplier`` (z, e.g. from :mod:`dpedu.calibrate`) or a per-release
+    ``epsilon`` and ``delta`` (then z comes from ``calibration``).
+
+    Parameters
+    ----------
+    value : float or array_like
+        The true answer f(D) (finite).
+    l2_sensitivity : float
+        :math:`\Delta_2 > 0`. For a sum of vectors clipped to norm C it is C (add/remove).
+    noise_multiplier : float, optional
+        :math:`z = \sigma/\Delta_2 \ge 0`. ``0`` adds no noise (non-private; for sanity checks).
+    epsilon, delta : float, optional
+        Per-release privacy target, used when ``noise_multiplier`` is not given.
+    calibration : {"analytic", "classic"}
+        How (epsilon, delta) becomes z: exact analytic Gaussian (Balle & Wang 2018, any epsilon)
+        or the classic :math:`\sqrt{2\ln(1.25/\delta)}/\varepsilon` (only :math:`0<\varepsilon<1`).
+    rng : None, int, SeedSequence or numpy.random.Generator
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Notes
+    -----
+    .. math:: M(D) = f(D) + \mathcal{N}(0,\, z^2\Delta_2^2 I)
+
+    Accountants see ``GaussianEvent(z)``; its exact (epsilon, delta) curve is
+    :func:`dpedu.calibrate.gaussian_delta_exact`.
+    """
+    l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity")
+    if noise_multiplier is not None:
+        if epsilon is not None or delta is not None:
+            raise ValueError("give either noise_multiplier or (epsilon, delta), not both")
+        z = check_nonnegative(noise_multiplier, "noise_multiplier")
+    else:
+        if epsilon is None or delta is None:
+            raise ValueError("give noise_multiplier, or both epsilon and delta")
+        z = gaussian_noise_multiplier(epsilon, delta, calibration)
+    value, was_scalar = _check_value(value)
+    rng = check_rng(rng)
+    noise = rng.normal(0.0, z * l2_sensitivity, size=value.shape) if z > 0 else np.zeros(value.shape)
+    return _as_output(value + noise, was_scalar)
+
+
+# --- the book's spellings (Programming Differential Privacy, ch. 3, 6, 12) -------------------------
+
+def laplace_mech(v, sensitivity, epsilon, rng=None):
+    """The book's ``laplace_mech(v, sensitivity, epsilon)``: :func:`laplace_mechanism` with L1 sensitivity."""
+    return laplace_mechanism(v, l1_sensitivity=sensitivity, epsilon=epsilon, rng=rng)
+
+
+def gaussian_mech(v, sensitivity, epsilon, delta, rng=None):
+    r"""The book's ``gaussian_mech(v, sensitivity, epsilon, delta)`` for a scalar answer.
+
+    Noise std :math:`\Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon` (the classic calibration, as in the
+    book). It is proven only for :math:`0<\varepsilon<1`, so :math:`\varepsilon \ge 1` raises
+    ``ValueError`` instead of silently under-protecting (at :math:`\varepsilon=10, \delta=10^{-5}`
+    the true delta would be 2.27e-5); use ``gaussian_mechanism(..., calibration="analytic")`` there.
+    """
+    if np.ndim(v) != 0:
+        raise ValueError("gaussian_mech takes a scalar; use gaussian_mech_vec for vectors")
+    return gaussian_mechanism(v, l2_sensitivity=sensitivity, epsilon=epsilon, delta=delta,
+                              calibration="classic", rng=rng)
+
+
+def gaussian_mech_vec(vec, sensitivity, epsilon, delta, rng=None):
+    r"""The book's ``gaussian_mech_vec``: independent classic-calibrated noise on every coordinate.
+
+    ``sensitivity`` is the **L2** sensitivity of the whole vector. Same calibration and the same
+    :math:`0<\varepsilon<1` restriction as :func:`gaussian_mech`.
+    """
+    if np.ndim(vec) != 1:
+        raise ValueError(f"gaussian_mech_vec takes a 1-D vector; got shape {np.shape(vec)}")
+    return gaussian_mechanism(vec, l2_sensitivity=sensitivity, epsilon=epsilon, delta=delta,
+                              calibration="classic", rng=rng)
+

@@ -1,0 +1,5 @@
+"""Models with hand-written losses and per-example gradients (``logistic``)."""
+
+from . import logistic
+
+__all__ = ["logistic"]

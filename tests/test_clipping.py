@@ -1,0 +1,55 @@
+"""L2_clip: norm bound, direction kept, rows independent, bad input refused."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from dpedu.clipping import L2_clip
+
+
+@settings(max_examples=200, deadline=None)
+@given(v=arrays(np.float64, st.integers(1, 20), elements=st.floats(-1e6, 1e6)), c=st.floats(1e-3, 1e3))
+def test_clip_bounds_norm_and_keeps_small_vectors(v, c):
+    out = L2_clip(v, c)
+    assert np.linalg.norm(out) <= c * (1 + 1e-12)
+    if np.linalg.norm(v) <= c:
+        np.testing.assert_array_equal(out, v)
+    else:  # same direction, norm exactly c
+        assert np.linalg.norm(out) == pytest.approx(c, rel=1e-12)
+        np.testing.assert_allclose(out * np.linalg.norm(v) / c, v, rtol=1e-9, atol=1e-9 * np.abs(v).max())
+
+
+def test_rows_are_clipped_independently():
+    M = np.array([[3.0, 4.0], [0.0, 0.0], [0.3, 0.4], [30.0, -40.0]])
+    out = L2_clip(M, 1.0)
+    np.testing.assert_allclose(out, [[0.6, 0.8], [0.0, 0.0], [0.3, 0.4], [0.6, -0.8]])
+    np.testing.assert_allclose(out[3], L2_clip(M[3], 1.0))
+
+
+def test_zero_vector_and_infinite_clip():
+    np.testing.assert_array_equal(L2_clip(np.zeros(3), 1.0), np.zeros(3))
+    v = np.array([1e300, -1e300])
+    np.testing.assert_array_equal(L2_clip(v, np.inf), v)
+
+
+def test_not_coordinate_clipping():
+    # clipping coordinate by coordinate would give [1, 1]; L2 clipping keeps the direction
+    out = L2_clip(np.array([10.0, 10.0]), 1.0)
+    np.testing.assert_allclose(out, [1 / np.sqrt(2)] * 2)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, np.nan])
+def test_bad_clip_norm(bad):
+    with pytest.raises(ValueError, match="clip_norm"):
+        L2_clip([1.0, 2.0], bad)
+
+
+def test_bad_vectors():
+    with pytest.raises(ValueError, match="NaN"):
+        L2_clip([1.0, np.nan], 1.0)
+    with pytest.raises(ValueError, match="dimension"):
+        L2_clip(np.ones((2, 2, 2)), 1.0)
+    with pytest.raises(TypeError, match="numeric"):
+        L2_clip(["a", "b"], 1.0)
