@@ -8,7 +8,7 @@ noisy gradient descent, and privacy accountants side by side.
 array([0.6, 0.8])
 """
 
-from . import accountants, calibrate, mechanisms, models, training
+from . import accountants, calibrate, datasets, mechanisms, models, training
 from ._validation import PrivacyLeakWarning
 from .accountants import compare, make_accountant
 from .clipping import L2_clip
@@ -21,6 +21,7 @@ __version__ = "0.1.0"
 __all__ = [
     "accountants",
     "calibrate",
+    "datasets",
     "mechanisms",
     "models",
     "training",

@@ -1,0 +1,593 @@
+"""Tests for dpedu.datasets: the Adult loader (parsing, checksums, search order, download) and make_toy.
+
+All tests are offline. Real-data tests read the shared copies in ``../shared/data/adult`` (skipped if absent);
+the download tests serve files from an HTTP server on 127.0.0.1 started by the test itself. Most download tests
+serve a tiny hand-written file in the UCI format, with ``ADULT_FILES`` patched to its checksum, so their expected
+encodings can be worked out by hand.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import math
+import os
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpedu import datasets
+from dpedu.datasets import ADULT_NORM_BOUND, AdultData, AdultDataError, FileDigest, load_adult, make_toy
+
+SHARED_ADULT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "adult"
+HAVE_SHARED = all((SHARED_ADULT / f"{name}.gz").is_file() for name in ("adult.data", "adult.test"))
+needs_shared = pytest.mark.skipif(
+    not HAVE_SHARED, reason=f"shared Adult copies not found at {SHARED_ADULT} (adult.data.gz, adult.test.gz)"
+)
+TIMEOUT = 5.0  # seconds per network operation; every download test passes it, so none can hang
+
+
+@pytest.fixture(autouse=True)
+def isolated_from_user_data(monkeypatch, tmp_path):
+    """No test sees the developer's DPEDU_DATA or the repo cache, and 127.0.0.1 never goes through a proxy."""
+    monkeypatch.delenv("DPEDU_DATA", raising=False)
+    monkeypatch.setattr(datasets, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+# --- a tiny file in the UCI format, with every quirk the parser must handle -----------------------
+
+TINY_DATA = (
+    "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, "
+    "2174, 0, 40, United-States, <=50K\n"
+    "50, Private, 83311, HS-grad, 9, Married-civ-spouse, Exec-managerial, Husband, Black, Female, "
+    "0, 0, 13, Cuba, >50K\n"
+    "38, ?, 215646, HS-grad, 9, Divorced, ?, Not-in-family, White, Male, 0, 0, 40, United-States, <=50K\n"
+    "20, Private, 100000, Masters, 14, Divorced, Sales, Wife, White, Female, 0, 100, 60, United-States, >50K\n"
+    "\n"
+).encode()  # fmt: skip
+TINY_TEST = (
+    "|1x3 Cross validator\n"
+    "25, Private, 226802, 11th, 7, Never-married, Machine-op-inspct, Own-child, Black, Male, "
+    "0, 0, 40, United-States, <=50K.\n"
+    "95, Self-emp-inc, 50000, Bachelors, 13, Divorced, Sales, Husband, White, Male, 5000, 0, 40, ?, >50K.\n"
+    "60, Private, 10, Doctorate, 16, Widowed, Sales, Wife, White, Female, 99999, 0, 99, Canada, >50K.\n"
+    "\n"
+).encode()  # fmt: skip
+TINY = {"adult.data": TINY_DATA, "adult.test": TINY_TEST}
+
+# Training ranges (rows 1, 2, 4; row 3 has a '?'): age [20, 50], fnlwgt [77516, 100000], education-num [9, 14],
+# capital-gain [0, 2174], capital-loss [0, 100], hours-per-week [13, 60]. Categories: sorted, training rows only.
+TINY_FEATURE_NAMES = (
+    "age", "workclass=Private", "workclass=State-gov", "fnlwgt",
+    "education=Bachelors", "education=HS-grad", "education=Masters", "education-num",
+    "marital-status=Divorced", "marital-status=Married-civ-spouse", "marital-status=Never-married",
+    "occupation=Adm-clerical", "occupation=Exec-managerial", "occupation=Sales",
+    "relationship=Husband", "relationship=Not-in-family", "relationship=Wife",
+    "race=Black", "race=White", "sex=Female", "sex=Male",
+    "capital-gain", "capital-loss", "hours-per-week", "native-country=Cuba", "native-country=United-States",
+)  # fmt: skip
+TINY_TRAIN_ROWS = [  # the non-zero entries of each encoded row, worked out by hand
+    {"age": 19 / 30, "workclass=State-gov": 1, "fnlwgt": 0, "education=Bachelors": 1, "education-num": 4 / 5,
+     "marital-status=Never-married": 1, "occupation=Adm-clerical": 1, "relationship=Not-in-family": 1,
+     "race=White": 1, "sex=Male": 1, "capital-gain": 1, "hours-per-week": 27 / 47,
+     "native-country=United-States": 1},
+    {"age": 1, "workclass=Private": 1, "fnlwgt": (83311 - 77516) / (100000 - 77516), "education=HS-grad": 1,
+     "marital-status=Married-civ-spouse": 1, "occupation=Exec-managerial": 1, "relationship=Husband": 1,
+     "race=Black": 1, "sex=Female": 1, "native-country=Cuba": 1},
+    {"workclass=Private": 1, "fnlwgt": 1, "education=Masters": 1, "education-num": 1,
+     "marital-status=Divorced": 1, "occupation=Sales": 1, "relationship=Wife": 1, "race=White": 1,
+     "sex=Female": 1, "capital-loss": 1, "hours-per-week": 1, "native-country=United-States": 1},
+]  # fmt: skip
+TINY_TEST_ROWS = [
+    # 11th, Machine-op-inspct, Own-child: unseen in training -> all-zero blocks; fnlwgt and education-num clipped
+    {"age": 5 / 30, "workclass=Private": 1, "fnlwgt": 1, "education-num": 0, "marital-status=Never-married": 1,
+     "race=Black": 1, "sex=Male": 1, "hours-per-week": 27 / 47, "native-country=United-States": 1},
+    # Doctorate, Widowed, Canada unseen; age, education-num, capital-gain and hours clipped to 1, fnlwgt to 0
+    {"age": 1, "workclass=Private": 1, "education-num": 1, "occupation=Sales": 1, "relationship=Wife": 1,
+     "race=White": 1, "sex=Female": 1, "capital-gain": 1, "hours-per-week": 1},
+]  # fmt: skip
+
+
+def _dense(rows, names):
+    X = np.zeros((len(rows), len(names)))
+    for i, row in enumerate(rows):
+        for name, value in row.items():
+            X[i, names.index(name)] = value
+    return X
+
+
+def _digest(content):
+    return FileDigest(hashlib.sha256(content).hexdigest(), len(content))
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    """Make the tiny files the ones whose checksums the loader expects."""
+    for name, content in TINY.items():
+        monkeypatch.setitem(datasets.ADULT_FILES, name, _digest(content))
+    return TINY
+
+
+def _write(directory, files, *, gz=False):
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        if gz:
+            (directory / f"{name}.gz").write_bytes(gzip.compress(content))
+        else:
+            (directory / name).write_bytes(content)
+    return directory
+
+
+# --- parsing and encoding (tiny files) -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gz"])
+def test_tiny_files_encode_as_worked_out_by_hand(tiny, tmp_path, gz):
+    data = load_adult(_write(tmp_path / "adult", tiny, gz=gz), download=False)
+    assert data.feature_names == TINY_FEATURE_NAMES
+    np.testing.assert_allclose(data.X_train, _dense(TINY_TRAIN_ROWS, TINY_FEATURE_NAMES), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(data.X_test, _dense(TINY_TEST_ROWS, TINY_FEATURE_NAMES), rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(data.y_train, [-1.0, 1.0, 1.0])  # the '?' row is gone
+    np.testing.assert_array_equal(data.y_test, [-1.0, 1.0])  # junk line, '?' row and trailing '.' handled
+    assert data.train_file.name == ("adult.data.gz" if gz else "adult.data")
+    assert (data.n_train, data.n_test, data.n_features) == (3, 2, 26)
+
+
+def test_result_unpacks_in_the_documented_order(tiny, tmp_path):
+    data = load_adult(_write(tmp_path, tiny), download=False)
+    X_train, y_train, X_test, y_test = data
+    assert X_train is data.X_train and y_train is data.y_train
+    assert X_test is data.X_test and y_test is data.y_test
+    assert data.norm_bound == math.sqrt(14) == ADULT_NORM_BOUND
+    assert "n_train=3" in repr(data)
+
+
+def test_in_memory_cache_returns_independent_copies(tiny, tmp_path):
+    directory = _write(tmp_path, tiny)
+    first = load_adult(directory, download=False)
+    first.X_train[:] = 7.0
+    first.y_test[:] = 0.0
+    second = load_adult(directory, download=False)
+    np.testing.assert_allclose(second.X_train, _dense(TINY_TRAIN_ROWS, TINY_FEATURE_NAMES), atol=1e-15)
+    np.testing.assert_array_equal(second.y_test, [-1.0, 1.0])
+    assert second.X_train.flags.writeable and second.X_train is not first.X_train
+
+
+def test_a_file_changed_after_loading_is_verified_again(tiny, tmp_path):
+    directory = _write(tmp_path, tiny)
+    load_adult(directory, download=False)
+    path = directory / "adult.test"
+    stat = path.stat()
+    path.write_bytes(TINY_TEST.replace(b"Canada", b"Kanada"))  # same size
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # a new mtime even on coarse clocks
+    with pytest.raises(AdultDataError, match="checksum mismatch"):
+        load_adult(directory, download=False)
+
+
+def test_local_checksum_mismatch_names_file_hashes_and_source(tiny, tmp_path):
+    directory = _write(tmp_path, tiny)
+    corrupted = TINY_DATA.replace(b"2174", b"2175")
+    (directory / "adult.data").write_bytes(corrupted)
+    with pytest.raises(AdultDataError) as info:
+        load_adult(directory, download=False)
+    message = str(info.value)
+    assert str(directory / "adult.data") in message
+    assert datasets.ADULT_FILES["adult.data"].sha256 in message
+    assert hashlib.sha256(corrupted).hexdigest() in message
+    assert datasets.ADULT_BASE_URLS[0] in message
+
+
+def test_a_broken_gz_file_is_a_clear_error(tiny, tmp_path):
+    directory = _write(tmp_path, {"adult.test": TINY_TEST})
+    (directory / "adult.data.gz").write_bytes(gzip.compress(TINY_DATA)[:-20])  # truncated gzip stream
+    with pytest.raises(AdultDataError, match="adult.data.gz"):
+        load_adult(directory, download=False)
+
+
+def test_missing_with_download_false_says_where_to_put_the_files(tiny, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    with pytest.raises(AdultDataError) as info:
+        load_adult(home, download=False, urls=["http://127.0.0.1:9/adult/"])
+    message = str(info.value)
+    for expected in (str(home), str(datasets.CACHE_DIR), "DPEDU_DATA", "http://127.0.0.1:9/adult/adult.data"):
+        assert expected in message
+    assert list(home.iterdir()) == []
+    assert isinstance(info.value, OSError)
+
+
+# --- where the loader looks -------------------------------------------------------------------------
+
+
+def test_search_order_argument_then_environment_then_cache(tiny, tmp_path, monkeypatch):
+    home, env, cache = (_write(tmp_path / name, tiny) for name in ("home", "env", "cache"))
+    monkeypatch.setenv("DPEDU_DATA", str(env))
+    assert load_adult(home, download=False).train_file == home / "adult.data"
+    assert load_adult(download=False).train_file == env / "adult.data"
+    monkeypatch.delenv("DPEDU_DATA")
+    assert load_adult(download=False).train_file == cache / "adult.data"
+    # a directory holding only one of the two files is passed over
+    (home / "adult.test").unlink()
+    assert load_adult(home, download=False).train_file == cache / "adult.data"
+
+
+# --- download from a local HTTP server -----------------------------------------------------------
+
+
+@pytest.fixture
+def server():
+    """An HTTP server on 127.0.0.1 (port 0); ``routes[path] = (action, body)`` with action in
+    'ok', 'truncate' (Content-Length 1000 bytes too large, half the body, then close) or 'no-length'
+    (no Content-Length; the body ends when the connection closes). Unknown paths get 404."""
+    routes, hits = {}, []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            hits.append(self.path)
+            action, body = routes.get(self.path, (None, b""))
+            if action is None:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            if action == "ok":
+                self.send_header("Content-Length", str(len(body)))
+            elif action == "truncate":
+                self.send_header("Content-Length", str(len(body) + 1000))
+                body = body[: len(body) // 2]
+            self.end_headers()
+            self.wfile.write(body)
+            self.close_connection = True
+
+        def log_message(self, *args):  # keep pytest output clean
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    port = httpd.server_address[1]
+    try:
+        yield SimpleNamespace(url=lambda mirror: f"http://127.0.0.1:{port}/{mirror}/", routes=routes, hits=hits)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+def _serve(server, mirror, files, action="ok"):
+    for name, content in files.items():
+        server.routes[f"/{mirror}/{name}"] = (action, content)
+
+
+def test_download_verifies_saves_and_is_not_repeated(tiny, tmp_path, server):
+    _serve(server, "m1", tiny)
+    home = tmp_path / "new" / "home"  # created on demand
+    data = load_adult(home, urls=(server.url("m1"),), timeout=TIMEOUT)
+    assert sorted(server.hits) == ["/m1/adult.data", "/m1/adult.test"]
+    assert sorted(p.name for p in home.iterdir()) == ["adult.data", "adult.test"]  # no temporary files left
+    assert (home / "adult.test").read_bytes() == TINY_TEST
+    assert (home / "adult.test").stat().st_mode & 0o777 == 0o644  # readable, like any downloaded file
+    np.testing.assert_allclose(data.X_test, _dense(TINY_TEST_ROWS, TINY_FEATURE_NAMES), atol=1e-15)
+    again = load_adult(home, urls=(server.url("m1"),), timeout=TIMEOUT)
+    assert len(server.hits) == 2  # the second call reads the saved files
+    np.testing.assert_array_equal(again.X_train, data.X_train)
+
+
+def test_first_mirror_404_second_mirror_works(tiny, tmp_path, server):
+    _serve(server, "good", tiny)
+    data = load_adult(tmp_path, urls=[server.url("missing"), server.url("good")], timeout=TIMEOUT)
+    assert server.hits == ["/missing/adult.data", "/good/adult.data", "/missing/adult.test", "/good/adult.test"]
+    np.testing.assert_array_equal(data.y_train, [-1.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("corrupt", ["adult.data", "adult.test"])
+def test_corrupted_download_is_refused_and_removed(tiny, tmp_path, server, corrupt):
+    served = dict(tiny)
+    served[corrupt] = served[corrupt].replace(b"Bachelors", b"Bachelorz")  # same length, other hash
+    _serve(server, "m1", served)
+    with pytest.raises(AdultDataError) as info:
+        load_adult(tmp_path, urls=(server.url("m1"),), timeout=TIMEOUT)
+    message = str(info.value)
+    assert "checksum mismatch" in message and datasets.ADULT_FILES[corrupt].sha256 in message
+    assert hashlib.sha256(served[corrupt]).hexdigest() in message
+    assert server.url("m1") + corrupt in message
+    # only verified files remain: adult.data survives when just adult.test was bad
+    left = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert left == ({} if corrupt == "adult.data" else {"adult.data": TINY_DATA})
+
+
+@pytest.mark.parametrize("action, reason", [("truncate", "incomplete download"), ("no-length", "larger than")])
+def test_bad_length_response_is_refused_and_removed(tiny, tmp_path, server, monkeypatch, action, reason):
+    if action == "no-length":  # a body longer than the expected file, with no Content-Length to announce it
+        _serve(server, "m1", {name: content + b"x" * 10 for name, content in tiny.items()}, action)
+    else:
+        _serve(server, "m1", tiny, action)
+    with pytest.raises(AdultDataError, match=reason):
+        load_adult(tmp_path, urls=(server.url("m1"),), timeout=TIMEOUT)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_all_mirrors_failing_lists_every_address(tiny, tmp_path, server):
+    with socket.socket() as closed:  # a port nobody listens on: connection refused
+        closed.bind(("127.0.0.1", 0))
+        refused = f"http://127.0.0.1:{closed.getsockname()[1]}/adult/"
+    with pytest.raises(AdultDataError) as info:
+        load_adult(tmp_path, urls=(server.url("missing"), refused), timeout=TIMEOUT)
+    message = str(info.value)
+    assert server.url("missing") + "adult.data" in message and "404" in message
+    assert refused + "adult.data" in message and "DPEDU_DATA" in message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_silent_server_times_out(tiny, tmp_path):
+    with socket.socket() as silent:  # accepts connections (via the backlog) but never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/adult/"
+        with pytest.raises(AdultDataError, match="timed out"):
+            load_adult(tmp_path, urls=(url,), timeout=0.5)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_download_goes_to_the_first_named_directory(tiny, tmp_path, server, monkeypatch):
+    _serve(server, "m1", tiny)
+    urls = (server.url("m1"),)
+    env = tmp_path / "env"
+    monkeypatch.setenv("DPEDU_DATA", str(env))
+    assert load_adult(urls=urls, timeout=TIMEOUT).train_file == env / "adult.data"
+    home = tmp_path / "home"
+    assert load_adult(home, urls=urls, timeout=TIMEOUT).train_file == env / "adult.data"  # env dir now complete
+    monkeypatch.delenv("DPEDU_DATA")
+    (env / "adult.test").unlink()
+    assert load_adult(home, urls=urls, timeout=TIMEOUT).test_file == home / "adult.test"
+    assert not datasets.CACHE_DIR.exists()
+    for path in (env / "adult.data", home / "adult.data"):
+        path.unlink()
+    assert load_adult(urls=urls, timeout=TIMEOUT).train_file == datasets.CACHE_DIR / "adult.data"
+
+
+def test_only_the_missing_file_is_downloaded(tiny, tmp_path, server):
+    _serve(server, "m1", tiny)
+    _write(tmp_path, {"adult.data": TINY_DATA})
+    load_adult(tmp_path, urls=(server.url("m1"),), timeout=TIMEOUT)
+    assert server.hits == ["/m1/adult.test"]
+
+
+# --- bad input ---------------------------------------------------------------------------------------
+
+
+def test_data_home_that_is_a_file_is_refused(tmp_path):
+    path = tmp_path / "adult.data"
+    path.write_text("not a directory")
+    with pytest.raises(ValueError, match="data_home"):
+        load_adult(path)
+
+
+def test_dpedu_data_that_is_a_file_is_refused(tmp_path, monkeypatch):
+    path = tmp_path / "file"
+    path.write_text("")
+    monkeypatch.setenv("DPEDU_DATA", str(path))
+    with pytest.raises(ValueError, match="DPEDU_DATA"):
+        load_adult(download=False)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"data_home": 3}, TypeError, "data_home"),
+        ({"data_home": b"/tmp"}, TypeError, "data_home"),
+        ({"download": "yes"}, TypeError, "download"),
+        ({"download": 1}, TypeError, "download"),
+        ({"urls": "http://example.org/adult/"}, TypeError, "urls"),
+        ({"urls": ()}, ValueError, "urls"),
+        ({"urls": ("ftp://example.org/adult/",)}, ValueError, "urls"),
+        ({"urls": (None,)}, TypeError, "urls"),
+        ({"timeout": 0}, ValueError, "timeout"),
+        ({"timeout": "5"}, TypeError, "timeout"),
+    ],
+)
+def test_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        load_adult(**kwargs)
+
+
+# --- the real files --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def adult():
+    if not HAVE_SHARED:
+        pytest.skip(f"shared Adult copies not found at {SHARED_ADULT}")
+    return load_adult(SHARED_ADULT, download=False)
+
+
+@pytest.fixture(scope="module")
+def plain_copies(tmp_path_factory):
+    if not HAVE_SHARED:
+        pytest.skip(f"shared Adult copies not found at {SHARED_ADULT}")
+    directory = tmp_path_factory.mktemp("adult_plain")
+    for name in ("adult.data", "adult.test"):
+        (directory / name).write_bytes(gzip.decompress((SHARED_ADULT / f"{name}.gz").read_bytes()))
+    return directory
+
+
+def _column(data, name):
+    return data.feature_names.index(name)
+
+
+@needs_shared
+def test_adult_shapes_labels_and_positive_rates(adult):
+    # adult.names: 45222 instances without unknowns (train=30162, test=15060)
+    assert adult.X_train.shape == (30162, 104) and adult.X_test.shape == (15060, 104)
+    assert adult.y_train.shape == (30162,) and adult.y_test.shape == (15060,)
+    assert (adult.n_train, adult.n_test, adult.n_features) == (30162, 15060, 104)
+    assert adult.X_train.dtype == adult.X_test.dtype == np.float64
+    assert set(np.unique(adult.y_train)) == set(np.unique(adult.y_test)) == {-1.0, 1.0}
+    # '>50K' counts (grep -v '?' | grep -c '>50K'): 7508 and 3700; adult.names gives 24.78 % on both together
+    assert int((adult.y_train == 1).sum()) == 7508 and int((adult.y_test == 1).sum()) == 3700
+    assert (adult.y_train == 1).mean() == pytest.approx(0.249, abs=5e-4)
+    assert (adult.y_test == 1).mean() == pytest.approx(0.246, abs=5e-4)
+    assert (7508 + 3700) / 45222 == pytest.approx(0.2478, abs=5e-5)
+
+
+@needs_shared
+def test_adult_rows_respect_the_public_norm_bound(adult):
+    assert adult.norm_bound == math.sqrt(14)
+    for X in (adult.X_train, adult.X_test):
+        assert np.linalg.norm(X, axis=1).max() <= math.sqrt(14) + 1e-12
+
+
+@needs_shared
+def test_adult_feature_names_and_blocks(adult):
+    names = adult.feature_names
+    assert len(names) == 104 == len(set(names))
+    assert names[0] == "age" and "workclass=Private" in names and "native-country=Holand-Netherlands" in names
+    numeric = [_column(adult, c) for c in datasets.ADULT_NUMERIC_COLUMNS]
+    for X in (adult.X_train, adult.X_test):
+        assert X[:, numeric].min() >= 0.0 and X[:, numeric].max() <= 1.0
+    np.testing.assert_array_equal(adult.X_train[:, numeric].min(axis=0), 0.0)  # training min -> 0, max -> 1
+    np.testing.assert_array_equal(adult.X_train[:, numeric].max(axis=0), 1.0)
+    for column in datasets.ADULT_CATEGORICAL_COLUMNS:
+        block = [i for i, name in enumerate(names) if name.startswith(f"{column}=")]
+        assert [names[i] for i in block] == sorted(names[i] for i in block)
+        assert set(np.unique(adult.X_train[:, block])) == {0.0, 1.0}
+        np.testing.assert_array_equal(adult.X_train[:, block].sum(axis=1), 1.0)  # exactly one category
+        np.testing.assert_array_equal(adult.X_test[:, block].sum(axis=1), 1.0)  # no unseen test category
+
+
+@needs_shared
+def test_adult_categories_match_the_codebook():
+    """The categories of adult.names (section 7), except workclass 'Never-worked', whose 7 rows all have a '?'."""
+    names_file = SHARED_ADULT / "adult.names"
+    if not names_file.is_file():
+        pytest.skip(f"{names_file} not found")
+    codebook = {}
+    for line in names_file.read_text().splitlines():
+        column, sep, values = line.partition(": ")
+        if sep and column in datasets.ADULT_CATEGORICAL_COLUMNS:
+            codebook[column] = {v.strip() for v in values.rstrip(".").split(",")}
+    codebook["workclass"].discard("Never-worked")
+    data = load_adult(SHARED_ADULT, download=False)
+    for column in datasets.ADULT_CATEGORICAL_COLUMNS:
+        seen = {name.split("=", 1)[1] for name in data.feature_names if name.startswith(f"{column}=")}
+        assert seen == codebook[column], column
+    assert 6 + sum(len(v) for v in codebook.values()) == 104
+
+
+@needs_shared
+def test_adult_first_rows_decoded_by_hand(adult):
+    """adult.data line 1 and adult.test line 2, scaled with the training ranges (checked with awk on the
+    rows without '?'): age [17, 90], fnlwgt [13769, 1484705], education-num [1, 16], capital-gain [0, 99999],
+    capital-loss [0, 4356], hours-per-week [1, 99]."""
+    ranges = {"age": (17, 90), "fnlwgt": (13769, 1484705), "education-num": (1, 16),
+              "capital-gain": (0, 99999), "capital-loss": (0, 4356), "hours-per-week": (1, 99)}  # fmt: skip
+    rows = [
+        (adult.X_train[0], adult.y_train[0], [39, 77516, 13, 2174, 0, 40],
+         ["workclass=State-gov", "education=Bachelors", "marital-status=Never-married", "occupation=Adm-clerical",
+          "relationship=Not-in-family", "race=White", "sex=Male", "native-country=United-States"], -1.0),
+        (adult.X_test[0], adult.y_test[0], [25, 226802, 7, 0, 0, 40],
+         ["workclass=Private", "education=11th", "marital-status=Never-married", "occupation=Machine-op-inspct",
+          "relationship=Own-child", "race=Black", "sex=Male", "native-country=United-States"], -1.0),
+    ]  # fmt: skip
+    for x, label, numbers, ones, expected_label in rows:
+        expected = np.zeros(104)
+        for column, value in zip(datasets.ADULT_NUMERIC_COLUMNS, numbers):
+            low, high = ranges[column]
+            expected[_column(adult, column)] = (value - low) / (high - low)
+        for name in ones:
+            expected[_column(adult, name)] = 1.0
+        np.testing.assert_allclose(x, expected, rtol=0, atol=1e-15)
+        assert label == expected_label
+
+
+@needs_shared
+def test_adult_test_values_outside_the_training_range_are_clipped(adult):
+    # adult.test has fnlwgt 1490400 (> training max 1484705) and 13492 (< training min 13769)
+    fnlwgt = adult.X_test[:, _column(adult, "fnlwgt")]
+    assert int((fnlwgt == 1.0).sum()) >= 1 and int((fnlwgt == 0.0).sum()) >= 1
+
+
+@needs_shared
+def test_dpedu_data_environment_variable_is_honoured(adult, monkeypatch):
+    monkeypatch.setenv("DPEDU_DATA", str(SHARED_ADULT))
+    data = load_adult(download=False)
+    assert data.train_file == SHARED_ADULT / "adult.data.gz"
+    np.testing.assert_array_equal(data.X_train, adult.X_train)
+
+
+@needs_shared
+def test_plain_copies_load_identically(adult, plain_copies):
+    data = load_adult(plain_copies, download=False)
+    assert (data.train_file.name, data.test_file.name) == ("adult.data", "adult.test")
+    assert data.feature_names == adult.feature_names
+    for mine, reference in zip(data, adult):
+        np.testing.assert_array_equal(mine, reference)
+
+
+@needs_shared
+def test_real_files_download_from_a_local_mirror(adult, plain_copies, tmp_path, server):
+    _serve(server, "uci", {name: (plain_copies / name).read_bytes() for name in ("adult.data", "adult.test")})
+    data = load_adult(tmp_path, urls=(server.url("uci"),), timeout=TIMEOUT)  # real checksums, not patched
+    for mine, reference in zip(data, adult):
+        np.testing.assert_array_equal(mine, reference)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adult.data", "adult.test"]
+
+
+# --- make_toy --------------------------------------------------------------------------------------
+
+
+@settings(max_examples=50, deadline=None)
+@given(n=st.integers(1, 60), d=st.integers(1, 30), seed=st.integers(0, 2**32 - 1))
+def test_make_toy_rows_in_unit_ball_and_labels_pm1(n, d, seed):
+    X, y = make_toy(n=n, d=d, rng=seed)
+    assert X.shape == (n, d) and y.shape == (n,)
+    assert np.linalg.norm(X, axis=1).max() <= 1.0 + 1e-12  # rounding only: radii are U^(1/d) < 1
+    assert set(np.unique(y)) <= {-1.0, 1.0}
+
+
+def test_make_toy_is_deterministic_given_rng():
+    X1, y1 = make_toy(n=50, d=4, rng=11)
+    X2, y2 = make_toy(n=50, d=4, rng=np.random.default_rng(11))
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(y1, y2)
+    X3, _ = make_toy(n=50, d=4, rng=12)
+    assert not np.array_equal(X1, X3)
+
+
+def test_make_toy_labels_follow_the_logistic_model():
+    """Bayes accuracy E[max(p, 1 - p)], p = sigmoid(s theta.x), x uniform in the 5-ball: 0.876 for s = 10
+    and 0.500 for s = 1e-3 (Monte Carlo, 4e5 draws). A fitted linear classifier on n = 2000 is within a few
+    binomial standard deviations (0.0074 and 0.011) of that."""
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = make_toy(n=2000, d=5, rng=3, signal=10.0)
+    assert LogisticRegression().fit(X, y).score(X, y) > 0.84
+    X, y = make_toy(n=2000, d=5, rng=3, signal=1e-3)
+    assert LogisticRegression().fit(X, y).score(X, y) < 0.56
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [({"n": 0}, ValueError), ({"n": 2.5}, TypeError), ({"d": 0}, ValueError), ({"d": True}, TypeError),
+     ({"signal": 0.0}, ValueError), ({"signal": float("inf")}, ValueError), ({"rng": "seed"}, TypeError),
+     ({"rng": -1}, ValueError)],
+)  # fmt: skip
+def test_make_toy_bad_arguments(kwargs, error):
+    with pytest.raises(error):
+        make_toy(**kwargs)
+
+
+def test_adult_data_is_a_frozen_dataclass(tiny, tmp_path):
+    data = load_adult(_write(tmp_path, tiny), download=False)
+    assert isinstance(data, AdultData)
+    with pytest.raises(AttributeError):
+        data.X_train = None
