@@ -148,7 +148,12 @@ def compare(history, delta, *, accountants=ACCOUNTANT_NAMES):
             values[name] = math.nan
             notes[name] = str(exc)
             continue
-        values[name] = acc.get_epsilon(delta)
+        try:
+            values[name] = acc.get_epsilon(delta)
+        except ValueError as exc:  # e.g. the history's own deltas already exceed the target delta
+            values[name] = math.nan
+            notes[name] = f"no epsilon at this delta: {exc}"
+            continue
         caveat = getattr(acc, "caveat", None)
         if caveat:
             notes[name] = caveat
