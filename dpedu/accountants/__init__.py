@@ -16,6 +16,7 @@ import importlib
 import math
 
 from .._validation import check_delta
+from ._sgm import OrderGridEdgeWarning
 from .base import Accountant, ConversionUnavailableError, UnsupportedEventError
 from .events import (
     EpsilonDeltaEvent,
@@ -42,6 +43,7 @@ __all__ = [
     "Accountant",
     "UnsupportedEventError",
     "ConversionUnavailableError",
+    "OrderGridEdgeWarning",
     "Event",
     "GaussianEvent",
     "SubsampledGaussianEvent",

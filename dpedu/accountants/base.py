@@ -38,6 +38,8 @@ class Accountant(abc.ABC):
     name: ClassVar[str]
     supported_events: ClassVar[tuple[type, ...]]
     unsupported_reasons: ClassVar[dict[type, str]] = {}
+    #: qualifiers shown beside a supported type in refusals, e.g. {EpsilonDeltaEvent: "delta = 0 only"}
+    support_notes: ClassVar[dict[type, str]] = {}
 
     def __init__(self) -> None:
         self.ledger: list[tuple[Event, int]] = []
@@ -58,7 +60,10 @@ class Accountant(abc.ABC):
 
     def _unsupported_message(self, event) -> str:
         reason = self.unsupported_reasons.get(type(event))
-        supported = ", ".join(t.__name__ for t in self.supported_events)
+        supported = ", ".join(
+            t.__name__ + (f" ({self.support_notes[t]})" if t in self.support_notes else "")
+            for t in self.supported_events
+        )
         message = f"the {self.name!r} accountant cannot account for {event!r}"
         if reason:
             message += f": {reason}"

@@ -138,6 +138,7 @@ class ZCDPAccountant(Accountant):
 
     name = "zcdp"
     supported_events = (GaussianEvent, LaplaceEvent, EpsilonDeltaEvent)  # + SubsampledGaussianEvent with q = 1
+    support_notes = {EpsilonDeltaEvent: "delta = 0 only"}
     unsupported_reasons = {
         SubsampledGaussianEvent: "zCDP has no amplification-by-subsampling theorem; use rdp, moments or pld "
         "(a SubsampledGaussianEvent is accepted only with sampling_rate 1, where it is a plain Gaussian)",
