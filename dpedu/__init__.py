@@ -8,7 +8,7 @@ noisy gradient descent, and privacy accountants side by side.
 array([0.6, 0.8])
 """
 
-from . import accountants, calibrate, datasets, mechanisms, models, training
+from . import accountants, calibrate, datasets, mechanisms, models, proactive, training
 from ._validation import PrivacyLeakWarning
 from .accountants import compare, make_accountant
 from .clipping import L2_clip
@@ -24,6 +24,7 @@ __all__ = [
     "datasets",
     "mechanisms",
     "models",
+    "proactive",
     "training",
     "logistic",
     "PrivacyLeakWarning",
