@@ -11,13 +11,17 @@ Two spellings of each mechanism:
 
 Mechanisms only sample noise; accounting is done by :mod:`dpedu.accountants` from events
 (a Gaussian release with multiplier z is ``GaussianEvent(z)``; a Laplace release that is
-epsilon-DP is ``LaplaceEvent(epsilon)``). All assume add/remove neighbours.
+epsilon-DP is ``LaplaceEvent(epsilon)``). All assume add/remove neighbours. Every mechanism takes an
+optional ``budget=`` (:class:`dpedu.budget.PrivacyBudget`): the release's event is charged *before*
+any noise is drawn, and an overspending release raises
+:class:`~dpedu.budget.BudgetExceededError` without returning anything.
 
 .. note:: Floating-point caveat (Mironov 2012). Sampling Laplace noise in doubles does not hit
    every double with the right probability, and which outputs are reachable depends on the true
-   answer, so a raw double output can leak more than epsilon. The fix is the snapping mechanism
-   (clamp, round to a power-of-two grid, clamp again). dpedu is for teaching and
-   does not claim production-grade sampling.
+   answer, so a raw double output can leak more than epsilon (for f = 1, every output in (0, 1) is a
+   multiple of 2^-53; for f = 0 most are not). The fix is the snapping mechanism
+   (clamp, round to a power-of-two grid, clamp again), :func:`dpedu.snapping.snapping_mechanism`,
+   at a slightly larger epsilon. dpedu is for teaching and does not claim production-grade sampling.
 
 >>> round(laplace_mech(10.0, 1.0, 1.0, rng=0), 4)   # book order: value, sensitivity, epsilon
 10.3201
@@ -30,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import check_array, check_nonnegative, check_positive, check_rng, check_scalar
+from .accountants.events import GaussianEvent, LaplaceEvent
 from .calibrate import analytic_noise_multiplier, classic_noise_multiplier
 
 __all__ = [
@@ -78,7 +83,13 @@ def gaussian_noise_multiplier(epsilon, delta, calibration="analytic"):
     raise ValueError(f"calibration must be one of {CALIBRATIONS}; got {calibration!r}")
 
 
-def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None):
+def _charge(budget, event):
+    """Charge ``event`` to ``budget`` (if any) before the noise is drawn."""
+    if budget is not None:
+        budget.spend(event)
+
+
+def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None, budget=None):
     r"""Release ``value`` plus i.i.d. Laplace noise of scale :math:`\Delta_1/\varepsilon`.
 
     Parameters
@@ -92,6 +103,8 @@ def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None):
         Privacy parameter of this one release, > 0.
     rng : None, int, SeedSequence or numpy.random.Generator
         Source of randomness (an int seed gives reproducible output).
+    budget : dpedu.budget.PrivacyBudget, optional
+        Charged with ``LaplaceEvent(epsilon)`` before sampling; refuses (nothing released) if overspent.
 
     Returns
     -------
@@ -106,11 +119,12 @@ def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None):
     scale = laplace_scale(l1_sensitivity, epsilon)
     value, was_scalar = _check_value(value)
     rng = check_rng(rng)
+    _charge(budget, LaplaceEvent(epsilon))
     return _as_output(value + rng.laplace(0.0, scale, size=value.shape), was_scalar)
 
 
 def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=None, delta=None,
-                       calibration="analytic", rng=None):
+                       calibration="analytic", rng=None, budget=None):
     r"""Release ``value`` plus isotropic Gaussian noise :math:`\mathcal N(0, z^2\Delta_2^2 I)`.
 
     Give either ``noise_multiplier`` (z, e.g. from :mod:`dpedu.calibrate`) or a per-release
@@ -130,6 +144,9 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
         How (epsilon, delta) becomes z: exact analytic Gaussian (Balle & Wang 2018, any epsilon)
         or the classic :math:`\sqrt{2\ln(1.25/\delta)}/\varepsilon` (only :math:`0<\varepsilon<1`).
     rng : None, int, SeedSequence or numpy.random.Generator
+    budget : dpedu.budget.PrivacyBudget, optional
+        Charged with ``GaussianEvent(z)`` before sampling; refuses (nothing released) if overspent.
+        A noise-free release (z = 0) cannot be charged and raises ``ValueError``.
 
     Returns
     -------
@@ -153,18 +170,23 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
         z = gaussian_noise_multiplier(epsilon, delta, calibration)
     value, was_scalar = _check_value(value)
     rng = check_rng(rng)
+    if budget is not None:
+        if z == 0:
+            raise ValueError("noise_multiplier=0 releases the exact value (infinite epsilon): it cannot be charged "
+                             "to a privacy budget")
+        _charge(budget, GaussianEvent(z))
     noise = rng.normal(0.0, z * l2_sensitivity, size=value.shape) if z > 0 else np.zeros(value.shape)
     return _as_output(value + noise, was_scalar)
 
 
 # --- the book's spellings (Programming Differential Privacy, ch. 3, 6, 12) -------------------------
 
-def laplace_mech(v, sensitivity, epsilon, rng=None):
+def laplace_mech(v, sensitivity, epsilon, rng=None, *, budget=None):
     """The book's ``laplace_mech(v, sensitivity, epsilon)``: :func:`laplace_mechanism` with L1 sensitivity."""
-    return laplace_mechanism(v, l1_sensitivity=sensitivity, epsilon=epsilon, rng=rng)
+    return laplace_mechanism(v, l1_sensitivity=sensitivity, epsilon=epsilon, rng=rng, budget=budget)
 
 
-def gaussian_mech(v, sensitivity, epsilon, delta, rng=None):
+def gaussian_mech(v, sensitivity, epsilon, delta, rng=None, *, budget=None):
     r"""The book's ``gaussian_mech(v, sensitivity, epsilon, delta)`` for a scalar answer.
 
     Noise std :math:`\Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon` (the classic calibration, as in the
@@ -175,10 +197,10 @@ def gaussian_mech(v, sensitivity, epsilon, delta, rng=None):
     if np.ndim(v) != 0:
         raise ValueError("gaussian_mech takes a scalar; use gaussian_mech_vec for vectors")
     return gaussian_mechanism(v, l2_sensitivity=sensitivity, epsilon=epsilon, delta=delta,
-                              calibration="classic", rng=rng)
+                              calibration="classic", rng=rng, budget=budget)
 
 
-def gaussian_mech_vec(vec, sensitivity, epsilon, delta, rng=None):
+def gaussian_mech_vec(vec, sensitivity, epsilon, delta, rng=None, *, budget=None):
     r"""The book's ``gaussian_mech_vec``: independent classic-calibrated noise on every coordinate.
 
     ``sensitivity`` is the **L2** sensitivity of the whole vector. Same calibration and the same
@@ -187,5 +209,5 @@ def gaussian_mech_vec(vec, sensitivity, epsilon, delta, rng=None):
     if np.ndim(vec) != 1:
         raise ValueError(f"gaussian_mech_vec takes a 1-D vector; got shape {np.shape(vec)}")
     return gaussian_mechanism(vec, l2_sensitivity=sensitivity, epsilon=epsilon, delta=delta,
-                              calibration="classic", rng=rng)
+                              calibration="classic", rng=rng, budget=budget)
 

@@ -1,4 +1,4 @@
-r"""Training loops: plain gradient descent and the book's noisy gradient descent.
+r"""Training loops: plain gradient descent, the book's noisy gradient descent, and DP-SGD.
 
 Every private loop returns a :class:`TrainingResult` whose ``ledger`` lists the privacy events
 it performed, ``[(event, count), ...]``, so any accountant can account the run::
@@ -14,11 +14,20 @@ it performed, ``[(event, count), ...]``, so any accountant can account the run::
 (3.0, 5e-05)
 >>> [type(event).__name__ for event, count in result.ledger]
 ['GaussianEvent', 'LaplaceEvent']
+
+DP-SGD (Abadi et al. 2016, Algorithm 1) picks no accountant: it returns the events it performed.
+
+>>> result = dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, epochs=2, rng=0)
+>>> result.ledger
+[(SubsampledGaussianEvent(noise_multiplier=1.0, sampling_rate=0.1), 20)]
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import math
+import warnings
 
 import numpy as np
 
@@ -29,16 +38,27 @@ from ._validation import (
     check_labels,
     check_positive,
     check_positive_int,
+    check_nonnegative,
     check_rng,
+    check_sampling_rate,
     check_theta,
 )
-from .accountants.events import GaussianEvent, LaplaceEvent
-from .clipping import L2_clip
+from .accountants.events import GaussianEvent, LaplaceEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent
+from .clipping import L2_clip, l2_norms
 from .mechanisms import gaussian_noise_multiplier
-from .clipping import l2_norms
+from .models import LogisticModel, Model
 from .models.logistic import _clip_over_norms, _clipped_gradient_sum, _gradient_scalars
 
-__all__ = ["TrainingResult", "gradient_descent", "noisy_gradient_descent"]
+__all__ = [
+    "TrainingResult",
+    "gradient_descent",
+    "noisy_gradient_descent",
+    "poisson_sample",
+    "dp_sgd_step",
+    "dp_sgd",
+    "ShuffledBatchesWarning",
+    "LR_SCHEDULES",
+]
 
 
 @dataclass
@@ -56,7 +76,8 @@ class TrainingResult:
         The privacy events performed; ``None`` for a non-private run (its epsilon is infinite).
     epsilon, delta : float
         Total privacy spent by *sequential composition* (``inf`` for a non-private run). Other
-        accountants: ``dpedu.accountants.compare(result, delta)``.
+        accountants: ``dpedu.accountants.compare(result, delta)``. ``nan`` for :func:`dp_sgd`, whose
+        subsampled events have no sequential total worth quoting: account its ledger instead.
     epsilon_per_iteration, delta_per_iteration : float
         The budget of one noisy iteration (``nan`` where not applicable).
     details : dict
@@ -131,7 +152,7 @@ def gradient_descent(X, y, iterations, *, learning_rate=1.0, theta0=None):
 
 def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip=5.0, clip_inputs=False,
                            learning_rate=1.0, budget="per_iteration", calibration="classic",
-                           theta0=None, rng=None):
+                           theta0=None, rng=None, privacy_budget=None):
     r"""The book's noisy gradient descent (*Programming Differential Privacy*, ch. "Machine Learning").
 
     Full batch, add/remove neighbours::
@@ -174,6 +195,9 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip=5.0, clip_i
         Starting point; zeros by default (it must not depend on the data).
     rng : None, int, SeedSequence or numpy.random.Generator
         Source of all noise.
+    privacy_budget : dpedu.budget.PrivacyBudget, optional
+        Charged with the whole ledger before the noisy count is drawn; refuses (trains nothing) if it
+        would overspend. (Named so because ``budget`` already means the split above.)
 
     Returns
     -------
@@ -205,6 +229,9 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip=5.0, clip_i
     z = gaussian_noise_multiplier(eps_iter, delta_iter, calibration)
     rng = check_rng(rng)
     theta = _initial_theta(theta0, X.shape[1])
+    ledger = [(GaussianEvent(z), iterations), (LaplaceEvent(eps_count), 1)]
+    if privacy_budget is not None:
+        privacy_budget.spend(ledger)                   # before anything touches the data
 
     if clip_inputs:
         X = L2_clip(X, clip)
@@ -222,7 +249,6 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip=5.0, clip_i
         theta = theta - learning_rate * noisy_grad_sum / noisy_count
         losses[t] = _mean_loss(theta, X, y)
 
-    ledger = [(GaussianEvent(z), iterations), (LaplaceEvent(eps_count), 1)]
     return TrainingResult(
         theta=theta,
         losses=losses,
@@ -233,4 +259,274 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip=5.0, clip_i
         delta_per_iteration=delta_iter,
         details={"noise_multiplier": z, "noise_std": noise_std, "noisy_count": noisy_count,
                  "clip": clip, "clip_inputs": bool(clip_inputs), "calibration": calibration},
+    )
+
+
+# --- DP-SGD (Abadi et al. 2016, Algorithm 1) -------------------------------------------------------
+
+LR_SCHEDULES = ("constant", "linear")
+SAMPLINGS = ("poisson", "shuffle")
+CLIPS = ("gradients", "inputs")
+
+
+class ShuffledBatchesWarning(UserWarning):
+    """``sampling="shuffle"``: fixed-size batches from a shuffled pass, which no dpedu accountant covers."""
+
+
+def poisson_sample(n, sampling_rate, rng=None):
+    r"""Indices of a Poisson sample: each of ``n`` records joins independently with probability q.
+
+    :math:`B = \{i : U_i < q\}` with :math:`U_i \sim \mathrm{Uniform}[0, 1)` drawn afresh for every record
+    (Abadi et al. 2016, §3.1; MATH.md §8). The size :math:`|B| \sim \mathrm{Binomial}(n, q)` is random and
+    can be 0. This is the sampling every subsampled-Gaussian accountant assumes; drawing a fixed number of
+    indices is a different mechanism.
+
+    >>> poisson_sample(10, 0.3, rng=0)
+    array([1, 2, 3])
+    """
+    n = check_positive_int(n, "n")
+    sampling_rate = check_sampling_rate(sampling_rate)
+    rng = check_rng(rng)
+    return np.flatnonzero(rng.random(n) < sampling_rate)
+
+
+def _shuffled_batches(n, batch_size, rng):
+    """Endless fixed-size batches: shuffle, cut into n // batch_size batches, drop the rest, repeat."""
+    while True:
+        order = rng.permutation(n)
+        for start in range(0, n - batch_size + 1, batch_size):
+            yield order[start : start + batch_size]
+
+
+def _noisy_step(model, theta, X_batch, y_batch, norms_batch, *, clip_norm, noise_std, divisor,
+                learning_rate, rng):
+    r"""theta - eta * (sum_i L2_clip(g_i, C) + N(0, noise_std^2 I)) / divisor, on an already drawn batch."""
+    clipped_sum = model._clipped_gradient_sum(theta, X_batch, y_batch, clip_norm, norms_batch)
+    noise = rng.normal(0.0, noise_std, size=clipped_sum.shape) if noise_std > 0 else 0.0
+    return theta - learning_rate * (clipped_sum + noise) / divisor
+
+
+def _check_model(model, n_features):
+    if model is None:
+        return LogisticModel(n_features)
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be None (logistic regression), LogisticModel or MLP; got {model!r}")
+    width = getattr(model, "n_features", n_features)
+    if width != n_features:
+        raise ValueError(f"model expects n_features={width} but X has {n_features} columns")
+    return model
+
+
+def _check_privacy_args(noise_multiplier, clip_norm):
+    """z >= 0 and C > 0; C = inf only together with z = 0 (the non-private sanity setting)."""
+    noise_multiplier = check_nonnegative(noise_multiplier, "noise_multiplier")
+    clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
+    if noise_multiplier > 0 and math.isinf(clip_norm):
+        raise ValueError(
+            "clip_norm=inf gives the clipped sum infinite sensitivity, so no finite noise protects it; "
+            "clip_norm=inf is allowed only in the non-private sanity setting noise_multiplier=0"
+        )
+    return noise_multiplier, clip_norm
+
+
+def dp_sgd_step(theta, X, y, *, noise_multiplier, clip_norm, sampling_rate, learning_rate, model=None,
+                rng=None):
+    r"""One step of DP-SGD (Abadi et al. 2016, Alg. 1) with Poisson sampling; returns the new parameters.
+
+    .. math::
+        B \leftarrow \{i : U_i < q\},\qquad
+        \theta \leftarrow \theta - \frac{\eta}{qn}\Big(\sum_{i\in B}\mathrm{L2\_clip}(\nabla\ell(\theta; x_i, y_i), C)
+        + \mathcal N(0, z^2C^2 I)\Big)
+
+    The privacy of this one step is ``SubsampledGaussianEvent(noise_multiplier, sampling_rate)``.
+    The random stream is used in this order: n uniforms for the sample, then the noise vector.
+    See :func:`dp_sgd` for the arguments.
+    """
+    X, y = _check_data(X, y)
+    noise_multiplier, clip_norm = _check_privacy_args(noise_multiplier, clip_norm)
+    sampling_rate = check_sampling_rate(sampling_rate)
+    learning_rate = check_positive(learning_rate, "learning_rate")
+    model = _check_model(model, X.shape[1])
+    theta = check_theta(theta, model.n_params)
+    rng = check_rng(rng)
+    batch = poisson_sample(X.shape[0], sampling_rate, rng)
+    return _noisy_step(model, theta, X[batch], y[batch], l2_norms(X[batch])[:, 0], clip_norm=clip_norm,
+                       noise_std=noise_multiplier * clip_norm if noise_multiplier > 0 else 0.0,
+                       divisor=sampling_rate * X.shape[0], learning_rate=learning_rate, rng=rng)
+
+
+def _number_of_steps(steps, epochs, steps_per_epoch):
+    if (steps is None) == (epochs is None):
+        raise ValueError(f"give exactly one of steps or epochs; got steps={steps!r}, epochs={epochs!r}")
+    if steps is not None:
+        return check_positive_int(steps, "steps")
+    epochs = check_positive(epochs, "epochs")
+    return max(1, round(epochs * steps_per_epoch))
+
+
+def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epochs=None, learning_rate=1.0,
+           lr_schedule="constant", model=None, sampling="poisson", clip="gradients", theta0=None,
+           loss_every=None, budget=None, rng=None):
+    r"""DP-SGD: Abadi et al. (2016), Algorithm 1, for logistic regression or a small neural network.
+
+    For t = 1..T (MATH.md §8)::
+
+        B_t   <- {i : U_i < q}                              Poisson: each record independently, prob. q
+        g~_t  <- ( sum_{i in B_t} L2_clip(grad l(theta; x_i, y_i), C) + N(0, z^2 C^2 I) ) / (q n)
+        theta <- theta - eta_t * g~_t
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    y : array_like, shape (n,)
+        Labels in {-1, +1}.
+    noise_multiplier : float
+        z >= 0: the noise std on the clipped sum is z*C. Choose it with
+        ``dpedu.calibrate.noise_multiplier(target_epsilon, target_delta, sampling_rate, steps)``.
+        ``0`` is the non-private sanity setting (below).
+    clip_norm : float
+        C > 0, a public constant fixed before looking at the data. ``inf`` (no clipping) only together
+        with ``noise_multiplier=0``.
+    sampling_rate : float
+        q in (0, 1]; the expected batch size is q*n. ``q = 1`` uses every record at every step: full-batch
+        noisy gradient descent, whose steps are plain Gaussian releases (``GaussianEvent(z)``).
+    steps, epochs : int / float
+        Give exactly one. ``epochs`` means ``round(epochs / q)`` steps (one epoch is 1/q steps in
+        expectation), or ``round(epochs * (n // batch))`` with ``sampling="shuffle"``.
+    learning_rate : float
+        eta > 0, applied to the noisy *average* gradient.
+    lr_schedule : {"constant", "linear"}
+        ``"constant"``: eta_t = eta (Abadi et al. §3.3 found a constant rate enough). ``"linear"``:
+        :math:`\eta_t = \eta\,(1 - (t-1)/T)`, decaying to eta/T at the last step; the late small steps
+        average out the noise. A schedule is post-processing: it does not change the privacy.
+    model : None, LogisticModel or MLP
+        ``None`` is logistic regression on the columns of X (no hidden intercept).
+    sampling : {"poisson", "shuffle"}
+        ``"poisson"`` (Algorithm 1, what the accountants analyse). ``"shuffle"``: what most code does -
+        shuffle each epoch and cut batches of exactly ``round(q n)`` records (dividing by that fixed size).
+        **No accountant in dpedu covers it**: the ledger holds ``ShuffledBatchGaussianEvent`` and every
+        accountant refuses it; a :class:`ShuffledBatchesWarning` says so.
+    clip : {"gradients", "inputs"}
+        ``"gradients"``: clip every per-example gradient to C at every step. ``"inputs"`` (logistic
+        regression only): clip every *row of X* to norm C once; since
+        :math:`\lVert\nabla\ell\rVert < \lVert x\rVert \le C` the gradient sum has the same sensitivity C
+        (MATH.md §5). Refused for the MLP, whose gradient is not bounded by :math:`\lVert x\rVert`.
+    theta0 : array_like, optional
+        Starting point; by default ``model.init(rng)`` (zeros for logistic regression). Must not depend
+        on the data.
+    loss_every : int, optional
+        Record the mean training loss every this many steps (default: once per epoch) and after the last.
+    budget : dpedu.budget.PrivacyBudget, optional
+        Charged with the whole run *before* the first step; if the run would overspend it,
+        :class:`~dpedu.budget.BudgetExceededError` is raised and nothing is trained.
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Source of all randomness (initialisation, sampling, noise).
+
+    Returns
+    -------
+    TrainingResult
+        ``ledger = [(SubsampledGaussianEvent(z, q), T)]`` (or ``GaussianEvent(z)`` when q = 1, or
+        ``ShuffledBatchGaussianEvent(z, batch, n)`` when shuffling); account it with any accountant, e.g.
+        ``dpedu.accountants.compare(result, delta=1e-5)``. ``epsilon`` and ``delta`` are ``nan``: dp_sgd
+        does not pick an accountant. ``losses`` (at ``details["loss_steps"]``) and
+        ``details["batch_sizes"]`` are diagnostics computed on the private data, not privatised.
+
+    Notes
+    -----
+    **Why divide by q n and not by |B_t|.** Under add/remove neighbours, :math:`|B_t|` is
+    :math:`\mathrm{Binomial}(n, q)` on D and gets one more exactly when the extra record is sampled. The
+    subsampling argument rests on hiding *whether* that record took part; dividing by :math:`|B_t|` would
+    put this count (unnoised) into every update. :math:`qn` is a constant fixed in advance (Abadi et al.
+    divide by the lot size L; Opacus by ``expected_batch_size``). Like them, we treat n as public; the
+    book instead divides by a noisy count.
+
+    **Empty batches** (:math:`|B_t| = 0`, likely when qn is small) are normal steps: the update is pure
+    noise, and the step still counts in the ledger.
+
+    **Privacy** depends only on (z, q, T) and the neighbouring relation (add/remove): not on eta, the
+    schedule, the model or d. **Non-private sanity setting:** ``noise_multiplier=0`` (with any clip norm,
+    including ``inf``) trains without noise; the result has ``ledger=None`` and ``epsilon=inf``, and it
+    cannot be charged to a budget. Clipping alone gives no privacy.
+    """
+    X, y = _check_data(X, y)
+    n = X.shape[0]
+    noise_multiplier, clip_norm = _check_privacy_args(noise_multiplier, clip_norm)
+    sampling_rate = check_sampling_rate(sampling_rate)
+    learning_rate = check_positive(learning_rate, "learning_rate")
+    if lr_schedule not in LR_SCHEDULES:
+        raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}; got {lr_schedule!r}")
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling must be one of {SAMPLINGS}; got {sampling!r}")
+    if clip not in CLIPS:
+        raise ValueError(f"clip must be one of {CLIPS}; got {clip!r}")
+    model = _check_model(model, X.shape[1])
+    if clip == "inputs" and not isinstance(model, LogisticModel):
+        raise ValueError(
+            "clip='inputs' is valid for logistic regression only: there ||grad l|| < ||x||, so rows of norm <= C "
+            "give gradients of norm <= C. A neural network's gradient is not bounded by ||x||; use clip='gradients'"
+        )
+    private = noise_multiplier > 0
+
+    if sampling == "poisson":
+        batch_size = None
+        divisor = sampling_rate * n                    # expected batch size: public, never |B_t|
+        steps_per_epoch = 1.0 / sampling_rate
+    else:
+        batch_size = max(1, round(sampling_rate * n))
+        divisor = batch_size                           # every batch has exactly this size
+        steps_per_epoch = n // batch_size
+    steps = _number_of_steps(steps, epochs, steps_per_epoch)
+    loss_every = max(1, round(steps_per_epoch)) if loss_every is None else check_positive_int(loss_every, "loss_every")
+
+    if not private:
+        ledger = None
+    elif sampling == "shuffle":
+        ledger = [(ShuffledBatchGaussianEvent(noise_multiplier, batch_size, n), steps)]
+    elif sampling_rate == 1.0:
+        ledger = [(GaussianEvent(noise_multiplier), steps)]       # every record, every step
+    else:
+        ledger = [(SubsampledGaussianEvent(noise_multiplier, sampling_rate), steps)]
+    if sampling == "shuffle":
+        warnings.warn(
+            "sampling='shuffle' trains on fixed-size batches from a shuffled pass. No accountant in dpedu (and no "
+            "Poisson-subsampling analysis: moments, RDP, PLD) covers this; the ledger holds "
+            "ShuffledBatchGaussianEvent, which every accountant refuses. Use sampling='poisson' for a guarantee.",
+            ShuffledBatchesWarning, stacklevel=2,
+        )
+    if budget is not None:
+        if ledger is None:
+            raise ValueError("a non-private run (noise_multiplier=0) has infinite epsilon and cannot be charged to a budget")
+        budget.spend(ledger)                           # raises before any step if it would overspend
+
+    rng = check_rng(rng)
+    theta = model.init(rng) if theta0 is None else check_theta(theta0, model.n_params, "theta0").copy()
+    if clip == "inputs":
+        X = L2_clip(X, clip_norm)                      # once: every row now has norm <= C
+    gradient_clip = np.inf if clip == "inputs" else clip_norm   # input clipping already bounds each gradient
+    row_norms = l2_norms(X)[:, 0]                      # rows never change: computed once
+    noise_std = noise_multiplier * clip_norm if private else 0.0
+    shuffled = _shuffled_batches(n, batch_size, rng) if sampling == "shuffle" else None
+
+    losses, loss_steps, batch_sizes = [], [], np.empty(steps, dtype=np.int64)
+    for t in range(steps):
+        batch = poisson_sample(n, sampling_rate, rng) if shuffled is None else next(shuffled)
+        rate = learning_rate if lr_schedule == "constant" else learning_rate * (1.0 - t / steps)
+        theta = _noisy_step(model, theta, X[batch], y[batch], row_norms[batch], clip_norm=gradient_clip,
+                            noise_std=noise_std, divisor=divisor, learning_rate=rate, rng=rng)
+        batch_sizes[t] = batch.size
+        if (t + 1) % loss_every == 0 or t + 1 == steps:
+            losses.append(model._loss(theta, X, y))
+            loss_steps.append(t + 1)
+
+    return TrainingResult(
+        theta=theta,
+        losses=np.array(losses),
+        ledger=ledger,
+        epsilon=math.nan if private else math.inf,
+        delta=math.nan if private else 0.0,
+        details={"noise_multiplier": noise_multiplier, "noise_std": noise_std, "clip_norm": clip_norm,
+                 "sampling_rate": sampling_rate, "steps": steps, "sampling": sampling, "clip": clip,
+                 "divisor": divisor, "batch_size": batch_size, "learning_rate": learning_rate,
+                 "lr_schedule": lr_schedule, "model": model, "loss_steps": np.array(loss_steps),
+                 "batch_sizes": batch_sizes},
     )

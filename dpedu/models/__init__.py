@@ -1,5 +1,121 @@
-"""Models with hand-written losses and per-example gradients (``logistic``)."""
+r"""Models with hand-written losses and per-example gradients: ``logistic`` and ``mlp``.
 
-from . import logistic
+The training loops in :mod:`dpedu.training` need very little from a model, so both models share one
+small shape (:class:`Model`): the *model object* knows the shapes, the *parameters* are one flat
+vector ``theta`` passed to every method.
 
-__all__ = ["logistic"]
+====================================  ==============================================================
+``n_params``                          length of ``theta``
+``init(rng)``                         a data-independent starting point (costs no privacy)
+``loss(theta, X, y)``                 mean loss (labels in {-1, +1})
+``per_example_gradients(theta, X, y)``  (n, n_params) matrix, one gradient per row
+``clipped_gradient_sum(theta, X, y, clip_norm)``  :math:`\sum_i \mathrm{L2\_clip}(g_i, C)`
+``decision_function`` / ``predict``   scores / labels in {-1, +1}
+====================================  ==============================================================
+
+plus two unvalidated kernels for training loops, ``_clipped_gradient_sum(theta, X, y, clip_norm,
+row_norms)`` and ``_loss(theta, X, y)``, called after the data were checked once.
+
+>>> import numpy as np
+>>> model = LogisticModel(n_features=2)
+>>> model.n_params, model.init(rng=0)
+(2, array([0., 0.]))
+>>> X = np.array([[3.0, 4.0]]); y = np.array([1.0])
+>>> model.clipped_gradient_sum(np.zeros(2), X, y, clip_norm=1.0)   # |g| = 5 * sigmoid(0) = 2.5 -> 1
+array([-0.6, -0.8])
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from . import logistic, mlp
+from .._validation import check_features, check_positive_int, check_theta
+from .mlp import MLP
+
+__all__ = ["logistic", "mlp", "Model", "LogisticModel", "MLP"]
+
+
+@runtime_checkable
+class Model(Protocol):
+    """What :func:`dpedu.training.dp_sgd` needs from a model (see the module docstring)."""
+
+    n_params: int
+
+    def init(self, rng=None) -> np.ndarray: ...
+
+    def loss(self, theta, X, y) -> float: ...
+
+    def per_example_gradients(self, theta, X, y) -> np.ndarray: ...
+
+    def clipped_gradient_sum(self, theta, X, y, clip_norm) -> np.ndarray: ...
+
+    def decision_function(self, theta, X) -> np.ndarray: ...
+
+    def predict(self, theta, X) -> np.ndarray: ...
+
+    def _clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms) -> np.ndarray: ...
+
+    def _loss(self, theta, X, y) -> float: ...
+
+
+class LogisticModel:
+    r"""Logistic regression (:mod:`dpedu.models.logistic`) in the :class:`Model` shape.
+
+    No hidden intercept: append a constant column to ``X`` for one (and count it in the row norms).
+    The clipped sum uses the two matrix-vector products of
+    :func:`dpedu.models.logistic.clipped_gradient_sum`: per-example gradients are :math:`s_i x_i`, so
+    clipping only rescales the scalars :math:`s_i` (MATH.md §6).
+    """
+
+    def __init__(self, n_features):
+        self.n_features = check_positive_int(n_features, "n_features")
+
+    def __repr__(self):
+        return f"LogisticModel(n_features={self.n_features})"
+
+    @property
+    def n_params(self) -> int:
+        """One weight per feature."""
+        return self.n_features
+
+    def init(self, rng=None):
+        """Zeros: the loss is convex, so no random start is needed (``rng`` is accepted and unused)."""
+        return np.zeros(self.n_features)
+
+    # kernels (no validation)
+    def _clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms):
+        return logistic._clipped_gradient_sum(theta, X, y, logistic._clip_over_norms(clip_norm, row_norms))
+
+    def _loss(self, theta, X, y):
+        return float(np.mean(np.logaddexp(0.0, -y * (X @ theta))))
+
+    # public API
+    def _check_width(self, X):
+        X = check_features(X)
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"X has {X.shape[1]} features but the model expects n_features={self.n_features}")
+        return X
+
+    def loss(self, theta, X, y):
+        """Mean logistic loss (:func:`dpedu.models.logistic.loss`)."""
+        return logistic.loss(theta, self._check_width(X), y)
+
+    def per_example_gradients(self, theta, X, y):
+        """(n, d) matrix of per-example gradients (:func:`dpedu.models.logistic.per_example_gradients`)."""
+        return logistic.per_example_gradients(theta, self._check_width(X), y)
+
+    def clipped_gradient_sum(self, theta, X, y, clip_norm):
+        """Sum of clipped per-example gradients (:func:`dpedu.models.logistic.clipped_gradient_sum`)."""
+        return logistic.clipped_gradient_sum(theta, self._check_width(X), y, clip_norm)
+
+    def decision_function(self, theta, X):
+        """Scores ``X @ theta``."""
+        X = self._check_width(X)
+        return X @ check_theta(theta, self.n_features)
+
+    def predict(self, theta, X):
+        """Labels in {-1, +1} (:func:`dpedu.models.logistic.predict`)."""
+        return logistic.predict(theta, self._check_width(X))

@@ -1,0 +1,205 @@
+r"""A one-hidden-layer neural network in NumPy: forward, backward and per-example gradients by hand.
+
+The non-convex model DP-SGD was made for (Abadi et al. 2016 train deep networks; this is the smallest
+network that is not a linear model). Labels are in {-1, +1}, as for logistic regression:
+
+.. math::
+    a = \tanh(W_1 x + b_1) \in \mathbb R^h,\qquad s = w_2\cdot a + b_2,\qquad
+    \ell(\theta; x, y) = \ln(1 + e^{-y s}).
+
+All parameters live in **one flat vector** ``theta = [W_1 (h x d, row-major), b_1 (h), w_2 (h), b_2]``,
+so :func:`dpedu.training.dp_sgd` clips and noises it exactly as it does the logistic weights: the
+per-example gradient of the *whole* vector is clipped to norm C (MATH.md §5).
+
+Backward pass for one example, with :math:`r = \partial\ell/\partial s = -y\,\sigma(-ys)` and
+:math:`\delta = r\, w_2 \odot (1 - a^2)` (the error at the hidden pre-activations):
+
+.. math::
+    \nabla_{W_1}\ell = \delta\, x^\top,\quad \nabla_{b_1}\ell = \delta,\quad
+    \nabla_{w_2}\ell = r\, a,\quad \nabla_{b_2}\ell = r .
+
+Why tanh and not ReLU: tanh is smooth, so the gradients can be checked against finite differences at
+every point (ReLU has a kink where a check can fail for no fault of the code), and its outputs lie in
+(-1, 1), which keeps the output-layer gradient bounded, :math:`\lVert\nabla_{w_2}\ell\rVert < \sqrt h`.
+Abadi et al. used ReLU on MNIST; for the privacy argument the choice does not matter (clipping bounds
+every per-example gradient whatever the activation).
+
+Per-example gradient *norms* never need the n x P matrix of gradients (Goodfellow 2015, "Efficient
+per-example gradient computations", arXiv:1510.01799): since :math:`\nabla_{W_1}\ell = \delta x^\top`
+is an outer product, :math:`\lVert\nabla_{W_1}\ell\rVert_F = \lVert\delta\rVert\,\lVert x\rVert`, so
+
+.. math:: \lVert\nabla_\theta\ell\rVert^2 = \lVert\delta\rVert^2(\lVert x\rVert^2 + 1) + r^2(\lVert a\rVert^2 + 1),
+
+and the clipped sum is a weighted backward pass. :meth:`MLP.per_example_gradients` builds the full
+matrix with ``einsum`` (for teaching and tests); :meth:`MLP.clipped_gradient_sum` uses the norms.
+
+>>> import numpy as np
+>>> net = MLP(n_features=3, hidden_units=4)
+>>> net.n_params                          # 4*3 + 4 + 4 + 1
+21
+>>> theta = net.init(rng=0)
+>>> X = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]); y = np.array([1.0, -1.0])
+>>> net.per_example_gradients(theta, X, y).shape
+(2, 21)
+>>> bool(np.linalg.norm(net.per_example_gradients(theta, X, y), axis=1).max() > 0)
+True
+>>> bool(np.allclose(net.clipped_gradient_sum(theta, X, y, clip_norm=np.inf),
+...                  net.per_example_gradients(theta, X, y).sum(axis=0)))
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+from .._validation import check_features, check_labels, check_positive, check_positive_int, check_rng, check_theta
+from ..clipping import clip_factors, l2_norms
+
+__all__ = ["MLP"]
+
+
+class MLP:
+    r"""One hidden layer of ``hidden_units`` tanh units and a logistic output, parameters in one vector.
+
+    Parameters
+    ----------
+    n_features : int
+        Input dimension d.
+    hidden_units : int, default 16
+        Width h of the hidden layer. ``n_params = h*d + 2*h + 1``.
+
+    Notes
+    -----
+    The model object holds only the *shape* of the network, never data or parameters: every method
+    takes ``theta`` explicitly, as the logistic functions do, so training loops treat both models alike.
+    """
+
+    def __init__(self, n_features, hidden_units=16):
+        self.n_features = check_positive_int(n_features, "n_features")
+        self.hidden_units = check_positive_int(hidden_units, "hidden_units")
+
+    def __repr__(self):
+        return f"MLP(n_features={self.n_features}, hidden_units={self.hidden_units})"
+
+    @property
+    def n_params(self) -> int:
+        """Length of the flat parameter vector, :math:`hd + 2h + 1`."""
+        h, d = self.hidden_units, self.n_features
+        return h * d + 2 * h + 1
+
+    # --- parameters ---------------------------------------------------------------------------
+
+    def unpack(self, theta):
+        """Views ``(W1 (h, d), b1 (h,), w2 (h,), b2 ())`` into the flat vector (no copies)."""
+        h, d = self.hidden_units, self.n_features
+        W1 = theta[: h * d].reshape(h, d)
+        b1 = theta[h * d : h * d + h]
+        w2 = theta[h * d + h : h * d + 2 * h]
+        b2 = theta[h * d + 2 * h]
+        return W1, b1, w2, b2
+
+    def init(self, rng=None):
+        r"""Random starting point: :math:`W_1 \sim \mathcal N(0, 1/d)`, :math:`w_2 \sim \mathcal N(0, 1/h)`, biases 0.
+
+        The variance 1/fan-in keeps tanh out of saturation at the start (LeCun et al. 1998). The draw uses
+        only ``rng``, never the data, so it costs no privacy.
+        """
+        rng = check_rng(rng)
+        h, d = self.hidden_units, self.n_features
+        W1 = rng.normal(0.0, 1.0 / np.sqrt(d), size=(h, d))
+        w2 = rng.normal(0.0, 1.0 / np.sqrt(h), size=h)
+        return np.concatenate([W1.ravel(), np.zeros(h), w2, [0.0]])
+
+    # --- kernels: no validation (training loops check X, y once) ---------------------------------
+
+    def _forward(self, theta, X):
+        """Hidden activations a (n, h) and output scores s (n,)."""
+        W1, b1, w2, b2 = self.unpack(theta)
+        hidden = np.tanh(X @ W1.T + b1)
+        return hidden, hidden @ w2 + b2
+
+    def _backward(self, theta, X, y):
+        """The per-example pieces of the gradient: hidden a (n, h), r (n,) and delta (n, h)."""
+        _, _, w2, _ = self.unpack(theta)
+        hidden, scores = self._forward(theta, X)
+        r = -y * expit(-y * scores)                           # d loss / d score
+        delta = r[:, None] * w2 * (1.0 - hidden**2)           # d loss / d hidden pre-activation
+        return hidden, r, delta
+
+    def _weighted_gradient_sum(self, X, hidden, r, delta, weights):
+        r""":math:`\sum_i c_i \nabla\ell_i` as one flat vector, without forming the per-example gradients."""
+        weighted_delta = weights[:, None] * delta
+        weighted_r = weights * r
+        return np.concatenate([
+            (weighted_delta.T @ X).ravel(),                   # sum_i c_i delta_i x_i^T
+            weighted_delta.sum(axis=0),
+            weighted_r @ hidden,
+            [weighted_r.sum()],
+        ])
+
+    def _per_example_norms(self, hidden, r, delta, row_norms):
+        """||grad_i||_2 from ||delta_i||^2 (||x_i||^2 + 1) + r_i^2 (||a_i||^2 + 1)."""
+        squared = (np.einsum("ij,ij->i", delta, delta) * (row_norms**2 + 1.0)
+                   + r**2 * (np.einsum("ij,ij->i", hidden, hidden) + 1.0))
+        return np.sqrt(squared)
+
+    def _clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms):
+        """Sum of per-example gradients each clipped to ``clip_norm`` (``row_norms`` = ||x_i||, precomputed)."""
+        hidden, r, delta = self._backward(theta, X, y)
+        norms = self._per_example_norms(hidden, r, delta, row_norms)
+        return self._weighted_gradient_sum(X, hidden, r, delta, clip_factors(norms, clip_norm))
+
+    def _loss(self, theta, X, y):
+        _, scores = self._forward(theta, X)
+        return float(np.mean(np.logaddexp(0.0, -y * scores)))
+
+    # --- public API (validated) ---------------------------------------------------------------
+
+    def _check(self, theta, X, y=None):
+        X = check_features(X)
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"X has {X.shape[1]} features but the network expects n_features={self.n_features}")
+        theta = check_theta(theta, self.n_params)
+        if y is None:
+            return theta, X
+        return theta, X, check_labels(y, X.shape[0])
+
+    def decision_function(self, theta, X):
+        """Output scores :math:`s = w_2\\cdot\\tanh(W_1x+b_1) + b_2`, shape (n,)."""
+        theta, X = self._check(theta, X)
+        return self._forward(theta, X)[1]
+
+    def predict(self, theta, X):
+        """Labels in {-1, +1}: the sign of the score (a score of exactly 0 predicts +1)."""
+        return np.where(self.decision_function(theta, X) >= 0, 1.0, -1.0)
+
+    def loss(self, theta, X, y):
+        """Mean logistic loss of the network over the rows of ``X``."""
+        theta, X, y = self._check(theta, X, y)
+        return self._loss(theta, X, y)
+
+    def per_example_gradients(self, theta, X, y):
+        """Matrix of per-example gradients of the flat vector, shape (n, n_params), built with ``einsum``."""
+        theta, X, y = self._check(theta, X, y)
+        hidden, r, delta = self._backward(theta, X, y)
+        n = X.shape[0]
+        grad_W1 = np.einsum("nh,nd->nhd", delta, X).reshape(n, -1)   # outer product delta_i x_i^T per example
+        return np.concatenate([grad_W1, delta, r[:, None] * hidden, r[:, None]], axis=1)
+
+    def gradient_sum(self, theta, X, y):
+        """Sum of the per-example gradients (one backward pass)."""
+        theta, X, y = self._check(theta, X, y)
+        hidden, r, delta = self._backward(theta, X, y)
+        return self._weighted_gradient_sum(X, hidden, r, delta, np.ones(X.shape[0]))
+
+    def clipped_gradient_sum(self, theta, X, y, clip_norm):
+        r""":math:`\sum_i \mathrm{L2\_clip}(\nabla_\theta\ell(\theta; x_i, y_i), C)` for the whole flat vector.
+
+        Equal (to rounding) to ``L2_clip(self.per_example_gradients(theta, X, y), clip_norm).sum(axis=0)``
+        but computed from the per-example norms (module docstring), so memory stays O(n h + P).
+        ``clip_norm = inf`` disables clipping (non-private).
+        """
+        theta, X, y = self._check(theta, X, y)
+        clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
+        return self._clipped_gradient_sum(theta, X, y, clip_norm, l2_norms(X)[:, 0])

@@ -1,0 +1,125 @@
+"""PrivacyBudget: records releases, answers spent/remaining, refuses overspending before releasing."""
+
+import copy
+import math
+
+import numpy as np
+import pytest
+
+from dpedu.accountants import (
+    GaussianEvent,
+    LaplaceEvent,
+    ShuffledBatchGaussianEvent,
+    SubsampledGaussianEvent,
+    UnsupportedEventError,
+    make_accountant,
+)
+from dpedu.budget import BudgetExceededError, PrivacyBudget
+from dpedu.mechanisms import gaussian_mech, gaussian_mechanism, laplace_mech, laplace_mechanism
+from dpedu.training import noisy_gradient_descent
+
+
+def test_sequential_budget_adds_up_and_refuses_the_overspending_release():
+    budget = PrivacyBudget(epsilon=1.0, delta=1e-5, accountant="sequential")
+    assert budget.spent() == 0.0 and budget.remaining() == 1.0
+    assert budget.spend(LaplaceEvent(0.25)) == pytest.approx(0.25)
+    assert budget.spend(LaplaceEvent(0.25), count=2) == pytest.approx(0.75)
+    assert budget.remaining() == pytest.approx(0.25)
+    before = list(budget.ledger)
+    with pytest.raises(BudgetExceededError, match="Nothing was released"):
+        budget.spend(LaplaceEvent(0.3))
+    assert budget.ledger == before and budget.spent() == pytest.approx(0.75)    # state unchanged
+    assert budget.spend(LaplaceEvent(0.25)) == pytest.approx(1.0)              # exactly the budget is allowed
+    assert not budget.can_afford(LaplaceEvent(1e-9))
+
+
+def test_can_afford_and_epsilon_after_do_not_record():
+    budget = PrivacyBudget(epsilon=2.0, delta=1e-5)
+    event = SubsampledGaussianEvent(2.0, 0.01)
+    assert budget.can_afford(event, count=1000)
+    assert budget.epsilon_after(event, 1000) == pytest.approx(
+        make_accountant("rdp").compose(event, 1000).get_epsilon(1e-5))
+    assert budget.ledger == [] and budget.spent() == 0.0
+
+
+def test_rdp_remaining_is_not_a_subtraction():
+    # Two Gaussian releases: each alone costs more than what "remains" after the first, yet both fit,
+    # because RDP pays the conversion to (epsilon, delta) once for the whole ledger.
+    budget = PrivacyBudget(epsilon=1.0, delta=1e-5, accountant="rdp")
+    release = GaussianEvent(7.0)
+    alone = make_accountant("rdp").compose(release).get_epsilon(1e-5)
+    budget.spend(release)
+    assert alone > budget.remaining()
+    assert budget.can_afford(release)
+    assert budget.spend(release) <= 1.0
+
+
+def test_ledger_and_event_forms_agree():
+    a = PrivacyBudget(epsilon=5.0, delta=1e-5)
+    b = PrivacyBudget(epsilon=5.0, delta=1e-5)
+    a.spend(SubsampledGaussianEvent(2.0, 0.05), count=300)
+    b.spend([(SubsampledGaussianEvent(2.0, 0.05), 300)])
+    assert a.ledger == b.ledger and a.spent() == b.spent()
+    with pytest.raises(ValueError, match="count"):
+        a.spend([(GaussianEvent(2.0), 3)], count=2)
+
+
+def test_unsupported_event_is_refused_without_recording():
+    budget = PrivacyBudget(epsilon=10.0, delta=1e-5)
+    with pytest.raises(UnsupportedEventError, match="shuffled"):
+        budget.spend(ShuffledBatchGaussianEvent(1.0, 10, 100))
+    assert budget.ledger == []
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    (dict(epsilon=0.0, delta=1e-5), ValueError),
+    (dict(epsilon=math.inf, delta=1e-5), ValueError),
+    (dict(epsilon=1.0, delta=0.0), ValueError),
+    (dict(epsilon=1.0, delta=1e-5, accountant="magic"), ValueError),
+    (dict(epsilon="1", delta=1e-5), TypeError),
+])
+def test_bad_budgets_are_refused(kwargs, error):
+    with pytest.raises(error):
+        PrivacyBudget(**kwargs)
+
+
+def test_a_budget_is_never_copied():
+    budget = PrivacyBudget(epsilon=1.0, delta=1e-5)
+    assert copy.copy(budget) is budget and copy.deepcopy({"b": budget})["b"] is budget
+
+
+# --- mechanisms charge before they sample ------------------------------------------------------
+
+def test_laplace_mechanism_charges_and_refuses_before_sampling():
+    budget = PrivacyBudget(epsilon=1.0, delta=1e-5, accountant="sequential")
+    laplace_mechanism(3.0, l1_sensitivity=1.0, epsilon=0.6, rng=0, budget=budget)
+    laplace_mech(3.0, 1.0, 0.4, rng=0, budget=budget)
+    assert budget.ledger == [(LaplaceEvent(0.6), 1), (LaplaceEvent(0.4), 1)]
+    rng = np.random.default_rng(1)
+    state = rng.bit_generator.state
+    with pytest.raises(BudgetExceededError):
+        laplace_mechanism(3.0, l1_sensitivity=1.0, epsilon=0.1, rng=rng, budget=budget)
+    assert rng.bit_generator.state == state        # no noise was drawn, nothing was returned
+
+
+def test_gaussian_mechanisms_charge_their_noise_multiplier():
+    budget = PrivacyBudget(epsilon=3.0, delta=1e-5)
+    gaussian_mechanism([1.0, 2.0], l2_sensitivity=2.0, noise_multiplier=3.0, rng=0, budget=budget)
+    gaussian_mech(1.0, 1.0, 0.5, 1e-5, rng=0, budget=budget)
+    z_classic = math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5
+    assert budget.ledger[0] == (GaussianEvent(3.0), 1)
+    assert budget.ledger[1][0].noise_multiplier == pytest.approx(z_classic)
+    with pytest.raises(ValueError, match="cannot be charged"):
+        gaussian_mechanism(1.0, l2_sensitivity=1.0, noise_multiplier=0.0, budget=budget)
+    assert len(budget.ledger) == 2
+
+
+def test_noisy_gradient_descent_charges_its_whole_ledger():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3)) / 3
+    y = np.where(rng.random(100) < 0.5, 1.0, -1.0)
+    budget = PrivacyBudget(epsilon=1.2, delta=1e-3, accountant="sequential")   # one run 0.658, two 1.41
+    result = noisy_gradient_descent(X, y, 5, 0.2, 1e-5, rng=1, privacy_budget=budget)
+    assert budget.ledger == result.ledger
+    with pytest.raises(BudgetExceededError):
+        noisy_gradient_descent(X, y, 5, 0.2, 1e-5, rng=1, privacy_budget=budget)

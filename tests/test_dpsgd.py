@@ -1,0 +1,244 @@
+"""DP-SGD (Abadi et al. 2016, Algorithm 1): sampling, clipping, noise, divisor, ledger."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpedu.accountants import (
+    ACCOUNTANT_NAMES,
+    GaussianEvent,
+    ShuffledBatchGaussianEvent,
+    SubsampledGaussianEvent,
+    compare,
+)
+from dpedu.budget import BudgetExceededError, PrivacyBudget
+from dpedu.clipping import L2_clip
+from dpedu.datasets import make_toy
+from dpedu.models import LogisticModel, MLP
+from dpedu.models import logistic as lg
+from dpedu.training import ShuffledBatchesWarning, dp_sgd, dp_sgd_step, poisson_sample
+
+
+@pytest.fixture(scope="module")
+def toy():
+    X, y = make_toy(n=500, d=4, rng=7)
+    return X * 3.0, y          # rows of norm up to 3, so clip norms below 3 really clip
+
+
+# --- Poisson sampling --------------------------------------------------------------------------
+
+def test_poisson_sampling_rate_and_independence():
+    # Each record joins each step independently with probability q. Over T steps the per-record counts
+    # are i.i.d. Binomial(T, q) and the batch sizes i.i.d. Binomial(n, q). Two-sided tests at level 1e-4
+    # each, so a correct sampler fails for about 1 fixed seed in 10^4.
+    n, q, steps = 400, 0.03, 3000
+    rng = np.random.default_rng(2024)
+    counts = np.zeros(n)
+    sizes = np.empty(steps)
+    for t in range(steps):
+        batch = poisson_sample(n, q, rng)
+        counts[batch] += 1
+        sizes[t] = batch.size
+    # total inclusions ~ Binomial(n T, q): exact two-sided binomial test on the rate
+    assert stats.binomtest(int(counts.sum()), n * steps, q).pvalue > 1e-4
+    # dispersion: sum (c - Tq)^2 / (Tq(1-q)) ~ chi2 with n degrees of freedom (too regular = not independent)
+    for values, trials in ((counts, steps), (sizes, n)):
+        dispersion = np.sum((values - trials * q) ** 2) / (trials * q * (1 - q))
+        tail = stats.chi2.sf(dispersion, len(values))
+        assert 1e-4 / 2 < tail < 1 - 1e-4 / 2
+    assert sizes.min() < n * q < sizes.max()          # the size varies: Poisson, not fixed-size
+
+
+def test_poisson_sample_edges():
+    assert poisson_sample(5, 1.0, rng=0).tolist() == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="sampling_rate"):
+        poisson_sample(5, 0.0, rng=0)
+
+
+# --- one step equals its definition ------------------------------------------------------------
+
+def test_noise_free_unclipped_step_is_a_plain_sgd_step_on_the_same_sample(toy):
+    X, y = toy
+    q, lr, seed = 0.1, 0.7, 11
+    theta0 = np.random.default_rng(0).normal(size=4)
+    result = dp_sgd(X, y, noise_multiplier=0.0, clip_norm=np.inf, sampling_rate=q, steps=1, learning_rate=lr,
+                    theta0=theta0, rng=seed)
+    batch = np.flatnonzero(np.random.default_rng(seed).random(len(X)) < q)     # the same draw
+    plain = theta0 - lr * lg.gradient_sum(theta0, X[batch], y[batch]) / (q * len(X))
+    np.testing.assert_allclose(result.theta, plain, rtol=1e-13, atol=1e-15)
+    assert result.ledger is None and result.epsilon == math.inf and not result.private
+
+
+@pytest.mark.parametrize("model", [None, MLP(n_features=4, hidden_units=3)])
+@pytest.mark.parametrize("schedule", ["constant", "linear"])
+def test_dp_sgd_follows_algorithm_1(toy, model, schedule):
+    # rerun three steps by hand with the same stream: n uniforms for the batch, then d normals for the noise
+    X, y = toy
+    z, clip_norm, q, lr, steps, seed = 1.3, 0.8, 0.05, 0.5, 3, 5
+    result = dp_sgd(X, y, noise_multiplier=z, clip_norm=clip_norm, sampling_rate=q, steps=steps, learning_rate=lr,
+                    lr_schedule=schedule, model=model, rng=seed)
+    model = LogisticModel(4) if model is None else model
+    rng = np.random.default_rng(seed)
+    theta = model.init(rng)
+    for t in range(steps):
+        batch = np.flatnonzero(rng.random(len(X)) < q)
+        clipped = L2_clip(model.per_example_gradients(theta, X[batch], y[batch]), clip_norm).sum(axis=0)
+        noisy = clipped + rng.normal(0.0, z * clip_norm, size=model.n_params)
+        eta = lr if schedule == "constant" else lr * (1 - t / steps)
+        theta = theta - eta * noisy / (q * len(X))                     # the expected batch size, not |B_t|
+    np.testing.assert_allclose(result.theta, theta, rtol=1e-11, atol=1e-14)
+    assert result.ledger == [(SubsampledGaussianEvent(z, q), steps)]
+
+
+def test_public_step_function_matches_the_loop(toy):
+    X, y = toy
+    kwargs = dict(noise_multiplier=2.0, clip_norm=0.5, sampling_rate=0.2, learning_rate=1.5)
+    one_step = dp_sgd_step(np.zeros(4), X, y, rng=3, **kwargs)
+    np.testing.assert_array_equal(one_step, dp_sgd(X, y, steps=1, rng=3, **kwargs).theta)
+
+
+def test_full_batch_is_noisy_gradient_descent(toy):
+    # q = 1: every record at every step, divisor n; the steps are plain Gaussian releases
+    X, y = toy
+    result = dp_sgd(X, y, noise_multiplier=2.0, clip_norm=1.0, sampling_rate=1.0, steps=4, learning_rate=2.0, rng=9)
+    rng = np.random.default_rng(9)
+    theta = np.zeros(4)
+    for _ in range(4):
+        assert np.all(rng.random(len(X)) < 1.0)
+        noisy = lg.clipped_gradient_sum(theta, X, y, 1.0) + rng.normal(0.0, 2.0, size=4)
+        theta = theta - 2.0 * noisy / len(X)
+    np.testing.assert_allclose(result.theta, theta, rtol=1e-12)
+    assert result.ledger == [(GaussianEvent(2.0), 4)]
+    assert np.all(result.details["batch_sizes"] == len(X))
+
+
+# --- clipping ---------------------------------------------------------------------------------
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 10_000), theta_scale=st.floats(0.0, 1e3), x_scale=st.floats(1e-3, 1e4),
+       clip_norm=st.floats(1e-3, 1e2))
+def test_every_clipped_per_example_gradient_is_within_clip_norm(seed, theta_scale, x_scale, clip_norm):
+    # the training kernel's clipped sum over one record is that record's clipped gradient: norm <= C
+    rng = np.random.default_rng(seed)
+    X = x_scale * rng.normal(size=(5, 3))
+    y = np.where(rng.random(5) < 0.5, 1.0, -1.0)
+    norms = np.linalg.norm(X, axis=1)
+    for model in (LogisticModel(3), MLP(3, 2)):
+        theta = theta_scale * rng.normal(size=model.n_params)
+        for i in range(5):
+            single = model._clipped_gradient_sum(theta, X[i:i + 1], y[i:i + 1], clip_norm, norms[i:i + 1])
+            assert np.linalg.norm(single) <= clip_norm * (1 + 1e-12)
+        total = model._clipped_gradient_sum(theta, X, y, clip_norm, norms)
+        np.testing.assert_allclose(total, L2_clip(model.per_example_gradients(theta, X, y), clip_norm).sum(axis=0),
+                                   rtol=1e-9, atol=1e-12 * clip_norm)
+
+
+def test_input_clipping_trains_on_clipped_rows(toy):
+    X, y = toy
+    kwargs = dict(noise_multiplier=1.0, sampling_rate=0.1, steps=5, learning_rate=1.0, rng=4)
+    by_inputs = dp_sgd(X, y, clip_norm=0.5, clip="inputs", **kwargs)
+    # equivalent: clip the rows first, then clip gradients at the same C (which never triggers: ||g|| < ||x|| <= C)
+    by_hand = dp_sgd(L2_clip(X, 0.5), y, clip_norm=0.5, **kwargs)
+    np.testing.assert_allclose(by_inputs.theta, by_hand.theta, rtol=1e-12)
+    assert by_inputs.ledger == by_hand.ledger
+    with pytest.raises(ValueError, match="logistic regression only"):
+        dp_sgd(X, y, clip_norm=0.5, clip="inputs", model=MLP(4, 2), **kwargs)
+
+
+# --- batches, steps, ledgers ---------------------------------------------------------------------
+
+def test_empty_batches_are_steps_too():
+    X, y = make_toy(n=20, d=2, rng=0)
+    result = dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.01, steps=200, rng=1)
+    sizes = result.details["batch_sizes"]
+    assert np.sum(sizes == 0) > 100 and np.all(np.isfinite(result.theta))
+    assert result.ledger == [(SubsampledGaussianEvent(1.0, 0.01), 200)]
+
+
+def test_epochs_become_steps(toy):
+    X, y = toy
+    result = dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.04, epochs=3, rng=0)
+    assert result.details["steps"] == 75 and result.ledger[0][1] == 75
+    assert result.details["loss_steps"].tolist() == [25, 50, 75]        # once per epoch
+    assert np.all(np.diff(result.losses) < 0.1)
+
+
+def test_shuffled_batches_warn_and_no_accountant_covers_them(toy):
+    X, y = toy
+    with pytest.warns(ShuffledBatchesWarning, match="No accountant"):
+        result = dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, epochs=2, sampling="shuffle",
+                        rng=0)
+    assert result.ledger == [(ShuffledBatchGaussianEvent(1.0, 50, 500), 20)]
+    assert np.all(result.details["batch_sizes"] == 50) and result.details["divisor"] == 50
+    table = compare(result, delta=1e-5)
+    assert all(math.isnan(table[name]) for name in ACCOUNTANT_NAMES)
+
+
+def test_shuffled_epoch_visits_each_record_once():
+    from dpedu.training import _shuffled_batches
+
+    batches = _shuffled_batches(10, 3, np.random.default_rng(0))
+    epoch = np.concatenate([next(batches) for _ in range(3)])          # 10 // 3 = 3 batches, 1 record left out
+    assert len(set(epoch.tolist())) == 9
+
+
+def test_same_seed_same_run_and_privacy_ignores_the_learning_rate(toy):
+    X, y = toy
+    kwargs = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=10)
+    a = dp_sgd(X, y, rng=123, **kwargs)
+    np.testing.assert_array_equal(a.theta, dp_sgd(X, y, rng=123, **kwargs).theta)
+    assert not np.array_equal(a.theta, dp_sgd(X, y, rng=124, **kwargs).theta)
+    assert dp_sgd(X, y, rng=123, learning_rate=5.0, **kwargs).ledger == a.ledger
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    (dict(noise_multiplier=1.0, clip_norm=np.inf), "only in the non-private"),
+    (dict(noise_multiplier=-1.0), "noise_multiplier"),
+    (dict(clip_norm=0.0), "clip_norm"),
+    (dict(sampling_rate=1.5), "sampling_rate"),
+    (dict(steps=None), "exactly one of steps or epochs"),
+    (dict(epochs=2), "exactly one of steps or epochs"),
+    (dict(lr_schedule="cosine"), "lr_schedule"),
+    (dict(sampling="fixed"), "sampling"),
+    (dict(clip="layers"), "clip"),
+    (dict(model=MLP(3, 2)), "n_features=3"),
+])
+def test_bad_arguments_are_refused(toy, kwargs, error):
+    X, y = toy
+    args = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=3)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=error):
+        dp_sgd(X, y, **args)
+
+
+# --- budget ------------------------------------------------------------------------------------
+
+def test_budget_is_charged_before_training_and_refusal_trains_nothing(toy):
+    X, y = toy
+    budget = PrivacyBudget(epsilon=6.0, delta=1e-5)            # one run costs 4.85 (RDP), two cost 6.33
+    kwargs = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=30)
+    dp_sgd(X, y, budget=budget, rng=0, **kwargs)
+    assert budget.ledger == [(SubsampledGaussianEvent(1.0, 0.1), 30)]
+    spent = budget.spent()
+    rng = np.random.default_rng(5)
+    state = rng.bit_generator.state
+    with pytest.raises(BudgetExceededError):
+        dp_sgd(X, y, budget=budget, rng=rng, **kwargs)
+    assert rng.bit_generator.state == state                   # not one random number drawn
+    assert budget.spent() == spent and len(budget.ledger) == 1
+    with pytest.raises(ValueError, match="non-private"):
+        dp_sgd(X, y, budget=budget, rng=0, **dict(kwargs, noise_multiplier=0.0))
+
+
+def test_private_result_reports_no_sequential_epsilon(toy):
+    X, y = toy
+    result = dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=3, rng=0)
+    assert result.private and math.isnan(result.epsilon)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert compare(result, delta=1e-5)["rdp"] > 0

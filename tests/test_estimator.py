@@ -1,0 +1,212 @@
+"""DPLogisticRegression: scikit-learn conventions, calibration, attributes, determinism, budget."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from dpedu import calibrate
+from dpedu.accountants import GaussianEvent, SubsampledGaussianEvent, compare, make_accountant
+from dpedu.budget import BudgetExceededError, PrivacyBudget
+from dpedu.datasets import AdultDataError, load_adult, make_toy
+from dpedu.estimator import DEFAULT_SAMPLING_RATE, DPLogisticRegression, NonPrivateWarning
+
+# A fixed, fast configuration for scikit-learn's generic checks: small data sets, full batches, modest noise
+# (z = 0.5), so every check is deterministic (random_state) and quick. Its epsilon is large: the checks test
+# the API, not privacy.
+CHECK_CONFIG = dict(noise_multiplier=0.5, clip_norm=1.0, sampling_rate=0.5, epochs=50, learning_rate=2.0,
+                    random_state=0)
+
+
+@parametrize_with_checks([DPLogisticRegression(**CHECK_CONFIG)])
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return make_toy(n=1000, d=3, rng=1)
+
+
+def _no_penalty():
+    major, minor = (int(v) for v in sklearn.__version__.split(".")[:2])
+    return {"C": np.inf} if (major, minor) >= (1, 8) else {"penalty": None}
+
+
+def test_fitted_attributes_and_pro_active_calibration(toy):
+    X, y = toy
+    clf = DPLogisticRegression(epsilon=0.5, delta=1e-5, sampling_rate=0.1, epochs=3, random_state=0).fit(X, y)
+    z = calibrate.noise_multiplier(target_epsilon=0.5, target_delta=1e-5, sampling_rate=0.1, steps=30)
+    assert clf.noise_multiplier_ == z and clf.steps_ == 30 and clf.sampling_rate_ == 0.1
+    assert clf.ledger_ == [(SubsampledGaussianEvent(z, 0.1), 30)]
+    expected = make_accountant("rdp").compose(SubsampledGaussianEvent(z, 0.1), 30).get_epsilon(1e-5)
+    assert clf.epsilon_ == expected
+    assert 0.5 * (1 - 1e-2) < clf.epsilon_ <= 0.5          # calibrated: never over, and not wastefully under
+    assert clf.coef_.shape == (1, 3) and clf.intercept_.shape == (1,) and clf.n_features_in_ == 3
+    np.testing.assert_array_equal(clf.classes_, [-1.0, 1.0])
+    assert clf.losses_.shape == (3,)
+    assert compare(clf, delta=1e-5, accountants=("rdp",))["rdp"] == clf.epsilon_   # re-account the ledger
+
+
+def test_full_batch_ledger_is_gaussian(toy):
+    X, y = toy
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = DPLogisticRegression(epsilon=1.0, sampling_rate=1.0, epochs=5, accountant="zcdp", random_state=0).fit(X, y)
+    assert clf.ledger_ == [(GaussianEvent(clf.noise_multiplier_), 5)] and clf.epsilon_ <= 1.0
+
+
+def test_other_accountant_is_used_for_calibration_and_report(toy):
+    X, y = toy
+    rdp = DPLogisticRegression(epsilon=1.0, sampling_rate=0.1, epochs=2, random_state=0).fit(X, y)
+    pld = DPLogisticRegression(epsilon=1.0, sampling_rate=0.1, epochs=2, accountant="pld", random_state=0).fit(X, y)
+    assert pld.noise_multiplier_ < rdp.noise_multiplier_       # PLD is tighter: less noise for the same epsilon
+    assert pld.epsilon_ <= 1.0
+
+
+def test_same_random_state_same_model(toy):
+    X, y = toy
+    a = DPLogisticRegression(epochs=2, random_state=42).fit(X, y)
+    b = DPLogisticRegression(epochs=2, random_state=42).fit(X, y)
+    c = DPLogisticRegression(epochs=2, random_state=43).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+    assert not np.array_equal(a.coef_, c.coef_)
+
+
+def test_any_two_labels(toy):
+    X, y = toy
+    labels = np.where(y > 0, "yes", "no")
+    clf = DPLogisticRegression(epochs=4, random_state=0).fit(X, labels)
+    np.testing.assert_array_equal(clf.classes_, ["no", "yes"])
+    assert set(clf.predict(X)) <= {"no", "yes"}
+    assert clf.score(X, labels) > 0.8
+    # the same data with numeric labels {-1, +1} gives the same model (classes_[1] is the positive class)
+    numeric = DPLogisticRegression(epochs=4, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(clf.coef_, numeric.coef_)
+
+
+def test_probabilities_and_scores_agree(toy):
+    X, y = toy
+    clf = DPLogisticRegression(epochs=2, random_state=0).fit(X, y)
+    scores = clf.decision_function(X)
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-scores)))
+    np.testing.assert_allclose(clf.predict_log_proba(X), np.log(proba), rtol=1e-12)
+    np.testing.assert_array_equal(clf.predict(X), np.where(scores >= 0, 1.0, -1.0))
+    np.testing.assert_allclose(scores, X @ clf.coef_[0] + clf.intercept_[0])
+
+
+def test_batch_size_is_an_expected_batch_size(toy):
+    X, y = toy
+    by_rate = DPLogisticRegression(sampling_rate=0.05, epochs=1, random_state=0).fit(X, y)
+    by_size = DPLogisticRegression(batch_size=50, epochs=1, random_state=0).fit(X, y)
+    assert by_size.sampling_rate_ == 0.05
+    np.testing.assert_array_equal(by_rate.coef_, by_size.coef_)
+    assert DPLogisticRegression(epochs=1, random_state=0).fit(X, y).sampling_rate_ == DEFAULT_SAMPLING_RATE
+    with pytest.raises(ValueError, match="at most one of sampling_rate and batch_size"):
+        DPLogisticRegression(sampling_rate=0.1, batch_size=10).fit(X, y)
+    with pytest.raises(ValueError, match="batch_size"):
+        DPLogisticRegression(batch_size=5000).fit(X, y)
+
+
+def test_without_intercept(toy):
+    X, y = toy
+    clf = DPLogisticRegression(fit_intercept=False, epochs=2, random_state=0).fit(X, y)
+    assert clf.intercept_.tolist() == [0.0] and clf.coef_.shape == (1, 3)
+
+
+@pytest.mark.parametrize("params, error", [
+    (dict(epsilon=0.0), ValueError),
+    (dict(delta=1.0), ValueError),
+    (dict(accountant="magic"), ValueError),
+    (dict(lr_schedule="cosine"), ValueError),
+    (dict(fit_intercept="yes"), TypeError),
+    (dict(clip_norm=np.inf), ValueError),          # infinite clip norm with calibrated (positive) noise
+    (dict(epochs=0), ValueError),
+])
+def test_bad_parameters_are_refused_in_fit(toy, params, error):
+    X, y = toy
+    clf = DPLogisticRegression(**params)               # no logic in __init__: nothing is checked yet
+    with pytest.raises(error):
+        clf.fit(X, y)
+
+
+def test_non_private_sanity_setting_says_so(toy):
+    X, y = toy
+    with pytest.warns(NonPrivateWarning, match="NOT private"):
+        clf = DPLogisticRegression(noise_multiplier=0.0, clip_norm=np.inf, sampling_rate=1.0, epochs=50,
+                                   random_state=0).fit(X, y)
+    assert clf.epsilon_ == math.inf and clf.ledger_ is None
+
+
+def test_non_private_setting_agrees_with_scikit_learn_on_toy():
+    X, y = make_toy(n=3000, d=5, rng=3, signal=4.0)
+    X_test, _ = make_toy(n=2000, d=5, rng=4, signal=4.0)
+    with pytest.warns(NonPrivateWarning):
+        ours = DPLogisticRegression(noise_multiplier=0.0, clip_norm=np.inf, sampling_rate=0.05, epochs=30,
+                                    learning_rate=4.0, random_state=0).fit(X, y)
+    reference = LogisticRegression(max_iter=2000, **_no_penalty()).fit(X, y)
+    assert np.mean(ours.predict(X_test) == reference.predict(X_test)) >= 0.98
+
+
+def test_non_private_setting_agrees_with_scikit_learn_on_adult():
+    try:
+        X_train, y_train, X_test, _ = load_adult(download=False)
+    except AdultDataError as exc:
+        pytest.skip(f"Adult data not available: {exc}")
+    with pytest.warns(NonPrivateWarning):
+        ours = DPLogisticRegression(noise_multiplier=0.0, clip_norm=np.inf, sampling_rate=0.01, epochs=50,
+                                    learning_rate=8.0, random_state=0).fit(X_train, y_train)
+    reference = LogisticRegression(max_iter=5000, **_no_penalty()).fit(X_train, y_train)
+    assert np.mean(ours.predict(X_test) == reference.predict(X_test)) >= 0.98
+
+
+# --- scikit-learn composition --------------------------------------------------------------------
+
+def test_clone_pipeline_and_cross_validation(toy):
+    X, y = toy
+    clf = DPLogisticRegression(epsilon=2.0, epochs=2, random_state=0)
+    copy = clone(clf)
+    assert copy.get_params() == clf.get_params() and not hasattr(copy, "coef_")
+    pipe = make_pipeline(FunctionTransformer(), DPLogisticRegression(epsilon=2.0, epochs=2, random_state=0)).fit(X, y)
+    assert pipe.score(X, y) > 0.8
+    scores = cross_val_score(clf, X, y, cv=3)
+    assert scores.shape == (3,) and np.all(scores > 0.7)
+
+
+def test_budget_is_charged_and_shared_through_clone_and_cross_validation(toy):
+    X, y = toy
+    one_run = DPLogisticRegression(epsilon=0.5, epochs=2, random_state=0).fit(X, y).epsilon_
+    budget = PrivacyBudget(epsilon=0.9, delta=1e-5)
+    clf = DPLogisticRegression(epsilon=0.5, epochs=2, budget=budget, random_state=0)
+    assert clone(clf).budget is budget                      # a budget is shared, never copied
+    clf.fit(X, y)
+    assert budget.spent() == pytest.approx(one_run)
+    # Under RDP, k identical runs of epsilon 0.5 cost 0.50, 0.70, 0.86, 0.995 (not 0.5 k): the fit and two
+    # folds of cross-validation fit in 0.9, the third fold is refused before it trains.
+    with pytest.raises(BudgetExceededError):
+        cross_val_score(clf, X, y, cv=3, error_score="raise")
+    assert len(budget.ledger) == 3 and budget.spent() <= 0.9
+    event, steps = clf.ledger_[0]
+    assert budget.spent() == pytest.approx(make_accountant("rdp").compose(event, 3 * steps).get_epsilon(1e-5))
+
+
+def test_refused_fit_trains_nothing(toy):
+    X, y = toy
+    budget = PrivacyBudget(epsilon=0.1, delta=1e-5)
+    clf = DPLogisticRegression(epsilon=0.5, epochs=2, budget=budget, random_state=0)
+    with pytest.raises(BudgetExceededError):
+        clf.fit(X, y)
+    assert budget.ledger == [] and not hasattr(clf, "coef_")
+    with pytest.warns(NonPrivateWarning), pytest.raises(ValueError, match="cannot be charged"):
+        DPLogisticRegression(noise_multiplier=0.0, budget=budget).fit(X, y)
