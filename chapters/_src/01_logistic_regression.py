@@ -1,0 +1,223 @@
+# %% [markdown]
+# # Chapter 1 — Logistic regression from scratch
+#
+# > **Learning objectives**
+# >
+# > After this chapter you can
+# > 1. write the logistic model, its loss and its gradient for labels in {−1, +1}, and compute them without overflow;
+# > 2. train it by full-batch gradient descent and measure test accuracy on the UCI Adult data;
+# > 3. explain why the gradient of one example is bounded by the norm of its features — the fact that every
+# >    private algorithm in this course builds on;
+# > 4. compare your model with scikit-learn's `LogisticRegression`.
+#
+# Nothing in this chapter is private yet. We first need a model whose every line we understand, because
+# differential privacy will be added *inside* its training loop.
+#
+# Every chapter imports `dpedu` and shows its real source where that helps; nothing is re-typed. Set the
+# environment variable `DPEDU_FAST=1` for a quick run (smaller grids, same code).
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+import dpedu as dp
+from dpedu import checks, plotting
+from dpedu._notebook import fast_mode, pick, show_source
+from dpedu.models import logistic
+
+FAST = fast_mode()
+print("fast mode" if FAST else "full mode")
+
+# %% [markdown]
+# ## The data
+#
+# Adult is the 1994 US census extract used by the book *Programming Differential Privacy*: predict whether a
+# person earns more than 50 000 dollars a year. `load_adult` reads the local files (checked against their
+# SHA-256), one-hot encodes the 8 categorical columns, scales the 6 numeric ones to [0, 1], and gives labels
+# in {−1, +1}. Because of that encoding every row has norm at most √(6 + 8) = √14 — a bound we know *before*
+# looking at the data, which will matter in chapter 2.
+
+# %%
+data = dp.datasets.load_adult()
+X_train, y_train, X_test, y_test = data
+print(data)
+print(f"share of positive labels: train {np.mean(y_train == 1):.3f}, test {np.mean(y_test == 1):.3f}")
+print(f"largest row norm {np.linalg.norm(X_train, axis=1).max():.3f} <= sqrt(14) = {math.sqrt(14):.3f}")
+
+# %% [markdown]
+# Predicting "≤ 50K" for everyone is already right about 75 % of the time: that is the floor any model must beat.
+#
+# ## The model and its loss
+#
+# The model scores a row x with θ·x and predicts the sign. With labels y ∈ {−1, +1} the **margin**
+# m = y θ·x is positive exactly when the prediction is right. The logistic loss of one example is
+#
+# $$\ell(\theta; x, y) = \ln\bigl(1 + e^{-m}\bigr), \qquad m = y\,\theta\cdot x ,$$
+#
+# small for a confident correct prediction (large m), about −m for a confident wrong one. At θ = 0 every
+# example has loss ln 2 ≈ 0.693. Here is dpedu's version (no hidden intercept: the book's model has none):
+
+# %%
+show_source(logistic.per_example_loss)
+print("loss at theta = 0:", logistic.loss(np.zeros(X_train.shape[1]), X_train, y_train), "= ln 2 =", math.log(2))
+
+# %% [markdown]
+# `np.logaddexp(0, -m)` computes ln(e⁰ + e^{−m}) without ever forming e^{−m}. The literal formula
+# overflows: e^{710} is larger than the largest float64, so a confidently wrong example gets an infinite loss.
+
+# %%
+margins = np.array([-800.0, -10.0, 0.0, 10.0, 800.0])
+with np.errstate(over="ignore"):
+    naive = np.log(1 + np.exp(-margins))
+print("margin        ", margins)
+print("naive formula ", naive)
+print("logaddexp     ", np.logaddexp(0.0, -margins))
+
+# %% [markdown]
+# ## The gradient
+#
+# Differentiating ℓ with respect to θ gives, with σ the sigmoid,
+#
+# $$\nabla_\theta \ell = -y\,x\,\sigma(-m), \qquad \sigma(t) = \frac{1}{1 + e^{-t}} \in (0, 1).$$
+#
+# Two things to notice. Every per-example gradient is a *scalar times its row* x, so the gradient of a whole
+# batch is one matrix-vector product. And since 0 < σ < 1,
+#
+# $$\lVert\nabla_\theta\ell\rVert_2 < \lVert x\rVert_2 :$$
+#
+# **one example can move the gradient by at most the norm of its features.** Chapter 2 turns that sentence
+# into a privacy guarantee.
+
+# %%
+show_source(logistic.per_example_gradients)
+
+# %% [markdown]
+# A gradient formula is easy to get subtly wrong, so we compare it with finite differences
+# (`scipy.optimize.check_grad`) on a few hundred rows:
+
+# %%
+from scipy.optimize import check_grad
+
+rows = slice(0, 300)
+theta_random = np.random.default_rng(0).normal(size=X_train.shape[1])
+error = check_grad(lambda t: logistic.loss(t, X_train[rows], y_train[rows]),
+                   lambda t: logistic.gradient(t, X_train[rows], y_train[rows]), theta_random)
+print(f"|analytic - finite differences| = {error:.2e}")
+norms = np.linalg.norm(logistic.per_example_gradients(theta_random, X_train, y_train), axis=1)
+print("every per-example gradient shorter than its row:", bool(np.all(norms < np.linalg.norm(X_train, axis=1))))
+
+# %% [markdown]
+# ## Gradient descent
+#
+# Start at θ₀ = 0 and repeatedly step against the mean gradient:
+# θ ← θ − η · (1/n) Σᵢ ∇ℓ(θ; xᵢ, yᵢ). The loss is convex, so a small enough step size always decreases it.
+
+# %%
+show_source(dp.training.gradient_descent)
+
+# %%
+iterations = pick(300, 60)
+runs = {f"learning rate {lr:g}": dp.training.gradient_descent(X_train, y_train, iterations, learning_rate=lr)
+        for lr in (0.3, 1.0, 4.0)}
+for label, run in runs.items():
+    print(f"{label:>18}: loss {run.losses[-1]:.4f}, test accuracy {logistic.accuracy(run.theta, X_test, y_test):.4f}")
+
+ax = plotting.plot_loss_curves({label: run.losses for label, run in runs.items()}, xlabel="iteration")
+ax.set_title("Gradient descent on Adult (non-private)")
+plt.show()
+
+# %% [markdown]
+# A step that is too large overshoots: the loss is (‖x‖²/4)-smooth, so steps up to 2/L = 8/max‖x‖² ≈ 0.6 are
+# guaranteed to decrease it; learning rate 1 still works here, while 4 oscillates. The book runs only 10
+# iterations with learning rate 1 (test accuracy about 0.78); with more iterations the same loop keeps improving. Every extra iteration will cost privacy later, which is why "how many
+# iterations?" becomes a real question in chapters 3 and 7.
+
+# %%
+book = dp.training.gradient_descent(X_train, y_train, 10, learning_rate=1.0)
+print(f"10 iterations (the book): test accuracy {logistic.accuracy(book.theta, X_test, y_test):.4f}")
+
+# %% [markdown]
+# ## Comparison with scikit-learn
+#
+# `LogisticRegression(C=np.inf)` minimises the same loss without a penalty, with a second-order solver
+# and an intercept. It is the non-private ceiling for everything that follows.
+
+# %%
+from sklearn.linear_model import LogisticRegression
+
+sk = LogisticRegression(C=np.inf, max_iter=5000).fit(X_train, y_train)
+ours = runs["learning rate 1"].theta
+print(f"scikit-learn test accuracy: {sk.score(X_test, y_test):.4f}")
+print(f"ours ({iterations} iterations, learning rate 1): {logistic.accuracy(ours, X_test, y_test):.4f}")
+print(f"same prediction on {np.mean(logistic.predict(ours, X_test) == sk.predict(X_test)):.1%} of the test rows")
+
+# %% [markdown]
+# ## Exercises
+#
+# Fill in each function between the solution markers, then run the check cell below it. The checks use
+# their own test data (not your random seed) and tell you what is wrong when they can recognise a
+# common mistake. You may use `numpy`, `scipy` and `math`, but not `dpedu` itself.
+#
+# **Exercise 1.1 — the loss.** Write `logistic_loss(theta, X, y)`: the *mean* logistic loss over the rows,
+# correct even for margins of ±1000.
+
+# %% exercise=1.1
+def logistic_loss(theta, X, y):
+    ### BEGIN SOLUTION
+    margins = y * (X @ theta)
+    return float(np.mean(np.logaddexp(0.0, -margins)))
+    ### END SOLUTION
+
+# %% check=1.1
+checks.check_logistic_loss(logistic_loss)
+
+# %% [markdown]
+# **Exercise 1.2 — the gradient.** Write `logistic_gradient(theta, X, y)`: the gradient of the mean loss,
+# a vector with one entry per feature. (`scipy.special.expit` is a sigmoid that never overflows.)
+
+# %% exercise=1.2
+def logistic_gradient(theta, X, y):
+    ### BEGIN SOLUTION
+    from scipy.special import expit
+
+    margins = y * (X @ theta)
+    return X.T @ (-y * expit(-margins)) / X.shape[0]
+    ### END SOLUTION
+
+# %% check=1.2
+checks.check_logistic_gradient(logistic_gradient)
+
+# %% [markdown]
+# **Exercise 1.3 — gradient descent.** Write `gradient_descent(X, y, iterations, learning_rate)`: start at
+# θ = 0, take `iterations` steps against the mean gradient, return θ.
+
+# %% exercise=1.3
+def gradient_descent(X, y, iterations, learning_rate):
+    ### BEGIN SOLUTION
+    from scipy.special import expit
+
+    theta = np.zeros(X.shape[1])
+    for _ in range(iterations):
+        margins = y * (X @ theta)
+        theta = theta - learning_rate * X.T @ (-y * expit(-margins)) / X.shape[0]
+    return theta
+    ### END SOLUTION
+
+# %% check=1.3
+checks.check_gradient_descent(gradient_descent)
+
+# %% [markdown]
+# **Exercise 1.4 — accuracy.** Write `accuracy(theta, X, y)`: the fraction of rows whose predicted label
+# (+1 when θ·x ≥ 0, else −1) equals y.
+
+# %% exercise=1.4
+def accuracy(theta, X, y):
+    ### BEGIN SOLUTION
+    predictions = np.where(X @ theta >= 0, 1.0, -1.0)
+    return float(np.mean(predictions == y))
+    ### END SOLUTION
+
+# %% check=1.4
+checks.check_accuracy(accuracy)

@@ -1,0 +1,267 @@
+# %% [markdown]
+# # Chapter 2 — Noisy gradient descent
+#
+# > **Learning objectives**
+# >
+# > After this chapter you can
+# > 1. state the L1 and L2 sensitivity of a count and of a sum of clipped vectors, under add/remove and
+# >    replace-one neighbours;
+# > 2. clip a vector to a norm bound with `L2_clip`, and explain why clipping *coordinates* is wrong;
+# > 3. decide when clipping the inputs once is as good as clipping the gradients at every step;
+# > 4. release a noisy count (Laplace) and a noisy sum (Gaussian), with the classic and the exact calibration;
+# > 5. run the book's noisy gradient descent on Adult and read off what it spends — **in total**.
+#
+# This chapter follows *Programming Differential Privacy* (Near & Abuah), chapter "Machine Learning".
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+import dpedu as dp
+from dpedu import checks, experiments, plotting
+from dpedu._notebook import fast_mode, pick, show_source
+from dpedu.models import logistic
+
+FAST = fast_mode()
+print("fast mode" if FAST else "full mode")
+
+# %%
+X_train, y_train, X_test, y_test = dp.datasets.load_adult()
+n, d = X_train.shape
+print(f"{n} training rows, {d} features")
+
+# %% [markdown]
+# ## Sensitivity
+#
+# Differential privacy compares the output on two **neighbouring** datasets D and D′. In this course (as in
+# the book, Abadi et al. and every accountant in dpedu) neighbours are **add/remove**: D′ is D with one row
+# added or removed. The **sensitivity** of a query f is the largest change of its answer between neighbours,
+# measured in the L1 norm (for Laplace noise) or the L2 norm (for Gaussian noise):
+#
+# $$\Delta_2 f = \max_{D \sim D'} \lVert f(D) - f(D') \rVert_2 .$$
+#
+# It is a worst case over *all* possible datasets, not a property of ours. A count has sensitivity 1. A sum of
+# gradients has *no* finite sensitivity — one extreme row can move it arbitrarily — unless each term is first
+# forced into a ball of radius C. Then adding or removing a row changes the sum by one vector of norm ≤ C.
+#
+# We can watch that bound hold on Adult: remove each of the first rows in turn and measure how far the
+# clipped gradient sum moves.
+
+# %%
+theta = np.random.default_rng(1).normal(size=d)          # any parameters: the bound holds for all of them
+clip_norm = 1.0
+clipped = dp.L2_clip(logistic.per_example_gradients(theta, X_train, y_train), clip_norm)
+full_sum = clipped.sum(axis=0)
+moves = [np.linalg.norm(full_sum - np.delete(clipped, i, axis=0).sum(axis=0)) for i in range(20)]
+print(f"largest change of the clipped sum when one of the first 20 rows is removed: {max(moves):.4f}")
+# removing row i changes the sum by exactly its clipped gradient, so over ALL rows:
+print(f"largest clipped gradient norm over all {n} rows: {np.linalg.norm(clipped, axis=1).max():.4f} <= C = {clip_norm}")
+
+# %% [markdown]
+# ## `L2_clip`
+#
+# $$\mathrm{L2\_clip}(v, C) = v \cdot \min\Bigl(1, \frac{C}{\lVert v\rVert_2}\Bigr)$$
+#
+# scales a long vector down to norm C and leaves a short one alone. dpedu clips along the last axis, so one call
+# clips every row (every example's gradient) of a matrix:
+
+# %%
+show_source(dp.clipping.L2_clip)
+
+# %% [markdown]
+# Why not `np.clip(v, -C, C)`, coordinate by coordinate? It does bound each coordinate, but the result has
+# norm up to C√d (not C), and it **changes the direction** of the gradient — the update no longer points
+# downhill in the same way:
+
+# %%
+v = np.array([3.0, 0.5, -0.2])
+for name, out in (("L2_clip", dp.L2_clip(v, 1.0)), ("np.clip", np.clip(v, -1.0, 1.0))):
+    cosine = out @ v / (np.linalg.norm(out) * np.linalg.norm(v))
+    print(f"{name:>8}: {np.round(out, 3)}  norm {np.linalg.norm(out):.3f}  cosine with v {cosine:.4f}")
+
+# %% [markdown]
+# ## Clipping gradients or clipping inputs?
+#
+# Chapter 1 showed ‖∇ℓ(θ; x, y)‖ < ‖x‖ for the logistic loss. So if every *row* has norm ≤ C, every gradient
+# does too, for every θ: clipping the inputs once bounds the gradients forever. (This trick is special to
+# losses whose gradient is bounded by the input; a neural network needs per-step gradient clipping.)
+#
+# On Adult every row has norm ≤ √14 ≈ 3.74 by construction, so with the book's C = 5 *neither* clipping ever
+# triggers. How many gradients a smaller C cuts depends on θ: at θ = 0 each gradient has norm exactly ‖x‖/2.
+
+# %%
+trained = dp.training.gradient_descent(X_train, y_train, 50).theta
+row_norms = np.linalg.norm(X_train, axis=1)
+fig, ax = plt.subplots(figsize=(7, 4))
+for label, t in (("theta = 0", np.zeros(d)), ("after 50 steps of gradient descent", trained)):
+    norms = np.linalg.norm(logistic.per_example_gradients(t, X_train, y_train), axis=1)
+    ax.hist(norms, bins=60, alpha=0.6, label=label)
+ax.hist(row_norms, bins=60, histtype="step", color="black", label="row norms ||x||")
+for c in (0.5, 1.0, 5.0):
+    ax.axvline(c, color="gray", linestyle=":")
+    ax.text(c, ax.get_ylim()[1] * 0.95, f" C = {c:g}", color="gray", va="top")
+ax.set(xlabel="per-example gradient norm", ylabel="number of training rows",
+       title="How much does clipping cut? (Adult)")
+ax.legend()
+plt.show()
+for c in (0.5, 1.0, 5.0):
+    norms = np.linalg.norm(logistic.per_example_gradients(trained, X_train, y_train), axis=1)
+    print(f"C = {c}: {np.mean(norms > c):6.1%} of gradients clipped (trained theta), "
+          f"{np.mean(row_norms > c):6.1%} of rows clipped by input clipping")
+
+# %% [markdown]
+# Input clipping at C = 1 would shrink most rows — it changes the data; gradient clipping at C = 1 touches
+# only the badly classified examples, and fewer as training proceeds.
+#
+# ## The Laplace and Gaussian mechanisms
+#
+# * **Laplace** (ε-DP): add noise of scale Δ₁/ε to each coordinate. For the count of rows, Δ₁ = 1.
+# * **Gaussian** ((ε, δ)-DP): add N(0, σ²) to each coordinate with σ = z Δ₂, where the **noise multiplier** z
+#   depends only on (ε, δ). The classic formula z = √(2 ln(1.25/δ))/ε is proven only for ε < 1; the exact
+#   ("analytic") calibration of Balle & Wang (2018) works for every ε and needs less noise.
+
+# %%
+show_source(dp.mechanisms.laplace_mechanism)
+noisy_n = dp.mechanisms.laplace_mechanism(n, l1_sensitivity=1.0, epsilon=0.1, rng=0)
+print(f"\ntrue count {n}, noisy count (epsilon = 0.1) {noisy_n:.1f}")
+
+# %%
+print(" epsilon  delta   classic z   analytic z")
+for eps in (0.1, 0.5, 0.9, 2.0):
+    try:
+        classic = f"{dp.mechanisms.gaussian_noise_multiplier(eps, 1e-5, 'classic'):10.3f}"
+    except ValueError:
+        classic = "   refused"                  # the classic proof needs epsilon < 1
+    analytic = dp.mechanisms.gaussian_noise_multiplier(eps, 1e-5, "analytic")
+    print(f"{eps:8g}  1e-05  {classic}  {analytic:11.3f}")
+
+# %% [markdown]
+# ## Noisy gradient descent
+#
+# The book's algorithm: full batch, k iterations, each one (ε, δ)-DP, plus one ε-DP noisy count n + Lap(1/ε)
+# used as the divisor. Each iteration releases the clipped gradient sum plus N(0, (zC)²I):
+
+# %%
+show_source(dp.training.noisy_gradient_descent)
+
+# %% [markdown]
+# What does one run spend? Each of the k = 10 iterations is (0.1, 10⁻⁵)-DP and the count is 0.1-DP, so by
+# sequential composition (chapter 3) the **whole run** is ((k+1)·0.1, k·10⁻⁵) = (1.1, 10⁻⁴)-DP. The ε printed on
+# a single iteration is not the privacy of the model: the model is the output of all of them.
+
+# %%
+seeds = np.random.SeedSequence(2024).spawn(pick(10, 3))
+for clip in (5.0, 1.0):
+    for clip_inputs in (False, True):
+        accs = [logistic.accuracy(dp.training.noisy_gradient_descent(
+                    X_train, y_train, 10, 0.1, 1e-5, clip=clip, clip_inputs=clip_inputs,
+                    rng=np.random.default_rng(s)).theta, X_test, y_test) for s in seeds]
+        kind = "inputs   " if clip_inputs else "gradients"
+        print(f"C = {clip}: clipping {kind} test accuracy {np.mean(accs):.4f} ± {np.std(accs):.4f}")
+result = dp.training.noisy_gradient_descent(X_train, y_train, 10, 0.1, 1e-5, rng=0)
+print(f"\nper iteration: ({result.epsilon_per_iteration}, {result.delta_per_iteration})-DP; "
+      f"whole run: ({result.epsilon:.3g}, {result.delta:.3g})-DP by sequential composition")
+
+# %% [markdown]
+# With C = 5 the two clipping variants give *identical* models: neither clips anything, and the same seed draws
+# the same noise. With C = 1 input clipping changes the data and is slightly worse.
+#
+# ## Accuracy against the total ε
+#
+# Now vary the per-iteration ε. The x-axis of the figure is the **total** ε of the run, (k + 1)·ε per iteration,
+# because that is what protects the people in the data; plotting the per-iteration ε would make the method
+# look 11 times more private than it is.
+
+# %%
+grid = pick([0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.9], [0.01, 0.1, 0.9])
+noisy_gd = experiments.run_noisy_gd_tradeoff((X_train, y_train, X_test, y_test), epsilons_per_iteration=grid,
+                                             iterations=10, delta_per_iteration=1e-5, seeds=pick(5, 2),
+                                             accountants=())
+baseline = logistic.accuracy(dp.training.gradient_descent(X_train, y_train, 10).theta, X_test, y_test)
+ax = plotting.plot_accuracy_vs_epsilon(noisy_gd.total_epsilons["book"], noisy_gd.accuracies, delta=noisy_gd.delta,
+                                       baseline=baseline, baseline_label="non-private gradient descent, 10 iterations",
+                                       label="noisy GD, sequential composition as in the book")
+ax.set_title("The book's noisy gradient descent on Adult (10 iterations)")
+plt.show()
+
+# %% [markdown]
+# Below a total ε of about 0.5 the noise swamps the gradient. Chapter 3 shows that sequential composition
+# over-charges these runs, and chapter 7 puts all the methods of the course in one figure.
+#
+# ## Exercises
+#
+# **Exercise 2.1 — sensitivities.** With add/remove neighbours a count has sensitivity ____; a sum of vectors
+# each clipped to norm C has L2 sensitivity ____. Under *replace-one* neighbours (one row changed), the clipped
+# sum has L2 sensitivity ____. Fill in the three numbers for C = 5.
+
+# %% exercise=2.1
+C = 5.0
+### BEGIN SOLUTION
+sensitivity_count = 1
+sensitivity_sum_add_remove = C
+sensitivity_sum_replace_one = 2 * C
+### END SOLUTION
+
+# %% check=2.1
+checks.check_sensitivities(sensitivity_count, sensitivity_sum_add_remove, sensitivity_sum_replace_one, clip_norm=C)
+
+# %% [markdown]
+# **Exercise 2.2 — `L2_clip`.** Write `L2_clip(v, clip_norm)` for a vector *or* a matrix whose rows are
+# clipped one by one. Leave short vectors unchanged, keep directions, and do not divide by zero.
+
+# %% exercise=2.2
+def L2_clip(v, clip_norm):
+    ### BEGIN SOLUTION
+    v = np.asarray(v, dtype=float)
+    norms = np.linalg.norm(v, axis=-1, keepdims=True)
+    return v * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))
+    ### END SOLUTION
+
+# %% check=2.2
+checks.check_L2_clip(L2_clip)
+
+# %% [markdown]
+# **Exercise 2.3 — a noisy count.** Write `noisy_count(true_count, epsilon, rng)`: the count plus Laplace noise
+# that makes it ε-DP, drawn from the generator `rng` you are given.
+
+# %% exercise=2.3
+def noisy_count(true_count, epsilon, rng):
+    ### BEGIN SOLUTION
+    return true_count + rng.laplace(0.0, 1.0 / epsilon)
+    ### END SOLUTION
+
+# %% check=2.3
+checks.check_noisy_count(noisy_count)
+
+# %% [markdown]
+# **Exercise 2.4 — the classic Gaussian calibration.** Write `classic_noise_multiplier(epsilon, delta)`
+# returning z = √(2 ln(1.25/δ))/ε, and raising `ValueError` when ε ≥ 1, where the formula is not proven.
+
+# %% exercise=2.4
+def classic_noise_multiplier(epsilon, delta):
+    ### BEGIN SOLUTION
+    if not 0 < epsilon < 1:
+        raise ValueError(f"the classic Gaussian calibration needs 0 < epsilon < 1; got {epsilon}")
+    return math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    ### END SOLUTION
+
+# %% check=2.4
+checks.check_classic_noise_multiplier(classic_noise_multiplier)
+
+# %% [markdown]
+# **Exercise 2.5 — one noisy gradient.** Write `noisy_gradient_sum(theta, X, y, clip_norm, noise_multiplier, rng)`:
+# the sum of the per-example logistic gradients, each clipped to `clip_norm`, plus Gaussian noise calibrated to
+# the sum's sensitivity. You may use `dp.L2_clip` and `dp.models.logistic.per_example_gradients`.
+
+# %% exercise=2.5
+def noisy_gradient_sum(theta, X, y, clip_norm, noise_multiplier, rng):
+    ### BEGIN SOLUTION
+    gradients = dp.models.logistic.per_example_gradients(theta, X, y)
+    clipped_sum = dp.L2_clip(gradients, clip_norm).sum(axis=0)
+    return clipped_sum + rng.normal(0.0, noise_multiplier * clip_norm, size=clipped_sum.shape)
+    ### END SOLUTION
+
+# %% check=2.5
+checks.check_noisy_gradient_sum(noisy_gradient_sum)

@@ -1,0 +1,202 @@
+r"""Student copies of the course notebooks: solutions replaced by a stub, outputs cleared.
+
+The chapters mark each reference solution the way nbgrader does (``jupyter/nbgrader``,
+``preprocessors/clearsolutions.py``)::
+
+    def L2_clip(v, clip_norm):
+        ### BEGIN SOLUTION
+        norm = np.linalg.norm(v, axis=-1, keepdims=True)
+        return v * np.minimum(1.0, clip_norm / np.maximum(norm, 1e-300))
+        ### END SOLUTION
+
+:func:`strip_solutions` replaces everything from ``### BEGIN SOLUTION`` to ``### END SOLUTION`` by
+``raise NotImplementedError(...)`` at the indentation of the ``BEGIN`` line (in Markdown cells by
+"YOUR ANSWER HERE"). :func:`student_notebook` does that to every cell and clears outputs and execution
+counts; :func:`make_student_copies` writes the student version of a folder of notebooks. The check
+cell after each exercise then fails with "not written yet" until the student writes the code. Exercise
+cells carry nbgrader metadata (``solution``/``grade``, a ``grade_id``), so nbgrader can also grade them.
+
+>>> print(strip_solutions('''def f(x):
+...     ### BEGIN SOLUTION
+...     return 2 * x
+...     ### END SOLUTION'''))
+def f(x):
+    raise NotImplementedError("write your solution here")
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "BEGIN_SOLUTION",
+    "END_SOLUTION",
+    "STUB_MESSAGE",
+    "strip_solutions",
+    "student_notebook",
+    "make_student_copies",
+    "Exercise",
+    "find_exercises",
+]
+
+BEGIN_SOLUTION = "### BEGIN SOLUTION"
+END_SOLUTION = "### END SOLUTION"
+STUB_MESSAGE = "write your solution here"
+MARKDOWN_STUB = "YOUR ANSWER HERE"
+
+
+def strip_solutions(source, *, message=STUB_MESSAGE, markdown=False):
+    """Replace each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region of ``source``.
+
+    Parameters
+    ----------
+    source : str
+        A cell's source.
+    message : str
+        Text of the ``NotImplementedError`` in the stub.
+    markdown : bool
+        For a Markdown cell: replace the region by "YOUR ANSWER HERE" instead of code.
+
+    Returns
+    -------
+    str
+        The source with every solution region replaced (unchanged when there is none).
+
+    Raises
+    ------
+    ValueError
+        For a ``BEGIN`` without ``END``, an ``END`` without ``BEGIN``, or nested regions: a marker
+        typo must not leak a solution into the student copy.
+    """
+    if not isinstance(source, str):
+        raise TypeError(f"source must be a str; got {type(source).__name__}")
+    out, inside = [], False
+    for number, line in enumerate(source.split("\n"), start=1):
+        stripped = line.strip()
+        if stripped == BEGIN_SOLUTION:
+            if inside:
+                raise ValueError(f"line {number}: nested {BEGIN_SOLUTION!r} (the previous region is not closed)")
+            inside = True
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(indent + (MARKDOWN_STUB if markdown else f"raise NotImplementedError({json.dumps(message)})"))
+        elif stripped == END_SOLUTION:
+            if not inside:
+                raise ValueError(f"line {number}: {END_SOLUTION!r} without a {BEGIN_SOLUTION!r} before it")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise ValueError(f"{BEGIN_SOLUTION!r} without a matching {END_SOLUTION!r}: the solution would leak")
+    return "\n".join(out)
+
+
+def _has_solution(source):
+    return any(line.strip() == BEGIN_SOLUTION for line in source.split("\n"))
+
+
+def student_notebook(nb):
+    """A copy of the notebook ``nb`` (an ``nbformat`` node) with solutions stubbed and outputs cleared.
+
+    Stubs name the exercise: ``raise NotImplementedError("Exercise 2.1: write your solution here")``
+    when the cell has an nbgrader ``grade_id`` such as ``"exercise-2-1"``.
+    """
+    student = copy.deepcopy(nb)
+    for index, cell in enumerate(student.cells):
+        try:
+            if _has_solution(cell.source):
+                grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+                match = re.fullmatch(r"exercise-(\d+)-(\d+)", grade_id)
+                message = f"Exercise {match[1]}.{match[2]}: {STUB_MESSAGE}" if match else STUB_MESSAGE
+                cell.source = strip_solutions(cell.source, message=message, markdown=cell.cell_type == "markdown")
+        except ValueError as exc:
+            raise ValueError(f"cell {index}: {exc}") from None
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return student
+
+
+def make_student_copies(source, out_dir, *, pattern="*.ipynb"):
+    """Write the student version of each notebook in ``source`` (a folder or a list of files) to ``out_dir``.
+
+    Parameters
+    ----------
+    source : str, os.PathLike or iterable of them
+        A folder (every file matching ``pattern``) or notebook files.
+    out_dir : str or os.PathLike
+        Created if needed. Must differ from every notebook's own folder, so the originals (with their
+        solutions) can never be overwritten.
+    pattern : str
+        Glob for a source folder.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written, in sorted order.
+    """
+    import nbformat
+
+    if isinstance(source, (str, Path)) or hasattr(source, "__fspath__"):
+        source = Path(source)
+        if not source.exists():
+            raise ValueError(f"source {str(source)!r} does not exist")
+        paths = sorted(source.glob(pattern)) if source.is_dir() else [source]
+    else:
+        paths = sorted(Path(p) for p in source)
+    if not paths:
+        raise ValueError(f"no notebooks matching {pattern!r} in {str(source)!r}")
+    out_dir = Path(out_dir)
+    for path in paths:
+        if path.parent.resolve() == out_dir.resolve():
+            raise ValueError(f"out_dir {str(out_dir)!r} is the folder of {path.name}: the student copy would "
+                             "overwrite the solutions; choose another folder")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        target = out_dir / path.name
+        nbformat.write(student_notebook(nb), target)
+        written.append(target)
+    return written
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise of a notebook: its ``grade_id``, the solution cell's source and the check cell's source."""
+
+    grade_id: str
+    solution: str
+    check: str
+
+    @property
+    def stub(self):
+        """The solution cell as students receive it."""
+        return strip_solutions(self.solution)
+
+
+def find_exercises(nb):
+    """The exercises of a notebook in order: each solution cell (nbgrader ``solution: true``) paired with the
+    check cell (nbgrader ``grade: true``) that follows it.
+
+    Raises
+    ------
+    ValueError
+        When a solution cell has no solution markers, or is not followed by a check cell.
+    """
+    exercises, cells = [], list(nb.cells)
+    for index, cell in enumerate(cells):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if not meta.get("solution"):
+            continue
+        if not _has_solution(cell.source):
+            raise ValueError(f"cell {index} ({meta.get('grade_id')}) is marked as a solution but has no "
+                             f"{BEGIN_SOLUTION!r} region")
+        following = cells[index + 1] if index + 1 < len(cells) else None
+        if following is None or not following.get("metadata", {}).get("nbgrader", {}).get("grade"):
+            raise ValueError(f"cell {index} ({meta.get('grade_id')}) is not followed by a check cell")
+        exercises.append(Exercise(meta.get("grade_id", f"cell-{index}"), cell.source, following.source))
+    return exercises
