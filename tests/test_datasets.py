@@ -520,7 +520,7 @@ def test_adult_test_values_outside_the_training_range_are_clipped(adult):
 def test_dpedu_data_environment_variable_is_honoured(adult, monkeypatch):
     monkeypatch.setenv("DPEDU_DATA", str(SHARED_ADULT))
     data = load_adult(download=False)
-    assert data.train_file == SHARED_ADULT / "adult.data.gz"
+    assert data.train_file.resolve() == (SHARED_ADULT / "adult.data.gz").resolve()
     np.testing.assert_array_equal(data.X_train, adult.X_train)
 
 
