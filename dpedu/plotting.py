@@ -95,6 +95,17 @@ def _plain_log_ticks(axis):
 
     axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
 
+    def minor_label(value, _):
+        # matplotlib's own minor labels (2x10^-1, 3x10^-1, ...) overlap on short axes; label 2 and 5 in the
+        # same plain style, and only when the axis spans at most two decades (else the major ticks suffice)
+        low, high = sorted(axis.get_view_interval())
+        if low <= 0 or math.log10(high / low) > 2:
+            return ""
+        leading = value / 10.0 ** math.floor(math.log10(value) + 1e-9)
+        return f"{value:g}" if round(leading) in (2, 5) and math.isclose(leading, round(leading), rel_tol=1e-6) else ""
+
+    axis.set_minor_formatter(FuncFormatter(minor_label))
+
 
 def _mean_and_band(ax, x, trials, *, label, spread, color=None, marker="o", linestyle="-"):
     mean = trials.mean(axis=1)
