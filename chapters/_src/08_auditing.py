@@ -1,0 +1,286 @@
+# %% [markdown]
+# # Chapter 8 — Auditing: does the guarantee hold?
+#
+# > **Learning objectives**
+# >
+# > After this chapter you can
+# > 1. run a loss-threshold membership-inference attack and read its true- and false-positive rates;
+# > 2. state the hypothesis-testing view of differential privacy — every test of "D or D′?" has
+# >    FPR + e^ε·FNR ≥ 1 − δ — and turn a test's error rates into the ε they prove;
+# > 3. bound an error rate measured on finitely many trainings with an exact Clopper–Pearson interval, and
+# >    say why the threshold must be chosen on separate runs (or paid for with a Bonferroni correction);
+# > 4. audit DP-SGD with a canary: an empirical **lower** bound on ε beside the accountants' **upper** bounds;
+# > 5. recognise a failed audit as a bug — and find one.
+#
+# Every chapter so far *proved* a guarantee: an accountant says "this run is (ε, δ)-DP". A proof is about the
+# algorithm on paper. Code can differ from the paper (a noise scale off by a factor C, a batch divided by its
+# real size, a sampler that is not Poisson), and no accountant notices. An **audit** attacks the code and
+# measures how much it leaks. It can never prove privacy, but it can prove a *lack* of privacy: if the
+# attack does better than ε allows, something is wrong. The method follows Jagielski, Ullman & Oprea (2020)
+# and Nasr et al. (2021).
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+import dpedu as dp
+from dpedu import audit, checks
+from dpedu._notebook import fast_mode, pick, show_source
+from dpedu.accountants import GaussianEvent
+from dpedu.calibrate import gaussian_epsilon_exact
+
+FAST = fast_mode()
+RUNS = pick(1000, 200)             # trainings per world in each audit: the only thing fast mode shrinks
+DELTA = 1e-5
+print("fast mode" if FAST else "full mode", f"- {RUNS} trainings with and {RUNS} without the canary per audit")
+
+# %% [markdown]
+# ## Attack 1: membership inference by loss threshold
+#
+# The simplest attack against a trained model (Yeom et al. 2018): a model fits its training records better
+# than records it has never seen, so guess "member" when the loss is small,
+#
+# $$\widehat{\text{member}}(x, y) = [\,\ell(\theta; x, y) \le \tau\,], \qquad \tau = \text{mean training loss}.$$
+#
+# It works best against an **overfitted** model. Take 40 training rows with 30 features and run gradient
+# descent for a long time; 40 rows from the same distribution stay outside.
+
+# %%
+X_all, y_all = dp.datasets.make_toy(n=80, d=30, rng=0, signal=3.0)
+members, nonmembers = (X_all[:40], y_all[:40]), (X_all[40:], y_all[40:])
+overfit = dp.training.gradient_descent(*members, 500, learning_rate=5.0).theta
+private = dp.training.dp_sgd(*members, noise_multiplier=20.0, clip_norm=1.0, sampling_rate=1.0, steps=5,
+                             rng=0)
+print(f"DP model: eps = {dp.compare(private, DELTA, accountants=('pld',))['pld']:.2f} at delta = {DELTA:g} (PLD)")
+
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+for ax, (name, theta) in zip(axes, (("non-private, 500 steps", overfit), ("DP-SGD, z = 20", private.theta))):
+    attack = audit.loss_threshold_attack(theta, *members, *nonmembers)
+    bins = np.linspace(0, max(attack.nonmember_losses.max(), attack.member_losses.max()), 25)
+    ax.hist(attack.member_losses, bins=bins, alpha=0.6, label="members (training rows)")
+    ax.hist(attack.nonmember_losses, bins=bins, alpha=0.6, label="non-members")
+    ax.axvline(attack.threshold, color="black", linestyle=":", label="threshold = mean training loss")
+    ax.set(title=name, xlabel="logistic loss")
+    print(f"{name:>24}: TPR {attack.tpr:.2f}, FPR {attack.fpr:.2f}, advantage {attack.advantage:+.2f}, "
+          f"AUC {attack.auc:.2f}")
+axes[0].set_ylabel("records")
+axes[0].legend(fontsize="small")
+plt.show()
+
+# %% [markdown]
+# The overfitted model gives its members away; the noisy one does not (it also learned far less). But this is
+# an *average-case* measurement on one dataset: most records are typical, and the 40 records of one model are
+# not independent trials, so the rates cannot be turned into a statement about ε with a stated confidence.
+# Differential privacy is a promise about the **worst** record. To test it we need the worst record — and
+# many independent trainings.
+#
+# ## The hypothesis-testing view of DP
+#
+# Picture the attacker's task as a test: "was the model trained on D or on D′ = D + one record?". Any test
+# has a false-positive rate (says D′ when it was D) and a false-negative rate (says D when it was D′).
+# Kairouz, Oh & Viswanath (2015) showed that a mechanism is (ε, δ)-DP **if and only if** every test satisfies
+#
+# $$\mathrm{FPR} + e^{\varepsilon}\,\mathrm{FNR} \ge 1-\delta \qquad\text{and}\qquad
+#   \mathrm{FNR} + e^{\varepsilon}\,\mathrm{FPR} \ge 1-\delta .$$
+#
+# So a test that achieves rates (FPR, FNR) *proves*
+#
+# $$\varepsilon \ \ge\ \max\Big(\ln\frac{1-\delta-\mathrm{FPR}}{\mathrm{FNR}},\ \ln\frac{1-\delta-\mathrm{FNR}}{\mathrm{FPR}}\Big).$$
+#
+# The figure shows which (FPR, FNR) pairs each ε allows: the attacker lives above the curve.
+
+# %%
+fig, ax = plt.subplots(figsize=(5.2, 5))
+fpr = np.linspace(0, 1, 400)
+for eps in (0.5, 1.0, 2.0, 4.0):
+    fnr = np.maximum.reduce([np.zeros_like(fpr), 1 - DELTA - math.exp(eps) * fpr,
+                             (1 - DELTA - fpr) * math.exp(-eps)])
+    ax.plot(fpr, fnr, label=f"eps = {eps:g}")
+ax.plot([0, 1], [1, 0], color="gray", linestyle="--", label="guessing (eps = 0)")
+ax.set(xlabel="false-positive rate", ylabel="false-negative rate", xlim=(0, 1), ylim=(0, 1),
+       title=f"Rates an (eps, {DELTA:g})-DP mechanism allows")
+ax.legend()
+plt.show()
+print(f"FPR 0.01 with FNR 0.5 proves eps >= {audit.epsilon_from_rates(0.01, 0.5, delta=DELTA):.3f}")
+
+# %% [markdown]
+# ## From counts to a bound: Clopper–Pearson
+#
+# We never know the true rates, only counts: out of n trainings *without* the record, k were called "with".
+# An audit must not overstate ε, so it replaces each rate by an **upper** confidence bound. The exact
+# Clopper–Pearson (1934) bound is a Beta quantile,
+#
+# $$\overline{p} = B^{-1}(1-\alpha;\ k+1,\ n-k) \qquad(\overline{p} = 1 \text{ if } k = n),$$
+#
+# which holds with probability ≥ 1 − α for every true rate. Two bounds (FPR and FNR) must hold *at once*, so
+# each gets α/2 (Bonferroni). With zero errors the bound is 1 − (α/2)^{1/n} ≈ ln(2/α)/n: even a perfect
+# attack proves at most about ln(n / ln(2/α)) — more trainings, sharper audits.
+
+# %%
+show_source(audit.epsilon_lower_bound)
+for n in (100, 1000, 10_000):
+    best = audit.epsilon_lower_bound(false_positives=0, n_out=n, false_negatives=0, n_in=n, delta=DELTA)
+    print(f"{n:>6} runs per world, zero errors: eps >= {best:.2f} at 95% confidence")
+
+# %% [markdown]
+# **The threshold is part of the test.** Choosing τ to make the rates look best on the same runs that measure
+# them is a hidden multiple comparison. `canary_audit` avoids it by splitting: τ is chosen on the first half
+# of the runs and the rates are measured on the second half, with one fixed τ. (The alternative — m thresholds
+# fixed *before* looking, each bound at level α/(2m) — is `threshold=[...]`.)
+#
+# ## Attack 2: a canary audit
+#
+# Now the worst case. Following Nasr et al. (2021), the attacker *crafts* the extra record, the **canary**,
+# to be as visible as possible. Our synthetic data have a feature that no real row uses (a rare one-hot
+# category, say), and the canary is a large vector along it:
+
+# %%
+X, y = audit.make_audit_data(n=100, d=3, rng=0)
+canary = audit.make_canary(X, y)
+print("canary x =", np.round(canary[0], 3), " label", canary[1])
+print("largest |value| of the last feature in the real data:", np.abs(X[:, -1]).max())
+
+# %% [markdown]
+# Why this canary? The real rows' gradients −y·x·σ(−m) lie in the span of the rows, so along the unused
+# feature they are exactly 0. The canary's gradient is clipped to norm C, the most DP-SGD lets one record
+# contribute. The model's weight on that feature is therefore "C per step if the canary is in, plus noise",
+# and "noise" if not: the attacker's score sees the canary and the Gaussian noise and nothing else. A
+# "natural" outlier with an unusual label (`kind="mislabeled"`) is weaker, because its gradient competes with
+# the whole dataset.
+#
+# The audit trains `RUNS` times with and `RUNS` times without the canary (seeds from one `SeedSequence`),
+# scores each model by its margin on the canary, and converts the rates into ε. First the sanity check: a
+# model trained **without noise** must be caught.
+
+# %%
+non_private = audit.canary_audit(audit.dp_sgd_trainer(noise_multiplier=0.0, sampling_rate=1.0, steps=4),
+                                 X, y, canary, runs=RUNS, delta=DELTA, rng=1)
+print(non_private)
+
+# %% [markdown]
+# Every model with the canary scores higher than every model without: zero errors, so the audit proves as much
+# as this many runs can prove (about ln(n / ln 40) with n evaluation runs per world). Now DP-SGD with full
+# batches, z = 1 and T = 4 steps. For full batches the accountants are exact (chapter 3): T Gaussian steps are
+# one Gaussian with μ = √T/z = 2.
+
+# %%
+dp_run = audit.canary_audit(audit.dp_sgd_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4),
+                            X, y, canary, runs=RUNS, delta=DELTA, rng=1)
+print(dp_run)
+print(f"  exact Gaussian epsilon: {gaussian_epsilon_exact(DELTA, 1.0 / math.sqrt(4)):.4f}")
+
+fig, ax = plt.subplots(figsize=(7, 3.8))
+bins = np.linspace(min(dp_run.scores_out.min(), dp_run.scores_in.min()),
+                   max(dp_run.scores_out.max(), dp_run.scores_in.max()), 40)
+ax.hist(dp_run.scores_out, bins=bins, alpha=0.6, label="trained without the canary")
+ax.hist(dp_run.scores_in, bins=bins, alpha=0.6, label="trained with the canary")
+ax.axvline(dp_run.threshold, color="black", linestyle=":", label="threshold (from the first half)")
+ax.set(xlabel="score: the model's margin on the canary direction", ylabel="trainings",
+       title="DP-SGD, z = 1, q = 1, T = 4")
+ax.legend(fontsize="small")
+plt.show()
+
+# %% [markdown]
+# The two histograms are the two Gaussians of the privacy analysis, made visible. The lower bound is well
+# below the accountants' ε: the gap is statistics (the true ε ≈ 10 would need millions of runs to confirm at
+# δ = 10⁻⁵), not slack in the accountant. **lower ≤ upper** is the consistency check an implementation must
+# pass.
+#
+# ## A failed audit is a bug
+#
+# Here is a plausible implementation mistake: noise drawn with standard deviation z instead of z·C. With C = 1
+# the two agree and every test passes; with C = 10 the noise is ten times too small, while the ledger still
+# claims z.
+
+# %%
+def buggy_dp_sgd(X, y, rng, *, z=4.0, C=10.0, steps=2):
+    """DP-SGD whose noise std is z (the bug) instead of z*C; its ledger claims GaussianEvent(z)."""
+    result = dp.training.dp_sgd(X, y, noise_multiplier=z / C, clip_norm=C, sampling_rate=1.0, steps=steps,
+                                learning_rate=0.01, rng=rng)
+    result.ledger = [(GaussianEvent(z), steps)]                 # what the buggy code would report
+    return result
+
+buggy_dp_sgd.description = "buggy DP-SGD: claims z = 4, C = 10, T = 2; its noise std is z instead of z*C"
+
+buggy = audit.canary_audit(buggy_dp_sgd, X, y, audit.make_canary(X, y, norm=50.0), runs=RUNS, delta=DELTA, rng=2)
+print(buggy)
+
+# %% [markdown]
+# The audit proves more leakage than the claimed (ε, δ) allows — with 95% confidence, the claim is false. No
+# accountant could have found this: they only read the ledger. (The fix is `noise_std = z * C`.)
+#
+# ## How tight is the audit?
+#
+# With full batches the canary audit is nearly optimal for its number of runs. With Poisson subsampling
+# (q < 1) it stays far below the accountants. The accountants assume the attacker sees *every* noisy step,
+# and whether the canary was sampled in each. Our attacker sees only the final model, where the canary's
+# random inclusions blur into the noise. Closing that gap is a research topic; the gap does not mean the
+# accountant is loose for attackers who can see intermediate models.
+
+# %%
+rows = []
+for z, q, steps in ((2.0, 1.0, 1), (0.5, 1.0, 4), (1.0, 0.1, 20)):
+    r = audit.canary_audit(audit.dp_sgd_trainer(noise_multiplier=z, sampling_rate=q, steps=steps), X, y, canary,
+                           runs=RUNS, delta=DELTA, rng=3)
+    rows.append((z, q, steps, r.epsilon_lower, r.upper_bounds["rdp"], r.upper_bounds["pld"], r.consistent))
+print(f"{'z':>4} {'q':>4} {'T':>3}  {'audit lower':>11}  {'RDP':>7}  {'PLD':>7}  consistent")
+for z, q, steps, lower, rdp, pld, ok in rows:
+    print(f"{z:>4g} {q:>4g} {steps:>3d}  {lower:>11.3f}  {rdp:>7.3f}  {pld:>7.3f}  {ok}")
+
+# %% [markdown]
+# ## Exercises
+#
+# **Exercise 8.1 — ε from error rates.** Write `epsilon_from_rates(fpr, fnr, delta)`: the smallest ε ≥ 0 for
+# which an (ε, δ)-DP mechanism allows a test with these (positive) rates. Remember both inequalities.
+
+# %% exercise=8.1
+def epsilon_from_rates(fpr, fnr, delta):
+    ### BEGIN SOLUTION
+    return max(0.0, math.log((1 - delta - fpr) / fnr) if 1 - delta - fpr > 0 else 0.0,
+               math.log((1 - delta - fnr) / fpr) if 1 - delta - fnr > 0 else 0.0)
+    ### END SOLUTION
+
+# %% check=8.1
+checks.check_epsilon_from_rates(epsilon_from_rates)
+
+# %% [markdown]
+# **Exercise 8.2 — Clopper–Pearson.** Write `clopper_pearson_upper(k, n, confidence)`: the one-sided upper
+# confidence bound on a proportion after k successes in n trials. Use `scipy.stats.beta.ppf`.
+
+# %% exercise=8.2
+from scipy.stats import beta
+
+def clopper_pearson_upper(k, n, confidence):
+    ### BEGIN SOLUTION
+    if k == n:
+        return 1.0
+    return float(beta.ppf(confidence, k + 1, n - k))
+    ### END SOLUTION
+
+# %% check=8.2
+checks.check_clopper_pearson_upper(clopper_pearson_upper)
+
+# %% [markdown]
+# **Exercise 8.3 — the audit's lower bound.** Write `audit_lower_bound(false_positives, n_out, false_negatives,
+# n_in, delta, confidence)`: a lower bound on ε that holds with probability at least `confidence`. Both rate
+# bounds must hold at the same time.
+
+# %% exercise=8.3
+def audit_lower_bound(false_positives, n_out, false_negatives, n_in, delta, confidence):
+    ### BEGIN SOLUTION
+    level = 1 - (1 - confidence) / 2               # Bonferroni: alpha/2 for each of the two rates
+    fpr_upper = 1.0 if false_positives == n_out else float(beta.ppf(level, false_positives + 1,
+                                                                    n_out - false_positives))
+    fnr_upper = 1.0 if false_negatives == n_in else float(beta.ppf(level, false_negatives + 1,
+                                                                   n_in - false_negatives))
+    terms = [0.0]
+    for a, b in ((fpr_upper, fnr_upper), (fnr_upper, fpr_upper)):
+        if 1 - delta - a > 0:
+            terms.append(math.log((1 - delta - a) / b))
+    return max(terms)
+    ### END SOLUTION
+
+# %% check=8.3
+checks.check_audit_lower_bound(audit_lower_bound)
