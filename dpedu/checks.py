@@ -45,7 +45,7 @@ import math
 import warnings
 
 import numpy as np
-from scipy.special import expit, gammaln, logsumexp
+from scipy.special import expit, gammaln, logsumexp, xlog1py, xlogy
 
 __all__ = [
     "check_logistic_loss",
@@ -663,8 +663,8 @@ def _log_moment(q, z, lam, a=None):
     a = lam + 1 if a is None else a
     j = np.arange(a + 1)
     log_binom = gammaln(a + 1) - gammaln(j + 1) - gammaln(a - j + 1)
-    with np.errstate(divide="ignore"):
-        log_terms = log_binom + (a - j) * np.log1p(-q) + j * np.log(q) + (j * j - j) / (2 * z * z)
+    # xlog1py / xlogy give 0 * log(0) = 0, so q = 1 (every j < a has weight 0) needs no special case
+    log_terms = log_binom + xlog1py(a - j, -q) + xlogy(j, q) + (j * j - j) / (2 * z * z)
     return float(logsumexp(log_terms))
 
 
