@@ -23,8 +23,20 @@ from ._validation import check_array, check_positive
 __all__ = ["L2_clip", "clip_factors", "l2_norms"]
 
 
+def _check_norms(norms, name="norms"):
+    """A float array of norms: real, >= 0, not NaN (``inf`` allowed: such a row is clipped to 0)."""
+    arr = np.asarray(norms)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"{name} must be an array of real numbers; got dtype {arr.dtype}")
+    arr = arr.astype(np.float64, copy=False)
+    if np.any(np.isnan(arr)) or np.any(arr < 0):
+        raise ValueError(f"{name} must be >= 0 (inf allowed), never NaN or negative")
+    return arr
+
+
 def l2_norms(v):
     """L2 norms along the last axis (keepdims), without overflow for entries near the float maximum."""
+    v = check_array(v, "v", allow_empty=True)
     with np.errstate(over="ignore"):
         norms = np.linalg.norm(v, axis=-1, keepdims=True)
     overflowed = np.isinf(norms)
@@ -42,7 +54,8 @@ def clip_factors(norms, clip_norm):
 
     ``clip_norm = inf`` means "no clipping" (every factor is 1) - only for non-private sanity checks.
     """
-    norms = np.asarray(norms, dtype=float)
+    clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
+    norms = _check_norms(norms)
     # where the norm is <= C the factor is exactly 1; dividing only where it is larger avoids 0/0
     factors = np.ones_like(norms)
     over = norms > clip_norm

@@ -31,7 +31,14 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted
 
 from . import calibrate
-from ._validation import check_delta, check_epsilon, check_positive, check_positive_int, check_sampling_rate
+from ._validation import (
+    check_delta,
+    check_epsilon,
+    check_positive,
+    check_positive_int,
+    check_rng,
+    check_sampling_rate,
+)
 from .accountants import ACCOUNTANT_NAMES, make_accountant
 from .training import LR_SCHEDULES, dp_sgd
 
@@ -196,7 +203,11 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}")
 
-        X, y = _check_fit_data(self, X, y)
+        random_state = check_rng(self.random_state, "random_state")  # named as the user knows it
+        try:
+            X, y = _check_fit_data(self, X, y)
+        except (ValueError, TypeError) as exc:  # scikit-learn's messages do not always say which argument
+            raise (ValueError if isinstance(exc, ValueError) else TypeError)(f"invalid X or y: {exc}") from exc
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y")
         if y_type != "binary":
@@ -222,7 +233,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                           NonPrivateWarning, stacklevel=2)
         result = dp_sgd(design, y_pm, noise_multiplier=z, clip_norm=self.clip_norm, sampling_rate=sampling_rate,
                         steps=steps, learning_rate=self.learning_rate, lr_schedule=self.lr_schedule,
-                        budget=self.budget, rng=self.random_state)
+                        budget=self.budget, rng=random_state)
 
         theta = result.theta
         self.coef_ = theta[: X.shape[1]].reshape(1, -1).copy()

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import math
+import numbers
 import warnings
 from dataclasses import dataclass, field
 
@@ -332,6 +333,14 @@ def _unpack(data):
 
 def _seeds(seeds, rng):
     n_seeds = check_positive_int(seeds, "seeds")
+    if isinstance(rng, np.random.Generator):  # draw the root entropy from it: reproducible for a seeded Generator
+        rng = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
+    elif rng is not None and not isinstance(rng, np.random.SeedSequence):
+        if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, numbers.Integral):
+            raise TypeError(f"rng must be None, a non-negative integer, a SeedSequence or a numpy.random.Generator; "
+                            f"got {type(rng).__name__} {rng!r}")
+        if rng < 0:
+            raise ValueError(f"rng must be a non-negative integer seed; got {rng}")
     root = rng if isinstance(rng, np.random.SeedSequence) else np.random.SeedSequence(rng)
     return root.spawn(n_seeds)
 

@@ -66,7 +66,13 @@ def _as_output(noisy, was_scalar):
 
 def laplace_scale(l1_sensitivity, epsilon):
     r"""Laplace noise scale :math:`b = \Delta_1/\varepsilon` (Dwork et al. 2006; Dwork & Roth Thm 3.6)."""
-    return check_positive(l1_sensitivity, "l1_sensitivity") / check_positive(epsilon, "epsilon")
+    l1_sensitivity = check_positive(l1_sensitivity, "l1_sensitivity")
+    epsilon = check_positive(epsilon, "epsilon")
+    scale = l1_sensitivity / epsilon
+    if not scale < 1e300:  # an infinite scale would release inf (or nan): refuse instead
+        raise ValueError(f"the noise scale l1_sensitivity / epsilon = {l1_sensitivity!r} / {epsilon!r} overflows; "
+                         f"use a smaller l1_sensitivity or a larger epsilon")
+    return scale
 
 
 def gaussian_noise_multiplier(epsilon, delta, calibration="analytic"):
@@ -168,6 +174,9 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
         if epsilon is None or delta is None:
             raise ValueError("give noise_multiplier, or both epsilon and delta")
         z = gaussian_noise_multiplier(epsilon, delta, calibration)
+    if not z * l2_sensitivity < 1e300:  # an infinite std would release inf or nan: refuse instead
+        raise ValueError(f"the noise std noise_multiplier * l2_sensitivity = {z!r} * {l2_sensitivity!r} overflows; "
+                         f"use a smaller noise_multiplier or l2_sensitivity")
     value, was_scalar = _check_value(value)
     rng = check_rng(rng)
     if budget is not None:
@@ -183,6 +192,8 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
 
 def laplace_mech(v, sensitivity, epsilon, rng=None, *, budget=None):
     """The book's ``laplace_mech(v, sensitivity, epsilon)``: :func:`laplace_mechanism` with L1 sensitivity."""
+    _check_value(v, "v")
+    check_positive(sensitivity, "sensitivity")
     return laplace_mechanism(v, l1_sensitivity=sensitivity, epsilon=epsilon, rng=rng, budget=budget)
 
 
@@ -195,7 +206,10 @@ def gaussian_mech(v, sensitivity, epsilon, delta, rng=None, *, budget=None):
     the true delta would be 2.27e-5); use ``gaussian_mechanism(..., calibration="analytic")`` there.
     """
     if np.ndim(v) != 0:
-        raise ValueError("gaussian_mech takes a scalar; use gaussian_mech_vec for vectors")
+        raise ValueError(f"v must be a scalar: gaussian_mech takes one number (use gaussian_mech_vec for vectors); "
+                         f"got shape {np.shape(v)}")
+    _check_value(v, "v")
+    check_positive(sensitivity, "sensitivity")
     return gaussian_mechanism(v, l2_sensitivity=sensitivity, epsilon=epsilon, delta=delta,
                               calibration="classic", rng=rng, budget=budget)
 
@@ -206,8 +220,8 @@ def gaussian_mech_vec(vec, sensitivity, epsilon, delta, rng=None, *, budget=None
     ``sensitivity`` is the **L2** sensitivity of the whole vector. Same calibration and the same
     :math:`0<\varepsilon<1` restriction as :func:`gaussian_mech`.
     """
-    if np.ndim(vec) != 1:
-        raise ValueError(f"gaussian_mech_vec takes a 1-D vector; got shape {np.shape(vec)}")
+    vec = check_array(vec, "vec", ndim=1, allow_empty=True)
+    check_positive(sensitivity, "sensitivity")
     return gaussian_mechanism(vec, l2_sensitivity=sensitivity, epsilon=epsilon, delta=delta,
                               calibration="classic", rng=rng, budget=budget)
 

@@ -45,6 +45,7 @@ True
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -94,6 +95,11 @@ def full_precision_uniform(size=None, rng=None):
     """
     rng = check_rng(rng)
     shape = () if size is None else size
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if not all(isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_)) for n in dims):
+        raise TypeError(f"size must be None, an integer or a tuple of integers; got {size!r}")
+    if any(n < 0 for n in dims):
+        raise ValueError(f"size must not be negative; got {size!r}")
     exponent = np.ones(shape, dtype=np.int64)           # k >= 1
     pending = np.ones(shape, dtype=bool)
     while np.any(pending):                              # a word of 64 zero bits (prob. 2^-64): read 64 more
@@ -122,6 +128,8 @@ def power_of_two_at_least(x):
     (4.0, 4.0, 0.5)
     """
     x = check_positive(x, "x")
+    if x > 2.0**1023:  # the next power of two, 2^1024, is not a float
+        raise ValueError(f"x must be at most 2^1023 (the largest power of two that is a float); got {x!r}")
     mantissa, exponent = math.frexp(x)                 # x = mantissa * 2**exponent, mantissa in [0.5, 1)
     return math.ldexp(1.0, exponent - 1) if mantissa == 0.5 else math.ldexp(1.0, exponent)
 

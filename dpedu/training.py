@@ -227,6 +227,9 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip=5.0, clip_i
     else:
         raise ValueError(f"budget must be 'per_iteration' or 'total'; got {budget!r}")
     z = gaussian_noise_multiplier(eps_iter, delta_iter, calibration)
+    if not z * clip < 1e300:  # an infinite noise std would make theta inf or nan
+        raise ValueError(f"the noise std (noise multiplier {z:.4g} for epsilon={eps_iter!r}) * clip={clip!r} "
+                         f"overflows; use a smaller clip or a larger epsilon")
     rng = check_rng(rng)
     theta = _initial_theta(theta0, X.shape[1])
     ledger = [(GaussianEvent(z), iterations), (LaplaceEvent(eps_count), 1)]
@@ -326,6 +329,9 @@ def _check_privacy_args(noise_multiplier, clip_norm):
             "clip_norm=inf gives the clipped sum infinite sensitivity, so no finite noise protects it; "
             "clip_norm=inf is allowed only in the non-private sanity setting noise_multiplier=0"
         )
+    if noise_multiplier > 0 and not noise_multiplier * clip_norm < 1e300:  # inf std: inf/nan parameters
+        raise ValueError(f"the noise std noise_multiplier * clip_norm = {noise_multiplier!r} * {clip_norm!r} "
+                         f"overflows; use a smaller noise_multiplier or clip_norm")
     return noise_multiplier, clip_norm
 
 

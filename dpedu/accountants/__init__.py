@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import warnings
 
 from .._validation import check_delta
 from ._sgm import OrderGridEdgeWarning
@@ -151,12 +152,20 @@ def compare(history, delta, *, accountants=ACCOUNTANT_NAMES):
             notes[name] = str(exc)
             continue
         try:
-            values[name] = acc.get_epsilon(delta)
+            # a table is read as a whole: an order at the edge of the grid becomes that row's note instead of
+            # a warning printed in the middle of it (the epsilon is still a valid, possibly loose, bound)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", OrderGridEdgeWarning)
+                values[name] = acc.get_epsilon(delta)
         except ValueError as exc:  # e.g. the history's own deltas already exceed the target delta
             values[name] = math.nan
             notes[name] = f"no epsilon at this delta: {exc}"
             continue
-        caveat = getattr(acc, "caveat", None)
+        for warning in caught:
+            if not issubclass(warning.category, OrderGridEdgeWarning):
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+        edge = [str(w.message) for w in caught if issubclass(w.category, OrderGridEdgeWarning)]
+        caveat = "; ".join(filter(None, [getattr(acc, "caveat", None)] + edge[:1]))
         if caveat:
             notes[name] = caveat
     return Comparison(values, notes, delta)

@@ -182,7 +182,8 @@ def optimal_delta(ledger, epsilon):
         if not sum_of_drifts < epsilon:
             return math.inf  # no slack makes the bound this small
         # sum_of_squares = 0 only if every step has epsilon 0: then any slack > 0 works
-        slack = math.exp(-((epsilon - sum_of_drifts) ** 2) / (2.0 * sum_of_squares)) if sum_of_squares else 0.0
+        margin = epsilon - sum_of_drifts  # margin * margin: inf for huge epsilon, where ** 2 raises OverflowError
+        slack = math.exp(-margin * margin / (2.0 * sum_of_squares)) if sum_of_squares else 0.0
         return math.fsum([given_delta, slack] + [step.count * step.delta1 for step in steps])
 
     if not gaussians:

@@ -37,6 +37,15 @@ __all__ = [
 ]
 
 
+# A per-release epsilon above this carries no information (e^epsilon overflowed long before), and squaring it
+# (zCDP's rho = epsilon^2 / 2, RDP's curves, advanced composition) would overflow: refused, by name.
+MAX_EVENT_EPSILON = 1e100
+
+
+def _check_event_epsilon(epsilon):
+    return check_in_interval(epsilon, "epsilon", 0.0, MAX_EVENT_EPSILON, low_open=True)
+
+
 class Event:
     """Base class of every privacy event (a marker: events carry data, not behaviour)."""
 
@@ -83,7 +92,7 @@ class LaplaceEvent(Event):
     epsilon: float
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_positive(self.epsilon, "epsilon"))
+        object.__setattr__(self, "epsilon", _check_event_epsilon(self.epsilon))
 
     @property
     def scale(self) -> float:
@@ -99,7 +108,7 @@ class EpsilonDeltaEvent(Event):
     delta: float = 0.0
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_positive(self.epsilon, "epsilon"))
+        object.__setattr__(self, "epsilon", _check_event_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_in_interval(self.delta, "delta", 0.0, 1.0, high_open=True))
 
 

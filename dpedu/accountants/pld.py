@@ -404,7 +404,8 @@ class PLDAccountant(Accountant):
         return self._epsilon_at(delta, self.pessimistic)
 
     def _delta(self, epsilon):
-        return max(_privacy_curve(p)[0](epsilon) for p in self._composed(self.pessimistic))
+        # FFT round-off can push the total mass (hence delta) a few ulps above 1: a probability stays <= 1
+        return min(1.0, max(_privacy_curve(p)[0](epsilon) for p in self._composed(self.pessimistic)))
 
     def epsilon_bracket(self, delta):
         """``(optimistic, pessimistic)`` epsilon at ``delta``: the ledger's true epsilon lies in between.

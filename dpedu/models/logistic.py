@@ -28,7 +28,7 @@ import numpy as np
 from scipy.special import expit
 
 from .._validation import check_features, check_labels, check_positive, check_theta
-from ..clipping import l2_norms
+from ..clipping import _check_norms, l2_norms
 
 __all__ = [
     "per_example_loss",
@@ -124,7 +124,7 @@ def clipped_gradient_sum(theta, X, y, clip_norm, *, row_norms=None):
     if row_norms is None:
         row_norms = l2_norms(X)[:, 0]
     else:
-        row_norms = np.asarray(row_norms, dtype=float)
+        row_norms = _check_norms(row_norms, "row_norms")
         if row_norms.shape != (X.shape[0],):
             raise ValueError(f"row_norms must have shape ({X.shape[0]},); got {row_norms.shape}")
     return _clipped_gradient_sum(theta, X, y, _clip_over_norms(clip_norm, row_norms))

@@ -139,10 +139,16 @@ class MLP:
         ])
 
     def _per_example_norms(self, hidden, r, delta, row_norms):
-        """||grad_i||_2 from ||delta_i||^2 (||x_i||^2 + 1) + r_i^2 (||a_i||^2 + 1)."""
-        squared = (np.einsum("ij,ij->i", delta, delta) * (row_norms**2 + 1.0)
-                   + r**2 * (np.einsum("ij,ij->i", hidden, hidden) + 1.0))
-        return np.sqrt(squared)
+        """||grad_i||_2 from ||delta_i||^2 (||x_i||^2 + 1) + r_i^2 (||a_i||^2 + 1).
+
+        Written with ``hypot`` so that rows of norm above 1e154 (whose square overflows) still give the
+        finite gradient norm; |r| < 1 and |a| < 1 elementwise, so only ||x_i|| can be huge.
+        """
+        delta_norms = np.sqrt(np.einsum("ij,ij->i", delta, delta))
+        output_part = np.abs(r) * np.sqrt(np.einsum("ij,ij->i", hidden, hidden) + 1.0)
+        with np.errstate(over="ignore"):  # only if the true norm itself exceeds the float range (then inf)
+            hidden_part = delta_norms * np.hypot(row_norms, 1.0)
+        return np.hypot(hidden_part, output_part)
 
     def _clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms):
         """Sum of per-example gradients each clipped to ``clip_norm`` (``row_norms`` = ||x_i||, precomputed)."""
