@@ -198,6 +198,7 @@ plt.show()
 
 # %% exercise=2.1
 C = 5.0
+sensitivity_count = sensitivity_sum_add_remove = sensitivity_sum_replace_one = None   # your answers below
 ### BEGIN SOLUTION
 sensitivity_count = 1
 sensitivity_sum_add_remove = C

@@ -1,0 +1,576 @@
+"""The exercise checks in dpedu.checks have teeth.
+
+For every ``check_*`` function: a correct reference answer passes, the student stub (``raise
+NotImplementedError``) fails with "not written yet", and at least one plausible *wrong* answer fails with
+the specific teaching hint the check promises (clipping coordinates one by one, dividing by the batch
+size actually drawn, forgetting the noisy count, ...). ``test_every_check_is_covered`` makes a new
+check without cases here fail the suite.
+
+The answers below are written the way a student would write them: plain NumPy, the formulas of MATH.md,
+and dpedu's accountants only where the exercise itself asks for an accountant.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+from scipy.special import expit, gammaln, logsumexp, xlogy
+
+from dpedu import checks
+from dpedu.accountants import GaussianEvent, SubsampledGaussianEvent, make_accountant
+
+
+@dataclass(frozen=True)
+class Case:
+    """How to exercise one check: ``run(answer)`` calls it; ``stub`` is None for checks that take values."""
+
+    run: object
+    reference: object
+    wrong: list = field(default_factory=list)      # [(id, answer, hint substring)]
+    stub: object = "function"
+
+
+def _stub(*args, **kwargs):
+    raise NotImplementedError("Exercise N.M: write your solution here")
+
+
+def _clip_rows(v, clip_norm):
+    v = np.asarray(v, dtype=float)
+    norms = np.linalg.norm(v, axis=-1, keepdims=True)
+    return v * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))
+
+
+def _per_example_gradients(theta, X, y):
+    return (-y * expit(-y * (X @ theta)))[:, None] * X
+
+
+def _mean_gradient(theta, X, y):
+    return _per_example_gradients(theta, X, y).mean(axis=0)
+
+
+def _classic(epsilon, delta):
+    return math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+
+
+def _advanced(epsilon, k, delta_prime):
+    return epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)
+
+
+def _rdp_epsilon(event, steps, delta, name="rdp"):
+    return make_accountant(name).compose(event, steps).get_epsilon(delta)
+
+
+CASES: dict[str, Case] = {}
+
+
+def case(name, reference, *wrong, run=None, stub="function"):
+    check = getattr(checks, name)
+    CASES[name] = Case(run=run or check, reference=reference, wrong=list(wrong), stub=stub)
+
+
+# --- chapter 1 -------------------------------------------------------------------------------------------------
+
+case("check_logistic_loss",
+     lambda theta, X, y: float(np.mean(np.logaddexp(0.0, -y * (X @ theta)))),
+     ("sum", lambda theta, X, y: float(np.sum(np.logaddexp(0.0, -y * (X @ theta)))), "not the sum"),
+     ("sign", lambda theta, X, y: float(np.mean(np.logaddexp(0.0, y * (X @ theta)))), "sign: the loss is"),
+     ("no label", lambda theta, X, y: float(np.mean(np.logaddexp(0.0, -(X @ theta)))),
+      "the margin includes the label"),
+     ("overflow", lambda theta, X, y: float(np.mean(np.log(1 + np.exp(-y * (X @ theta))))), "np.logaddexp(0, -m)"))
+
+case("check_logistic_gradient",
+     _mean_gradient,
+     ("per example", _per_example_gradients, "not one gradient per example"),
+     ("minus", lambda theta, X, y: -_mean_gradient(theta, X, y), "you returned minus the gradient"),
+     ("sum", lambda theta, X, y: _per_example_gradients(theta, X, y).sum(axis=0), "not the sum"),
+     ("sigmoid(m)", lambda theta, X, y: ((-y * expit(y * (X @ theta)))[:, None] * X).mean(axis=0),
+      "not sigmoid(m_i)"),
+     ("overflow", lambda theta, X, y: ((-y * np.exp(-y * (X @ theta)) / (1 + np.exp(-y * (X @ theta))))[:, None]
+                                       * X).mean(axis=0), "use scipy.special.expit"))
+
+
+def _descend(X, y, iterations, learning_rate, *, sign=-1.0, scale=1.0):
+    theta = np.zeros(X.shape[1])
+    for _ in range(iterations):
+        theta = theta + sign * learning_rate * scale * _mean_gradient(theta, X, y)
+    return theta
+
+
+class _Result:
+    def __init__(self, theta):
+        self.theta = theta
+
+
+case("check_gradient_descent",
+     _descend,
+     ("ascent", lambda X, y, it, lr: _descend(X, y, it, lr, sign=+1.0), "you climbed the loss"),
+     ("one step short", lambda X, y, it, lr: _descend(X, y, it - 1, lr), "you took 4 steps instead of 5"),
+     ("sum", lambda X, y, it, lr: _descend(X, y, it, lr, scale=X.shape[0]), "not the sum"),
+     ("result object", lambda X, y, it, lr: _Result(_descend(X, y, it, lr)), "return the parameter vector theta"))
+
+case("check_accuracy",
+     lambda theta, X, y: float(np.mean(np.where(X @ theta >= 0, 1.0, -1.0) == y)),
+     ("count", lambda theta, X, y: float(np.sum(np.where(X @ theta >= 0, 1.0, -1.0) == y)), "not their count"),
+     ("0/1 labels", lambda theta, X, y: float(np.mean((X @ theta > 0).astype(float) == y)),
+      "your predictions are 0/1"),
+     ("flipped", lambda theta, X, y: float(np.mean(np.where(X @ theta >= 0, -1.0, 1.0) == y)),
+      "your predictions are flipped"))
+
+# --- chapter 2 -------------------------------------------------------------------------------------------------
+
+# check_sensitivities takes three numbers, not a function: there is no function stub to call (the student
+# copy of exercise 2.1 raises in the exercise cell itself).
+case("check_sensitivities",
+     (1, 5.0, 10.0),
+     ("count 0", (0, 5.0, 10.0), "its sensitivity is 1"),
+     ("add/remove 2C", (1, 10.0, 10.0), "differ by ONE clipped vector"),
+     ("replace-one C", (1, 5.0, 5.0), "can reach 2C"),
+     ("not a number", (1, "C", 10.0), "must be a number"),
+     ("left at None, as in the student copy", (None, None, None), "not written yet"),
+     run=lambda answer: checks.check_sensitivities(*answer, clip_norm=5.0), stub=None)
+
+
+def _clip_in_place(v, clip_norm):
+    v *= min(1.0, clip_norm / max(np.linalg.norm(v), 1e-300))
+    return v
+
+
+case("check_L2_clip",
+     _clip_rows,
+     ("np.clip", lambda v, c: np.clip(v, -c, c), "you clipped coordinates one by one"),
+     ("in place", _clip_in_place, "do not modify the input in place"),
+     ("always to C", lambda v, c: v * c / np.linalg.norm(v, axis=-1, keepdims=True), "never up to C"),
+     ("0/0", lambda v, c: v / np.linalg.norm(v, axis=-1, keepdims=True) * np.minimum(
+         np.linalg.norm(v, axis=-1, keepdims=True), c), "the zero vector must stay zero"),
+     ("whole matrix", lambda v, c: v * min(1.0, c / np.linalg.norm(v)), "clip each row separately"))
+
+case("check_noisy_count",
+     lambda count, epsilon, rng: count + rng.laplace(0.0, 1.0 / epsilon),
+     ("global np.random", lambda count, epsilon, rng: count + np.random.laplace(0.0, 1.0 / epsilon),
+      "draw the noise from the rng you are given"),
+     ("no noise", lambda count, epsilon, rng: float(count), "the count must be noisy"),
+     ("scale epsilon", lambda count, epsilon, rng: count + rng.laplace(0.0, epsilon), "you used epsilon"),
+     ("Gaussian", lambda count, epsilon, rng: count + rng.normal(0.0, 1.0 / epsilon), "not Laplace-shaped"))
+
+
+def _classic_refusing(epsilon, delta):
+    if not 0 < epsilon < 1:
+        raise ValueError(f"the classic calibration needs 0 < epsilon < 1; got {epsilon}")
+    return _classic(epsilon, delta)
+
+
+case("check_classic_noise_multiplier",
+     _classic_refusing,
+     ("ln(1/delta)", lambda e, d: math.sqrt(2 * math.log(1 / d)) / e, "ln(1.25 / delta), not ln(1 / delta)"),
+     ("no sqrt", lambda e, d: 2 * math.log(1.25 / d) / e, "take the square root"),
+     ("times epsilon", lambda e, d: math.sqrt(2 * math.log(1.25 / d)) * e, "divide by epsilon"),
+     ("no refusal", _classic, "for epsilon = 2 raise ValueError"))
+
+
+def _noisy_sum(theta, X, y, clip_norm, noise_multiplier, rng, *, clip=_clip_rows, noise=None):
+    total = clip(_per_example_gradients(theta, X, y), clip_norm).sum(axis=0)
+    std = noise_multiplier * clip_norm if noise is None else noise(noise_multiplier, clip_norm)
+    return total + rng.normal(0.0, std, size=total.shape)
+
+
+case("check_noisy_gradient_sum",
+     _noisy_sum,
+     ("no clipping", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng, clip=lambda G, c: G),
+      "clip each per-example gradient to norm <= C before summing"),
+     ("clipped the sum", lambda t, X, y, c, z, rng: _clip_rows(_per_example_gradients(t, X, y).sum(axis=0), c)
+      + rng.normal(0.0, z * c, size=X.shape[1]), "you clipped the sum"),
+     ("mean", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng) / len(y), "not the mean"),
+     ("np.clip", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng, clip=lambda G, c: np.clip(G, -c, c)),
+      "you clipped coordinates (np.clip)"),
+     ("global np.random", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, np.random),
+      "draw the noise from the rng you are given"),
+     ("std z", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng, noise=lambda z, c: z), "you used z alone"))
+
+# --- chapter 3 -------------------------------------------------------------------------------------------------
+
+case("check_book_total",
+     lambda k, e, d: ((k + 1) * e, k * d),
+     ("forgot the count", lambda k, e, d: (k * e, k * d), "the noisy count"),
+     ("delta not added", lambda k, e, d: ((k + 1) * e, d), "deltas add up too"),
+     ("count spends delta", lambda k, e, d: ((k + 1) * e, (k + 1) * d), "the Laplace count is pure"))
+
+case("check_advanced_composition",
+     lambda e, d, k, dp: (_advanced(e, k, dp), k * d + dp),
+     ("book's plot code", lambda e, d, k, dp: (2 * e * math.sqrt(2 * k * math.log(1 / dp)), k * d + dp),
+      "simplified form from the book's plot code"),
+     ("k eps^2", lambda e, d, k, dp: (e * math.sqrt(2 * k * math.log(1 / dp)) + k * e * e, k * d + dp),
+      "only its small-epsilon"),
+     ("delta' only", lambda e, d, k, dp: (_advanced(e, k, dp), dp), "each step still spends its own delta"))
+
+
+def _zcdp(z, steps, delta, *, rho_of=lambda z, t: t / (2 * z * z), two=2.0):
+    rho = rho_of(z, steps)
+    return rho + two * math.sqrt(rho * math.log(1 / delta))
+
+
+case("check_zcdp_epsilon",
+     _zcdp,
+     ("no 1/2", lambda z, t, d: _zcdp(z, t, d, rho_of=lambda z, t: t / (z * z)), "the 1/2 is missing"),
+     ("one step", lambda z, t, d: _zcdp(z, t, d, rho_of=lambda z, t: 1 / (2 * z * z)), "rho adds up over steps"),
+     ("no 2", lambda z, t, d: _zcdp(z, t, d, two=1.0), "the 2 is missing"))
+
+
+def _per_iteration(total, k, delta_prime):
+    lo, hi = 0.0, total
+    while hi - lo > 1e-12 * hi:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _advanced(mid, k, delta_prime) <= total else (lo, mid)
+    return lo                                   # lo always meets the total
+
+
+case("check_per_iteration_epsilon",
+     _per_iteration,
+     ("sequential split", lambda total, k, dp: total / k, "the sequential split"),
+     ("too large", lambda total, k, dp: total / math.sqrt(k), "too large"),
+     ("too coarse", lambda total, k, dp: 0.99 * _per_iteration(total, k, dp), "valid but wasteful"))
+
+# --- chapter 4 -------------------------------------------------------------------------------------------------
+
+
+def _poisson(n, q, rng):
+    return np.flatnonzero(rng.random(n) < q)
+
+
+def _never_empty(n, q, rng):
+    while True:
+        sample = _poisson(n, q, rng)
+        if len(sample):
+            return sample
+
+
+case("check_poisson_sample",
+     _poisson,
+     ("mask", lambda n, q, rng: rng.random(n) < q, "not the boolean mask"),
+     ("global np.random", lambda n, q, rng: np.flatnonzero(np.random.random(n) < q),
+      "draw from the rng you are given"),
+     ("with replacement", lambda n, q, rng: rng.integers(0, n, size=rng.binomial(n, q)),
+      "sampling with replacement"),
+     ("fixed size", lambda n, q, rng: rng.choice(n, size=max(1, round(q * n)), replace=False),
+      "a fixed batch size is not Poisson sampling"),
+     ("never empty", _never_empty, "an empty batch is a normal step"))
+
+
+def _clip_sum(G, clip_norm):
+    return _clip_rows(G, clip_norm).sum(axis=0)
+
+
+case("check_clipped_gradient_sum",
+     _clip_sum,
+     ("clipped the sum", lambda G, c: _clip_rows(G.sum(axis=0), c), "you clipped the sum of the batch"),
+     ("clipped the mean, any hint", lambda G, c: _clip_rows(G.mean(axis=0), c),
+      "clip each example's gradient (each row), then sum"),
+     ("clipped the mean", lambda G, c: _clip_rows(G.mean(axis=0), c), "you clipped the mean gradient"),
+     ("no clipping", lambda G, c: G.sum(axis=0), "clip each row to norm <= C before summing"),
+     ("mean", lambda G, c: _clip_rows(G, c).mean(axis=0), "not their mean"),
+     ("np.clip", lambda G, c: np.clip(G, -c, c).sum(axis=0), "you clipped coordinates one by one"),
+     ("empty batch", lambda G, c: sum(_clip_rows(g, c) for g in G), "an empty batch"))
+
+
+def _dp_sgd_step(theta, X, y, *, clip_norm, noise_multiplier, expected_batch_size, learning_rate, rng,
+                 divisor=None, clip=_clip_rows, sign=-1.0, std=None, skip_empty=False):
+    if skip_empty and len(y) == 0:
+        return theta
+    clipped_sum = clip(_per_example_gradients(theta, X, y), clip_norm)
+    clipped_sum = clipped_sum.sum(axis=0) if clipped_sum.ndim == 2 else clipped_sum
+    noise_std = noise_multiplier * clip_norm if std is None else std(noise_multiplier, clip_norm)
+    noisy = clipped_sum + rng.normal(0.0, noise_std, size=theta.shape)
+    return theta + sign * learning_rate * noisy / (expected_batch_size if divisor is None else divisor(len(y)))
+
+
+case("check_dp_sgd_step",
+     _dp_sgd_step,
+     ("drawn batch size", lambda *a, **k: _dp_sgd_step(*a, **k, divisor=lambda size: size),
+      "you divided by the batch size actually drawn"),
+     ("ascent", lambda *a, **k: _dp_sgd_step(*a, **k, sign=+1.0), "step against the gradient"),
+     ("no clipping", lambda *a, **k: _dp_sgd_step(*a, **k, clip=lambda G, c: G),
+      "clip each per-example gradient to norm <= C before summing"),
+     ("clipped the batch", lambda *a, **k: _dp_sgd_step(*a, **k, clip=lambda G, c: _clip_rows(G.sum(axis=0), c)),
+      "you clipped the batch gradient"),
+     ("std z", lambda *a, **k: _dp_sgd_step(*a, **k, std=lambda z, c: z), "you used z alone"),
+     ("empty batch skipped", lambda *a, **k: _dp_sgd_step(*a, **k, skip_empty=True),
+      "an empty batch is still a step"))
+
+
+def _steps_and_epsilon(epochs, q, z, delta, *, steps_of=lambda e, q: round(e / q), event=SubsampledGaussianEvent,
+                       accountant="rdp", count=None):
+    steps = steps_of(epochs, q)
+    ev = event(z, q) if event is SubsampledGaussianEvent else event(z)
+    return steps, _rdp_epsilon(ev, steps if count is None else count, delta, accountant)
+
+
+case("check_steps_and_epsilon",
+     _steps_and_epsilon,
+     ("steps = epochs", lambda e, q, z, d: _steps_and_epsilon(e, q, z, d, steps_of=lambda e, q: e),
+      "100 epochs at q = 0.01 are 10,000 steps"),
+     ("one step", lambda e, q, z, d: _steps_and_epsilon(e, q, z, d, count=1), "that is the epsilon of one step"),
+     ("no subsampling", lambda e, q, z, d: _steps_and_epsilon(e, q, z, d, event=GaussianEvent),
+      "account SubsampledGaussianEvent(z, q)"),
+     ("moments accountant", lambda e, q, z, d: _steps_and_epsilon(e, q, z, d, accountant="moments"),
+      "that is the 'moments' accountant's epsilon"))
+
+# --- chapter 5 -------------------------------------------------------------------------------------------------
+
+
+def _log_moment(q, z, lam, *, a=None):
+    a = lam + 1 if a is None else a
+    j = np.arange(a + 1)
+    log_binom = gammaln(a + 1) - gammaln(j + 1) - gammaln(a - j + 1)
+    terms = log_binom + xlogy(a - j, 1 - q) + xlogy(j, q) + (j * j - j) / (2 * z * z)   # 0 log 0 = 0 at q = 1
+    return float(logsumexp(terms))
+
+
+def _log_moment_naive(q, z, lam):
+    j = np.arange(lam + 2)
+    binom = np.array([float(math.comb(lam + 1, int(i))) for i in j])
+    return float(np.log(np.sum(binom * (1 - q) ** (lam + 1 - j) * q**j * np.exp((j * j - j) / (2 * z * z)))))
+
+
+# Checks known to reject a correct answer: {name: pytest.mark.xfail(strict=True, reason=...)}. Empty now;
+# check_log_moment was here until its expected value became finite at q = 1.
+KNOWN_CHECK_BUGS = {}
+
+case("check_log_moment",
+     _log_moment,
+     ("off by one", lambda q, z, lam: _log_moment(q, z, lam, a=lam), "off by one"),
+     ("not the log", lambda q, z, lam: math.exp(_log_moment(q, z, lam)), "return the log-moment"),
+     ("overflow", _log_moment_naive, "add them in log space"))
+
+
+def _tail(lambdas, alpha, delta):
+    return float(np.min((alpha + math.log(1 / delta)) / lambdas))
+
+
+case("check_epsilon_from_log_moments",
+     _tail,
+     ("max", lambda lam, a, d: float(np.max((a + math.log(1 / d)) / lam)), "take the smallest (min)"),
+     ("no division", lambda lam, a, d: float(np.min(a + math.log(1 / d))), "divide by lambda"),
+     ("sign", lambda lam, a, d: float(np.min((a + math.log(d)) / lam)), "sign: ln(1/delta)"),
+     ("best lambda", lambda lam, a, d: float(lam[np.argmin((a + math.log(1 / d)) / lam)]),
+      "return epsilon, not the best lambda"))
+
+
+def _bisect(epsilon_of, target, lo, hi, rtol, *, answer="hi"):
+    while hi - lo > rtol * hi:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if epsilon_of(mid) <= target else (mid, hi)
+    return {"hi": hi, "lo": lo}[answer]
+
+
+case("check_smallest_feasible",
+     _bisect,
+     ("infeasible end", lambda f, t, lo, hi, rtol: _bisect(f, t, lo, hi, rtol, answer="lo"),
+      "you returned the midpoint or the infeasible end"),
+     ("no bisection", lambda f, t, lo, hi, rtol: hi, "valid but too much noise"),
+     ("loose tolerance", lambda f, t, lo, hi, rtol: _bisect(f, t, lo, hi, 100 * rtol), "valid but too much noise"))
+
+# --- chapter 6 -------------------------------------------------------------------------------------------------
+
+case("check_proactive_noise_multiplier",
+     lambda e, d: math.sqrt(2 * (e + math.log(1 / d)) / e),
+     ("classic", _classic, "that is the classic calibration of ONE Gaussian release"),
+     ("no sqrt", lambda e, d: 2 * (e + math.log(1 / d)) / e, "take the square root"),
+     ("no epsilon in numerator", lambda e, d: math.sqrt(2 * math.log(1 / d) / e),
+      "the numerator is epsilon + ln(1/delta)"))
+
+
+def _schedule(epsilon, n, k, *, steps_of=lambda x: math.ceil(x - 1e-9), q_of=lambda k, t: k / t,
+              s_of=lambda k, n, t: k * n / t):
+    steps = steps_of(2 * k * k / epsilon)
+    return steps, q_of(k, steps), s_of(k, n, steps)
+
+
+case("check_proactive_schedule",
+     _schedule,
+     ("not a triple", lambda e, n, k: _schedule(e, n, k)[:2], "return a triple"),
+     ("fractional T", lambda e, n, k: _schedule(e, n, k, steps_of=lambda x: x), "a whole number"),
+     ("rounded down", lambda e, n, k: _schedule(e, n, k, steps_of=math.floor), "round up, not down"),
+     ("q = 1/T", lambda e, n, k: _schedule(e, n, k, q_of=lambda k, t: 1 / t), "q = k / T: k epochs"),
+     ("s = N/T", lambda e, n, k: _schedule(e, n, k, s_of=lambda k, n, t: n / t), "s = k N / T = q N"))
+
+
+def _closed_form_applies(epsilon, n, k, steps, *, check_epsilon=True, check_steps=True, as_text=False):
+    z = math.sqrt(2 * (epsilon + math.log(n)) / epsilon)           # delta = 1/N
+    ok = ((epsilon <= 0.5 or not check_epsilon)
+          and (steps >= 2 * k * k / epsilon or not check_steps)
+          and (2 / math.e) ** 2 * k * k - 0.5 >= math.log(n)
+          and (k / steps) * z <= 1 / math.e)
+    return ("yes" if ok else "no") if as_text else ok
+
+
+case("check_closed_form_applies",
+     _closed_form_applies,
+     ("epsilon condition forgotten", lambda e, n, k, t: _closed_form_applies(e, n, k, t, check_epsilon=False),
+      "the closed form is proven for epsilon <= 1/2 only"),
+     ("text", lambda e, n, k, t: _closed_form_applies(e, n, k, t, as_text=True), "return True or False"))
+
+# --- chapter 7 -------------------------------------------------------------------------------------------------
+
+case("check_noise_std_of_average",
+     lambda z, c, q, n: z * c / (q * n),
+     ("forgot C", lambda z, c, q, n: z / (q * n), "multiply by C"),
+     ("divided by n", lambda z, c, q, n: z * c / n, "not by n"),
+     ("noise on the sum", lambda z, c, q, n: z * c, "that is the noise on the SUM"))
+
+
+def _tuning(z, q, steps, runs, delta):
+    return _rdp_epsilon(SubsampledGaussianEvent(z, q), steps * runs, delta)
+
+
+case("check_tuning_epsilon",
+     _tuning,
+     ("one run", lambda z, q, steps, runs, delta: _tuning(z, q, steps, 1, delta), "that is one run"),
+     ("runs x one", lambda z, q, steps, runs, delta: runs * _tuning(z, q, steps, 1, delta),
+      "is valid (sequential composition) but loose"))
+
+
+def _smallest_reaching(epsilons, accuracies, target, *, reduce=lambda a: a.mean(axis=1), first=False, none=math.inf):
+    ok = reduce(np.asarray(accuracies)) >= target
+    if not ok.any():
+        return none
+    return float(np.asarray(epsilons)[ok][0] if first else np.min(np.asarray(epsilons)[ok]))
+
+
+case("check_smallest_epsilon_reaching",
+     _smallest_reaching,
+     ("first in list", lambda e, a, t: _smallest_reaching(e, a, t, first=True), "the epsilons are not sorted"),
+     ("nan when none", lambda e, a, t: _smallest_reaching(e, a, t, none=math.nan), "return math.inf"),
+     ("best seed", lambda e, a, t: _smallest_reaching(e, a, t, reduce=lambda a: a.max(axis=1)),
+      "use the MEAN over seeds"))
+
+
+# --- chapter 8 -------------------------------------------------------------------------------------------------
+
+
+def _rates_epsilon(fpr, fnr, delta, *, clamp=True, both=True, subtract_delta=True):
+    d = delta if subtract_delta else 0.0
+    pairs = ((fpr, fnr), (fnr, fpr)) if both else ((fpr, fnr),)
+    logs = [math.log((1 - d - a) / b) for a, b in pairs if 1 - d - a > 0]
+    return max([0.0, *logs] if clamp else logs)
+
+
+case("check_epsilon_from_rates",
+     _rates_epsilon,
+     ("one direction", lambda fpr, fnr, d: _rates_epsilon(fpr, fnr, d, both=False), "the other inequality"),
+     ("no clamp", lambda fpr, fnr, d: _rates_epsilon(fpr, fnr, d, clamp=False), "clamp at 0"),
+     ("delta forgotten", lambda fpr, fnr, d: _rates_epsilon(fpr, fnr, d, subtract_delta=False),
+      "you must subtract delta"))
+
+
+def _cp_upper(k, n, confidence):
+    from scipy.stats import beta
+
+    return 1.0 if k == n else float(beta.ppf(confidence, k + 1, n - k))
+
+
+def _cp_two_sided(k, n, confidence):
+    from scipy.stats import beta
+
+    return 1.0 if k == n else float(beta.ppf(1 - (1 - confidence) / 2, k + 1, n - k))
+
+
+def _cp_lower_shape(k, n, confidence):
+    from scipy.stats import beta
+
+    return 1.0 if k == n else float(beta.ppf(confidence, max(k, 1e-12), n - k + 1))
+
+
+def _wald(k, n, confidence):
+    from scipy.stats import norm
+
+    p = k / n
+    return p + norm.ppf(confidence) * math.sqrt(p * (1 - p) / n)
+
+
+def _cp_no_special_case(k, n, confidence):
+    from scipy.stats import beta
+
+    return float(beta.ppf(confidence, k + 1, n - k))
+
+
+case("check_clopper_pearson_upper",
+     _cp_upper,
+     ("two-sided", _cp_two_sided, "that is the upper end of the TWO-sided interval"),
+     ("lower-bound Beta", _cp_lower_shape, "Beta(k, n - k + 1) belongs to the lower bound"),
+     ("Wald", _wald, "the normal-approximation (Wald) interval collapses to 0"),
+     ("k = n", _cp_no_special_case, "when every trial succeeded (k = n) the upper bound is 1"))
+
+
+def _audit(fp, n_out, fn_, n_in, delta, confidence, *, level=None, rates=_cp_upper):
+    level = 1 - (1 - confidence) / 2 if level is None else level
+    return _rates_epsilon(rates(fp, n_out, level), rates(fn_, n_in, level), delta)
+
+
+case("check_audit_lower_bound",
+     _audit,
+     ("no Bonferroni", lambda fp, no, fn_, ni, d, c: _audit(fp, no, fn_, ni, d, c, level=c), "(Bonferroni)"),
+     ("observed rates", lambda fp, no, fn_, ni, d, c: _audit(fp, no, fn_, ni, d, c, rates=lambda k, n, lv: k / n),
+      "you used the observed rates"))
+
+
+# --- the tests -------------------------------------------------------------------------------------------------
+
+
+def _public_checks():
+    return sorted(name for name, obj in inspect.getmembers(checks, inspect.isfunction)
+                  if name.startswith("check_") and obj.__module__ == checks.__name__)
+
+
+def test_every_check_is_covered():
+    """A new check_* in dpedu.checks (or in its __all__) without cases here fails the suite."""
+    assert sorted(checks.__all__) == _public_checks(), "dpedu.checks.__all__ and its check_* functions differ"
+    assert sorted(CASES) == _public_checks(), "add a Case for every check_* function to tests/test_exercises.py"
+    assert len(CASES) >= 29
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=KNOWN_CHECK_BUGS.get(n, ())) for n in sorted(CASES)])
+def test_reference_answer_passes(name, capsys):
+    c = CASES[name]
+    c.run(c.reference)
+    assert capsys.readouterr().out.startswith("passed: ")
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if c.stub is not None))
+def test_stub_is_not_written_yet(name):
+    with pytest.raises(AssertionError, match="not written yet"):
+        CASES[name].run(_stub)
+
+
+def _wrong_answers():
+    for name in sorted(CASES):
+        for item in CASES[name].wrong:
+            marks = getattr(item, "marks", ())                     # a pytest.param carrying an xfail
+            label, answer, hint = getattr(item, "values", item)
+            yield pytest.param(name, answer, hint, id=f"{name}-{label}", marks=marks)
+
+
+@pytest.mark.parametrize("name, answer, hint", list(_wrong_answers()))
+def test_wrong_answer_gets_its_hint(name, answer, hint, capsys):
+    with pytest.raises(AssertionError) as failure:
+        CASES[name].run(answer)
+    assert hint in str(failure.value), f"expected the hint {hint!r}; the check said: {failure.value}"
+    assert "passed" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_check_has_a_wrong_answer(name):
+    assert CASES[name].wrong, f"{name}: add at least one plausible wrong answer with its hint"
+
+
+def test_checks_do_not_depend_on_the_students_random_state():
+    """The same wrong answer gets the same verdict whatever the global NumPy state (checks use their own seed)."""
+    verdicts = []
+    for seed in (0, 1):
+        np.random.seed(seed)
+        with pytest.raises(AssertionError) as failure:
+            checks.check_noisy_count(lambda count, epsilon, rng: count + rng.laplace(0.0, epsilon))
+        verdicts.append(str(failure.value))
+    assert verdicts[0] == verdicts[1]

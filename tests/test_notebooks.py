@@ -1,0 +1,238 @@
+"""The course notebooks ``chapters/*.ipynb``: they run, they are stored clean, and they match their sources.
+
+* ``test_chapter_executes`` runs every chapter (a glob: new chapters are picked up) with nbclient in fast mode
+  (``DPEDU_FAST=1`` in the kernel's environment, working directory ``chapters/``); every check cell of the
+  reference solution must print "passed".
+* ``test_student_checks_fail_until_written`` runs the *student* version (:func:`dpedu.exercises.student_notebook`):
+  every check cell must fail with "not written yet", and every other cell from the first exercise on must still
+  run. To keep CI fast it does not run the chapter twice: in the same kernel, after the reference run, it runs
+  the student cells from the first exercise on; before each stubbed exercise cell it deletes the names the
+  reference solution had defined, so a check cannot see the reference answer. Cells before the first
+  exercise are the same in both versions.
+* ``test_committed_notebooks_are_clean`` / ``test_notebooks_match_their_sources`` are static and fast.
+
+The executing tests are marked ``notebooks`` and skip (with the reason) only when the Adult files are absent.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from dpedu import datasets
+from dpedu.exercises import BEGIN_SOLUTION, find_exercises, student_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS_DIR = ROOT / "chapters"
+NOTEBOOKS = sorted(CHAPTERS_DIR.glob("*.ipynb"))
+SHARED_ADULT = ROOT.parent / "shared" / "data" / "adult"       # as in tests/test_datasets.py
+ADULT_FILES = ("adult.data", "adult.test")
+CELL_TIMEOUT = 900          # seconds per cell; a fast-mode chapter takes well under a minute per cell
+NOT_WRITTEN = "not written yet"
+
+
+def _ids(path):
+    return path.stem
+
+
+def _has_adult(directory):
+    return all((Path(directory) / name).is_file() or (Path(directory) / f"{name}.gz").is_file()
+               for name in ADULT_FILES)
+
+
+def _adult_dir():
+    """The directory ``load_adult`` will read without downloading: $DPEDU_DATA, the project cache, or shared."""
+    candidates = [os.environ.get("DPEDU_DATA"), datasets.CACHE_DIR, SHARED_ADULT]
+    for directory in candidates:
+        if directory and _has_adult(directory):
+            return Path(directory)
+    return None
+
+
+def _kind(cell):
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    if meta.get("solution"):
+        return "exercise"
+    if meta.get("grade"):
+        return "check"
+    return "code" if cell.cell_type == "code" else "markdown"
+
+
+def _top_level_names(source):
+    """Names a cell binds at top level (functions, classes, assignment targets): what its stub must not inherit."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With)):
+            names += [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    return sorted(set(names))
+
+
+def _error(cell):
+    """(ename, evalue, traceback text) of the first error output of an executed cell, or None."""
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return output.get("ename", ""), output.get("evalue", ""), "\n".join(output.get("traceback", []))
+    return None
+
+
+def _stdout(cell):
+    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+
+
+@dataclass
+class Run:
+    """What one execution of a chapter produced."""
+
+    reference_error: str | None = None
+    reference_checks: list = field(default_factory=list)      # [(grade_id, stdout)]
+    student_cells: list = field(default_factory=list)         # [(kind, label, error or None)]
+    seconds_reference: float = 0.0
+    seconds_student: float = 0.0
+
+
+_RUNS: dict[Path, Run] = {}
+
+
+def _execute(path, adult_dir):
+    """Run the reference notebook, then (same kernel) its student cells from the first exercise on."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    reference = nbformat.read(path, as_version=4)
+    student = student_notebook(reference)
+    run = Run()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DPEDU_FAST", "1")               # inherited by the kernel process
+        mp.setenv("DPEDU_DATA", str(adult_dir))    # read the local copy; never download in a test
+        mp.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+        client = NotebookClient(reference, timeout=CELL_TIMEOUT, kernel_name="python3",
+                                resources={"metadata": {"path": str(CHAPTERS_DIR)}})
+        with client.setup_kernel():
+            start = time.perf_counter()
+            try:
+                for index, cell in enumerate(reference.cells):
+                    if cell.cell_type == "code":
+                        client.execute_cell(cell, index)
+                        if _kind(cell) == "check":
+                            run.reference_checks.append((cell.metadata["nbgrader"]["grade_id"], _stdout(cell)))
+            except CellExecutionError as exc:
+                run.reference_error = f"cell {index} of the reference notebook failed:\n{exc}"
+                return run
+            finally:
+                run.seconds_reference = time.perf_counter() - start
+
+            start = time.perf_counter()
+            client.allow_errors = True
+            kinds = [_kind(cell) for cell in reference.cells]
+            first = kinds.index("exercise") if "exercise" in kinds else len(kinds)
+            for index in range(first, len(student.cells)):
+                cell, kind = student.cells[index], kinds[index]
+                if cell.cell_type != "code":
+                    continue
+                if kind == "exercise":
+                    names = _top_level_names(reference.cells[index].source)
+                    forget = nbformat.v4.new_code_cell(f"[globals().pop(_n, None) for _n in {names!r}]")
+                    client.execute_cell(forget, index)
+                    _expect_no_error(forget, f"cell {index}: forgetting {names}")
+                client.execute_cell(cell, index)
+                label = cell.metadata.get("nbgrader", {}).get("grade_id", f"cell {index}")
+                run.student_cells.append((kind, label, _error(cell)))
+            run.seconds_student = time.perf_counter() - start
+    return run
+
+
+def _expect_no_error(cell, what):
+    error = _error(cell)
+    if error is not None:
+        raise RuntimeError(f"{what}: {error[0]}: {error[1]}")
+
+
+@pytest.fixture
+def chapter_run():
+    """Execute a chapter once (both tests use the same run); skip when the Adult data cannot be found."""
+    adult_dir = _adult_dir()
+    if adult_dir is None:
+        pytest.skip(f"Adult data files not found ({', '.join(ADULT_FILES)}[.gz] in $DPEDU_DATA, "
+                    f"{datasets.CACHE_DIR} or {SHARED_ADULT}); the chapters need them")
+
+    def get(path):
+        if path not in _RUNS:
+            _RUNS[path] = _execute(path, adult_dir)
+        return _RUNS[path]
+
+    return get
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids)
+def test_chapter_executes(path, chapter_run):
+    run = chapter_run(path)
+    assert run.reference_error is None, run.reference_error
+    for grade_id, out in run.reference_checks:
+        assert "passed" in out, f"{path.name} {grade_id}: the reference solution's check printed {out!r}"
+    print(f"{path.name}: reference run {run.seconds_reference:.1f} s")
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids)
+def test_student_checks_fail_until_written(path, chapter_run):
+    run = chapter_run(path)
+    if run.reference_error is not None:
+        pytest.fail(f"the reference notebook does not run, so its student version cannot be tested:\n"
+                    f"{run.reference_error}")
+    problems = []
+    for kind, label, error in run.student_cells:
+        if kind == "check":
+            if error is None:
+                problems.append(f"{label}: the check passed in the student copy (does it test the stub at all?)")
+            elif NOT_WRITTEN not in error[1] + error[2]:
+                problems.append(f"{label}: the check must fail with {NOT_WRITTEN!r}; it failed with "
+                                f"{error[0]}: {error[1]}")
+        elif kind == "exercise":
+            if error is not None and error[0] != "NotImplementedError":
+                problems.append(f"{label}: the stubbed exercise cell raised {error[0]}: {error[1]}")
+        elif error is not None:
+            problems.append(f"{label} (not an exercise): fails in the student copy with {error[0]}: {error[1]}")
+    assert not problems, f"{path.name}, student version:\n  " + "\n  ".join(problems)
+    print(f"{path.name}: student cells {run.seconds_student:.1f} s")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids)
+def test_committed_notebooks_are_clean(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    dirty = [i for i, cell in enumerate(nb["cells"])
+             if cell.get("cell_type") == "code" and (cell.get("outputs") or cell.get("execution_count") is not None)]
+    assert not dirty, f"{path.name}: cells {dirty} have outputs or execution counts; rebuild with chapters/_build.py"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids)
+def test_student_copy_has_no_solutions(path):
+    nb = nbformat.read(path, as_version=4)
+    exercises = find_exercises(nb)                    # raises if an exercise has no markers or no check cell
+    student = student_notebook(nb)
+    leaked = [i for i, cell in enumerate(student.cells) if BEGIN_SOLUTION in cell.source]
+    assert not leaked, f"{path.name}: solution markers left in student cells {leaked}"
+    stubbed = [cell for cell in student.cells if _kind(cell) == "exercise"]
+    assert len(stubbed) == len(exercises)
+    assert all("raise NotImplementedError" in cell.source for cell in stubbed)
+
+
+def test_notebooks_match_their_sources():
+    result = subprocess.run([sys.executable, str(CHAPTERS_DIR / "_build.py"), "--check"], capture_output=True,
+                            text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr + result.stdout
