@@ -34,6 +34,7 @@ from . import calibrate
 from ._validation import (
     check_delta,
     check_epsilon,
+    check_nonnegative,
     check_positive,
     check_positive_int,
     check_rng,
@@ -226,7 +227,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             z = calibrate.noise_multiplier(target_epsilon=epsilon, target_delta=delta,
                                            sampling_rate=sampling_rate, steps=steps, accountant=self.accountant)
         else:
-            z = self.noise_multiplier
+            z = check_nonnegative(self.noise_multiplier, "noise_multiplier")
         if z == 0:
             warnings.warn("noise_multiplier=0: this model is NOT private (epsilon_ = inf). It is the sanity "
                           "setting for comparing with non-private training; never publish it as private.",

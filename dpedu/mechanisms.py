@@ -193,7 +193,7 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
 def laplace_mech(v, sensitivity, epsilon, rng=None, *, budget=None):
     """The book's ``laplace_mech(v, sensitivity, epsilon)``: :func:`laplace_mechanism` with L1 sensitivity."""
     _check_value(v, "v")
-    check_positive(sensitivity, "sensitivity")
+    check_positive(sensitivity, "sensitivity (l1_sensitivity)")
     return laplace_mechanism(v, l1_sensitivity=sensitivity, epsilon=epsilon, rng=rng, budget=budget)
 
 
@@ -209,7 +209,7 @@ def gaussian_mech(v, sensitivity, epsilon, delta, rng=None, *, budget=None):
         raise ValueError(f"v must be a scalar: gaussian_mech takes one number (use gaussian_mech_vec for vectors); "
                          f"got shape {np.shape(v)}")
     _check_value(v, "v")
-    check_positive(sensitivity, "sensitivity")
+    check_positive(sensitivity, "sensitivity (l2_sensitivity)")
     return gaussian_mechanism(v, l2_sensitivity=sensitivity, epsilon=epsilon, delta=delta,
                               calibration="classic", rng=rng, budget=budget)
 
@@ -221,7 +221,7 @@ def gaussian_mech_vec(vec, sensitivity, epsilon, delta, rng=None, *, budget=None
     :math:`0<\varepsilon<1` restriction as :func:`gaussian_mech`.
     """
     vec = check_array(vec, "vec", ndim=1, allow_empty=True)
-    check_positive(sensitivity, "sensitivity")
+    check_positive(sensitivity, "sensitivity (l2_sensitivity)")
     return gaussian_mechanism(vec, l2_sensitivity=sensitivity, epsilon=epsilon, delta=delta,
                               calibration="classic", rng=rng, budget=budget)
 
