@@ -35,12 +35,13 @@ def _check_norms(norms, name="norms"):
 
 
 def l2_norms(v):
-    """L2 norms along the last axis (keepdims), without overflow for entries near the float maximum."""
+    """L2 norms along the last axis (keepdims), accurate for entries near the float maximum and minimum."""
     v = check_array(v, "v", allow_empty=True)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", under="ignore"):
         norms = np.linalg.norm(v, axis=-1, keepdims=True)
-    overflowed = np.isinf(norms)
-    if np.any(overflowed):  # rescale by the largest entry only where the plain sum of squares overflowed
+    # squares overflow above ~1e154 and lose digits to subnormals below ~1e-154: rescale those rows only
+    overflowed = ~(norms >= 1e-150) | np.isinf(norms)
+    if v.shape[-1] > 0 and np.any(overflowed):  # rescale by the largest entry: a sum of squares of order one
         rows = np.broadcast_to(overflowed, v.shape)
         big = np.where(rows, v, 0.0)
         scale = np.max(np.abs(big), axis=-1, keepdims=True)
@@ -60,6 +61,8 @@ def clip_factors(norms, clip_norm):
     factors = np.ones_like(norms)
     over = norms > clip_norm
     factors[over] = clip_norm / norms[over]
+    # a subnormal factor has lost precision and could scale a row to a norm slightly above C; 0 is in the ball
+    factors[factors < np.finfo(float).tiny] = 0.0
     return factors
 
 
