@@ -172,7 +172,7 @@ def plot_accuracy_vs_epsilon(epsilons, accuracies, *, baseline=None, baseline_la
     ax.set_xlabel(_epsilon_label(delta))
     ax.set_ylabel("test accuracy")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="lower right")
+    ax.legend(loc="best")  # accuracy curves rise to the right: let matplotlib find the empty corner
     return ax
 
 
