@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import expit
@@ -48,11 +49,41 @@ try:  # scikit-learn >= 1.6
 except ImportError:  # pragma: no cover - older scikit-learn
     _validate_data = None
 
-__all__ = ["DPLogisticRegression", "NonPrivateWarning", "DEFAULT_SAMPLING_RATE"]
+__all__ = ["DPLogisticRegression", "NonPrivateWarning", "TUNED_DEFAULTS", "TunedDefaults", "tuned_defaults"]
 
-# Defaults tuned on a validation split of the Adult *training* set by benchmarks/bench_dpsgd_accuracy.py
-# (the configuration with the best mean validation accuracy over epsilon in {0.1, ..., 10}); see there.
-DEFAULT_SAMPLING_RATE = 0.05
+
+class TunedDefaults(NamedTuple):
+    """One row of :data:`TUNED_DEFAULTS`: the hyperparameters chosen for total budgets near ``epsilon``."""
+
+    epsilon: float
+    sampling_rate: float
+    epochs: float
+    clip_norm: float
+    learning_rate: float
+
+
+# Chosen on a validation split of the Adult *training* set (never the test set) by
+# benchmarks/bench_dpsgd_accuracy.py: per total epsilon, the configuration of its grid with the best mean
+# validation accuracy (epsilon 1, 2, 5 and 10 all chose the last row). Tuning is not privacy-accounted.
+TUNED_DEFAULTS = (
+    TunedDefaults(epsilon=0.1, sampling_rate=0.05, epochs=64, clip_norm=0.25, learning_rate=4.0),
+    TunedDefaults(epsilon=0.25, sampling_rate=0.01, epochs=64, clip_norm=0.25, learning_rate=4.0),
+    TunedDefaults(epsilon=0.5, sampling_rate=0.05, epochs=64, clip_norm=1.0, learning_rate=4.0),
+    TunedDefaults(epsilon=1.0, sampling_rate=0.01, epochs=64, clip_norm=1.0, learning_rate=16.0),
+)
+
+
+def tuned_defaults(epsilon):
+    """The row of :data:`TUNED_DEFAULTS` whose epsilon is nearest to ``epsilon`` on a log scale.
+
+    Below 0.1 the first row and above 1 the last row are used: more noise wants a smaller clip norm and a
+    smaller learning rate, less noise the opposite, and the tuning found no change between epsilon 1 and 10.
+
+    >>> tuned_defaults(0.3).clip_norm, tuned_defaults(8.0).learning_rate
+    (0.25, 16.0)
+    """
+    epsilon = check_epsilon(epsilon)
+    return min(TUNED_DEFAULTS, key=lambda row: abs(math.log(epsilon / row.epsilon)))
 
 
 class NonPrivateWarning(UserWarning):
@@ -93,19 +124,21 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         ``noise_multiplier`` is given.
     delta : float, default 1e-5
         Total delta, in (0, 1); choose it well below 1/n.
-    clip_norm : float, default 0.5
+    clip_norm : float, optional
         C: every per-example gradient (of the weights *and* the intercept) is clipped to L2 norm C. A
-        public constant: do not set it from the data (e.g. the largest row norm) - that leaks, and
-        dpedu offers no ``"auto"``. ``inf`` only with ``noise_multiplier=0``.
-    epochs : float, default 32
-        Passes over the data in expectation; the run has ``T = round(epochs / q)`` steps.
+        public constant: do not set it from the data (e.g. the largest row norm) - that leaks.
+        ``inf`` only with ``noise_multiplier=0``. ``None`` (default): the tuned value for ``epsilon``
+        (:func:`tuned_defaults`, chosen on public grounds: a validation split of Adult's training set).
+    epochs : float, optional
+        Passes over the data in expectation; the run has ``T = round(epochs / q)`` steps. ``None``
+        (default): the tuned value (64).
     sampling_rate : float, optional
         Poisson rate q in (0, 1]. Give at most one of ``sampling_rate`` and ``batch_size``; if neither,
-        q = :data:`DEFAULT_SAMPLING_RATE`.
+        the tuned value for ``epsilon``.
     batch_size : int, optional
         *Expected* batch size L; then q = L / n. (Like Opacus, this treats n as public.)
-    learning_rate : float, default 16.0
-        eta, applied to the noisy average gradient.
+    learning_rate : float, optional
+        eta, applied to the noisy average gradient. ``None`` (default): the tuned value for ``epsilon``.
     lr_schedule : {"linear", "constant"}, default "linear"
         See :func:`dpedu.training.dp_sgd`; ``"linear"`` decays eta to eta/T.
     fit_intercept : bool, default True
@@ -133,7 +166,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         The two labels; ``classes_[1]`` is the positive class (+1 in the math).
     noise_multiplier_ : float
         The z used.
-    sampling_rate_ : float
+    sampling_rate_, epochs_, clip_norm_, learning_rate_ : float
+        The values used (the tuned defaults where the parameter was ``None``).
     steps_ : int
     epsilon_ : float
         The epsilon the chosen accountant certifies at ``delta`` for this run (``inf`` if non-private).
@@ -150,8 +184,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     ``coef_``/``intercept_`` and everything computed from them; ``losses_`` are not private.
     """
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, clip_norm=0.5, epochs=32, sampling_rate=None, batch_size=None,
-                 learning_rate=16.0, lr_schedule="linear", fit_intercept=True, accountant="rdp",
+    def __init__(self, *, epsilon=1.0, delta=1e-5, clip_norm=None, epochs=None, sampling_rate=None, batch_size=None,
+                 learning_rate=None, lr_schedule="linear", fit_intercept=True, accountant="rdp",
                  noise_multiplier=None, budget=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -179,7 +213,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     # --- fitting ---------------------------------------------------------------------------------
 
-    def _sampling_rate(self, n):
+    def _sampling_rate(self, n, default):
         if self.sampling_rate is not None and self.batch_size is not None:
             raise ValueError(f"give at most one of sampling_rate and batch_size; got sampling_rate={self.sampling_rate!r} "
                              f"and batch_size={self.batch_size!r}")
@@ -190,13 +224,16 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             return batch_size / n
         if self.sampling_rate is not None:
             return check_sampling_rate(self.sampling_rate)
-        return DEFAULT_SAMPLING_RATE
+        return default
 
     def fit(self, X, y):
         """Train by DP-SGD; the budget (if any) is charged before the first step."""
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
-        epochs = check_positive(self.epochs, "epochs")
+        tuned = tuned_defaults(epsilon)
+        epochs = check_positive(tuned.epochs if self.epochs is None else self.epochs, "epochs")
+        clip_norm = tuned.clip_norm if self.clip_norm is None else self.clip_norm
+        learning_rate = tuned.learning_rate if self.learning_rate is None else self.learning_rate
         if self.accountant not in ACCOUNTANT_NAMES:
             raise ValueError(f"accountant must be one of {', '.join(ACCOUNTANT_NAMES)}; got {self.accountant!r}")
         if self.lr_schedule not in LR_SCHEDULES:
@@ -221,7 +258,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         design = np.hstack([X, np.ones((X.shape[0], 1))]) if self.fit_intercept else X
 
         n = X.shape[0]
-        sampling_rate = self._sampling_rate(n)
+        sampling_rate = self._sampling_rate(n, tuned.sampling_rate)
         steps = max(1, round(epochs / sampling_rate))
         if self.noise_multiplier is None:
             z = calibrate.noise_multiplier(target_epsilon=epsilon, target_delta=delta,
@@ -232,8 +269,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             warnings.warn("noise_multiplier=0: this model is NOT private (epsilon_ = inf). It is the sanity "
                           "setting for comparing with non-private training; never publish it as private.",
                           NonPrivateWarning, stacklevel=2)
-        result = dp_sgd(design, y_pm, noise_multiplier=z, clip_norm=self.clip_norm, sampling_rate=sampling_rate,
-                        steps=steps, learning_rate=self.learning_rate, lr_schedule=self.lr_schedule,
+        result = dp_sgd(design, y_pm, noise_multiplier=z, clip_norm=clip_norm, sampling_rate=sampling_rate,
+                        steps=steps, learning_rate=learning_rate, lr_schedule=self.lr_schedule,
                         budget=self.budget, rng=random_state)
 
         theta = result.theta
@@ -241,6 +278,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         self.intercept_ = theta[X.shape[1] :].copy() if self.fit_intercept else np.zeros(1)
         self.noise_multiplier_ = float(result.details["noise_multiplier"])
         self.sampling_rate_ = sampling_rate
+        self.epochs_, self.clip_norm_, self.learning_rate_ = epochs, float(clip_norm), float(learning_rate)
         self.steps_ = steps
         self.ledger_ = result.ledger
         self.losses_ = result.losses

@@ -17,7 +17,7 @@ from dpedu import calibrate
 from dpedu.accountants import GaussianEvent, SubsampledGaussianEvent, compare, make_accountant
 from dpedu.budget import BudgetExceededError, PrivacyBudget
 from dpedu.datasets import AdultDataError, load_adult, make_toy
-from dpedu.estimator import DEFAULT_SAMPLING_RATE, DPLogisticRegression, NonPrivateWarning
+from dpedu.estimator import TUNED_DEFAULTS, DPLogisticRegression, NonPrivateWarning, tuned_defaults
 
 # A fixed, fast configuration for scikit-learn's generic checks: small data sets, full batches, modest noise
 # (z = 0.5), so every check is deterministic (random_state) and quick. Its epsilon is large: the checks test
@@ -101,7 +101,10 @@ def test_probabilities_and_scores_agree(toy):
     proba = clf.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-scores)))
-    np.testing.assert_allclose(clf.predict_log_proba(X), np.log(proba), rtol=1e-12)
+    np.testing.assert_allclose(clf.predict_log_proba(X), np.log(proba), rtol=1e-6)   # log(p) loses digits near 1
+    from scipy.special import log_expit
+    exact = np.column_stack([log_expit(-scores), log_expit(scores)])                 # scipy's stable log-sigmoid
+    np.testing.assert_allclose(clf.predict_log_proba(X), exact, rtol=1e-12)
     np.testing.assert_array_equal(clf.predict(X), np.where(scores >= 0, 1.0, -1.0))
     np.testing.assert_allclose(scores, X @ clf.coef_[0] + clf.intercept_[0])
 
@@ -112,7 +115,7 @@ def test_batch_size_is_an_expected_batch_size(toy):
     by_size = DPLogisticRegression(batch_size=50, epochs=1, random_state=0).fit(X, y)
     assert by_size.sampling_rate_ == 0.05
     np.testing.assert_array_equal(by_rate.coef_, by_size.coef_)
-    assert DPLogisticRegression(epochs=1, random_state=0).fit(X, y).sampling_rate_ == DEFAULT_SAMPLING_RATE
+    assert DPLogisticRegression(epochs=1, random_state=0).fit(X, y).sampling_rate_ == tuned_defaults(1.0).sampling_rate
     with pytest.raises(ValueError, match="at most one of sampling_rate and batch_size"):
         DPLogisticRegression(sampling_rate=0.1, batch_size=10).fit(X, y)
     with pytest.raises(ValueError, match="batch_size"):
@@ -210,3 +213,22 @@ def test_refused_fit_trains_nothing(toy):
     assert budget.ledger == [] and not hasattr(clf, "coef_")
     with pytest.warns(NonPrivateWarning), pytest.raises(ValueError, match="cannot be charged"):
         DPLogisticRegression(noise_multiplier=0.0, budget=budget).fit(X, y)
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 3.0, 10.0])
+def test_unset_hyperparameters_take_the_tuned_defaults_for_the_budget(toy, epsilon):
+    X, y = toy
+    row = min(TUNED_DEFAULTS, key=lambda r: abs(math.log(epsilon / r.epsilon)))     # nearest on a log scale
+    assert tuned_defaults(epsilon) == row
+    clf = DPLogisticRegression(epsilon=epsilon, epochs=1, random_state=0).fit(X, y)   # epochs given: kept
+    assert (clf.sampling_rate_, clf.clip_norm_, clf.learning_rate_, clf.epochs_) == (
+        row.sampling_rate, row.clip_norm, row.learning_rate, 1)
+    assert clf.get_params()["clip_norm"] is None                                     # the parameter stays unset
+    given = DPLogisticRegression(epsilon=epsilon, epochs=1, clip_norm=3.0, learning_rate=0.5, sampling_rate=0.2,
+                                 random_state=0).fit(X, y)
+    assert (given.sampling_rate_, given.clip_norm_, given.learning_rate_) == (0.2, 3.0, 0.5)
+
+
+def test_tuned_defaults_refuse_a_bad_epsilon():
+    with pytest.raises(ValueError, match="epsilon"):
+        tuned_defaults(-1.0)
