@@ -1,7 +1,9 @@
 """dpedu: differentially private machine learning, written to be read.
 
 Hand-written logistic regression, L2 clipping, the Laplace and Gaussian mechanisms, the book's
-noisy gradient descent, and privacy accountants side by side.
+noisy gradient descent, DP-SGD, privacy accountants side by side, and a privacy budget.
+``dpedu.DPLogisticRegression`` (the scikit-learn estimator) is imported on first use, so that
+``import dpedu`` does not pay for importing scikit-learn.
 
 >>> import dpedu
 >>> dpedu.L2_clip([3.0, 4.0], 1.0)
@@ -14,7 +16,8 @@ from .accountants import compare, make_accountant
 from .clipping import L2_clip
 from .mechanisms import gaussian_mech, gaussian_mech_vec, gaussian_mechanism, laplace_mech, laplace_mechanism
 from .models import logistic
-from .training import TrainingResult, gradient_descent, noisy_gradient_descent
+from .budget import BudgetExceededError, PrivacyBudget
+from .training import TrainingResult, dp_sgd, gradient_descent, noisy_gradient_descent
 
 __version__ = "0.1.0"
 
@@ -39,4 +42,16 @@ __all__ = [
     "TrainingResult",
     "gradient_descent",
     "noisy_gradient_descent",
+    "dp_sgd",
+    "PrivacyBudget",
+    "BudgetExceededError",
+    "DPLogisticRegression",
 ]
+
+
+def __getattr__(name):  # PEP 562: the estimator needs scikit-learn, so load it only when asked for
+    if name == "DPLogisticRegression":
+        from .estimator import DPLogisticRegression
+
+        return DPLogisticRegression
+    raise AttributeError(f"module 'dpedu' has no attribute {name!r}")
