@@ -11,7 +11,7 @@ array([0.6, 0.8])
 """
 
 from . import accountants, calibrate, datasets, mechanisms, models, proactive, training
-from ._validation import PrivacyLeakWarning
+from .validation import PrivacyLeakWarning
 from .accountants import compare, make_accountant
 from .clipping import L2_clip
 from .mechanisms import gaussian_mech, gaussian_mech_vec, gaussian_mechanism, laplace_mech, laplace_mechanism

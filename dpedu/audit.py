@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from ._validation import (
+from .validation import (
     check_array,
     check_delta,
     check_features,

@@ -29,7 +29,7 @@ dpedu.budget.BudgetExceededError: refused: this release would bring the total to
 
 from __future__ import annotations
 
-from ._validation import check_delta, check_epsilon
+from .validation import check_delta, check_epsilon
 from .accountants import ACCOUNTANT_NAMES, as_ledger, make_accountant
 
 __all__ = ["PrivacyBudget", "BudgetExceededError"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_array, check_positive
+from .validation import check_array, check_positive
 
 __all__ = ["L2_clip", "clip_factors", "l2_norms"]
 

@@ -37,7 +37,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from dpedu._validation import check_positive, check_positive_int, check_rng
+from dpedu.validation import check_positive, check_positive_int, check_rng
 
 __all__ = [
     "ADULT_BASE_URLS",

@@ -32,7 +32,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted
 
 from . import calibrate
-from ._validation import (
+from .validation import (
     check_delta,
     check_epsilon,
     check_nonnegative,

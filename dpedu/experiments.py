@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import calibrate
-from ._validation import check_delta, check_epsilon, check_noise_multiplier, check_positive, check_positive_int
-from ._validation import check_sampling_rate
+from .validation import check_delta, check_epsilon, check_noise_multiplier, check_positive, check_positive_int
+from .validation import check_sampling_rate
 from .accountants import UnsupportedEventError, make_accountant
-from .accountants.events import GaussianEvent, SubsampledGaussianEvent
+from .events import GaussianEvent, SubsampledGaussianEvent
 
 __all__ = [
     "ACCOUNTANT_KEYS",

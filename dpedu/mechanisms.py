@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_array, check_nonnegative, check_positive, check_rng, check_scalar
-from .accountants.events import GaussianEvent, LaplaceEvent
-from .calibrate import analytic_noise_multiplier, classic_noise_multiplier
+from .validation import check_array, check_nonnegative, check_positive, check_rng, check_scalar
+from .events import GaussianEvent, LaplaceEvent
+from .gaussian import analytic_noise_multiplier, classic_noise_multiplier
 
 __all__ = [
     "laplace_scale",
@@ -163,7 +163,7 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
     .. math:: M(D) = f(D) + \mathcal{N}(0,\, z^2\Delta_2^2 I)
 
     Accountants see ``GaussianEvent(z)``; its exact (epsilon, delta) curve is
-    :func:`dpedu.calibrate.gaussian_delta_exact`.
+    :func:`dpedu.gaussian.gaussian_delta_exact`.
     """
     l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity")
     if noise_multiplier is not None:

@@ -29,7 +29,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from . import calibrate
-from ._validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
+from .validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
 
 __all__ = [
     "ProactiveConditionWarning",
@@ -93,7 +93,7 @@ def proactive_noise_multiplier(epsilon, delta, *, strict=True):
     epochs k and the steps T, unknown here): :math:`\varepsilon \le 1/2`, :math:`\delta = 1/N`,
     :math:`T \ge 2k^2/\varepsilon`, :math:`(2/e)^2k^2 - 1/2 \ge \ln N`. Outside them it is not a
     guarantee: one full-batch release with this z at :math:`\varepsilon = 1/2`, :math:`\delta = 10^{-5}`
-    costs 0.508 exactly (:func:`dpedu.calibrate.gaussian_epsilon_exact`). Use :func:`plan`, which
+    costs 0.508 exactly (:func:`dpedu.gaussian.gaussian_epsilon_exact`). Use :func:`plan`, which
     checks everything.
 
     Derivation (MATH.md §16.2, a reconstruction): Abadi et al.'s tail bound with

@@ -31,7 +31,7 @@ import warnings
 
 import numpy as np
 
-from ._validation import (
+from .validation import (
     check_delta,
     check_epsilon,
     check_features,
@@ -43,7 +43,7 @@ from ._validation import (
     check_sampling_rate,
     check_theta,
 )
-from .accountants.events import GaussianEvent, LaplaceEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent
+from .events import GaussianEvent, LaplaceEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent
 from .clipping import L2_clip, l2_norms
 from .mechanisms import gaussian_noise_multiplier
 from .models import LogisticModel, Model

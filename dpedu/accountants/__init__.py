@@ -16,10 +16,10 @@ import importlib
 import math
 import warnings
 
-from .._validation import check_delta
+from ..validation import check_delta
 from ._sgm import OrderGridEdgeWarning
 from .base import Accountant, ConversionUnavailableError, UnsupportedEventError
-from .events import (
+from ..events import (
     EpsilonDeltaEvent,
     Event,
     GaussianEvent,

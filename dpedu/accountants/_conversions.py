@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .. import calibrate
-from .._validation import check_nonnegative, check_sampling_rate
-from .events import GaussianEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent
+from .. import gaussian
+from ..validation import check_nonnegative, check_sampling_rate
+from ..events import GaussianEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent
 
 __all__ = [
     "GAUSSIAN_EVENTS",
@@ -141,11 +141,11 @@ def gaussian_step(event, count, step_delta):
     z = event.noise_multiplier
     q = sampling_rate_of(event)
     delta0 = step_delta / q
-    total_variation = calibrate.gaussian_delta_exact(0.0, z)  # delta_G(0): the delta at epsilon = 0
+    total_variation = gaussian.gaussian_delta_exact(0.0, z)  # delta_G(0): the delta at epsilon = 0
     if delta0 >= total_variation:
         delta0, epsilon0 = total_variation, 0.0
     else:
-        epsilon0 = calibrate.gaussian_epsilon_exact(delta=delta0, noise_multiplier=z)
+        epsilon0 = gaussian.gaussian_epsilon_exact(delta=delta0, noise_multiplier=z)
     epsilon1, delta1 = amplify_by_subsampling(epsilon0, delta0, q)
     return GaussianStep(event, count, delta0, epsilon0, delta1, epsilon1)
 

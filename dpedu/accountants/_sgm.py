@@ -44,7 +44,7 @@ import warnings
 import numpy as np
 from scipy.special import gammaln, log_ndtr, logsumexp
 
-from .._validation import (
+from ..validation import (
     check_array,
     check_delta,
     check_epsilon,

@@ -23,10 +23,10 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
-from .._validation import check_delta, check_epsilon, check_in_interval, check_positive_int
+from ..validation import check_delta, check_epsilon, check_in_interval, check_positive_int
 from ._conversions import SHUFFLED_BATCH, CompositionBreakdown, fixed_delta, gaussian_step, split_ledger
 from .base import Accountant
-from .events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
+from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
 __all__ = ["AdvancedAccountant", "advanced_composition", "advanced_composition_simplified"]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import abc
 from typing import ClassVar
 
-from .._validation import check_delta, check_epsilon, check_positive_int
-from .events import Event
+from ..validation import check_delta, check_epsilon, check_positive_int
+from ..events import Event
 
 __all__ = ["Accountant", "UnsupportedEventError", "ConversionUnavailableError"]
 

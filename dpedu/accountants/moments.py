@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from .._validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
+from ..validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
 from ._sgm import (
     OrderGridEdgeWarning,
     _check_orders,
@@ -40,7 +40,7 @@ from ._sgm import (
     warn_if_at_edge,
 )
 from .base import Accountant
-from .events import (
+from ..events import (
     EpsilonDeltaEvent,
     GaussianEvent,
     LaplaceEvent,

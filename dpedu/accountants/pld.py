@@ -40,9 +40,9 @@ from scipy import fft as sp_fft
 from scipy.fft import next_fast_len
 from scipy.special import expit, ndtr, ndtri
 
-from .._validation import check_delta, check_in_interval, check_positive, check_positive_int
+from ..validation import check_delta, check_in_interval, check_positive, check_positive_int
 from .base import Accountant
-from .events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent
+from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent
 
 __all__ = ["PLDAccountant"]
 

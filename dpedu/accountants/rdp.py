@@ -22,7 +22,7 @@ import functools
 
 import numpy as np
 
-from .._validation import check_delta
+from ..validation import check_delta
 from ._sgm import (
     DEFAULT_ORDERS,
     OrderGridEdgeWarning,
@@ -37,7 +37,7 @@ from ._sgm import (
     warn_if_at_edge,
 )
 from .base import Accountant
-from .events import (
+from ..events import (
     EpsilonDeltaEvent,
     GaussianEvent,
     LaplaceEvent,

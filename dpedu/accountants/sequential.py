@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from .._validation import check_delta
+from ..validation import check_delta
 from ._conversions import (
     SHUFFLED_BATCH,
     CompositionBreakdown,
@@ -31,7 +31,7 @@ from ._conversions import (
     split_ledger,
 )
 from .base import Accountant
-from .events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
+from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
 __all__ = ["SequentialAccountant"]
 

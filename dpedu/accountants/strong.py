@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import math
 
-from .._validation import check_delta
+from ..validation import check_delta
 from ._conversions import SHUFFLED_BATCH, CompositionBreakdown, GaussianStep, group_ledger, sampling_rate_of
 from .advanced import _drv_epsilon, optimal_breakdown, optimal_delta
 from .base import Accountant, ConversionUnavailableError
-from .events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
+from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
 __all__ = ["StrongCompositionAccountant", "PAPER_CAVEAT"]
 

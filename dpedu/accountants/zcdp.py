@@ -25,10 +25,10 @@ import math
 
 from scipy.optimize import minimize_scalar
 
-from .._validation import check_delta, check_epsilon, check_nonnegative
+from ..validation import check_delta, check_epsilon, check_nonnegative
 from ._conversions import SHUFFLED_BATCH, group_ledger
 from .base import Accountant
-from .events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
+from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
 __all__ = ["ZCDPAccountant", "zcdp_epsilon", "zcdp_delta"]
 

@@ -32,7 +32,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from . import logistic, mlp
-from .._validation import check_features, check_positive_int, check_theta
+from ..validation import check_features, check_positive_int, check_theta
 from .mlp import MLP
 
 __all__ = ["logistic", "mlp", "Model", "LogisticModel", "MLP"]

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from .._validation import check_features, check_labels, check_positive, check_theta
+from ..validation import check_features, check_labels, check_positive, check_theta
 from ..clipping import _check_norms, l2_norms
 
 __all__ = [

@@ -53,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from .._validation import check_features, check_labels, check_positive, check_positive_int, check_rng, check_theta
+from ..validation import check_features, check_labels, check_positive, check_positive_int, check_rng, check_theta
 from ..clipping import clip_factors, l2_norms
 
 __all__ = ["MLP"]

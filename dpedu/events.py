@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._validation import (
+from .validation import (
     check_in_interval,
     check_noise_multiplier,
     check_positive,
