@@ -1,0 +1,183 @@
+r"""The instructor's kit: an nbgrader course made from the chapters, ready to grade.
+
+Every exercise cell of a chapter carries nbgrader metadata (a solution cell, then a locked check cell
+worth one point), so the chapters are nbgrader *source* notebooks as they stand. :func:`make_course`
+lays them out the way nbgrader expects and writes a configuration that makes grading work for these
+chapters:
+
+* the chapters run in **fast mode** (``DPEDU_FAST=1``: smaller grids and fewer seeds, the same code),
+  so every cell finishes well inside the cell timeout;
+* the cell timeout is raised from nbgrader's 30 s to ``timeout`` seconds (default 600), since a full
+  chapter cell can take a minute on a slow machine;
+* dpedu and its Adult data come from the installed package (the data ship inside it), so the grader
+  needs nothing else.
+
+The layout (``course/`` is the directory you choose)::
+
+    course/nbgrader_config.py
+    course/source/01_logistic_regression/01_logistic_regression.ipynb
+    ...
+    course/submitted/<student>/<assignment>/<notebook>.ipynb      (collected submissions go here)
+
+Then, from ``course/``: ``nbgrader generate_assignment 01_logistic_regression`` (the student version in
+``release/``), collect submissions into ``submitted/``, ``nbgrader autograde 01_logistic_regression``,
+``nbgrader generate_feedback 01_logistic_regression``. :func:`generate`, :func:`autograde` and
+:func:`feedback` do the same from Python.
+
+**What students can see.** The checks live in :mod:`dpedu.checks`, which students have installed: a
+determined student can read how an answer is checked, and the reference solutions of the chapters in the
+repository. The checks compute their expected values from their own data and seeds at run time (not from
+stored answers), but they cannot hide the method. An instructor who needs secret tests adds them to the
+*source* check cells between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``: nbgrader removes them
+from the released notebooks and restores them when it autogrades, and gives students the chapters from
+``release/`` rather than the repository.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from .validation import check_positive
+
+__all__ = ["CHAPTERS_DIR", "chapter_names", "make_course", "generate", "autograde", "feedback", "score",
+           "copy_submission"]
+
+CHAPTERS_DIR = Path(__file__).resolve().parents[1] / "chapters"
+
+CONFIG_TEMPLATE = '''\
+"""nbgrader configuration for the dpedu course (written by dpedu.instructor.make_course)."""
+import os
+
+# The chapters run in fast mode when graded: the same code on smaller grids, so every cell fits the timeout.
+os.environ.setdefault("DPEDU_FAST", "1")
+
+c = get_config()  # noqa: F821 (provided by nbgrader)
+c.CourseDirectory.root = {root!r}
+c.CourseDirectory.course_id = {course_id!r}
+# nbgrader's default is 30 s per cell; a chapter's experiment cell can need more on a slow machine.
+c.ExecutePreprocessor.timeout = {timeout!r}
+c.Exchange.root = {exchange!r}
+'''
+
+
+def chapter_names(chapters_dir=None):
+    """The chapter notebooks' names (``01_logistic_regression``, ...), in order.
+
+    Parameters
+    ----------
+    chapters_dir : str or Path, optional
+        Where the chapter notebooks are (default: the repository's ``chapters/``).
+    """
+    directory = Path(CHAPTERS_DIR if chapters_dir is None else chapters_dir)
+    return sorted(p.stem for p in directory.glob("[0-9][0-9]_*.ipynb"))
+
+
+def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dpedu", timeout=600, force=False):
+    """Lay out an nbgrader course with one assignment per chapter and write its configuration.
+
+    Parameters
+    ----------
+    course_dir : str or Path
+        The course directory to create (or to update, with ``force``).
+    chapters : list of str, optional
+        Chapter names to include (default: all, see :func:`chapter_names`).
+    chapters_dir : str or Path, optional
+        Where the chapter notebooks are (default: the repository's ``chapters/``).
+    course_id : str
+        nbgrader's course id.
+    timeout : float
+        Cell timeout in seconds for autograding, > 0.
+    force : bool
+        Overwrite an existing configuration and source notebooks. Without it, a course directory that
+        already has a different ``nbgrader_config.py`` or source notebook is refused (nothing is written).
+
+    Returns
+    -------
+    Path
+        The course directory.
+    """
+    if not isinstance(course_dir, (str, os.PathLike)) or not str(course_dir):
+        raise TypeError(f"course_dir must be a non-empty path; got {course_dir!r}")
+    if not isinstance(course_id, str) or not course_id.isidentifier():
+        raise ValueError(f"course_id must be a simple name (letters, digits, _); got {course_id!r}")
+    timeout = check_positive(timeout, "timeout")
+    if not isinstance(force, bool):
+        raise TypeError(f"force must be True or False; got {force!r}")
+    source_dir = Path(CHAPTERS_DIR if chapters_dir is None else chapters_dir)
+    available = chapter_names(source_dir)
+    if chapters is None:
+        chapters = available
+    if isinstance(chapters, str) or not all(isinstance(name, str) for name in chapters):
+        raise TypeError(f"chapters must be a list of chapter names; got {chapters!r}")
+    unknown = [name for name in chapters if name not in available]
+    if unknown or not chapters:
+        raise ValueError(f"chapters must be names among {available}; got {list(chapters)!r}")
+
+    root = Path(course_dir).resolve()
+    config = CONFIG_TEMPLATE.format(root=str(root), course_id=course_id, timeout=float(timeout),
+                                    exchange=str(root / "exchange"))
+    writes = {root / "nbgrader_config.py": config.encode()}
+    for name in chapters:
+        writes[root / "source" / name / f"{name}.ipynb"] = (source_dir / f"{name}.ipynb").read_bytes()
+    clashes = [path for path, data in writes.items() if path.exists() and path.read_bytes() != data]
+    if clashes and not force:
+        raise FileExistsError(f"{len(clashes)} file(s) in {root} differ from what make_course would write "
+                              f"(e.g. {clashes[0]}); pass force=True to overwrite them")
+    for path, data in writes.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    (root / "exchange").mkdir(exist_ok=True)
+    return root
+
+
+def _api(course_dir):
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    root = Path(course_dir).resolve()
+    config_file = root / "nbgrader_config.py"
+    if not config_file.is_file():
+        raise FileNotFoundError(f"{config_file} not found: make the course with dpedu.instructor.make_course first")
+    config = Config()
+    config.merge(PyFileConfigLoader(config_file.name, path=str(root)).load_config())
+    return NbGraderAPI(config=config)
+
+
+def _checked(result, what):
+    if not result.get("success"):
+        raise RuntimeError(f"nbgrader {what} failed:\n{result.get('error') or result.get('log')}")
+    return result
+
+
+def generate(course_dir, assignment):
+    """``nbgrader generate_assignment``: the student version of ``assignment`` in ``release/``."""
+    return _checked(_api(course_dir).generate_assignment(assignment), f"generate_assignment {assignment}")
+
+
+def autograde(course_dir, assignment, student):
+    """``nbgrader autograde`` of one student's submission (in ``submitted/<student>/<assignment>/``)."""
+    return _checked(_api(course_dir).autograde(assignment, student, create=True), f"autograde {assignment}")
+
+
+def feedback(course_dir, assignment, student):
+    """``nbgrader generate_feedback``: HTML feedback in ``feedback/<student>/<assignment>/``."""
+    return _checked(_api(course_dir).generate_feedback(assignment, student), f"generate_feedback {assignment}")
+
+
+def score(course_dir, assignment, student):
+    """``(score, max_score)`` of an autograded submission."""
+    submission = _api(course_dir).get_submission(assignment, student)
+    return submission["score"], submission["max_score"]
+
+
+def copy_submission(course_dir, assignment, student, notebook):
+    """Put ``notebook`` (a path) where nbgrader looks for ``student``'s submission of ``assignment``."""
+    target = Path(course_dir).resolve() / "submitted" / student / assignment
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copy(notebook, target / f"{assignment}.ipynb")
+    (target / "timestamp.txt").write_text("2026-01-01 00:00:00.000000 UTC")
+    return target
+
