@@ -1,19 +1,27 @@
 """Tests for dpedu.datasets: the Adult loader (parsing, checksums, search order, download) and make_toy.
 
-All tests are offline. Real-data tests read the shared copies in ``../shared/data/adult`` (skipped if absent);
-the download tests serve files from an HTTP server on 127.0.0.1 started by the test itself. Most download tests
-serve a tiny hand-written file in the UCI format, with ``ADULT_FILES`` patched to its checksum, so their expected
-encodings can be worked out by hand.
+All tests are offline. Real-data tests read the files where ``load_adult`` itself finds them (``$DPEDU_DATA``,
+the project cache ``data/adult/``, or the copy shipped in ``dpedu/data/adult/``), and copy them into temporary
+directories to test ``data_home`` and ``DPEDU_DATA``. The download tests serve files from an HTTP server on
+127.0.0.1 started by the test itself. Most tests use a tiny hand-written file in the UCI format, with
+``ADULT_FILES`` patched to its checksum, so their expected encodings can be worked out by hand.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import gzip
 import hashlib
 import math
 import os
+import shutil
 import socket
+import subprocess
+import sys
 import threading
+import time
+import tomllib
+import tracemalloc
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,20 +33,21 @@ from hypothesis import strategies as st
 
 from dpedu import datasets
 from dpedu.datasets import ADULT_NORM_BOUND, AdultData, AdultDataError, FileDigest, load_adult, make_toy
+from dpedu.datasets import download as download_module
+from dpedu.datasets import files as files_module
 
-SHARED_ADULT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "adult"
-HAVE_SHARED = all((SHARED_ADULT / f"{name}.gz").is_file() for name in ("adult.data", "adult.test"))
-needs_shared = pytest.mark.skipif(
-    not HAVE_SHARED, reason=f"shared Adult copies not found at {SHARED_ADULT} (adult.data.gz, adult.test.gz)"
-)
-TIMEOUT = 5.0  # seconds per network operation; every download test passes it, so none can hang
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = files_module.PACKAGE_DIR  # dpedu/data/adult/, captured before any test patches it
+TIMEOUT = 5.0  # seconds allowed per download; every download test passes it, so none can hang
 
 
 @pytest.fixture(autouse=True)
 def isolated_from_user_data(monkeypatch, tmp_path):
-    """No test sees the developer's DPEDU_DATA or the repo cache, and 127.0.0.1 never goes through a proxy."""
+    """No test sees the developer's DPEDU_DATA, the repo cache or the shipped copy (each test that wants
+    the shipped copy restores it), and 127.0.0.1 never goes through a proxy."""
     monkeypatch.delenv("DPEDU_DATA", raising=False)
-    monkeypatch.setattr(datasets, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.setattr(files_module, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.setattr(files_module, "PACKAGE_DIR", tmp_path / "no-package-copy")
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
 
@@ -199,7 +208,7 @@ def test_missing_with_download_false_says_where_to_put_the_files(tiny, tmp_path)
     with pytest.raises(AdultDataError) as info:
         load_adult(home, download=False, urls=["http://127.0.0.1:9/adult/"])
     message = str(info.value)
-    for expected in (str(home), str(datasets.CACHE_DIR), "DPEDU_DATA", "http://127.0.0.1:9/adult/adult.data"):
+    for expected in (str(home), str(files_module.CACHE_DIR), "DPEDU_DATA", "http://127.0.0.1:9/adult/adult.data"):
         assert expected in message
     assert list(home.iterdir()) == []
     assert isinstance(info.value, OSError)
@@ -349,10 +358,10 @@ def test_download_goes_to_the_first_named_directory(tiny, tmp_path, server, monk
     monkeypatch.delenv("DPEDU_DATA")
     (env / "adult.test").unlink()
     assert load_adult(home, urls=urls, timeout=TIMEOUT).test_file == home / "adult.test"
-    assert not datasets.CACHE_DIR.exists()
+    assert not files_module.CACHE_DIR.exists()
     for path in (env / "adult.data", home / "adult.data"):
         path.unlink()
-    assert load_adult(urls=urls, timeout=TIMEOUT).train_file == datasets.CACHE_DIR / "adult.data"
+    assert load_adult(urls=urls, timeout=TIMEOUT).train_file == files_module.CACHE_DIR / "adult.data"
 
 
 def test_only_the_missing_file_is_downloaded(tiny, tmp_path, server):
@@ -405,26 +414,31 @@ def test_bad_arguments(kwargs, error, match):
 
 @pytest.fixture(scope="module")
 def adult():
-    if not HAVE_SHARED:
-        pytest.skip(f"shared Adult copies not found at {SHARED_ADULT}")
-    return load_adult(SHARED_ADULT, download=False)
+    """The real data, found the way load_adult finds it (module scope: before the isolation fixture runs)."""
+    return load_adult(download=False)
+
+
+def _copy_real(adult, directory, *, plain=False):
+    """Copy the real files the loader read into ``directory`` (decompressed if ``plain``)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, source in (("adult.data", adult.train_file), ("adult.test", adult.test_file)):
+        if plain:
+            content = source.read_bytes()
+            (directory / name).write_bytes(gzip.decompress(content) if source.suffix == ".gz" else content)
+        else:
+            shutil.copyfile(source, directory / source.name)
+    return directory
 
 
 @pytest.fixture(scope="module")
-def plain_copies(tmp_path_factory):
-    if not HAVE_SHARED:
-        pytest.skip(f"shared Adult copies not found at {SHARED_ADULT}")
-    directory = tmp_path_factory.mktemp("adult_plain")
-    for name in ("adult.data", "adult.test"):
-        (directory / name).write_bytes(gzip.decompress((SHARED_ADULT / f"{name}.gz").read_bytes()))
-    return directory
+def plain_copies(adult, tmp_path_factory):
+    return _copy_real(adult, tmp_path_factory.mktemp("adult_plain"), plain=True)
 
 
 def _column(data, name):
     return data.feature_names.index(name)
 
 
-@needs_shared
 def test_adult_shapes_labels_and_positive_rates(adult):
     # adult.names: 45222 instances without unknowns (train=30162, test=15060)
     assert adult.X_train.shape == (30162, 104) and adult.X_test.shape == (15060, 104)
@@ -439,14 +453,12 @@ def test_adult_shapes_labels_and_positive_rates(adult):
     assert (7508 + 3700) / 45222 == pytest.approx(0.2478, abs=5e-5)
 
 
-@needs_shared
 def test_adult_rows_respect_the_public_norm_bound(adult):
     assert adult.norm_bound == math.sqrt(14)
     for X in (adult.X_train, adult.X_test):
         assert np.linalg.norm(X, axis=1).max() <= math.sqrt(14) + 1e-12
 
 
-@needs_shared
 def test_adult_feature_names_and_blocks(adult):
     names = adult.feature_names
     assert len(names) == 104 == len(set(names))
@@ -464,26 +476,22 @@ def test_adult_feature_names_and_blocks(adult):
         np.testing.assert_array_equal(adult.X_test[:, block].sum(axis=1), 1.0)  # no unseen test category
 
 
-@needs_shared
-def test_adult_categories_match_the_codebook():
+def test_adult_categories_match_the_codebook(adult):
     """The categories of adult.names (section 7), except workclass 'Never-worked', whose 7 rows all have a '?'."""
-    names_file = SHARED_ADULT / "adult.names"
-    if not names_file.is_file():
-        pytest.skip(f"{names_file} not found")
+    names_file = SHIPPED / "adult.names"  # shipped with the data
     codebook = {}
     for line in names_file.read_text().splitlines():
         column, sep, values = line.partition(": ")
         if sep and column in datasets.ADULT_CATEGORICAL_COLUMNS:
             codebook[column] = {v.strip() for v in values.rstrip(".").split(",")}
     codebook["workclass"].discard("Never-worked")
-    data = load_adult(SHARED_ADULT, download=False)
+    data = adult
     for column in datasets.ADULT_CATEGORICAL_COLUMNS:
         seen = {name.split("=", 1)[1] for name in data.feature_names if name.startswith(f"{column}=")}
         assert seen == codebook[column], column
     assert 6 + sum(len(v) for v in codebook.values()) == 104
 
 
-@needs_shared
 def test_adult_first_rows_decoded_by_hand(adult):
     """adult.data line 1 and adult.test line 2, scaled with the training ranges (checked with awk on the
     rows without '?'): age [17, 90], fnlwgt [13769, 1484705], education-num [1, 16], capital-gain [0, 99999],
@@ -509,22 +517,71 @@ def test_adult_first_rows_decoded_by_hand(adult):
         assert label == expected_label
 
 
-@needs_shared
 def test_adult_test_values_outside_the_training_range_are_clipped(adult):
     # adult.test has fnlwgt 1490400 (> training max 1484705) and 13492 (< training min 13769)
     fnlwgt = adult.X_test[:, _column(adult, "fnlwgt")]
     assert int((fnlwgt == 1.0).sum()) >= 1 and int((fnlwgt == 0.0).sum()) >= 1
 
 
-@needs_shared
-def test_dpedu_data_environment_variable_is_honoured(adult, monkeypatch):
-    monkeypatch.setenv("DPEDU_DATA", str(SHARED_ADULT))
+def test_dpedu_data_environment_variable_is_honoured(adult, monkeypatch, tmp_path):
+    monkeypatch.setattr(files_module, "PACKAGE_DIR", SHIPPED)  # the shipped copy is there too, and loses
+    env = _copy_real(adult, tmp_path / "env")
+    monkeypatch.setenv("DPEDU_DATA", str(env))
     data = load_adult(download=False)
-    assert data.train_file.resolve() == (SHARED_ADULT / "adult.data.gz").resolve()
-    np.testing.assert_array_equal(data.X_train, adult.X_train)
+    assert data.train_file == env / adult.train_file.name and data.test_file == env / adult.test_file.name
+    for mine, reference in zip(data, adult):
+        np.testing.assert_array_equal(mine, reference)
 
 
-@needs_shared
+def test_data_home_is_honoured_before_dpedu_data_and_the_shipped_copy(adult, monkeypatch, tmp_path, plain_copies):
+    monkeypatch.setattr(files_module, "PACKAGE_DIR", SHIPPED)
+    monkeypatch.setenv("DPEDU_DATA", str(_copy_real(adult, tmp_path / "env")))
+    home = shutil.copytree(plain_copies, tmp_path / "home")
+    data = load_adult(home, download=False)
+    assert (data.train_file, data.test_file) == (home / "adult.data", home / "adult.test")
+    for mine, reference in zip(data, adult):
+        np.testing.assert_array_equal(mine, reference)
+
+
+def test_the_shipped_copy_is_found_when_nothing_else_is_there(adult, monkeypatch):
+    monkeypatch.setattr(files_module, "PACKAGE_DIR", SHIPPED)  # no DPEDU_DATA, empty project cache
+    data = load_adult(download=False)
+    assert (data.train_file, data.test_file) == (SHIPPED / "adult.data.gz", SHIPPED / "adult.test.gz")
+    for mine, reference in zip(data, adult):
+        np.testing.assert_array_equal(mine, reference)
+
+
+def test_the_project_cache_comes_before_the_shipped_copy(adult, monkeypatch, plain_copies):
+    monkeypatch.setattr(files_module, "PACKAGE_DIR", SHIPPED)
+    monkeypatch.setattr(files_module, "CACHE_DIR", plain_copies)
+    assert load_adult(download=False).train_file == plain_copies / "adult.data"
+
+
+def test_the_shipped_files_match_their_recorded_checksums():
+    """dpedu/data/adult/README.txt lists ``sha256  name`` for each shipped file; ADULT_GZ_SHA256 agrees."""
+    listed = {}
+    for line in (SHIPPED / "README.txt").read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 2 and len(parts[0]) == 64:
+            listed[parts[1]] = parts[0]
+    shipped = sorted(p.name for p in SHIPPED.iterdir() if p.name != "README.txt")
+    assert sorted(listed) == shipped == ["adult.data.gz", "adult.names", "adult.test.gz"]
+    for name, sha256 in listed.items():
+        assert hashlib.sha256((SHIPPED / name).read_bytes()).hexdigest() == sha256, name
+    for name, sha256 in files_module.ADULT_GZ_SHA256.items():
+        assert listed[f"{name}.gz"] == sha256
+
+
+def test_the_shipped_files_are_declared_as_package_data():
+    """A non-editable install copies only the files pyproject.toml lists; every shipped file must match one."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    patterns = config["tool"]["setuptools"]["package-data"]["dpedu"]
+    package_root = SHIPPED.parents[1]
+    for path in SHIPPED.iterdir():
+        relative = path.relative_to(package_root).as_posix()
+        assert any(fnmatch.fnmatch(relative, pattern) for pattern in patterns), relative
+
+
 def test_plain_copies_load_identically(adult, plain_copies):
     data = load_adult(plain_copies, download=False)
     assert (data.train_file.name, data.test_file.name) == ("adult.data", "adult.test")
@@ -533,7 +590,6 @@ def test_plain_copies_load_identically(adult, plain_copies):
         np.testing.assert_array_equal(mine, reference)
 
 
-@needs_shared
 def test_real_files_download_from_a_local_mirror(adult, plain_copies, tmp_path, server):
     _serve(server, "uci", {name: (plain_copies / name).read_bytes() for name in ("adult.data", "adult.test")})
     data = load_adult(tmp_path, urls=(server.url("uci"),), timeout=TIMEOUT)  # real checksums, not patched
