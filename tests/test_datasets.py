@@ -39,6 +39,7 @@ from dpedu.datasets import files as files_module
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = files_module.PACKAGE_DIR  # dpedu/data/adult/, captured before any test patches it
 TIMEOUT = 5.0  # seconds allowed per download; every download test passes it, so none can hang
+DRIP_INTERVAL, DRIP_BYTES = 0.3, 30  # a slow server: one byte every 0.3 s, 30 bytes (9 s) at most
 
 
 @pytest.fixture(autouse=True)
@@ -202,6 +203,49 @@ def test_a_broken_gz_file_is_a_clear_error(tiny, tmp_path):
         load_adult(directory, download=False)
 
 
+@pytest.mark.parametrize("name", ["adult.data", "adult.test"])
+def test_a_small_gzip_bomb_is_refused_by_its_decompressed_size(tiny, tmp_path, name):
+    directory = _write(tmp_path, tiny)
+    (directory / name).unlink()
+    bomb = gzip.compress(bytes(1 << 20), compresslevel=9)  # 1 MiB of zeros in about 1 KiB
+    (directory / f"{name}.gz").write_bytes(bomb)
+    expected = datasets.ADULT_FILES[name].n_bytes
+    with pytest.raises(AdultDataError, match=f"decompresses to more than the {expected} bytes") as info:
+        load_adult(directory, download=False)
+    assert str(directory / f"{name}.gz") in str(info.value)
+
+
+def test_a_gzip_bomb_is_refused_without_decompressing_it_in_full(tmp_path):
+    """With the real checksums: 400 MiB of zeros (about 400 KiB gzipped, as small as the real adult.data.gz)
+    are refused once 3.97 MB have come out, without ever holding much more than that in memory."""
+    bomb = gzip.compress(bytes(64 << 20), compresslevel=9) * 6  # gzip members concatenate: 384 MiB
+    assert len(bomb) < 500_000
+    _write(tmp_path, {"adult.test": b""})
+    (tmp_path / "adult.data.gz").write_bytes(bomb)
+    limit = datasets.ADULT_FILES["adult.data"].n_bytes
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(AdultDataError, match=f"decompresses to more than the {limit} bytes"):
+            load_adult(tmp_path, download=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * limit, peak  # the content read so far, in 64 KiB chunks; not 384 MiB
+    assert time.monotonic() - start < 5.0
+
+
+def test_an_oversized_file_is_refused_before_it_is_read(tiny, tmp_path):
+    directory = _write(tmp_path, tiny)
+    (directory / "adult.data").write_bytes(TINY_DATA + b"x" * 100)  # plain: more bytes than expected
+    with pytest.raises(AdultDataError, match="holds more than"):
+        load_adult(directory, download=False)
+    (directory / "adult.data").unlink()
+    (directory / "adult.data.gz").write_bytes(os.urandom(10 * len(TINY_DATA) + 2048))  # larger than any gzip
+    with pytest.raises(AdultDataError, match="larger than any gzip"):
+        load_adult(directory, download=False)
+
+
 def test_missing_with_download_false_says_where_to_put_the_files(tiny, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
@@ -235,18 +279,39 @@ def test_search_order_argument_then_environment_then_cache(tiny, tmp_path, monke
 @pytest.fixture
 def server():
     """An HTTP server on 127.0.0.1 (port 0); ``routes[path] = (action, body)`` with action in
-    'ok', 'truncate' (Content-Length 1000 bytes too large, half the body, then close) or 'no-length'
-    (no Content-Length; the body ends when the connection closes). Unknown paths get 404."""
+    'ok', 'truncate' (Content-Length 1000 bytes too large, half the body, then close), 'no-length'
+    (no Content-Length; the body ends when the connection closes), 'drip-body' (headers at once, then
+    one body byte every DRIP_INTERVAL s) or 'drip-headers' (the headers one byte at a time). A drip
+    stops after DRIP_BYTES bytes (so a broken deadline costs seconds, not minutes). Unknown paths get 404."""
     routes, hits = {}, []
 
     class Handler(BaseHTTPRequestHandler):
+        def _drip(self, data):
+            for i in range(min(len(data), DRIP_BYTES)):
+                time.sleep(DRIP_INTERVAL)
+                try:
+                    self.wfile.write(data[i : i + 1])
+                    self.wfile.flush()
+                except OSError:  # the client gave up
+                    return
+            self.close_connection = True
+
         def do_GET(self):
             hits.append(self.path)
             action, body = routes.get(self.path, (None, b""))
             if action is None:
                 self.send_error(404)
                 return
+            if action == "drip-headers":
+                self._drip(f"HTTP/1.0 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+                return
             self.send_response(200)
+            if action == "drip-body":
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.flush()
+                self._drip(body)
+                return
             if action == "ok":
                 self.send_header("Content-Length", str(len(body)))
             elif action == "truncate":
@@ -347,6 +412,90 @@ def test_a_silent_server_times_out(tiny, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("action", ["drip-body", "drip-headers"])
+def test_a_dripping_server_hits_the_total_deadline(tiny, tmp_path, server, action):
+    """One byte every 0.3 s never trips a per-read timeout of 1 s; the total deadline stops it."""
+    _serve(server, "m1", tiny, action)
+    start = time.monotonic()
+    with pytest.raises(AdultDataError, match="timed out") as info:
+        load_adult(tmp_path, urls=(server.url("m1"),), timeout=1.0)
+    elapsed = time.monotonic() - start
+    assert elapsed < 2.5, elapsed  # the deadline (1 s), plus scheduling slack; the drip would take 9 s
+    assert "total deadline" in str(info.value)
+    assert list(tmp_path.iterdir()) == []  # no .part left behind
+
+
+def _part_name(name, tag):
+    return f".{name}.{tag}.part"  # the name tempfile.mkstemp gives a download's temporary file
+
+
+def test_stale_part_files_are_swept_before_a_download(tiny, tmp_path, server):
+    _serve(server, "m1", tiny)
+    old = time.time() - download_module.STALE_PART_AGE - 60
+    stale = [_part_name("adult.data", "k1ll3d_a"), _part_name("adult.test", "zz9_w4x1")]
+    fresh = _part_name("adult.data", "running1")  # a download still in progress elsewhere: kept
+    unrelated = [".other.abc.part", "adult.data.part", "notes.txt"]  # not our pattern: kept
+    for name in [*stale, fresh, *unrelated]:
+        (tmp_path / name).write_bytes(b"partial")
+    for name in [*stale, *unrelated]:
+        os.utime(tmp_path / name, (old, old))
+    load_adult(tmp_path, urls=(server.url("m1"),), timeout=TIMEOUT)
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted(["adult.data", "adult.test", fresh, *unrelated])
+
+
+def test_remove_stale_parts_ignores_directories_and_missing_paths(tmp_path):
+    directory = tmp_path / _part_name("adult.data", "adirect1")
+    directory.mkdir()
+    old = time.time() - download_module.STALE_PART_AGE - 60
+    os.utime(directory, (old, old))
+    assert download_module.remove_stale_parts(tmp_path) == [] and directory.is_dir()
+    assert download_module.remove_stale_parts(tmp_path / "missing") == []
+
+
+def test_a_download_killed_mid_way_leaves_a_part_that_a_later_download_removes(tiny, tmp_path, server):
+    """SIGKILL cannot be cleaned up after by the dying process; the next download into the directory does it."""
+    _serve(server, "slow", tiny, "drip-body")
+    _serve(server, "m1", tiny)
+    script = (
+        "import sys\n"
+        "from dpedu.datasets import FileDigest, files, load_adult\n"
+        f"files.ADULT_FILES.update({{k: FileDigest(*v) for k, v in {dict(datasets.ADULT_FILES)!r}.items()}})\n"
+        "files.CACHE_DIR = files.PACKAGE_DIR = files.Path(sys.argv[1]) / 'nothing-here'\n"
+        f"load_adult(sys.argv[1], urls=[{server.url('slow')!r}], timeout=60)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT), no_proxy="127.0.0.1", NO_PROXY="127.0.0.1")
+    child = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not list(tmp_path.glob(".adult.data.*.part")) and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(2 * DRIP_INTERVAL)  # a few bytes in
+        assert child.poll() is None, "the child should still be downloading"
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+    parts = list(tmp_path.glob(".adult.data.*.part"))
+    assert len(parts) == 1  # the problem: the temporary file outlives its process
+    old = time.time() - download_module.STALE_PART_AGE - 60
+    os.utime(parts[0], (old, old))  # as if it had been left there long ago
+    load_adult(tmp_path, urls=(server.url("m1"),), timeout=TIMEOUT)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adult.data", "adult.test"]
+
+
+def test_an_interrupted_download_removes_its_part(tiny, tmp_path, server, monkeypatch):
+    _serve(server, "m1", tiny)
+
+    class Interrupting:
+        def update(self, chunk):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(download_module, "hashlib", SimpleNamespace(sha256=Interrupting))
+    with pytest.raises(KeyboardInterrupt):
+        load_adult(tmp_path, urls=(server.url("m1"),), timeout=TIMEOUT)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_download_goes_to_the_first_named_directory(tiny, tmp_path, server, monkeypatch):
     _serve(server, "m1", tiny)
     urls = (server.url("m1"),)
@@ -381,6 +530,30 @@ def test_data_home_that_is_a_file_is_refused(tmp_path):
         load_adult(path)
 
 
+def test_blank_dpedu_data_is_refused_and_empty_means_unset(tiny, tmp_path, monkeypatch):
+    monkeypatch.setenv("DPEDU_DATA", " ")
+    with pytest.raises(ValueError, match="DPEDU_DATA"):
+        load_adult(download=False)
+    monkeypatch.setenv("DPEDU_DATA", "")  # the usual convention for environment variables
+    monkeypatch.setattr(files_module, "CACHE_DIR", _write(tmp_path / "cache", tiny))
+    assert load_adult(download=False).train_file == tmp_path / "cache" / "adult.data"
+
+
+def test_the_downloader_is_off_the_import_path():
+    """``import dpedu`` and loading local files never import urllib.request or http.client."""
+    script = (
+        "import sys, dpedu\n"
+        "net = lambda: [m for m in sys.modules if m in ('urllib.request', 'http.client', 'dpedu.datasets.download')]\n"
+        "before = net()\n"
+        "dpedu.datasets.load_adult(download=False)\n"
+        "print(before, net())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DPEDU_DATA"}
+    out = subprocess.run([sys.executable, "-c", script], env=dict(env, PYTHONPATH=str(ROOT)), cwd=ROOT,
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    assert out.split() == ["[]", "[]"]
+
+
 def test_dpedu_data_that_is_a_file_is_refused(tmp_path, monkeypatch):
     path = tmp_path / "file"
     path.write_text("")
@@ -402,6 +575,11 @@ def test_dpedu_data_that_is_a_file_is_refused(tmp_path, monkeypatch):
         ({"urls": (None,)}, TypeError, "urls"),
         ({"timeout": 0}, ValueError, "timeout"),
         ({"timeout": "5"}, TypeError, "timeout"),
+        ({"timeout": 1e300}, ValueError, r"timeout must be in \(0, 3600\]"),  # was an OverflowError
+        ({"timeout": float("inf")}, ValueError, r"timeout must be in \(0, 3600\]"),
+        ({"timeout": float("nan")}, ValueError, "timeout"),
+        ({"data_home": ""}, ValueError, "data_home"),  # was silently the current directory
+        ({"data_home": "  "}, ValueError, "data_home"),
     ],
 )
 def test_bad_arguments(kwargs, error, match):
