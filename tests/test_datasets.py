@@ -329,7 +329,8 @@ def server():
     thread.start()
     port = httpd.server_address[1]
     try:
-        yield SimpleNamespace(url=lambda mirror: f"http://127.0.0.1:{port}/{mirror}/", routes=routes, hits=hits)
+        yield SimpleNamespace(url=lambda mirror: f"http://127.0.0.1:{port}/{mirror}/", routes=routes, hits=hits,
+                              httpd=httpd)
     finally:
         httpd.shutdown()
         httpd.server_close()
@@ -422,6 +423,43 @@ def test_a_dripping_server_hits_the_total_deadline(tiny, tmp_path, server, actio
     assert elapsed < 2.5, elapsed  # the deadline (1 s), plus scheduling slack; the drip would take 9 s
     assert "total deadline" in str(info.value)
     assert list(tmp_path.iterdir()) == []  # no .part left behind
+
+
+@pytest.fixture
+def https_server(server, tmp_path_factory, monkeypatch):
+    """The ``server`` fixture behind TLS, with a self-signed certificate for 127.0.0.1 that the default
+    context trusts (through SSL_CERT_FILE). Needs the openssl command; skipped without it."""
+    import ssl
+
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is needed to make a test certificate")
+    directory = tmp_path_factory.mktemp("tls")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)  # fmt: skip
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.httpd.socket = context.wrap_socket(server.httpd.socket, server_side=True)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    return SimpleNamespace(url=lambda mirror: server.url(mirror).replace("http://", "https://"),
+                           routes=server.routes, hits=server.hits)
+
+
+@pytest.mark.parametrize("action", ["ok", "drip-body"])
+def test_https_downloads_and_its_deadline(tiny, tmp_path, https_server, action):
+    _serve(https_server, "m1", tiny, action)
+    if action == "ok":
+        data = load_adult(tmp_path, urls=(https_server.url("m1"),), timeout=TIMEOUT)
+        np.testing.assert_array_equal(data.y_train, [-1.0, 1.0, 1.0])
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["adult.data", "adult.test"]
+        return
+    start = time.monotonic()
+    with pytest.raises(AdultDataError, match="total deadline"):
+        load_adult(tmp_path, urls=(https_server.url("m1"),), timeout=1.0)
+    assert time.monotonic() - start < 2.5
+    assert list(tmp_path.iterdir()) == []
 
 
 def _part_name(name, tag):

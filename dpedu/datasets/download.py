@@ -21,7 +21,6 @@ Three guarantees, each with a regression test in ``tests/test_datasets.py``:
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import http.client
 import os
@@ -96,9 +95,7 @@ def _shut(sock):
 
 
 class _WatchedHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, *args, deadline, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.deadline = deadline
+    deadline = None  # set on each instance by _watched
 
     def connect(self):
         super().connect()
@@ -113,13 +110,28 @@ class _WatchedHTTPSConnection(http.client.HTTPSConnection, _WatchedHTTPConnectio
         self.deadline.watch(self.sock)
 
 
+def _watched(connection_class, deadline):
+    """A factory urllib calls like ``connection_class(host, timeout=..., ...)``; it attaches ``deadline``.
+
+    (``HTTPSConnection.__init__`` does not pass unknown keyword arguments on, so the deadline is set
+    after construction rather than passed to it.)
+    """
+
+    def make(*args, **kwargs):
+        connection = connection_class(*args, **kwargs)
+        connection.deadline = deadline
+        return connection
+
+    return make
+
+
 class _HTTPHandler(urllib.request.HTTPHandler):
     def __init__(self, deadline):
         super().__init__()
         self.deadline = deadline
 
     def http_open(self, req):
-        return self.do_open(functools.partial(_WatchedHTTPConnection, deadline=self.deadline), req)
+        return self.do_open(_watched(_WatchedHTTPConnection, self.deadline), req)
 
 
 class _HTTPSHandler(urllib.request.HTTPSHandler):
@@ -128,7 +140,7 @@ class _HTTPSHandler(urllib.request.HTTPSHandler):
         self.deadline = deadline
 
     def https_open(self, req):
-        return self.do_open(functools.partial(_WatchedHTTPSConnection, deadline=self.deadline), req)
+        return self.do_open(_watched(_WatchedHTTPSConnection, self.deadline), req)
 
 
 def remove_stale_parts(directory, *, older_than=STALE_PART_AGE):
