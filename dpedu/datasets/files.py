@@ -111,7 +111,7 @@ def _as_dir(value, name):
     if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)):
         raise TypeError(f"{name} must be a str or os.PathLike naming a directory; got {type(value).__name__} {value!r}")
     if not os.fspath(value).strip():  # Path('') would silently mean the current directory
-        raise ValueError(f"{name} must name a directory (a non-empty path); got {value!r}")
+        raise ValueError(f"{name} must name a directory (a non-empty, non-blank path); got {value!r}")
     path = Path(value).expanduser().resolve()
     if path.exists() and not path.is_dir():
         raise ValueError(f"{name} must name a directory that holds the Adult files; got a file: {path}")
