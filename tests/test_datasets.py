@@ -1,19 +1,26 @@
 """Tests for dpedu.datasets: the Adult loader (parsing, checksums, search order, download) and make_toy.
 
-All tests are offline. Real-data tests read the shared copies in ``../shared/data/adult`` (skipped if absent);
-the download tests serve files from an HTTP server on 127.0.0.1 started by the test itself. Most download tests
-serve a tiny hand-written file in the UCI format, with ``ADULT_FILES`` patched to its checksum, so their expected
-encodings can be worked out by hand.
+All tests are offline. Real-data tests read the files where ``load_adult`` itself finds them (``$DPEDU_DATA``,
+the project cache ``data/adult/``, or the copy shipped in ``dpedu/data/adult/``), and copy them into temporary
+directories to test ``data_home`` and ``DPEDU_DATA``. The download tests serve files from an HTTP server on
+127.0.0.1 started by the test itself. Most tests use a tiny hand-written file in the UCI format, with
+``ADULT_FILES`` patched to its checksum, so their expected encodings can be worked out by hand.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import gzip
 import hashlib
 import math
 import os
+import shutil
 import socket
+import subprocess
+import sys
 import threading
+import time
+import tracemalloc
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,20 +32,22 @@ from hypothesis import strategies as st
 
 from dpedu import datasets
 from dpedu.datasets import ADULT_NORM_BOUND, AdultData, AdultDataError, FileDigest, load_adult, make_toy
+from dpedu.datasets import download as download_module
+from dpedu.datasets import files as files_module
 
-SHARED_ADULT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "adult"
-HAVE_SHARED = all((SHARED_ADULT / f"{name}.gz").is_file() for name in ("adult.data", "adult.test"))
-needs_shared = pytest.mark.skipif(
-    not HAVE_SHARED, reason=f"shared Adult copies not found at {SHARED_ADULT} (adult.data.gz, adult.test.gz)"
-)
-TIMEOUT = 5.0  # seconds per network operation; every download test passes it, so none can hang
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = files_module.PACKAGE_DIR  # dpedu/data/adult/, captured before any test patches it
+TIMEOUT = 5.0  # seconds allowed per download; every download test passes it, so none can hang
+DRIP_INTERVAL, DRIP_BYTES = 0.3, 30  # a slow server: one byte every 0.3 s, 30 bytes (9 s) at most
 
 
 @pytest.fixture(autouse=True)
 def isolated_from_user_data(monkeypatch, tmp_path):
-    """No test sees the developer's DPEDU_DATA or the repo cache, and 127.0.0.1 never goes through a proxy."""
+    """No test sees the developer's DPEDU_DATA, the repo cache or the shipped copy (each test that wants
+    the shipped copy restores it), and 127.0.0.1 never goes through a proxy."""
     monkeypatch.delenv("DPEDU_DATA", raising=False)
-    monkeypatch.setattr(datasets, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.setattr(files_module, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.setattr(files_module, "PACKAGE_DIR", tmp_path / "no-package-copy")
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
 
@@ -193,13 +202,56 @@ def test_a_broken_gz_file_is_a_clear_error(tiny, tmp_path):
         load_adult(directory, download=False)
 
 
+@pytest.mark.parametrize("name", ["adult.data", "adult.test"])
+def test_a_small_gzip_bomb_is_refused_by_its_decompressed_size(tiny, tmp_path, name):
+    directory = _write(tmp_path, tiny)
+    (directory / name).unlink()
+    bomb = gzip.compress(bytes(1 << 20), compresslevel=9)  # 1 MiB of zeros in about 1 KiB
+    (directory / f"{name}.gz").write_bytes(bomb)
+    expected = datasets.ADULT_FILES[name].n_bytes
+    with pytest.raises(AdultDataError, match=f"decompresses to more than the {expected} bytes") as info:
+        load_adult(directory, download=False)
+    assert str(directory / f"{name}.gz") in str(info.value)
+
+
+def test_a_gzip_bomb_is_refused_without_decompressing_it_in_full(tmp_path):
+    """With the real checksums: 400 MiB of zeros (about 400 KiB gzipped, as small as the real adult.data.gz)
+    are refused once 3.97 MB have come out, without ever holding much more than that in memory."""
+    bomb = gzip.compress(bytes(64 << 20), compresslevel=9) * 6  # gzip members concatenate: 384 MiB
+    assert len(bomb) < 500_000
+    _write(tmp_path, {"adult.test": b""})
+    (tmp_path / "adult.data.gz").write_bytes(bomb)
+    limit = datasets.ADULT_FILES["adult.data"].n_bytes
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(AdultDataError, match=f"decompresses to more than the {limit} bytes"):
+            load_adult(tmp_path, download=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * limit, peak  # the content read so far, in 64 KiB chunks; not 384 MiB
+    assert time.monotonic() - start < 5.0
+
+
+def test_an_oversized_file_is_refused_before_it_is_read(tiny, tmp_path):
+    directory = _write(tmp_path, tiny)
+    (directory / "adult.data").write_bytes(TINY_DATA + b"x" * 100)  # plain: more bytes than expected
+    with pytest.raises(AdultDataError, match="holds more than"):
+        load_adult(directory, download=False)
+    (directory / "adult.data").unlink()
+    (directory / "adult.data.gz").write_bytes(os.urandom(10 * len(TINY_DATA) + 2048))  # larger than any gzip
+    with pytest.raises(AdultDataError, match="larger than any gzip"):
+        load_adult(directory, download=False)
+
+
 def test_missing_with_download_false_says_where_to_put_the_files(tiny, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     with pytest.raises(AdultDataError) as info:
         load_adult(home, download=False, urls=["http://127.0.0.1:9/adult/"])
     message = str(info.value)
-    for expected in (str(home), str(datasets.CACHE_DIR), "DPEDU_DATA", "http://127.0.0.1:9/adult/adult.data"):
+    for expected in (str(home), str(files_module.CACHE_DIR), "DPEDU_DATA", "http://127.0.0.1:9/adult/adult.data"):
         assert expected in message
     assert list(home.iterdir()) == []
     assert isinstance(info.value, OSError)
@@ -226,18 +278,39 @@ def test_search_order_argument_then_environment_then_cache(tiny, tmp_path, monke
 @pytest.fixture
 def server():
     """An HTTP server on 127.0.0.1 (port 0); ``routes[path] = (action, body)`` with action in
-    'ok', 'truncate' (Content-Length 1000 bytes too large, half the body, then close) or 'no-length'
-    (no Content-Length; the body ends when the connection closes). Unknown paths get 404."""
+    'ok', 'truncate' (Content-Length 1000 bytes too large, half the body, then close), 'no-length'
+    (no Content-Length; the body ends when the connection closes), 'drip-body' (headers at once, then
+    one body byte every DRIP_INTERVAL s) or 'drip-headers' (the headers one byte at a time). A drip
+    stops after DRIP_BYTES bytes (so a broken deadline costs seconds, not minutes). Unknown paths get 404."""
     routes, hits = {}, []
 
     class Handler(BaseHTTPRequestHandler):
+        def _drip(self, data):
+            for i in range(min(len(data), DRIP_BYTES)):
+                time.sleep(DRIP_INTERVAL)
+                try:
+                    self.wfile.write(data[i : i + 1])
+                    self.wfile.flush()
+                except OSError:  # the client gave up
+                    return
+            self.close_connection = True
+
         def do_GET(self):
             hits.append(self.path)
             action, body = routes.get(self.path, (None, b""))
             if action is None:
                 self.send_error(404)
                 return
+            if action == "drip-headers":
+                self._drip(f"HTTP/1.0 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+                return
             self.send_response(200)
+            if action == "drip-body":
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.flush()
+                self._drip(body)
+                return
             if action == "ok":
                 self.send_header("Content-Length", str(len(body)))
             elif action == "truncate":
@@ -256,7 +329,8 @@ def server():
     thread.start()
     port = httpd.server_address[1]
     try:
-        yield SimpleNamespace(url=lambda mirror: f"http://127.0.0.1:{port}/{mirror}/", routes=routes, hits=hits)
+        yield SimpleNamespace(url=lambda mirror: f"http://127.0.0.1:{port}/{mirror}/", routes=routes, hits=hits,
+                              httpd=httpd)
     finally:
         httpd.shutdown()
         httpd.server_close()
@@ -338,6 +412,127 @@ def test_a_silent_server_times_out(tiny, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("action", ["drip-body", "drip-headers"])
+def test_a_dripping_server_hits_the_total_deadline(tiny, tmp_path, server, action):
+    """One byte every 0.3 s never trips a per-read timeout of 1 s; the total deadline stops it."""
+    _serve(server, "m1", tiny, action)
+    start = time.monotonic()
+    with pytest.raises(AdultDataError, match="timed out") as info:
+        load_adult(tmp_path, urls=(server.url("m1"),), timeout=1.0)
+    elapsed = time.monotonic() - start
+    assert elapsed < 2.5, elapsed  # the deadline (1 s), plus scheduling slack; the drip would take 9 s
+    assert "total deadline" in str(info.value)
+    assert list(tmp_path.iterdir()) == []  # no .part left behind
+
+
+@pytest.fixture
+def https_server(server, tmp_path_factory, monkeypatch):
+    """The ``server`` fixture behind TLS, with a self-signed certificate for 127.0.0.1 that the default
+    context trusts (through SSL_CERT_FILE). Needs the openssl command; skipped without it."""
+    import ssl
+
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is needed to make a test certificate")
+    directory = tmp_path_factory.mktemp("tls")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)  # fmt: skip
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.httpd.socket = context.wrap_socket(server.httpd.socket, server_side=True)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    return SimpleNamespace(url=lambda mirror: server.url(mirror).replace("http://", "https://"),
+                           routes=server.routes, hits=server.hits)
+
+
+@pytest.mark.parametrize("action", ["ok", "drip-body"])
+def test_https_downloads_and_its_deadline(tiny, tmp_path, https_server, action):
+    _serve(https_server, "m1", tiny, action)
+    if action == "ok":
+        data = load_adult(tmp_path, urls=(https_server.url("m1"),), timeout=TIMEOUT)
+        np.testing.assert_array_equal(data.y_train, [-1.0, 1.0, 1.0])
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["adult.data", "adult.test"]
+        return
+    start = time.monotonic()
+    with pytest.raises(AdultDataError, match="total deadline"):
+        load_adult(tmp_path, urls=(https_server.url("m1"),), timeout=1.0)
+    assert time.monotonic() - start < 2.5
+    assert list(tmp_path.iterdir()) == []
+
+
+def _part_name(name, tag):
+    return f".{name}.{tag}.part"  # the name tempfile.mkstemp gives a download's temporary file
+
+
+def test_stale_part_files_are_swept_before_a_download(tiny, tmp_path, server):
+    _serve(server, "m1", tiny)
+    old = time.time() - download_module.STALE_PART_AGE - 60
+    stale = [_part_name("adult.data", "k1ll3d_a"), _part_name("adult.test", "zz9_w4x1")]
+    fresh = _part_name("adult.data", "running1")  # a download still in progress elsewhere: kept
+    unrelated = [".other.abc.part", "adult.data.part", "notes.txt"]  # not our pattern: kept
+    for name in [*stale, fresh, *unrelated]:
+        (tmp_path / name).write_bytes(b"partial")
+    for name in [*stale, *unrelated]:
+        os.utime(tmp_path / name, (old, old))
+    load_adult(tmp_path, urls=(server.url("m1"),), timeout=TIMEOUT)
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted(["adult.data", "adult.test", fresh, *unrelated])
+
+
+def test_remove_stale_parts_ignores_directories_and_missing_paths(tmp_path):
+    directory = tmp_path / _part_name("adult.data", "adirect1")
+    directory.mkdir()
+    old = time.time() - download_module.STALE_PART_AGE - 60
+    os.utime(directory, (old, old))
+    assert download_module.remove_stale_parts(tmp_path) == [] and directory.is_dir()
+    assert download_module.remove_stale_parts(tmp_path / "missing") == []
+
+
+def test_a_download_killed_mid_way_leaves_a_part_that_a_later_download_removes(tiny, tmp_path, server):
+    """SIGKILL cannot be cleaned up after by the dying process; the next download into the directory does it."""
+    _serve(server, "slow", tiny, "drip-body")
+    _serve(server, "m1", tiny)
+    script = (
+        "import sys\n"
+        "from dpedu.datasets import FileDigest, files, load_adult\n"
+        f"files.ADULT_FILES.update({{k: FileDigest(*v) for k, v in {dict(datasets.ADULT_FILES)!r}.items()}})\n"
+        "files.CACHE_DIR = files.PACKAGE_DIR = files.Path(sys.argv[1]) / 'nothing-here'\n"
+        f"load_adult(sys.argv[1], urls=[{server.url('slow')!r}], timeout=60)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT), no_proxy="127.0.0.1", NO_PROXY="127.0.0.1")
+    child = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not list(tmp_path.glob(".adult.data.*.part")) and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(2 * DRIP_INTERVAL)  # a few bytes in
+        assert child.poll() is None, "the child should still be downloading"
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+    parts = list(tmp_path.glob(".adult.data.*.part"))
+    assert len(parts) == 1  # the problem: the temporary file outlives its process
+    old = time.time() - download_module.STALE_PART_AGE - 60
+    os.utime(parts[0], (old, old))  # as if it had been left there long ago
+    load_adult(tmp_path, urls=(server.url("m1"),), timeout=TIMEOUT)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adult.data", "adult.test"]
+
+
+def test_an_interrupted_download_removes_its_part(tiny, tmp_path, server, monkeypatch):
+    _serve(server, "m1", tiny)
+
+    class Interrupting:
+        def update(self, chunk):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(download_module, "hashlib", SimpleNamespace(sha256=Interrupting))
+    with pytest.raises(KeyboardInterrupt):
+        load_adult(tmp_path, urls=(server.url("m1"),), timeout=TIMEOUT)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_download_goes_to_the_first_named_directory(tiny, tmp_path, server, monkeypatch):
     _serve(server, "m1", tiny)
     urls = (server.url("m1"),)
@@ -349,10 +544,10 @@ def test_download_goes_to_the_first_named_directory(tiny, tmp_path, server, monk
     monkeypatch.delenv("DPEDU_DATA")
     (env / "adult.test").unlink()
     assert load_adult(home, urls=urls, timeout=TIMEOUT).test_file == home / "adult.test"
-    assert not datasets.CACHE_DIR.exists()
+    assert not files_module.CACHE_DIR.exists()
     for path in (env / "adult.data", home / "adult.data"):
         path.unlink()
-    assert load_adult(urls=urls, timeout=TIMEOUT).train_file == datasets.CACHE_DIR / "adult.data"
+    assert load_adult(urls=urls, timeout=TIMEOUT).train_file == files_module.CACHE_DIR / "adult.data"
 
 
 def test_only_the_missing_file_is_downloaded(tiny, tmp_path, server):
@@ -370,6 +565,30 @@ def test_data_home_that_is_a_file_is_refused(tmp_path):
     path.write_text("not a directory")
     with pytest.raises(ValueError, match="data_home"):
         load_adult(path)
+
+
+def test_blank_dpedu_data_is_refused_and_empty_means_unset(tiny, tmp_path, monkeypatch):
+    monkeypatch.setenv("DPEDU_DATA", " ")
+    with pytest.raises(ValueError, match="DPEDU_DATA"):
+        load_adult(download=False)
+    monkeypatch.setenv("DPEDU_DATA", "")  # the usual convention for environment variables
+    monkeypatch.setattr(files_module, "CACHE_DIR", _write(tmp_path / "cache", tiny))
+    assert load_adult(download=False).train_file == tmp_path / "cache" / "adult.data"
+
+
+def test_the_downloader_is_off_the_import_path():
+    """``import dpedu`` and loading local files never import urllib.request or http.client."""
+    script = (
+        "import sys, dpedu\n"
+        "net = lambda: [m for m in sys.modules if m in ('urllib.request', 'http.client', 'dpedu.datasets.download')]\n"
+        "before = net()\n"
+        "dpedu.datasets.load_adult(download=False)\n"
+        "print(before, net())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DPEDU_DATA"}
+    out = subprocess.run([sys.executable, "-c", script], env=dict(env, PYTHONPATH=str(ROOT)), cwd=ROOT,
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    assert out.split() == ["[]", "[]"]
 
 
 def test_dpedu_data_that_is_a_file_is_refused(tmp_path, monkeypatch):
@@ -393,6 +612,11 @@ def test_dpedu_data_that_is_a_file_is_refused(tmp_path, monkeypatch):
         ({"urls": (None,)}, TypeError, "urls"),
         ({"timeout": 0}, ValueError, "timeout"),
         ({"timeout": "5"}, TypeError, "timeout"),
+        ({"timeout": 1e300}, ValueError, r"timeout must be in \(0, 3600\]"),  # was an OverflowError
+        ({"timeout": float("inf")}, ValueError, r"timeout must be in \(0, 3600\]"),
+        ({"timeout": float("nan")}, ValueError, "timeout"),
+        ({"data_home": ""}, ValueError, "data_home"),  # was silently the current directory
+        ({"data_home": "  "}, ValueError, "data_home"),
     ],
 )
 def test_bad_arguments(kwargs, error, match):
@@ -405,26 +629,31 @@ def test_bad_arguments(kwargs, error, match):
 
 @pytest.fixture(scope="module")
 def adult():
-    if not HAVE_SHARED:
-        pytest.skip(f"shared Adult copies not found at {SHARED_ADULT}")
-    return load_adult(SHARED_ADULT, download=False)
+    """The real data, found the way load_adult finds it (module scope: before the isolation fixture runs)."""
+    return load_adult(download=False)
+
+
+def _copy_real(adult, directory, *, plain=False):
+    """Copy the real files the loader read into ``directory`` (decompressed if ``plain``)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, source in (("adult.data", adult.train_file), ("adult.test", adult.test_file)):
+        if plain:
+            content = source.read_bytes()
+            (directory / name).write_bytes(gzip.decompress(content) if source.suffix == ".gz" else content)
+        else:
+            shutil.copyfile(source, directory / source.name)
+    return directory
 
 
 @pytest.fixture(scope="module")
-def plain_copies(tmp_path_factory):
-    if not HAVE_SHARED:
-        pytest.skip(f"shared Adult copies not found at {SHARED_ADULT}")
-    directory = tmp_path_factory.mktemp("adult_plain")
-    for name in ("adult.data", "adult.test"):
-        (directory / name).write_bytes(gzip.decompress((SHARED_ADULT / f"{name}.gz").read_bytes()))
-    return directory
+def plain_copies(adult, tmp_path_factory):
+    return _copy_real(adult, tmp_path_factory.mktemp("adult_plain"), plain=True)
 
 
 def _column(data, name):
     return data.feature_names.index(name)
 
 
-@needs_shared
 def test_adult_shapes_labels_and_positive_rates(adult):
     # adult.names: 45222 instances without unknowns (train=30162, test=15060)
     assert adult.X_train.shape == (30162, 104) and adult.X_test.shape == (15060, 104)
@@ -439,14 +668,12 @@ def test_adult_shapes_labels_and_positive_rates(adult):
     assert (7508 + 3700) / 45222 == pytest.approx(0.2478, abs=5e-5)
 
 
-@needs_shared
 def test_adult_rows_respect_the_public_norm_bound(adult):
     assert adult.norm_bound == math.sqrt(14)
     for X in (adult.X_train, adult.X_test):
         assert np.linalg.norm(X, axis=1).max() <= math.sqrt(14) + 1e-12
 
 
-@needs_shared
 def test_adult_feature_names_and_blocks(adult):
     names = adult.feature_names
     assert len(names) == 104 == len(set(names))
@@ -464,26 +691,22 @@ def test_adult_feature_names_and_blocks(adult):
         np.testing.assert_array_equal(adult.X_test[:, block].sum(axis=1), 1.0)  # no unseen test category
 
 
-@needs_shared
-def test_adult_categories_match_the_codebook():
+def test_adult_categories_match_the_codebook(adult):
     """The categories of adult.names (section 7), except workclass 'Never-worked', whose 7 rows all have a '?'."""
-    names_file = SHARED_ADULT / "adult.names"
-    if not names_file.is_file():
-        pytest.skip(f"{names_file} not found")
+    names_file = SHIPPED / "adult.names"  # shipped with the data
     codebook = {}
     for line in names_file.read_text().splitlines():
         column, sep, values = line.partition(": ")
         if sep and column in datasets.ADULT_CATEGORICAL_COLUMNS:
             codebook[column] = {v.strip() for v in values.rstrip(".").split(",")}
     codebook["workclass"].discard("Never-worked")
-    data = load_adult(SHARED_ADULT, download=False)
+    data = adult
     for column in datasets.ADULT_CATEGORICAL_COLUMNS:
         seen = {name.split("=", 1)[1] for name in data.feature_names if name.startswith(f"{column}=")}
         assert seen == codebook[column], column
     assert 6 + sum(len(v) for v in codebook.values()) == 104
 
 
-@needs_shared
 def test_adult_first_rows_decoded_by_hand(adult):
     """adult.data line 1 and adult.test line 2, scaled with the training ranges (checked with awk on the
     rows without '?'): age [17, 90], fnlwgt [13769, 1484705], education-num [1, 16], capital-gain [0, 99999],
@@ -509,22 +732,72 @@ def test_adult_first_rows_decoded_by_hand(adult):
         assert label == expected_label
 
 
-@needs_shared
 def test_adult_test_values_outside_the_training_range_are_clipped(adult):
     # adult.test has fnlwgt 1490400 (> training max 1484705) and 13492 (< training min 13769)
     fnlwgt = adult.X_test[:, _column(adult, "fnlwgt")]
     assert int((fnlwgt == 1.0).sum()) >= 1 and int((fnlwgt == 0.0).sum()) >= 1
 
 
-@needs_shared
-def test_dpedu_data_environment_variable_is_honoured(adult, monkeypatch):
-    monkeypatch.setenv("DPEDU_DATA", str(SHARED_ADULT))
+def test_dpedu_data_environment_variable_is_honoured(adult, monkeypatch, tmp_path):
+    monkeypatch.setattr(files_module, "PACKAGE_DIR", SHIPPED)  # the shipped copy is there too, and loses
+    env = _copy_real(adult, tmp_path / "env")
+    monkeypatch.setenv("DPEDU_DATA", str(env))
     data = load_adult(download=False)
-    assert data.train_file.resolve() == (SHARED_ADULT / "adult.data.gz").resolve()
-    np.testing.assert_array_equal(data.X_train, adult.X_train)
+    assert data.train_file == env / adult.train_file.name and data.test_file == env / adult.test_file.name
+    for mine, reference in zip(data, adult):
+        np.testing.assert_array_equal(mine, reference)
 
 
-@needs_shared
+def test_data_home_is_honoured_before_dpedu_data_and_the_shipped_copy(adult, monkeypatch, tmp_path, plain_copies):
+    monkeypatch.setattr(files_module, "PACKAGE_DIR", SHIPPED)
+    monkeypatch.setenv("DPEDU_DATA", str(_copy_real(adult, tmp_path / "env")))
+    home = shutil.copytree(plain_copies, tmp_path / "home")
+    data = load_adult(home, download=False)
+    assert (data.train_file, data.test_file) == (home / "adult.data", home / "adult.test")
+    for mine, reference in zip(data, adult):
+        np.testing.assert_array_equal(mine, reference)
+
+
+def test_the_shipped_copy_is_found_when_nothing_else_is_there(adult, monkeypatch):
+    monkeypatch.setattr(files_module, "PACKAGE_DIR", SHIPPED)  # no DPEDU_DATA, empty project cache
+    data = load_adult(download=False)
+    assert (data.train_file, data.test_file) == (SHIPPED / "adult.data.gz", SHIPPED / "adult.test.gz")
+    for mine, reference in zip(data, adult):
+        np.testing.assert_array_equal(mine, reference)
+
+
+def test_the_project_cache_comes_before_the_shipped_copy(adult, monkeypatch, plain_copies):
+    monkeypatch.setattr(files_module, "PACKAGE_DIR", SHIPPED)
+    monkeypatch.setattr(files_module, "CACHE_DIR", plain_copies)
+    assert load_adult(download=False).train_file == plain_copies / "adult.data"
+
+
+def test_the_shipped_files_match_their_recorded_checksums():
+    """dpedu/data/adult/README.txt lists ``sha256  name`` for each shipped file; ADULT_GZ_SHA256 agrees."""
+    listed = {}
+    for line in (SHIPPED / "README.txt").read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 2 and len(parts[0]) == 64:
+            listed[parts[1]] = parts[0]
+    shipped = sorted(p.name for p in SHIPPED.iterdir() if p.name != "README.txt")
+    assert sorted(listed) == shipped == ["adult.data.gz", "adult.names", "adult.test.gz"]
+    for name, sha256 in listed.items():
+        assert hashlib.sha256((SHIPPED / name).read_bytes()).hexdigest() == sha256, name
+    for name, sha256 in files_module.ADULT_GZ_SHA256.items():
+        assert listed[f"{name}.gz"] == sha256
+
+
+def test_the_shipped_files_are_declared_as_package_data():
+    """A non-editable install copies only the files pyproject.toml lists; every shipped file must match one."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    patterns = config["tool"]["setuptools"]["package-data"]["dpedu"]
+    package_root = SHIPPED.parents[1]
+    for path in SHIPPED.iterdir():
+        relative = path.relative_to(package_root).as_posix()
+        assert any(fnmatch.fnmatch(relative, pattern) for pattern in patterns), relative
+
+
 def test_plain_copies_load_identically(adult, plain_copies):
     data = load_adult(plain_copies, download=False)
     assert (data.train_file.name, data.test_file.name) == ("adult.data", "adult.test")
@@ -533,7 +806,6 @@ def test_plain_copies_load_identically(adult, plain_copies):
         np.testing.assert_array_equal(mine, reference)
 
 
-@needs_shared
 def test_real_files_download_from_a_local_mirror(adult, plain_copies, tmp_path, server):
     _serve(server, "uci", {name: (plain_copies / name).read_bytes() for name in ("adult.data", "adult.test")})
     data = load_adult(tmp_path, urls=(server.url("uci"),), timeout=TIMEOUT)  # real checksums, not patched

@@ -34,7 +34,6 @@ from dpedu.exercises import BEGIN_SOLUTION, find_exercises, student_notebook
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS_DIR = ROOT / "chapters"
 NOTEBOOKS = sorted(CHAPTERS_DIR.glob("*.ipynb"))
-SHARED_ADULT = ROOT.parent / "shared" / "data" / "adult"       # as in tests/test_datasets.py
 ADULT_FILES = ("adult.data", "adult.test")
 CELL_TIMEOUT = 900          # seconds per cell; a fast-mode chapter takes well under a minute per cell
 NOT_WRITTEN = "not written yet"
@@ -50,8 +49,8 @@ def _has_adult(directory):
 
 
 def _adult_dir():
-    """The directory ``load_adult`` will read without downloading: $DPEDU_DATA, the project cache, or shared."""
-    candidates = [os.environ.get("DPEDU_DATA"), datasets.CACHE_DIR, SHARED_ADULT]
+    """The directory ``load_adult`` reads without downloading: $DPEDU_DATA, the project cache or the shipped copy."""
+    candidates = [os.environ.get("DPEDU_DATA"), datasets.CACHE_DIR, datasets.PACKAGE_DIR]
     for directory in candidates:
         if directory and _has_adult(directory):
             return Path(directory)
@@ -168,7 +167,7 @@ def chapter_run():
     adult_dir = _adult_dir()
     if adult_dir is None:
         pytest.skip(f"Adult data files not found ({', '.join(ADULT_FILES)}[.gz] in $DPEDU_DATA, "
-                    f"{datasets.CACHE_DIR} or {SHARED_ADULT}); the chapters need them")
+                    f"{datasets.CACHE_DIR} or {datasets.PACKAGE_DIR}); the chapters need them")
 
     def get(path):
         if path not in _RUNS:
