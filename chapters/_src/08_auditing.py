@@ -27,7 +27,7 @@ import numpy as np
 
 import dpedu as dp
 from dpedu import audit, checks
-from dpedu._notebook import fast_mode, pick, show_source
+from dpedu.notebook import fast_mode, pick, show_source
 from dpedu.accountants import GaussianEvent
 from dpedu.calibrate import gaussian_epsilon_exact
 
