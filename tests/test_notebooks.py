@@ -266,3 +266,28 @@ def test_failed_check_shows_its_hint_without_a_traceback(monkeypatch):
     strict = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells[:2]])
     with pytest.raises(CellExecutionError, match="check failed: you clipped coordinates"):
         NotebookClient(strict, timeout=120, kernel_name="python3").execute()
+
+
+def test_progress_bar_follows_the_counted_messages(capsys):
+    """progress_bar turns "[done/total] ..." and "audit: done/total ..." messages into a tqdm bar that closes at
+    its total; other messages are shown beside it."""
+    from dpedu.notebook import progress_bar
+
+    bar = progress_bar("grid", disable=False)
+    bar("non-private baseline ...")
+    for done in (1, 2):
+        bar(f"[{done}/4] epsilon = 0.5, seed {done}/2")
+    assert (bar.bar.n, bar.bar.total) == (2, 4)
+    bar("[4/4] epsilon = 1, seed 2/2")
+    assert bar.bar.n == 4 and bar.bar.disable          # tqdm marks a closed bar disabled
+    audit = progress_bar("audit", disable=False)
+    audit("audit: 5/10 pairs of trainings (0.1 s)")
+    assert (audit.bar.n, audit.bar.total) == (5, 10)
+    assert "grid" in capsys.readouterr().err
+    assert progress_bar("quiet", disable=True).bar.disable
+
+
+def test_feedback_is_not_installed_outside_ipython():
+    from dpedu.notebook import install_feedback
+
+    assert install_feedback() is False or "IPython" in sys.modules
