@@ -86,11 +86,11 @@ def check_audit_lower_bound(fn):
     r"""``fn(false_positives, n_out, false_negatives, n_in, delta, confidence)``: the audit's lower bound on
     epsilon, valid with probability ``confidence``: Clopper-Pearson upper bounds on FPR and FNR, each at level
     1 - (1 - confidence)/2 (both must hold at once), put into the epsilon-from-rates formula."""
-    from ..audit import _epsilon_from_rates, clopper_pearson, epsilon_lower_bound
+    from ..audit import clopper_pearson, epsilon_from_rates, epsilon_lower_bound
 
     def variant(fp, n_out, fn_, n_in, delta, level):
-        return float(_epsilon_from_rates(clopper_pearson(fp, n_out, confidence=level),
-                                         clopper_pearson(fn_, n_in, confidence=level), delta))
+        return epsilon_from_rates(clopper_pearson(fp, n_out, confidence=level),
+                                  clopper_pearson(fn_, n_in, confidence=level), delta=delta)
 
     for fp, n_out, fn_, n_in, delta, confidence in ((3, 500, 120, 500, 1e-5, 0.95), (0, 200, 0, 200, 1e-5, 0.95),
                                                     (10, 300, 5, 300, 1e-3, 0.9), (150, 300, 140, 300, 1e-5, 0.95)):
