@@ -39,7 +39,7 @@ def cmd_demo(args):
     from ..training import gradient_descent, noisy_gradient_descent
 
     if args.seeds < 1:
-        raise SystemExit("--seeds must be >= 1")
+        raise ValueError(f"--seeds must be >= 1; got {args.seeds}")
     _progress("loading Adult ...")
     data = load_adult(args.data_home)
     X_train, y_train, X_test, y_test = data
