@@ -21,6 +21,7 @@ import pytest
 from scipy.special import expit, gammaln, logsumexp, xlogy
 
 from dpedu import checks
+from dpedu.checks import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08
 from dpedu.accountants import GaussianEvent, SubsampledGaussianEvent, make_accountant
 
 
@@ -64,6 +65,7 @@ def _rdp_epsilon(event, steps, delta, name="rdp"):
     return make_accountant(name).compose(event, steps).get_epsilon(delta)
 
 
+CHAPTER_MODULES = (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08)
 CASES: dict[str, Case] = {}
 
 
@@ -520,13 +522,19 @@ case("check_audit_lower_bound",
 
 
 def _public_checks():
-    return sorted(name for name, obj in inspect.getmembers(checks, inspect.isfunction)
-                  if name.startswith("check_") and obj.__module__ == checks.__name__)
+    """Every check_* defined in a chapter module of the dpedu.checks package."""
+    names = []
+    for module in CHAPTER_MODULES:
+        names += [name for name, obj in inspect.getmembers(module, inspect.isfunction)
+                  if name.startswith("check_") and obj.__module__ == module.__name__]
+    return sorted(names)
 
 
 def test_every_check_is_covered():
     """A new check_* in dpedu.checks (or in its __all__) without cases here fails the suite."""
-    assert sorted(checks.__all__) == _public_checks(), "dpedu.checks.__all__ and its check_* functions differ"
+    exported = sorted(name for name in checks.__all__ if name.startswith("check_"))
+    assert exported == _public_checks(), "dpedu.checks.__all__ and the check_* functions of its modules differ"
+    assert all(getattr(checks, name) is getattr(m, name) for m in CHAPTER_MODULES for name in m.__all__)
     assert sorted(CASES) == _public_checks(), "add a Case for every check_* function to tests/test_exercises.py"
     assert len(CASES) >= 29
 
@@ -574,3 +582,77 @@ def test_checks_do_not_depend_on_the_students_random_state():
             checks.check_noisy_count(lambda count, epsilon, rng: count + rng.laplace(0.0, epsilon))
         verdicts.append(str(failure.value))
     assert verdicts[0] == verdicts[1]
+
+
+# --- feedback: a strange answer is a hint, never a crash -----------------------------------------------------
+
+
+def _raises(exc):
+    def answer(*args, **kwargs):
+        raise exc
+    return answer
+
+
+STRANGE_ANSWERS = {
+    "zero": lambda *a, **k: 0.0,
+    "huge": lambda *a, **k: 1e308,
+    "text": lambda *a, **k: "abc",
+    "nan": lambda *a, **k: math.nan,
+    "inf": lambda *a, **k: math.inf,
+    "negative": lambda *a, **k: -1,
+    "None": lambda *a, **k: None,
+    "object": lambda *a, **k: object(),
+    "long array": lambda *a, **k: np.zeros(1000),
+    "raises ValueError": _raises(ValueError("bad")),
+    "raises ZeroDivisionError": _raises(ZeroDivisionError("division by zero")),
+    "raises AssertionError": _raises(AssertionError("my own assert")),
+}
+
+
+@pytest.mark.parametrize("label", sorted(STRANGE_ANSWERS))
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if c.stub is not None))
+def test_strange_answer_is_a_hint_not_a_crash(name, label, capsys):
+    """Whatever the student's function returns or raises, the check fails with a CheckFailed hint (no other
+    exception, no RuntimeWarning: the suite turns those into errors) and never prints "passed"."""
+    with pytest.raises(checks.CheckFailed) as failure:
+        CASES[name].run(STRANGE_ANSWERS[label])
+    assert str(failure.value).strip()
+    assert "passed" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name, answer, hint", [
+    ("check_smallest_feasible", lambda *a: 0.0, "must lie in the bracket"),
+    ("check_per_iteration_epsilon", lambda *a: 1e308, "too large"),
+    ("check_proactive_schedule", lambda *a: "abc", "must be a number"),
+    ("check_L2_clip", lambda v, c: v * np.nan, "keep the direction"),
+    ("check_noisy_count", lambda count, epsilon, rng: math.nan, "must be a finite number"),
+])
+def test_reported_crashes_are_hints(name, answer, hint):
+    """Regressions: these answers used to raise ZeroDivisionError, OverflowError, ValueError or leak
+    RuntimeWarnings from the check itself."""
+    with pytest.raises(checks.CheckFailed, match=hint):
+        CASES[name].run(answer)
+
+
+def _clip_dividing_by_zero(v, clip_norm):
+    """Right on every non-zero row, but computes clip_norm / 0 for the zero vector (inf, then min(1, inf) = 1)."""
+    norms = np.linalg.norm(v, axis=-1, keepdims=True)
+    return v * np.minimum(1.0, clip_norm / norms)
+
+
+def test_L2_clip_rejects_division_by_zero():
+    """Exercise 2.2 forbids dividing by zero; an answer that does it only for the zero vector still fails."""
+    with pytest.raises(checks.CheckFailed, match="divides by"):
+        checks.check_L2_clip(_clip_dividing_by_zero)
+    with pytest.raises(checks.CheckFailed, match="divides by"):
+        checks.check_L2_clip(lambda v, c: np.where(np.linalg.norm(v, axis=-1, keepdims=True) > c,
+                                                   v * c / np.linalg.norm(v, axis=-1, keepdims=True), v))
+    with pytest.raises(checks.CheckFailed):                 # the brief's example: v * C / ||v||, no guard at all
+        checks.check_L2_clip(lambda v, c: v * c / np.linalg.norm(v, axis=-1, keepdims=True))
+
+
+def test_check_failed_is_an_assertion_error():
+    """nbgrader, pytest and plain Python all treat a failed check as a failed assertion."""
+    assert issubclass(checks.CheckFailed, AssertionError)
+    with pytest.raises(checks.CheckFailed, match="not written yet"):
+        checks.check_L2_clip(_stub)

@@ -235,3 +235,58 @@ def test_notebooks_match_their_sources():
     result = subprocess.run([sys.executable, str(CHAPTERS_DIR / "_build.py"), "--check"], capture_output=True,
                             text=True, cwd=ROOT, timeout=120)
     assert result.returncode == 0, result.stderr + result.stdout
+
+
+@pytest.mark.notebooks
+def test_failed_check_shows_its_hint_without_a_traceback(monkeypatch):
+    """In a real kernel a wrong answer shows one line (the hint), no traceback frames, and the cell is an error
+    (so nbgrader scores it 0 and nbclient stops); a right answer prints "passed"."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    cells = ["import numpy as np\nfrom dpedu import checks",
+             "checks.check_L2_clip(lambda v, c: np.clip(v, -c, c))",
+             "def helper(v, c):\n    raise NotImplementedError('stub')\nchecks.check_L2_clip(helper)",
+             "checks.check_L2_clip(lambda v, c: v * np.minimum(1.0, c / np.maximum(np.linalg.norm(v, axis=-1, "
+             "keepdims=True), 1e-300)))",
+             "1 / 0"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    for index, hint in ((1, "you clipped coordinates one by one"), (2, NOT_WRITTEN)):
+        ename, evalue, traceback = _error(nb.cells[index])
+        assert ename == "CheckFailed" and hint in evalue
+        lines = traceback.splitlines()
+        assert len(lines) <= 3 and hint in traceback, traceback
+        assert not any(marker in traceback for marker in ("Traceback", "File ", "---->", "Cell In")), traceback
+    assert _error(nb.cells[3]) is None and _stdout(nb.cells[3]).startswith("passed")
+    assert "ZeroDivisionError" in _error(nb.cells[4])[2] and len(_error(nb.cells[4])[2].splitlines()) > 3  # others: as usual
+
+    strict = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells[:2]])
+    with pytest.raises(CellExecutionError, match="check failed: you clipped coordinates"):
+        NotebookClient(strict, timeout=120, kernel_name="python3").execute()
+
+
+def test_progress_bar_follows_the_counted_messages(capsys):
+    """progress_bar turns "[done/total] ..." and "audit: done/total ..." messages into a tqdm bar that closes at
+    its total; other messages are shown beside it."""
+    from dpedu.notebook import progress_bar
+
+    bar = progress_bar("grid", disable=False)
+    bar("non-private baseline ...")
+    for done in (1, 2):
+        bar(f"[{done}/4] epsilon = 0.5, seed {done}/2")
+    assert (bar.bar.n, bar.bar.total) == (2, 4)
+    bar("[4/4] epsilon = 1, seed 2/2")
+    assert bar.bar.n == 4 and bar.bar.disable          # tqdm marks a closed bar disabled
+    audit = progress_bar("audit", disable=False)
+    audit("audit: 5/10 pairs of trainings (0.1 s)")
+    assert (audit.bar.n, audit.bar.total) == (5, 10)
+    assert "grid" in capsys.readouterr().err
+    assert progress_bar("quiet", disable=True).bar.disable
+
+
+def test_feedback_is_not_installed_outside_ipython():
+    from dpedu.notebook import install_feedback
+
+    assert install_feedback() is False or "IPython" in sys.modules

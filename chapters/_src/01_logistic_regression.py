@@ -24,7 +24,7 @@ import numpy as np
 
 import dpedu as dp
 from dpedu import checks, plotting
-from dpedu._notebook import fast_mode, pick, show_source
+from dpedu.notebook import fast_mode, pick, show_source
 from dpedu.models import logistic
 
 FAST = fast_mode()

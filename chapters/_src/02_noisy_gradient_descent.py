@@ -21,7 +21,7 @@ import numpy as np
 
 import dpedu as dp
 from dpedu import checks, experiments, plotting
-from dpedu._notebook import fast_mode, pick, show_source
+from dpedu.notebook import fast_mode, pick, progress_bar, show_source
 from dpedu.models import logistic
 
 FAST = fast_mode()
@@ -178,7 +178,7 @@ print(f"\nper iteration: ({result.epsilon_per_iteration}, {result.delta_per_iter
 grid = pick([0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.9], [0.01, 0.1, 0.9])
 noisy_gd = experiments.run_noisy_gd_tradeoff((X_train, y_train, X_test, y_test), epsilons_per_iteration=grid,
                                              iterations=10, delta_per_iteration=1e-5, seeds=pick(5, 2),
-                                             accountants=())
+                                             accountants=(), progress=progress_bar("noisy GD"))
 baseline = logistic.accuracy(dp.training.gradient_descent(X_train, y_train, 10).theta, X_test, y_test)
 ax = plotting.plot_accuracy_vs_epsilon(noisy_gd.total_epsilons["book"], noisy_gd.accuracies, delta=noisy_gd.delta,
                                        baseline=baseline, baseline_label="non-private gradient descent, 10 iterations",

@@ -24,7 +24,7 @@ import numpy as np
 
 import dpedu as dp
 from dpedu import checks, plotting
-from dpedu._notebook import fast_mode, pick, show_source
+from dpedu.notebook import fast_mode, pick, show_source
 from dpedu.accountants import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, compare, make_accountant, zcdp
 from dpedu.accountants.advanced import advanced_composition, advanced_composition_simplified
 from dpedu.models import logistic

@@ -25,7 +25,7 @@ import numpy as np
 
 import dpedu as dp
 from dpedu import checks, plotting
-from dpedu._notebook import fast_mode, pick, show_source
+from dpedu.notebook import fast_mode, pick, show_source
 from dpedu.accountants import SubsampledGaussianEvent, compare, make_accountant
 from dpedu.estimator import DPLogisticRegression
 from dpedu.models import logistic

@@ -25,7 +25,7 @@ from scipy.special import logsumexp
 
 import dpedu as dp
 from dpedu import checks, experiments, plotting
-from dpedu._notebook import fast_mode, pick, show_source
+from dpedu.notebook import fast_mode, pick, show_source
 from dpedu.accountants import GaussianEvent, SubsampledGaussianEvent, make_accountant, moments
 from dpedu.accountants.rdp import RDPAccountant
 from dpedu.accountants.strong import StrongCompositionAccountant

@@ -27,7 +27,7 @@ import numpy as np
 
 import dpedu as dp
 from dpedu import checks, experiments, plotting, proactive
-from dpedu._notebook import fast_mode, pick, show_source
+from dpedu.notebook import fast_mode, pick, show_source
 from dpedu.accountants import SubsampledGaussianEvent, moments
 from dpedu.estimator import DPLogisticRegression
 

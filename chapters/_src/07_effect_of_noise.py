@@ -27,7 +27,7 @@ import numpy as np
 
 import dpedu as dp
 from dpedu import checks, experiments, plotting
-from dpedu._notebook import fast_mode, pick, show_source
+from dpedu.notebook import fast_mode, pick, progress_bar, show_source
 from dpedu.accountants import OrderGridEdgeWarning, SubsampledGaussianEvent, make_accountant
 from dpedu.estimator import TUNED_DEFAULTS
 
@@ -86,7 +86,7 @@ for eps in (0.01, 0.1, 1.0, 10.0):
 # %%
 epsilon_grid = pick([0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0], [0.03, 0.3, 3.0])
 dpsgd = experiments.run_tradeoff(data, epsilons=epsilon_grid, seeds=SEEDS, delta=DELTA, epochs=epochs, sampling_rate=q,
-                               clip_norm=C, learning_rate=learning_rate)
+                               clip_norm=C, learning_rate=learning_rate, progress=progress_bar("DP-SGD"))
 print("  target eps   certified eps       z   test accuracy (mean ± std over seeds)")
 for eps, achieved, z, accs in zip(dpsgd.epsilons, dpsgd.achieved_epsilons, dpsgd.noise_multipliers,
                                   dpsgd.accuracies):
@@ -132,7 +132,8 @@ for e in (1, 4, 16, 64):
 
 # %%
 epoch_grid = pick([0.5, 1, 2, 4, 8, 16, 32, 64], [1, 4, 32])
-tight = experiments.run_epochs_tradeoff(data, epsilon=0.05, epochs=epoch_grid, seeds=SEEDS, delta=DELTA)
+tight = experiments.run_epochs_tradeoff(data, epsilon=0.05, epochs=epoch_grid, seeds=SEEDS, delta=DELTA,
+                                        progress=progress_bar("epochs"))
 ax = plotting.plot_accuracy_vs_epochs(tight.epochs, tight.accuracies, noise_multipliers=tight.noise_multipliers,
                                       epsilon=tight.epsilon, delta=DELTA, baseline=dpsgd.baseline)
 plt.show()
@@ -165,7 +166,7 @@ show_source(experiments.run_clipping_noise_grid)
 clip_grid = pick([0.03, 0.1, 0.3, 1.0, 3.0, 10.0], [0.03, 0.3, 3.0])
 noise_grid = pick([1.0, 10.0, 40.0, 160.0], [1.0, 160.0])
 grid = experiments.run_clipping_noise_grid(data, clip_norms=clip_grid, noise_multipliers=noise_grid,
-                                           seeds=pick(2, 1), delta=DELTA)
+                                           seeds=pick(2, 1), delta=DELTA, progress=progress_bar("C x z"))
 ax = plotting.plot_clipping_noise_tradeoff(grid.clip_norms, grid.noise_multipliers, grid.accuracies,
                                            epsilons=grid.epsilons, delta=DELTA, baseline=dpsgd.baseline)
 ax.set_title(f"Clip norm against noise ({grid.params['epochs']} epochs, q = {grid.params['sampling_rate']})")
@@ -197,11 +198,12 @@ for k, z in enumerate(grid.noise_multipliers):
 book = experiments.run_noisy_gd_tradeoff(data, epsilons_per_iteration=pick([0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.9],
                                                                            [0.02, 0.1, 0.9]),
                                          iterations=10, delta_per_iteration=DELTA / 10, seeds=SEEDS,
-                                         accountants=("rdp",))
+                                         accountants=("rdp",), progress=progress_bar("noisy GD"))
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", OrderGridEdgeWarning)
     moments = experiments.run_tradeoff(data, epsilons=pick([0.5, 1.0, 3.0, 10.0], [1.0, 10.0]), seeds=SEEDS,
-                                       delta=DELTA, accountant="moments", baseline=False)
+                                       delta=DELTA, accountant="moments", baseline=False,
+                                       progress=progress_bar("DP-SGD, moments"))
 
 fig, ax = plt.subplots(figsize=(9, 7), layout="constrained")
 plotting.plot_accuracy_vs_epsilon(book.total_epsilons["book"], book.accuracies, ax=ax, color="#000000", marker="s",

@@ -27,7 +27,7 @@ import numpy as np
 
 import dpedu as dp
 from dpedu import audit, checks
-from dpedu._notebook import fast_mode, pick, show_source
+from dpedu.notebook import fast_mode, pick, progress_bar, show_source
 from dpedu.accountants import GaussianEvent
 from dpedu.calibrate import gaussian_epsilon_exact
 
@@ -156,7 +156,7 @@ print("largest |value| of the last feature in the real data:", np.abs(X[:, -1]).
 
 # %%
 non_private = audit.canary_audit(audit.dp_sgd_trainer(noise_multiplier=0.0, sampling_rate=1.0, steps=4),
-                                 X, y, canary, runs=RUNS, delta=DELTA, rng=1)
+                                 X, y, canary, runs=RUNS, delta=DELTA, rng=1, progress=progress_bar("audit"))
 print(non_private)
 
 # %% [markdown]
@@ -167,7 +167,7 @@ print(non_private)
 
 # %%
 dp_run = audit.canary_audit(audit.dp_sgd_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4),
-                            X, y, canary, runs=RUNS, delta=DELTA, rng=1)
+                            X, y, canary, runs=RUNS, delta=DELTA, rng=1, progress=progress_bar("audit"))
 print(dp_run)
 print(f"  exact Gaussian epsilon: {gaussian_epsilon_exact(DELTA, 1.0 / math.sqrt(4)):.4f}")
 
@@ -204,7 +204,8 @@ def buggy_dp_sgd(X, y, rng, *, z=4.0, C=10.0, steps=2):
 
 buggy_dp_sgd.description = "buggy DP-SGD: claims z = 4, C = 10, T = 2; its noise std is z instead of z*C"
 
-buggy = audit.canary_audit(buggy_dp_sgd, X, y, audit.make_canary(X, y, norm=50.0), runs=RUNS, delta=DELTA, rng=2)
+buggy = audit.canary_audit(buggy_dp_sgd, X, y, audit.make_canary(X, y, norm=50.0), runs=RUNS, delta=DELTA, rng=2,
+                           progress=progress_bar("audit"))
 print(buggy)
 
 # %% [markdown]
@@ -223,7 +224,7 @@ print(buggy)
 rows = []
 for z, q, steps in ((2.0, 1.0, 1), (0.5, 1.0, 4), (1.0, 0.1, 20)):
     r = audit.canary_audit(audit.dp_sgd_trainer(noise_multiplier=z, sampling_rate=q, steps=steps), X, y, canary,
-                           runs=RUNS, delta=DELTA, rng=3)
+                           runs=RUNS, delta=DELTA, rng=3, progress=progress_bar(f"audit z={z}"))
     rows.append((z, q, steps, r.epsilon_lower, r.upper_bounds["rdp"], r.upper_bounds["pld"], r.consistent))
 print(f"{'z':>4} {'q':>4} {'T':>3}  {'audit lower':>11}  {'RDP':>7}  {'PLD':>7}  consistent")
 for z, q, steps, lower, rdp, pld, ok in rows:

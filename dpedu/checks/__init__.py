@@ -1,0 +1,123 @@
+"""Checks for the course exercises: each ``check_*`` calls the student's function on the checker's own data.
+
+A check prints ``passed: ...`` or raises :class:`~dpedu.notebook.CheckFailed` (an ``AssertionError``) with a
+*teaching* hint: where a common mistake can be recognised from its output (clipping coordinates one by
+one, dividing by the batch size actually drawn, forgetting the noisy count, ...), the hint names it.
+Checks draw their test data from their own ``seed`` (never from the student's random state), so a
+student's seed cannot make a wrong answer pass, and the same answer always gets the same verdict. A function that still raises
+the stub's ``NotImplementedError`` fails with "not written yet".
+
+One module per chapter (``dpedu.checks.ch01`` ... ``ch08``), sharing the machinery of
+``dpedu.checks._common``; this package re-exports every check. Chapter by chapter:
+
+========  =========================================================================================
+1         :func:`check_logistic_loss`, :func:`check_logistic_gradient`, :func:`check_gradient_descent`,
+          :func:`check_accuracy`
+2         :func:`check_sensitivities`, :func:`check_L2_clip`, :func:`check_noisy_count`,
+          :func:`check_classic_noise_multiplier`, :func:`check_noisy_gradient_sum`
+3         :func:`check_book_total`, :func:`check_advanced_composition`, :func:`check_zcdp_epsilon`,
+          :func:`check_per_iteration_epsilon`
+4         :func:`check_poisson_sample`, :func:`check_clipped_gradient_sum`, :func:`check_dp_sgd_step`,
+          :func:`check_steps_and_epsilon`
+5         :func:`check_log_moment`, :func:`check_epsilon_from_log_moments`, :func:`check_smallest_feasible`
+6         :func:`check_proactive_noise_multiplier`, :func:`check_proactive_schedule`,
+          :func:`check_closed_form_applies`
+7         :func:`check_noise_std_of_average`, :func:`check_tuning_epsilon`,
+          :func:`check_smallest_epsilon_reaching`
+8         :func:`check_epsilon_from_rates`, :func:`check_clopper_pearson_upper`,
+          :func:`check_audit_lower_bound`
+========  =========================================================================================
+
+>>> import numpy as np
+>>> def my_L2_clip(v, clip_norm):
+...     norm = np.linalg.norm(v, axis=-1, keepdims=True)
+...     return v * np.minimum(1.0, clip_norm / np.maximum(norm, 1e-300))
+>>> check_L2_clip(my_L2_clip)
+passed: L2_clip scales whole vectors (and each row of a matrix) to norm <= clip_norm
+>>> check_L2_clip(lambda v, clip_norm: np.clip(v, -clip_norm, clip_norm))
+Traceback (most recent call last):
+...
+dpedu.notebook.CheckFailed: you clipped coordinates one by one (np.clip); that changes the direction of the vector. ...
+"""
+
+from __future__ import annotations
+
+from ..notebook import CheckFailed
+from .ch01 import (
+                   check_accuracy,
+                   check_gradient_descent,
+                   check_logistic_gradient,
+                   check_logistic_loss,
+)
+from .ch02 import (
+                   check_classic_noise_multiplier,
+                   check_L2_clip,
+                   check_noisy_count,
+                   check_noisy_gradient_sum,
+                   check_sensitivities,
+)
+from .ch03 import (
+                   check_advanced_composition,
+                   check_book_total,
+                   check_per_iteration_epsilon,
+                   check_zcdp_epsilon,
+)
+from .ch04 import (
+                   check_clipped_gradient_sum,
+                   check_dp_sgd_step,
+                   check_poisson_sample,
+                   check_steps_and_epsilon,
+)
+from .ch05 import (
+                   check_epsilon_from_log_moments,
+                   check_log_moment,
+                   check_smallest_feasible,
+)
+from .ch06 import (
+                   check_closed_form_applies,
+                   check_proactive_noise_multiplier,
+                   check_proactive_schedule,
+)
+from .ch07 import (
+                   check_noise_std_of_average,
+                   check_smallest_epsilon_reaching,
+                   check_tuning_epsilon,
+)
+from .ch08 import (
+                   check_audit_lower_bound,
+                   check_clopper_pearson_upper,
+                   check_epsilon_from_rates,
+)
+
+__all__ = [
+    "CheckFailed",
+    "check_logistic_loss",
+    "check_logistic_gradient",
+    "check_gradient_descent",
+    "check_accuracy",
+    "check_sensitivities",
+    "check_L2_clip",
+    "check_noisy_count",
+    "check_classic_noise_multiplier",
+    "check_noisy_gradient_sum",
+    "check_book_total",
+    "check_advanced_composition",
+    "check_zcdp_epsilon",
+    "check_per_iteration_epsilon",
+    "check_poisson_sample",
+    "check_clipped_gradient_sum",
+    "check_dp_sgd_step",
+    "check_steps_and_epsilon",
+    "check_log_moment",
+    "check_epsilon_from_log_moments",
+    "check_smallest_feasible",
+    "check_proactive_noise_multiplier",
+    "check_proactive_schedule",
+    "check_closed_form_applies",
+    "check_noise_std_of_average",
+    "check_tuning_epsilon",
+    "check_smallest_epsilon_reaching",
+    "check_epsilon_from_rates",
+    "check_clopper_pearson_upper",
+    "check_audit_lower_bound",
+]

@@ -1,0 +1,128 @@
+"""Helpers shared by the commands: argument types, the steps of a run, figures, wrapping and progress."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+__all__ = ["MAX_STEPS", "CliError", "progress", "floats", "names", "check_steps", "check_output", "steps_and_epochs", "figure",
+           "wrap"]
+
+MAX_STEPS = 10_000_000
+"""The most steps (trainings or accountant compositions) a command accepts: 1,000x Abadi et al.'s longest run."""
+
+
+class CliError(ValueError):
+    """A user error found by the command line itself (shown as one line, exit status 1)."""
+
+
+class Progress:
+    """Progress on stderr, so tables on stdout stay clean for redirection.
+
+    On a terminal, messages that start with a count (``"[3/10] ..."``, ``"audit: 3/10 ..."``) move a tqdm
+    bar; elsewhere (a pipe, a log file, a test) every message is one line.
+    """
+
+    _COUNT = re.compile(r"^\s*(?:[A-Za-z ]+:\s*)?\[?(?P<done>\d+)/(?P<total>\d+)\]?\s*(?P<rest>.*)$")
+
+    def __init__(self):
+        self._bar = None
+
+    def __call__(self, message):
+        match = self._COUNT.match(str(message)) if sys.stderr.isatty() else None
+        if match is None:
+            self.close()
+            print(message, file=sys.stderr, flush=True)
+            return
+        done, total = int(match["done"]), int(match["total"])
+        if self._bar is None or self._bar.total != total or done < self._bar.n:
+            from tqdm import tqdm
+
+            self.close()
+            self._bar = tqdm(total=total, file=sys.stderr, leave=False)
+        self._bar.update(done - self._bar.n)
+        self._bar.set_postfix_str(match["rest"])
+        if done >= total:
+            self.close()
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+progress = Progress()
+
+
+def floats(text):
+    """'0.1,0.5,1' -> [0.1, 0.5, 1.0] (for argparse)."""
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers such as 0.1,1,10; got {text!r}") from None
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one number")
+    return values
+
+
+def names(text):
+    """'rdp,pld' -> ('rdp', 'pld')."""
+    parts = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not parts:
+        raise argparse.ArgumentTypeError("expected comma-separated accountant names such as rdp,pld")
+    return parts
+
+
+def _steps_from_epochs(epochs, sampling_rate):
+    """``max(1, round(epochs / q))``: dpedu.events.steps_from_epochs when it exists, else the same rule here."""
+    try:
+        from ..events import steps_from_epochs
+    except ImportError:
+        from ..experiments import steps_from_epochs
+    return steps_from_epochs(epochs, sampling_rate)
+
+
+def check_steps(epochs, sampling_rate, option="--epochs"):
+    """The steps of ``epochs`` epochs at sampling rate q; refused above :data:`MAX_STEPS` before any work."""
+    if epochs == epochs and sampling_rate > 0 and epochs / sampling_rate > MAX_STEPS:   # nan/<=0: validated below
+        raise CliError(f"{option} {epochs:g} at sampling rate {sampling_rate:g} makes {epochs / sampling_rate:.3g} "
+                       f"steps; at most {MAX_STEPS:,} are allowed")
+    return _steps_from_epochs(epochs, sampling_rate)
+
+
+def steps_and_epochs(args):
+    """(steps, epochs) from --steps or --epochs (exactly one), with steps = max(1, round(epochs / q))."""
+    if (args.steps is None) == (args.epochs is None):
+        raise CliError("give exactly one of --epochs and --steps")
+    if args.steps is not None:
+        if args.steps < 1:
+            raise CliError(f"--steps must be >= 1; got {args.steps}")
+        if args.steps > MAX_STEPS:
+            raise CliError(f"--steps must be at most {MAX_STEPS:,}; got {args.steps:,}")
+        return args.steps, args.steps * args.sampling_rate
+    return check_steps(args.epochs, args.sampling_rate), args.epochs
+
+
+def check_output(path, option):
+    """Refuse, before any work, an output file whose folder does not exist."""
+    from pathlib import Path
+
+    if path is not None and not Path(path).expanduser().resolve().parent.is_dir():
+        raise CliError(f"{option}: the folder of {path} does not exist")
+    return path
+
+
+def figure(nrows=1, ncols=1, figsize=(7, 4.5)):
+    """A matplotlib Figure not attached to pyplot: no GUI backend and no global state are touched."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.subplots(nrows, ncols)
+
+
+def wrap(text, indent="    ", hanging="    "):
+    """``text`` wrapped at 110 columns."""
+    import textwrap
+
+    return textwrap.fill(text, width=110, initial_indent=indent, subsequent_indent=hanging)

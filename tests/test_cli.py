@@ -1,0 +1,110 @@
+"""The command line (dpedu.cli): user errors are one line on stderr with exit status 1, naming the option."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dpedu import cli, datasets
+from dpedu.cli._common import MAX_STEPS, Progress
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _fails_with(capsys, argv, *fragments):
+    status = cli.main(argv)
+    out, err = capsys.readouterr()
+    assert status == 1, (status, out, err)
+    lines = err.strip().splitlines()           # progress lines may come first; the error is one line, the last
+    errors = [line for line in lines if line.startswith("error: ")]
+    assert len(errors) == 1 and lines[-1] == errors[0], err
+    for fragment in fragments:
+        assert fragment in errors[0], errors[0]
+    assert "Traceback" not in err
+    return errors[0]
+
+
+def test_missing_output_folder_is_one_line(capsys):
+    _fails_with(capsys, ["figure2", "--out", "/nonexistent/f.png"], "--out", "/nonexistent/f.png")
+
+
+def test_os_error_while_writing_is_one_line(capsys, tmp_path):
+    """An OSError at the very end (here: --out is a folder) is still one line, with the file name."""
+    folder = tmp_path / "f.png"
+    folder.mkdir()
+    _fails_with(capsys, ["figure2", "--out", str(folder), "--max-epochs", "2", "--points", "1"], str(folder))
+
+
+@pytest.mark.parametrize("command", ["demo", "tradeoff"])
+def test_adult_data_missing_is_one_clear_line(capsys, monkeypatch, command):
+    def missing(*args, **kwargs):
+        raise datasets.AdultDataError("the Adult files were not found\n  searched: /a, /b\n  set DPEDU_DATA")
+
+    monkeypatch.setattr(datasets, "load_adult", missing)
+    _fails_with(capsys, [command], "the Adult files were not found", "set DPEDU_DATA")
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["audit", "--clip-norm", "0", "--runs", "4"], "--clip-norm must be"),
+    (["audit", "--seed", "-1", "--runs", "4"], "--seed must be"),
+    (["audit", "--runs", "4", "--noise-multiplier", "-1"], "--noise-multiplier must be"),
+    (["audit", "--runs", "4", "--sampling-rate", "2"], "--sampling-rate must be"),
+    (["epsilon", "-z", "-4", "-q", "0.01", "--steps", "10"], "--noise-multiplier must be"),
+    (["epsilon", "-z", "4", "-q", "0.01", "--epochs", "1", "--delta", "2"], "--delta must be"),
+    (["tradeoff", "--clip-norm", "-1"], "--clip-norm must be"),
+    (["plan", "--epsilon", "0.5", "--dataset-size", "1"], "--dataset-size must be"),
+])
+def test_option_errors_name_the_option(capsys, argv, option):
+    line = _fails_with(capsys, argv, option)
+    assert "noise_multiplier" not in line and "sampling_rate" not in line
+
+
+def test_absurd_sizes_are_refused_quickly(capsys):
+    start = time.perf_counter()
+    line = _fails_with(capsys, ["epsilon", "-z", "4", "-q", "0.01", "--epochs", "1e300"], "--epochs",
+                       f"{MAX_STEPS:,}")
+    assert time.perf_counter() - start < 5 and len(line) < 200
+    _fails_with(capsys, ["epsilon", "-z", "4", "-q", "0.01", "--steps", str(MAX_STEPS + 1)], "--steps")
+    _fails_with(capsys, ["figure2", "--max-epochs", "1e300"], "--max-epochs")
+    _fails_with(capsys, ["tradeoff", "--epochs", "1e300"], "--epochs")
+
+
+def test_debug_shows_the_traceback():
+    with pytest.raises(ValueError, match="at most"):
+        cli.main(["--debug", "epsilon", "-z", "4", "-q", "0.01", "--epochs", "1e300"])
+
+
+def test_user_message_maps_internal_names_only_where_they_name_the_argument():
+    options = {"noise_multiplier": "--noise-multiplier", "delta": "--delta"}
+    assert cli.user_message(ValueError("noise_multiplier must be >= 0; got -1"), options) == \
+        "--noise-multiplier must be >= 0; got -1"
+    assert cli.user_message(ValueError("N must be >= 2 (delta = 1/N must be < 1)"), options) == \
+        "N must be >= 2 (delta = 1/N must be < 1)"
+    assert cli.user_message(FileNotFoundError(2, "No such file or directory", "/x/y.png")) == \
+        "No such file or directory: /x/y.png"
+
+
+def test_python_m_dpedu_still_works():
+    result = subprocess.run([sys.executable, "-m", "dpedu", "epsilon", "-z", "4", "-q", "0.01", "--steps", "100",
+                             "--accountants", "rdp"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "T = 100 steps" in result.stdout
+    bad = subprocess.run([sys.executable, "-m", "dpedu", "figure2", "--out", "/nonexistent/f.png"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+def test_progress_is_lines_off_a_terminal_and_a_bar_on_one(capsys, monkeypatch):
+    progress = Progress()
+    progress("[1/3] epsilon = 0.5, seed 1/3")
+    assert capsys.readouterr().err == "[1/3] epsilon = 0.5, seed 1/3\n"
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    for done in (1, 2, 3):
+        progress(f"[{done}/3] epsilon = 0.5, seed {done}/3")
+    err = capsys.readouterr().err
+    assert "3/3" in err and "[1/3] epsilon" not in err          # a tqdm bar, not the raw lines
+    assert progress._bar is None                                # closed at its total
