@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dpedu import cli, datasets
-from dpedu.cli._common import MAX_STEPS, Progress
+from dpedu.cli.common import MAX_STEPS, Progress
 
 ROOT = Path(__file__).resolve().parents[1]
 

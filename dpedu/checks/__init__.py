@@ -8,7 +8,7 @@ student's seed cannot make a wrong answer pass, and the same answer always gets 
 the stub's ``NotImplementedError`` fails with "not written yet".
 
 One module per chapter (``dpedu.checks.ch01`` ... ``ch08``), sharing the machinery of
-``dpedu.checks._common``; this package re-exports every check. Chapter by chapter:
+``dpedu.checks.common``; this package re-exports every check. Chapter by chapter:
 
 ========  =========================================================================================
 1         :func:`check_logistic_loss`, :func:`check_logistic_gradient`, :func:`check_gradient_descent`,

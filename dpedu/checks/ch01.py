@@ -11,7 +11,7 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from ._common import (
+from .common import (
     CheckFailed,
     call,
     checker,

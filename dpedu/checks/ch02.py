@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ._common import (
+from .common import (
     NOT_WRITTEN,
     CheckFailed,
     call,

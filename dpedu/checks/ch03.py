@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ._common import CheckFailed, call, checker, close, expect, passed, scalar
+from .common import CheckFailed, call, checker, close, expect, passed, scalar
 
 __all__ = ['check_book_total', 'check_advanced_composition', 'check_zcdp_epsilon', 'check_per_iteration_epsilon']
 

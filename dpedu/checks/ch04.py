@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ._common import (
+from .common import (
     CheckFailed,
     call,
     checker,

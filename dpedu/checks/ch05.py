@@ -11,7 +11,7 @@ import math
 import numpy as np
 from scipy.special import gammaln, logsumexp, xlog1py, xlogy
 
-from ._common import CheckFailed, call, checker, close, expect, passed, scalar
+from .common import CheckFailed, call, checker, close, expect, passed, scalar
 
 __all__ = ['check_log_moment', 'check_epsilon_from_log_moments', 'check_smallest_feasible']
 

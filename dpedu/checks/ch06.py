@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ._common import (
+from .common import (
     CheckFailed,
     call,
     checker,

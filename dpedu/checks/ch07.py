@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ._common import CheckFailed, call, checker, close, expect, passed, scalar
+from .common import CheckFailed, call, checker, close, expect, passed, scalar
 
 __all__ = ['check_noise_std_of_average', 'check_tuning_epsilon', 'check_smallest_epsilon_reaching']
 

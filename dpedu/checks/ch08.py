@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ._common import CheckFailed, call, checker, close, expect, passed, scalar
+from .common import CheckFailed, call, checker, close, expect, passed, scalar
 
 __all__ = ['check_epsilon_from_rates', 'check_clopper_pearson_upper', 'check_audit_lower_bound']
 

@@ -17,7 +17,7 @@ import re
 import sys
 
 from . import accounting, auditing, course, training
-from ._common import MAX_STEPS, CliError
+from .common import MAX_STEPS, CliError
 
 __all__ = ["main", "build_parser", "user_message", "CliError", "MAX_STEPS"]
 

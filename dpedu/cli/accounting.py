@@ -7,12 +7,12 @@ import math
 
 import numpy as np
 
-from ._common import check_output, check_steps
-from ._common import figure as _figure
-from ._common import names as _names
-from ._common import progress as _progress
-from ._common import steps_and_epochs as _steps_and_epochs
-from ._common import wrap as _wrap
+from .common import check_output, check_steps
+from .common import figure as _figure
+from .common import names as _names
+from .common import progress as _progress
+from .common import steps_and_epochs as _steps_and_epochs
+from .common import wrap as _wrap
 
 __all__ = ['COMMANDS', 'ADULT_TRAIN_SIZE', 'cmd_epsilon', 'cmd_plan', 'cmd_figure2', 'figure2_epochs']
 

@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from ._common import progress as _progress
-from ._common import wrap as _wrap
+from .common import progress as _progress
+from .common import wrap as _wrap
 
 __all__ = ['COMMANDS', 'cmd_audit']
 

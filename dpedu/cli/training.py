@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import check_output, check_steps
-from ._common import figure as _figure
-from ._common import floats as _floats
-from ._common import progress as _progress
+from .common import check_output, check_steps
+from .common import figure as _figure
+from .common import floats as _floats
+from .common import progress as _progress
 
 __all__ = ['COMMANDS', 'cmd_demo', 'cmd_tradeoff']
 
