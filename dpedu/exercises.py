@@ -120,7 +120,7 @@ def student_notebook(nb):
     return student
 
 
-def make_student_copies(source, out_dir, *, pattern="*.ipynb"):
+def make_student_copies(source, out_dir, *, pattern="*.ipynb", force=False):
     """Write the student version of each notebook in ``source`` (a folder or a list of files) to ``out_dir``.
 
     Parameters
@@ -132,6 +132,9 @@ def make_student_copies(source, out_dir, *, pattern="*.ipynb"):
         solutions) can never be overwritten.
     pattern : str
         Glob for a source folder.
+    force : bool
+        Overwrite student copies that already exist and differ from a fresh copy (a student's edited work).
+        Without it such files are refused with ``FileExistsError`` and nothing is written.
 
     Returns
     -------
@@ -149,19 +152,26 @@ def make_student_copies(source, out_dir, *, pattern="*.ipynb"):
         paths = sorted(Path(p) for p in source)
     if not paths:
         raise ValueError(f"no notebooks matching {pattern!r} in {str(source)!r}")
+    if not isinstance(force, bool):
+        raise TypeError(f"force must be True or False; got {force!r}")
     out_dir = Path(out_dir)
     for path in paths:
         if path.parent.resolve() == out_dir.resolve():
             raise ValueError(f"out_dir {str(out_dir)!r} is the folder of {path.name}: the student copy would "
                              "overwrite the solutions; choose another folder")
+    copies = {out_dir / path.name: nbformat.writes(student_notebook(nbformat.read(path, as_version=4))) + "\n"
+              for path in paths}
+    changed = [target for target, text in copies.items()
+               if target.exists() and target.read_text(encoding="utf-8") != text]
+    if changed and not force:  # a student's edited copy is never overwritten silently
+        names = ", ".join(target.name for target in changed)
+        raise FileExistsError(f"{len(changed)} student copy(ies) in {str(out_dir)!r} differ from a fresh copy "
+                              f"(edited since they were made?): {names}. Move them away, or pass force=True "
+                              f"(--force) to overwrite them")
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for path in paths:
-        nb = nbformat.read(path, as_version=4)
-        target = out_dir / path.name
-        nbformat.write(student_notebook(nb), target)
-        written.append(target)
-    return written
+    for target, text in copies.items():
+        target.write_text(text, encoding="utf-8")
+    return sorted(copies)
 
 
 @dataclass(frozen=True)

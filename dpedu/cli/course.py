@@ -1,9 +1,8 @@
-"""The ``strip-solutions`` command: student copies of the chapter notebooks.
-"""
+"""The course commands: ``strip-solutions`` (student copies) and ``course-kit`` (an nbgrader course)."""
 
 from __future__ import annotations
 
-__all__ = ['COMMANDS', 'cmd_strip_solutions']
+__all__ = ["COMMANDS", "cmd_strip_solutions", "cmd_course_kit"]
 
 
 def _add_strip(sub):
@@ -17,15 +16,44 @@ def _add_strip(sub):
     )
     p.add_argument("source", help="a folder of notebooks (or one notebook)")
     p.add_argument("out_dir", help="where to write the student copies")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite student copies that were edited since they were made (refused by default)")
     p.set_defaults(func=cmd_strip_solutions)
 
 
 def cmd_strip_solutions(args):
     from ..exercises import make_student_copies
 
-    for path in make_student_copies(args.source, args.out_dir):
+    for path in make_student_copies(args.source, args.out_dir, force=args.force):
         print(f"wrote {path}")
     return 0
 
 
-COMMANDS = [_add_strip]
+def _add_course_kit(sub):
+    p = sub.add_parser(
+        "course-kit",
+        help="make an nbgrader course from the chapters (configured to grade them in fast mode)",
+        description="Lay out COURSE_DIR as an nbgrader course with one assignment per chapter, and write an "
+                    "nbgrader_config.py that grades in fast mode (DPEDU_FAST=1) with a cell timeout the chapters fit. "
+                    "Then, inside COURSE_DIR: nbgrader generate_assignment NAME, collect submissions into "
+                    "submitted/STUDENT/NAME/, nbgrader autograde NAME, nbgrader generate_feedback NAME.",
+        epilog="example: python -m dpedu course-kit course --chapters 01_logistic_regression 07_effect_of_noise",
+    )
+    p.add_argument("course_dir", help="the course directory to create")
+    p.add_argument("--chapters", nargs="+", metavar="NAME", help="chapter names (default: all eight)")
+    p.add_argument("--timeout", type=float, default=600.0, help="cell timeout in seconds when grading (default 600)")
+    p.add_argument("--force", action="store_true", help="overwrite a configuration or source notebook that differs")
+    p.set_defaults(func=cmd_course_kit)
+
+
+def cmd_course_kit(args):
+    from ..instructor import chapter_names, make_course
+
+    root = make_course(args.course_dir, chapters=args.chapters, timeout=args.timeout, force=args.force)
+    names = args.chapters or chapter_names()
+    print(f"nbgrader course in {root} with {len(names)} assignment(s): {', '.join(names)}")
+    print(f"next: cd {root} && nbgrader generate_assignment {names[0]}")
+    return 0
+
+
+COMMANDS = [_add_strip, _add_course_kit]
