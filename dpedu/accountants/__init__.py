@@ -17,7 +17,7 @@ import math
 import warnings
 
 from ..validation import check_delta
-from ._sgm import OrderGridEdgeWarning
+from .orders import OrderGridEdgeWarning
 from .base import Accountant, ConversionUnavailableError, UnsupportedEventError
 from ..events import (
     EpsilonDeltaEvent,

@@ -30,15 +30,10 @@ import math
 import numpy as np
 
 from ..validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
-from ._sgm import (
-    OrderGridEdgeWarning,
-    _check_orders,
-    abadi_log_moments_integrated,
-    log_moment,
-    rdp_laplace,
-    rdp_pure_dp,
-    warn_if_at_edge,
-)
+from .log_moments import log_moment
+from .log_moments_integrated import abadi_log_moments_integrated
+from .orders import OrderGridEdgeWarning, check_orders, warn_if_at_edge
+from .rdp_curves import rdp_laplace, rdp_pure_dp
 from .base import Accountant
 from ..events import (
     EpsilonDeltaEvent,
@@ -61,7 +56,7 @@ _METHODS = ("closed_form", "integration")
 
 
 def _check_moment_curve(moment_orders, log_moments):
-    lambdas = np.atleast_1d(_check_orders(moment_orders, "moment_orders", integer=True, strict=False))
+    lambdas = np.atleast_1d(check_orders(moment_orders, "moment_orders", integer=True, strict=False))
     values = np.atleast_1d(np.asarray(log_moments, dtype=float))
     if lambdas.ndim != 1 or values.shape != lambdas.shape:
         raise ValueError(f"log_moments must have the shape of moment_orders {lambdas.shape}; got {values.shape}")
@@ -112,7 +107,7 @@ def event_log_moments(event, moment_orders, method="closed_form"):
     r"""Log-moments :math:`\alpha(\lambda)` of one event at ``moment_orders`` (a tuple of ints), read-only.
 
     - ``SubsampledGaussianEvent(z, q)``: :math:`\ln\max(E_1, E_2)` ([ACG16]_ §3.2). ``"closed_form"``
-      uses :math:`\ln E_2` from the binomial sum (:func:`dpedu.accountants._sgm.log_moment`), because
+      uses :math:`\ln E_2` from the binomial sum (:func:`dpedu.accountants.log_moments.log_moment`), because
       :math:`E_1 \le E_2` for the sampled Gaussian (Mironov, Talwar & Zhang 2019, §3; checked by
       integration on a grid of (q, z, λ) in the tests). ``"integration"`` integrates both numerically,
       as the paper's implementation did, and takes the max.
@@ -191,7 +186,7 @@ class MomentsAccountant(Accountant):
         super().__init__()
         if isinstance(moment_orders, range):
             moment_orders = list(moment_orders)
-        lambdas = np.atleast_1d(_check_orders(moment_orders, "moment_orders", integer=True, strict=False))
+        lambdas = np.atleast_1d(check_orders(moment_orders, "moment_orders", integer=True, strict=False))
         if lambdas.ndim != 1:
             raise ValueError(f"moment_orders must be a 1-D sequence; got shape {lambdas.shape}")
         self.moment_orders = np.unique(lambdas).astype(int)  # sorted; order and repeats carry no meaning

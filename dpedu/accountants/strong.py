@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 
 from ..validation import check_delta
-from ._conversions import SHUFFLED_BATCH, CompositionBreakdown, GaussianStep, group_ledger, sampling_rate_of
-from .advanced import _drv_epsilon, optimal_breakdown, optimal_delta
+from .composition import SHUFFLED_BATCH, CompositionBreakdown, GaussianStep, group_ledger, sampling_rate_of
+from .advanced import advanced_composition_bound, optimal_breakdown, optimal_delta
 from .base import Accountant, ConversionUnavailableError
 from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
@@ -64,7 +64,7 @@ def paper_breakdown(ledger, delta):
         steps.append(GaussianStep(event, count, delta0, epsilon0, q * delta0, q * epsilon0))
     sum_of_squares = math.fsum(step.count * step.epsilon1**2 for step in steps)
     return CompositionBreakdown(
-        epsilon=_drv_epsilon(sum_of_squares, sum_of_squares, delta / 2.0),
+        epsilon=advanced_composition_bound(sum_of_squares, sum_of_squares, delta / 2.0),
         delta=delta,
         gaussian_steps=tuple(steps),
         delta_slack=delta / 2.0,
