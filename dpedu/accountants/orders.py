@@ -4,7 +4,7 @@ The RDP and moments accountants minimise over a finite grid of orders (MATH.md Â
 too narrow can only make epsilon larger, never smaller than the truth, so a best order at an end of the
 grid is worth a warning (:class:`OrderGridEdgeWarning`), not an error.
 
->>> DEFAULT_ORDERS[:3], DEFAULT_ORDERS[-1]
+>>> DEFAULT_ORDERS[:3], float(DEFAULT_ORDERS[-1])
 (array([1.1, 1.2, 1.3]), 1024.0)
 >>> check_orders([2, 3], integer=True)
 array([2., 3.])
