@@ -11,7 +11,6 @@ array([0.6, 0.8])
 """
 
 from . import accountants, calibrate, datasets, mechanisms, models, proactive, training
-from .validation import PrivacyLeakWarning
 from .accountants import compare, make_accountant
 from .clipping import L2_clip
 from .mechanisms import gaussian_mech, gaussian_mech_vec, gaussian_mechanism, laplace_mech, laplace_mechanism
@@ -30,7 +29,6 @@ __all__ = [
     "proactive",
     "training",
     "logistic",
-    "PrivacyLeakWarning",
     "compare",
     "make_accountant",
     "L2_clip",

@@ -23,10 +23,17 @@ import math
 
 import numpy as np
 
-from ..validation import check_delta, check_epsilon
+from ..validation import check_delta, check_epsilon, check_real_entries
 from .orders import check_orders
 
-__all__ = ["CONVERSIONS", "check_conversion", "check_curve", "epsilon_from_rdp", "delta_from_rdp"]
+__all__ = [
+    "CONVERSIONS",
+    "check_conversion",
+    "check_curve",
+    "check_curve_values",
+    "epsilon_from_rdp",
+    "delta_from_rdp",
+]
 
 #: The two RDP -> (epsilon, delta) theorems, by name.
 CONVERSIONS = ("improved", "classic")
@@ -39,24 +46,30 @@ def check_conversion(conversion):
     return conversion
 
 
-def check_curve(orders, values, name="rdp"):
-    """``(orders, values)`` as two 1-D float arrays of one shape; ``values`` >= 0, ``inf`` allowed.
+def check_curve_values(values, shape, name="rdp"):
+    """A curve's values as a float array of ``shape``, each >= 0 (``inf`` allowed).
 
-    Booleans, strings and complex numbers are refused with a ``TypeError`` naming the argument; NaN
-    and negative values with a ``ValueError``.
+    Booleans, strings and complex numbers are refused with a ``TypeError`` naming ``name``; NaN, negative
+    values and a wrong shape with a ``ValueError``. Used for RDP curves and for log-moments.
     """
+    check_real_entries(values, name)
+    raw = np.asarray(values)
+    if not np.issubdtype(raw.dtype, np.number):
+        raise TypeError(f"{name} must be real numbers; got dtype {raw.dtype}")
+    curve = np.atleast_1d(raw.astype(float))
+    if curve.shape != shape:
+        raise ValueError(f"{name} must have the shape of the orders {shape}; got {curve.shape}")
+    if np.any(np.isnan(curve)) or np.any(curve < 0):
+        raise ValueError(f"{name} must be >= 0 (inf allowed) at every order")
+    return curve
+
+
+def check_curve(orders, values, name="rdp"):
+    """``(orders, values)`` as two 1-D float arrays of one shape: orders > 1, values >= 0 (``inf`` allowed)."""
     alphas = np.atleast_1d(check_orders(orders))
     if alphas.ndim != 1:
         raise ValueError(f"orders must be 1-D; got shape {alphas.shape}")
-    raw = np.asarray(values)
-    if raw.dtype == np.bool_ or not np.issubdtype(raw.dtype, np.number) or np.iscomplexobj(raw):
-        raise TypeError(f"{name} must be real numbers; got dtype {raw.dtype} ({values!r})")
-    curve = np.atleast_1d(raw.astype(float))
-    if curve.shape != alphas.shape:
-        raise ValueError(f"{name} must have the shape of orders {alphas.shape}; got {curve.shape}")
-    if np.any(np.isnan(curve)) or np.any(curve < 0):
-        raise ValueError(f"{name} must be >= 0 (inf allowed) at every order")
-    return alphas, curve
+    return alphas, check_curve_values(values, alphas.shape, name)
 
 
 def epsilon_from_rdp(orders, rdp, delta, conversion="improved"):

@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from ..validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
+from .conversions import check_curve_values
 from .log_moments import log_moment
 from .log_moments_integrated import abadi_log_moments_integrated
 from .orders import OrderGridEdgeWarning, check_orders, warn_if_at_edge
@@ -57,12 +58,9 @@ _METHODS = ("closed_form", "integration")
 
 def _check_moment_curve(moment_orders, log_moments):
     lambdas = np.atleast_1d(check_orders(moment_orders, "moment_orders", integer=True, strict=False))
-    values = np.atleast_1d(np.asarray(log_moments, dtype=float))
-    if lambdas.ndim != 1 or values.shape != lambdas.shape:
-        raise ValueError(f"log_moments must have the shape of moment_orders {lambdas.shape}; got {values.shape}")
-    if np.any(np.isnan(values)) or np.any(values < 0):
-        raise ValueError("log_moments must be >= 0 (inf allowed) at every order")
-    return lambdas, values
+    if lambdas.ndim != 1:
+        raise ValueError(f"moment_orders must be 1-D; got shape {lambdas.shape}")
+    return lambdas, check_curve_values(log_moments, lambdas.shape, "log_moments")
 
 
 def epsilon_from_log_moments(moment_orders, log_moments, delta):

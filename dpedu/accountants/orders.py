@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ..validation import check_array
+from ..validation import check_array, check_real_entries
 
 __all__ = ["DEFAULT_ORDERS", "OrderGridEdgeWarning", "check_orders", "shape_like_orders", "warn_if_at_edge"]
 
@@ -58,9 +58,7 @@ def check_orders(orders, name="orders", *, integer=False, minimum=1.0, strict=Tr
     numpy.ndarray
         float64, 0-D or 1-D like the input.
     """
-    if np.asarray(orders).dtype == np.bool_:
-        raise TypeError(f"{name} must be real numbers, not booleans; got {orders!r}")
-    arr = check_array(orders, name, ndim=(0, 1))
+    arr = check_array(check_real_entries(orders, name), name, ndim=(0, 1))
     bad = arr <= minimum if strict else arr < minimum
     if np.any(bad):
         relation = ">" if strict else ">="

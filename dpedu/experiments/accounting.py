@@ -28,7 +28,14 @@ import numpy as np
 from .. import calibrate
 from ..accountants import Comparison, account, accountant_class
 from ..events import gaussian_step_event, steps_from_epochs
-from ..validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
+from ..validation import (
+    check_delta,
+    check_epsilon,
+    check_noise_multiplier,
+    check_positive_int,
+    check_real_entries,
+    check_sampling_rate,
+)
 
 __all__ = [
     "ACCOUNTANT_KEYS",
@@ -99,9 +106,7 @@ def check_grid(values, name):
     >>> check_grid([1, 2.5], "epsilons")
     array([1. , 2.5])
     """
-    raw = np.asarray(values, dtype=object)
-    if any(isinstance(v, (bool, np.bool_, str, bytes, complex, np.complexfloating)) for v in raw.ravel()):
-        raise TypeError(f"{name} must hold real numbers (no booleans, strings or complex numbers); got {values!r}")
+    check_real_entries(values, name)
     try:
         grid = np.atleast_1d(np.asarray(values, dtype=float))
     except (TypeError, ValueError):
