@@ -429,3 +429,16 @@ def test_bad_parameters_name_the_argument():
         advanced_composition_simplified(epsilon=1.0, k=3, delta_prime=0.0)
     with pytest.raises(ValueError, match="sampling_rate"):
         amplify_by_subsampling(1.0, 0.0, sampling_rate=0.0)
+
+
+def test_advanced_composition_of_a_huge_epsilon_is_infinite_not_an_overflow():
+    epsilon, delta = advanced_composition(1e300, 0.0, 10, 1e-5)
+    assert epsilon == math.inf and delta == pytest.approx(1e-5)
+
+
+def test_the_bound_strong_and_advanced_share():
+    from dpedu.accountants.advanced import advanced_composition_bound
+
+    k, eps, slack = 500, 1.0, 1e-5
+    assert advanced_composition_bound(k * eps * eps, k * math.expm1(eps), slack) == advanced_composition(
+        eps, 0.0, k, slack)[0]

@@ -298,3 +298,12 @@ def test_default_rdp_grid_is_at_least_as_tight():
     moments = MomentsAccountant().compose(ABADI_STEP, 10_000).get_epsilon(1e-5)
     rdp = RDPAccountant(orders=DEFAULT_ORDERS).compose(ABADI_STEP, 10_000).get_epsilon(1e-5)
     assert rdp < moments
+
+
+@pytest.mark.parametrize("orders, values, name", [
+    ([1], ["0.5"], "log_moments"), ([1], [True], "log_moments"), ([1], [0.5 + 0j], "log_moments"),
+    ([True, 2], [0.5, 0.5], "moment_orders"),
+])
+def test_epsilon_from_log_moments_refuses_non_real_input(orders, values, name):
+    with pytest.raises(TypeError, match=name):
+        epsilon_from_log_moments(orders, values, 1e-5)

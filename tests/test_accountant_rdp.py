@@ -382,3 +382,14 @@ def test_extreme_parameters_stay_finite(q, z, steps):
 def test_bad_parameters_name_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("orders, rdp, name", [
+    ([2.0], ["0.5"], "rdp"), ([2.0], [True], "rdp"), ([2.0], [0.5 + 0j], "rdp"), ([True, 2.0], [0.5, 0.5], "orders"),
+    (["2"], [0.5], "orders"),
+])
+def test_epsilon_from_rdp_refuses_non_real_input(orders, rdp, name):
+    with pytest.raises(TypeError, match=name):
+        epsilon_from_rdp(orders, rdp, 1e-5)
+    with pytest.raises(TypeError, match=name):
+        delta_from_rdp(orders, rdp, 1.0)

@@ -254,3 +254,58 @@ def test_steps_for_budget_bad_input(kwargs, error):
     args = dict(target_epsilon=1.0, target_delta=DELTA, noise_multiplier=4.0, sampling_rate=0.01) | kwargs
     with pytest.raises(error, match=next(iter(kwargs))):
         calibrate.steps_for_budget(**args)
+
+
+# --- the shared search, and issue 13 ---------------------------------------------------------------
+
+def test_monotone_search_returns_the_evaluated_feasible_end():
+    probes = []
+
+    def feasible(x):
+        probes.append(x)
+        return x * x >= 2.0
+
+    x = calibrate.monotone_search(feasible, 1.0, feasible_when="large", lowest=1e-9, highest=1e9, rtol=1e-6,
+                                  at_limit=None)
+    assert x in probes and feasible(x) and x * x >= 2.0 and x - math.sqrt(2.0) <= 1e-6 * x
+
+
+def test_monotone_search_integer_gives_neighbours():
+    x = calibrate.monotone_search(lambda t: t <= 37, 1, feasible_when="small", lowest=1, highest=1000,
+                                  at_limit=None)
+    assert x == 37
+
+
+def test_monotone_search_calls_at_limit_at_either_end():
+    seen = []
+    result = calibrate.monotone_search(lambda q: True, 1.0, feasible_when="small", lowest=1e-9, highest=1.0,
+                                       rtol=1e-3, at_limit=lambda x, ok: seen.append((x, ok)) or x)
+    assert result == 1.0 and seen == [(1.0, True)]
+    seen.clear()
+    with pytest.raises(ValueError, match="at 1"):
+        calibrate.monotone_search(lambda t: False, 1, feasible_when="small", lowest=1, highest=10,
+                                  at_limit=lambda x, ok: (_ for _ in ()).throw(ValueError(f"at {x}")))
+
+
+def test_each_probe_uses_a_fresh_accountant(monkeypatch):
+    made = []
+    real = calibrate.account
+
+    def spy(history, accountant, **kwargs):
+        made.append(history)
+        return real(history, accountant, **kwargs)
+
+    monkeypatch.setattr(calibrate, "account", spy)
+    calibrate.noise_multiplier(target_epsilon=1.0, target_delta=DELTA, sampling_rate=0.01, steps=100)
+    assert len(made) > 3 and all(len(history) == 1 for history in made)
+
+
+@pytest.mark.parametrize("target", [1e-16, 1e-300])
+def test_a_vanishing_target_epsilon_is_refused_by_name(target):
+    with pytest.raises(ValueError, match="target_epsilon"):
+        calibrate.noise_multiplier(target, 1e-5, 0.01, 1000)
+
+
+def test_a_vanishing_noise_multiplier_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"noise_multiplier must be in \[1e-50"):
+        calibrate.steps_for_budget(1, 1e-5, 1e-300, 0.01)

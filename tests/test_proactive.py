@@ -257,3 +257,13 @@ def test_proactive_epsilon_needs_z_above_sqrt2():
 def test_proactive_noise_multiplier_bad_input(args, error):
     with pytest.raises(error):
         proactive_noise_multiplier(*args)
+
+
+@pytest.mark.parametrize("strict", ["yes", 1, 0, None, 1.0])
+def test_strict_must_be_a_bool(strict):
+    with pytest.raises(TypeError, match="strict"):
+        proactive_noise_multiplier(0.25, 1e-5, strict=strict)
+    with pytest.raises(TypeError, match="strict"):
+        proactive_epsilon(noise_multiplier=10.0, sampling_rate=0.01, steps=100, delta=1e-5, strict=strict)
+    with pytest.raises(TypeError, match="strict"):
+        plan(epsilon=0.5, dataset_size=60_000, epochs=5, accountants=(), strict=strict)
