@@ -5,7 +5,7 @@ accountant needs and nothing an accountant decides (no delta split, no order gri
 Training functions return a ledger ``[(event, count), ...]`` so the same run can be
 accounted by every accountant in :mod:`dpedu.accountants`.
 
-All events assume **add/remove** neighbouring datasets (MATH.md §1.2) and are
+All events assume **add/remove** neighbouring datasets (docs/math.md §1.2) and are
 *sensitivity-normalised*: a Gaussian with standard deviation ``noise_std`` on a query of
 L2 sensitivity ``l2_sensitivity`` is ``GaussianEvent(noise_std / l2_sensitivity)``.
 
@@ -82,7 +82,7 @@ class Event:
 class GaussianEvent(Event):
     r"""One full-batch Gaussian release with noise multiplier :math:`z = \sigma/\Delta_2`.
 
-    Dominating pair :math:`(\mathcal N(1, z^2), \mathcal N(0, z^2))` (MATH.md §4).
+    Dominating pair :math:`(\mathcal N(1, z^2), \mathcal N(0, z^2))` (docs/math.md §4).
     """
 
     noise_multiplier: float
@@ -112,7 +112,7 @@ class LaplaceEvent(Event):
     r"""One Laplace release that is ``epsilon``-DP: noise scale :math:`b = \Delta_1/\varepsilon`.
 
     Sensitivity-normalised, so the dominating pair is :math:`(\mathrm{Lap}(1, b), \mathrm{Lap}(0, b))`
-    with ``b = scale = 1/epsilon`` (MATH.md §3, §15.2).
+    with ``b = scale = 1/epsilon`` (docs/math.md §3, §15.2).
     """
 
     epsilon: float
@@ -143,7 +143,7 @@ class ShuffledBatchGaussianEvent(Event):
     """One step on a fixed-size batch from a *shuffled* pass (``batch_size`` of ``dataset_size``).
 
     This is what most training loops really do, and **no Poisson accountant covers it**
-    (MATH.md §1.3): accountants refuse it instead of silently treating it as Poisson sampling.
+    (docs/math.md §1.3): accountants refuse it instead of silently treating it as Poisson sampling.
     """
 
     noise_multiplier: float

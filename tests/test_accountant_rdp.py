@@ -41,7 +41,7 @@ def rdp_epsilon(event, steps, delta=1e-5, **options):
 @pytest.mark.parametrize(
     "steps, conversion, expected, best_order",
     [
-        # MATH.md §13.6 (q = 0.01, z = 4, delta = 1e-5; Abadi et al. 2016 §5.1 setting, 100 / 400 epochs)
+        # docs/math.md §13.6 (q = 0.01, z = 4, delta = 1e-5; Abadi et al. 2016 §5.1 setting, 100 / 400 epochs)
         (10_000, "classic", 1.2586, 20.0),
         (40_000, "classic", 2.5737, 10.4),
         (10_000, "improved", 1.0355, 17.0),
@@ -56,7 +56,7 @@ def test_abadi_setting(orders, steps, conversion, expected, best_order):
 
 @pytest.mark.parametrize("conversion, expected", [("classic", 3.008), ("improved", 2.597)])
 def test_mnist_60_epochs(conversion, expected):
-    # MATH.md §13.6: q = 256/60000, z = 1.1, T = 14063 (60 epochs), delta = 1e-5
+    # docs/math.md §13.6: q = 256/60000, z = 1.1, T = 14063 (60 epochs), delta = 1e-5
     eps, _ = rdp_epsilon(SubsampledGaussianEvent(1.1, 256 / 60_000), 14_063, conversion=conversion)
     assert eps == pytest.approx(expected, abs=5e-4)
 
@@ -70,7 +70,7 @@ def test_opacus_golden_value():
 
 @pytest.mark.parametrize("z, steps", [(1.0, 1), (10.0, 100)])
 def test_gaussian_composed_to_mu_one(z, steps):
-    # MATH.md §4.3/§18: mu_tot = sqrt(T)/z = 1 at delta = 1e-5: exact 4.3772 (Balle & Wang 2018),
+    # docs/math.md §4.3/§18: mu_tot = sqrt(T)/z = 1 at delta = 1e-5: exact 4.3772 (Balle & Wang 2018),
     # RDP classic 5.2985, RDP improved 4.7284 (the optimum over continuous orders; the default grid's
     # 0.1 spacing costs 1.2e-4 there).
     exact = gaussian_epsilon_exact(1e-5, z / math.sqrt(steps))

@@ -1,4 +1,4 @@
-"""Calibration by bisection on an accountant (MATH.md §17): never overshoots, tight, matches closed forms."""
+"""Calibration by bisection on an accountant (docs/math.md §17): never overshoots, tight, matches closed forms."""
 
 import math
 import warnings
@@ -63,7 +63,7 @@ def test_calibration_on_pld_never_overshoots_and_is_tight(target, q, steps):
 @pytest.mark.parametrize("steps", [1, 100, 10_000])
 def test_zcdp_calibration_matches_the_closed_form(target, steps):
     # rho + 2 sqrt(rho ln(1/delta)) = epsilon  <=>  sqrt(rho) = sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta))
-    # and T Gaussians with multiplier z are (T/(2 z^2))-zCDP, so z = sqrt(T / (2 rho)) (MATH.md §17)
+    # and T Gaussians with multiplier z are (T/(2 z^2))-zCDP, so z = sqrt(T / (2 rho)) (docs/math.md §17)
     log_inv_delta = math.log(1 / DELTA)
     rho = (math.sqrt(log_inv_delta + target) - math.sqrt(log_inv_delta)) ** 2
     closed_form = math.sqrt(steps / (2 * rho))
@@ -75,7 +75,7 @@ def test_zcdp_calibration_matches_the_closed_form(target, steps):
 
 @pytest.mark.parametrize("target, steps", [(0.5, 1), (1.0, 1), (3.0, 1), (10.0, 1), (1.0, 4), (1.0, 100)])
 def test_full_batch_calibration_on_pld_against_the_exact_gaussian(target, steps):
-    # T Gaussians with multiplier z are exactly one Gaussian with z / sqrt(T) (MATH.md §4.3), whose smallest
+    # T Gaussians with multiplier z are exactly one Gaussian with z / sqrt(T) (docs/math.md §4.3), whose smallest
     # z is Balle & Wang's analytic one. PLD's (pessimistic) epsilon is an upper bound, so its z is never
     # smaller and never overshoots the exact epsilon; it is tight up to rtol and the discretisation error
     # that the PLD accountant itself reports (its pessimistic - optimistic bracket).
@@ -104,7 +104,7 @@ def test_tighter_accountants_need_less_noise():
     z = {name: calibrate.noise_multiplier(target_epsilon=1.0, target_delta=DELTA, sampling_rate=0.01,
                                           steps=10_000, accountant=name) for name in ("moments", "rdp", "pld")}
     assert z["pld"] <= z["rdp"] * (1 + RTOL) and z["rdp"] <= z["moments"] * (1 + RTOL)
-    # RDP certifies 1.0355 at z = 4 (MATH.md §13.6), so epsilon 1 needs a little more than 4
+    # RDP certifies 1.0355 at z = 4 (docs/math.md §13.6), so epsilon 1 needs a little more than 4
     assert 4.0 < z["rdp"] < 4.3
 
 
@@ -112,7 +112,7 @@ def test_accountant_options_reach_the_accountant():
     common = dict(target_epsilon=1.0, target_delta=DELTA, sampling_rate=0.01, steps=10_000)
     improved = calibrate.noise_multiplier(**common)
     classic = calibrate.noise_multiplier(**common, accountant_options={"conversion": "classic"})
-    assert classic > improved  # the classic RDP conversion is looser (MATH.md §13.4)
+    assert classic > improved  # the classic RDP conversion is looser (docs/math.md §13.4)
     assert run_epsilon("rdp", classic, 0.01, 10_000, conversion="classic") <= 1.0
 
 

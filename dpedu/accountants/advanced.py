@@ -1,7 +1,7 @@
 r"""Advanced composition (Dwork, Rothblum & Vadhan 2010): epsilon grows like the square root of k.
 
 k adaptively chosen :math:`(\varepsilon, \delta)`-DP releases are, for every :math:`\delta' > 0`,
-:math:`(\varepsilon', k\delta + \delta')`-DP with (Dwork & Roth 2014, Thm 3.20; MATH.md §10)
+:math:`(\varepsilon', k\delta + \delta')`-DP with (Dwork & Roth 2014, Thm 3.20; docs/math.md §10)
 
 .. math:: \varepsilon' = \varepsilon\sqrt{2k\ln(1/\delta')} + k\,\varepsilon\,(e^{\varepsilon} - 1).
 
@@ -252,7 +252,7 @@ class AdvancedAccountant(Accountant):
     Every event becomes per-step :math:`(\varepsilon_i, \delta_i)`: a :class:`LaplaceEvent` is
     :math:`(\varepsilon, 0)`, an :class:`EpsilonDeltaEvent` is used as given, and a Gaussian-type step
     gets the exact analytic :math:`\varepsilon_0(\delta_0)` (Balle & Wang 2018), amplified by Poisson
-    subsampling (MATH.md §11.1). Then, for every :math:`\delta' > 0`,
+    subsampling (docs/math.md §11.1). Then, for every :math:`\delta' > 0`,
 
     .. math:: \varepsilon' = \sqrt{2\ln(1/\delta')\textstyle\sum_i\varepsilon_i^2}
               + \textstyle\sum_i \varepsilon_i(e^{\varepsilon_i}-1), \qquad

@@ -1,7 +1,7 @@
 r"""From a Rényi-DP curve to :math:`(\varepsilon, \delta)`: the classic and the improved conversion.
 
 An RDP curve :math:`\varepsilon_{\mathrm{RDP}}(\alpha)` certifies :math:`(\varepsilon, \delta)`-DP at every
-order; the best certificate minimises over the orders (MATH.md §13.4).
+order; the best certificate minimises over the orders (docs/math.md §13.4).
 
 >>> from dpedu.accountants.orders import DEFAULT_ORDERS
 >>> from dpedu.accountants.rdp_curves import rdp_sampled_gaussian

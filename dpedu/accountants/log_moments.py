@@ -5,7 +5,7 @@ add/remove neighbours) is, in the worst case, the pair of one-dimensional distri
 
 .. math:: \mu_0 = \mathcal N(0, z^2), \qquad \mu = (1-q)\,\mu_0 + q\,\mathcal N(1, z^2).
 
-Everything here is built from the moments of the likelihood ratio (MATH.md §12.4, §13.5)
+Everything here is built from the moments of the likelihood ratio (docs/math.md §12.4, §13.5)
 
 .. math:: A_\alpha = \mathbb E_{x\sim\mu_0}\!\left[\left(\frac{\mu(x)}{\mu_0(x)}\right)^{\alpha}\right]
           = \mathbb E_{x\sim\mu_0}\!\left[\left(1-q+q\,e^{(2x-1)/(2z^2)}\right)^{\alpha}\right],

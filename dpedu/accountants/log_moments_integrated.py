@@ -2,7 +2,7 @@ r"""Reference values of the sampled Gaussian's moments by numerical integration 
 
 :func:`log_a_integrated` integrates :math:`\mathbb E_{x\sim\mu_0}[(\mu(x)/\mu_0(x))^p]` for any real power
 p with the trapezoid rule in log space; :func:`abadi_log_moments_integrated` gives both of Abadi et al.'s
-directions :math:`E_1, E_2` the way the paper's implementation computed them (MATH.md §12.4). The
+directions :math:`E_1, E_2` the way the paper's implementation computed them (docs/math.md §12.4). The
 closed forms of :mod:`dpedu.accountants.log_moments` are tested against these.
 
 >>> from dpedu.accountants.log_moments import log_a_integer

@@ -1,7 +1,7 @@
 r"""The moments accountant of Abadi et al. (2016), as the paper states it.
 
 Track the log-moment of the privacy loss :math:`c(o) = \ln\frac{\Pr[M(D)=o]}{\Pr[M(D')=o]}` at integer
-orders :math:`\lambda` (MATH.md §12):
+orders :math:`\lambda` (docs/math.md §12):
 
 .. math:: \alpha_M(\lambda) = \max_{D\sim D'} \ln \mathbb E_{o\sim M(D)}\big[e^{\lambda c(o)}\big].
 
@@ -67,7 +67,7 @@ def epsilon_from_log_moments(moment_orders, log_moments, delta):
     r"""Abadi et al.'s tail bound inverted for a target delta; returns ``(epsilon, best_lambda)``.
 
     .. math:: \varepsilon = \min_\lambda \frac{\alpha(\lambda) + \ln(1/\delta)}{\lambda}
-              \qquad\text{([ACG16]_ Thm 2, part 2; MATH.md §12.3)}
+              \qquad\text{([ACG16]_ Thm 2, part 2; docs/math.md §12.3)}
 
     Examples
     --------
@@ -268,7 +268,7 @@ def abadi_lemma3_bound(sampling_rate, noise_multiplier, moment_order):
     The dropped :math:`O(\cdot)` term makes this an asymptotic statement, not a bound to account with;
     the true leading term is about half of it, :math:`q^2\lambda(\lambda+1)/(2z^2)`. Put through the
     tail bound at the headline setting (q = 0.01, z = 4, 10,000 steps, :math:`\delta=10^{-5}`) it gives
-    1.77 where the exact log-moments give 1.26 (MATH.md §12.5). A teaching comparison only.
+    1.77 where the exact log-moments give 1.26 (docs/math.md §12.5). A teaching comparison only.
 
     Examples
     --------

@@ -1,6 +1,6 @@
 r"""Grids of Rényi orders: the default grid, the check every order argument passes, the edge warning.
 
-The RDP and moments accountants minimise over a finite grid of orders (MATH.md §13.4). A grid that is
+The RDP and moments accountants minimise over a finite grid of orders (docs/math.md §13.4). A grid that is
 too narrow can only make epsilon larger, never smaller than the truth, so a best order at an end of the
 grid is worth a warning (:class:`OrderGridEdgeWarning`), not an error.
 

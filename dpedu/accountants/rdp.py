@@ -1,6 +1,6 @@
 r"""Rényi-DP accountant: add RDP curves over a grid of orders, convert once at the end.
 
-Each event contributes a curve :math:`\alpha \mapsto \varepsilon_{\mathrm{RDP}}(\alpha)` (MATH.md §13.2,
+Each event contributes a curve :math:`\alpha \mapsto \varepsilon_{\mathrm{RDP}}(\alpha)` (docs/math.md §13.2,
 §13.5); curves add under composition, adaptive or not (Mironov 2017, Prop. 1); the total is
 converted to :math:`(\varepsilon, \delta)` by minimising over the grid (§13.4).
 

@@ -1,7 +1,7 @@
 r"""Rényi-DP curves of the building blocks: Gaussian, sampled Gaussian, Laplace, pure DP.
 
 Each function returns :math:`\varepsilon_{\mathrm{RDP}}(\alpha)` at the given orders for ONE release
-(MATH.md §13.2, §13.5); T releases have T times the curve, and curves of different releases add.
+(docs/math.md §13.2, §13.5); T releases have T times the curve, and curves of different releases add.
 
 >>> round(float(rdp_sampled_gaussian(0.01, 4.0, 20)) * 10_000, 4)   # 10,000 DP-SGD steps at order 20
 0.6527
@@ -78,7 +78,7 @@ def rdp_laplace(scale, orders):
 
     Notes
     -----
-    [Mir17]_ Table II (MATH.md §3.2):
+    [Mir17]_ Table II (docs/math.md §3.2):
 
     .. math:: \varepsilon(\alpha) = \frac{1}{\alpha-1}\ln\!\left(\frac{\alpha}{2\alpha-1}e^{(\alpha-1)/b}
               + \frac{\alpha-1}{2\alpha-1}e^{-\alpha/b}\right),

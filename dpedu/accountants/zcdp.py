@@ -1,7 +1,7 @@
 r"""Zero-concentrated differential privacy (Bun & Steinke 2016): one number rho that adds up.
 
 A mechanism is :math:`\rho`-zCDP if :math:`D_\alpha(M(D)\,\|\,M(D')) \le \rho\alpha` for every
-:math:`\alpha > 1` (MATH.md §14). The Gaussian with noise multiplier z is :math:`1/(2z^2)`-zCDP
+:math:`\alpha > 1` (docs/math.md §14). The Gaussian with noise multiplier z is :math:`1/(2z^2)`-zCDP
 (Prop. 1.6), pure :math:`\varepsilon`-DP implies :math:`\varepsilon^2/2`-zCDP (Prop. 1.4), and
 composition adds the rhos (Lemma 2.3). To report :math:`(\varepsilon, \delta)`:
 
