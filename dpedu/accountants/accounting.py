@@ -6,8 +6,8 @@ pro-active plan and the experiments all call it, so they handle refusals and war
 
 >>> from dpedu.events import SubsampledGaussianEvent
 >>> result = account([(SubsampledGaussianEvent(4.0, 0.01), 10_000)], "moments", delta=1e-5)
->>> result.accountant, round(result.epsilon, 4), result.notes[0][:28]
-('moments', 1.2586, 'integer orders only and the')
+>>> result.accountant, round(result.epsilon, 4), result.notes[0].split(':')[0]
+('moments', 1.2586, 'integer orders only and the classic tail bound')
 >>> account([(SubsampledGaussianEvent(4.0, 0.01), 10)], "zcdp", delta=1e-5).applies
 False
 """
