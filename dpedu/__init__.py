@@ -5,13 +5,26 @@ noisy gradient descent, DP-SGD, privacy accountants side by side, and a privacy 
 ``dpedu.DPLogisticRegression`` (the scikit-learn estimator) is imported on first use, so that
 ``import dpedu`` does not pay for importing scikit-learn.
 
+Layers (imports point only downward: a module imports from its own layer or a lower one, never from a
+higher one, not even inside a function; no module imports another module's private ``_names``;
+``tests/test_layers.py`` checks both):
+
+1. validation, datasets - argument checks; reading the data
+2. events, gaussian - what a release did; the Gaussian mechanism's closed forms
+3. clipping, mechanisms, snapping, models - the building blocks
+4. training - gradient descent, noisy gradient descent, DP-SGD
+5. accountants - the privacy of a ledger of events, seven ways
+6. calibrate, proactive, budget, estimator - choosing noise from a budget; spending it
+7. audit, experiments - empirical lower bounds; accounting tables and training sweeps
+8. plotting, notebook, checks, exercises - the course
+9. cli - ``python -m dpedu``
+
 >>> import dpedu
 >>> dpedu.L2_clip([3.0, 4.0], 1.0)
 array([0.6, 0.8])
 """
 
 from . import accountants, calibrate, datasets, mechanisms, models, proactive, training
-from .validation import PrivacyLeakWarning
 from .accountants import compare, make_accountant
 from .clipping import L2_clip
 from .mechanisms import gaussian_mech, gaussian_mech_vec, gaussian_mechanism, laplace_mech, laplace_mechanism
@@ -30,7 +43,6 @@ __all__ = [
     "proactive",
     "training",
     "logistic",
-    "PrivacyLeakWarning",
     "compare",
     "make_accountant",
     "L2_clip",

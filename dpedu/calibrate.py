@@ -1,37 +1,46 @@
 r"""Calibration: from a privacy target to the noise (or steps, or sampling rate) that meets it.
 
 The closed forms for a single Gaussian release live in :mod:`dpedu.gaussian` (re-exported here);
-this module calibrates a whole training run by bisection on an accountant.
+this module calibrates a whole training run by a monotone search on an accountant
+(:func:`monotone_search`): :func:`noise_multiplier`, :func:`steps_for_budget` and
+:func:`sampling_rate_for_budget` are the three inverses of "what epsilon does this run cost?".
 """
 
 from __future__ import annotations
 
 import math
 
+from .accountants import UnsupportedEventError, account, accountant_class
+from .events import gaussian_step_event
 from .gaussian import analytic_noise_multiplier, classic_noise_multiplier, gaussian_delta_exact, gaussian_epsilon_exact
-from .validation import check_delta, check_epsilon, check_noise_multiplier
+from .validation import (
+    check_delta,
+    check_epsilon,
+    check_in_interval,
+    check_noise_multiplier,
+    check_positive_int,
+    check_sampling_rate,
+)
 
 __all__ = [
     "classic_noise_multiplier",
     "gaussian_delta_exact",
     "gaussian_epsilon_exact",
     "analytic_noise_multiplier",
+    "monotone_search",
+    "noise_multiplier",
+    "steps_for_budget",
+    "sampling_rate_for_budget",
 ]
 
 
-# --- Calibration of a whole run by bisection on an accountant (MATH.md §17) -----------------------
+# --- Calibration of a whole run on an accountant (docs/math.md §17) -------------------------------------
 #
 # An accountant answers "what epsilon does this run cost?"; calibration asks the inverse question.
 # epsilon_acc is non-increasing in the noise multiplier and non-decreasing in the number of steps and
-# in the sampling rate (MATH.md §17), so each inverse is a bracket-then-bisect search. Every probe
+# in the sampling rate (docs/math.md §17), so each inverse is a bracket-then-bisect search. Every probe
 # uses a FRESH accountant (never one the caller holds), and the search returns the end of the final
 # bracket that was *evaluated* and met the target - never a midpoint - so the answer never overshoots.
-
-import warnings  # noqa: E402  (kept beside the code that uses it)
-
-from .validation import check_in_interval, check_positive_int, check_sampling_rate  # noqa: E402
-
-__all__ += ["noise_multiplier", "steps_for_budget", "sampling_rate_for_budget"]
 
 # The search for z gives up outside [_SMALLEST_NOISE, _LARGEST_NOISE]: below, the target is met with
 # (almost) no noise, which only happens when delta is so large that the guarantee is vacuous; above,
@@ -43,87 +52,154 @@ _LARGEST_NOISE = 1e8
 _SMALLEST_RATE = 1e-9
 
 
-def _gaussian_step_event(noise_multiplier, sampling_rate):
-    """``GaussianEvent`` for a full batch (q = 1), else ``SubsampledGaussianEvent`` (Poisson rate q)."""
-    from .events import GaussianEvent, SubsampledGaussianEvent
+def monotone_search(feasible, start, *, feasible_when, lowest, highest, rtol=None, at_limit):
+    r"""The evaluated feasible end of a bracket around the boundary of a monotone feasibility.
 
-    if sampling_rate == 1.0:
-        return GaussianEvent(noise_multiplier)
-    return SubsampledGaussianEvent(noise_multiplier, sampling_rate)
+    Parameters
+    ----------
+    feasible : callable
+        ``feasible(x) -> bool``, monotone in x: once true, true for every larger x
+        (``feasible_when="large"``, e.g. the noise multiplier) or for every smaller x
+        (``feasible_when="small"``, e.g. the number of steps or the sampling rate).
+    start : float or int
+        The first probe (a guess of the boundary), in ``[lowest, highest]``.
+    feasible_when : {"large", "small"}
+        Which side of the boundary is feasible.
+    lowest, highest : float or int
+        The search never probes outside this range. Integers (with ``rtol=None``) make an integer
+        search: probes are whole numbers and the bracket shrinks to two neighbours.
+    rtol : float, optional
+        Continuous search: stop when the bracket is at most ``rtol`` times its feasible end.
+    at_limit : callable
+        ``at_limit(x, is_feasible)`` is called when the bracket cannot be closed inside the range: the
+        probe x at ``lowest`` or ``highest`` is still feasible where an infeasible point was looked for
+        (``is_feasible=True``), or still infeasible (``False``). It raises (the caller's message), or
+        returns the value to return.
+
+    Returns
+    -------
+    float or int
+        The feasible end of the final bracket. It was evaluated, so it is feasible; the other end was
+        evaluated too and is not, so the true boundary lies between them.
+
+    Notes
+    -----
+    Bracket: from ``start``, double (towards larger x) or halve (towards smaller x), clipped to the
+    range, until one end is feasible and the other is not. Bisect: probe the midpoint and keep the
+    half that still holds the boundary, until the bracket is narrow enough or the midpoint equals an
+    end (floats stop moving). Returning the midpoint instead of the feasible end overshot epsilon by
+    about 0.5 in Opacus (opacus#346). docs/math.md §17.
+
+    Examples
+    --------
+    The smallest x with x**2 >= 2, to 1e-6:
+
+    >>> x = monotone_search(lambda x: x * x >= 2, 1.0, feasible_when="large", lowest=1e-9, highest=1e9,
+    ...                     rtol=1e-6, at_limit=None)
+    >>> bool(x * x >= 2 and abs(x - math.sqrt(2)) <= 2e-6)
+    True
+    """
+    if feasible_when not in ("large", "small"):
+        raise ValueError(f"feasible_when must be 'large' or 'small'; got {feasible_when!r}")
+    integer = rtol is None
+
+    def towards(x, larger):
+        if larger:
+            return min(2 * x, highest)
+        return max(x // 2 if integer else x / 2.0, lowest)
+
+    good_is_larger = feasible_when == "large"  # where the feasible end lies relative to the infeasible one
+    if feasible(start):
+        good = start  # look for an infeasible point on the other side
+        while True:
+            x = towards(good, larger=not good_is_larger)
+            if x == good:
+                return at_limit(good, True)
+            if not feasible(x):
+                bad = x
+                break
+            good = x
+    else:
+        bad = start  # look for a feasible point
+        while True:
+            x = towards(bad, larger=good_is_larger)
+            if x == bad:
+                return at_limit(bad, False)
+            if feasible(x):
+                good = x
+                break
+            bad = x
+    while abs(good - bad) > (1 if integer else rtol * good):
+        mid = (good + bad) // 2 if integer else 0.5 * (good + bad)
+        if mid in (good, bad):
+            break
+        if feasible(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
 
 
 class _RunEpsilon:
-    r"""``epsilon(z, q, T)`` of T identical Gaussian steps on a fresh accountant, at ``delta``.
+    r"""``epsilon(z, q, T)`` of T identical Gaussian steps, each probe by :func:`dpedu.accountants.account`
+    on a fresh accountant (``strict=True``: a refused event raises).
 
-    Warnings raised by a probe (e.g. the RDP accountant's "best order at the edge of the grid") are
-    held back and replayed only for the value the search returns: the other probes are scaffolding.
-    Numerical warnings (``RuntimeWarning``) are never held back.
+    Warnings of a probe (e.g. the RDP accountant's "best order at the edge of the grid") are held in its
+    :class:`~dpedu.accountants.Accounting` and re-issued only for the value the search returns: the other
+    probes are scaffolding. Numerical warnings (``RuntimeWarning``) pass through at once.
     """
 
     def __init__(self, accountant, accountant_options, delta):
-        # Imported here, not at the top: the accountants themselves import this module.
-        from .accountants import accountant_class, make_accountant
-
-        if not isinstance(accountant, str):
-            raise TypeError(f"accountant must be a registry name such as 'rdp' (every probe makes a fresh "
-                            f"accountant); got {type(accountant).__name__}")
-        accountant_class(accountant)  # unknown name -> ValueError listing the registered ones
-        self._make = lambda: make_accountant(accountant, **(accountant_options or {}))
+        accountant_class(accountant)  # not a str -> TypeError; unknown name -> ValueError listing the names
+        if accountant_options is not None and not isinstance(accountant_options, dict):
+            raise TypeError(f"accountant_options must be a dict of keyword arguments for the accountant or None; "
+                            f"got {type(accountant_options).__name__}")
         self.accountant = accountant
+        self.options = accountant_options
         self.delta = delta
-        self._warnings = {}
+        self._results = {}
 
     def check_supported(self, noise_multiplier, sampling_rate):
         """Raise the accountant's own UnsupportedEventError (it says why) before any search."""
-        from .accountants import UnsupportedEventError
-
         try:
-            self._make().compose(_gaussian_step_event(noise_multiplier, sampling_rate), 1)
+            self(noise_multiplier, sampling_rate, 1)
         except UnsupportedEventError as exc:
             raise UnsupportedEventError(
                 f"cannot calibrate on the {self.accountant!r} accountant with sampling_rate={sampling_rate!r}: {exc}"
             ) from None
 
     def __call__(self, noise_multiplier, sampling_rate, steps):
-        event = _gaussian_step_event(noise_multiplier, sampling_rate)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            epsilon = self._make().compose(event, steps).get_epsilon(self.delta)
-        held = []
-        for w in caught:
-            if issubclass(w.category, RuntimeWarning):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-            else:
-                held.append(w)
-        self._warnings[(noise_multiplier, sampling_rate, steps)] = held
-        return epsilon
+        key = (noise_multiplier, sampling_rate, steps)
+        if key in self._results:  # the same probe twice (a search's start, a limit's message): same answer
+            return self._results[key].epsilon
+        result = account([(gaussian_step_event(noise_multiplier, sampling_rate), steps)], self.accountant,
+                         delta=self.delta, accountant_options=self.options, strict=True)
+        self._results[(noise_multiplier, sampling_rate, steps)] = result
+        return result.epsilon
 
     def replay_warnings(self, noise_multiplier, sampling_rate, steps):
         """Re-issue the warnings of the probe whose parameters are returned to the caller."""
-        for w in self._warnings.get((noise_multiplier, sampling_rate, steps), ()):
-            warnings.warn(w.message, w.category, stacklevel=3)
+        result = self._results.get((noise_multiplier, sampling_rate, steps))
+        if result is not None:
+            result.reissue_warnings(stacklevel=3)
 
 
 def _check_rtol(rtol):
     return check_in_interval(rtol, "rtol", 0.0, 0.1, low_open=True)
 
 
-def _check_options(accountant_options):
-    if accountant_options is not None and not isinstance(accountant_options, dict):
-        raise TypeError(f"accountant_options must be a dict of keyword arguments for the accountant or None; "
-                        f"got {type(accountant_options).__name__}")
-    return accountant_options
-
-
 def _zcdp_guess(target_epsilon, target_delta, sampling_rate, steps):
-    r"""A starting point for the search: the zCDP closed form for T full-batch steps (MATH.md §17),
+    r"""A starting point for the search: the zCDP closed form for T full-batch steps (docs/math.md §17),
     :math:`z = \sqrt{T/(2\rho)}` with :math:`\sqrt\rho = \sqrt{\ln(1/\delta)+\varepsilon}-\sqrt{\ln(1/\delta)}`,
     times q for subsampled steps (for small q the sampled Gaussian's RDP is about :math:`q^2\alpha/(2z^2)`
-    per step, i.e. ``q**2`` times the Gaussian's). Only a guess: the bracket grows from it."""
+    per step, i.e. ``q**2`` times the Gaussian's). Only a guess, kept inside the search range: the bracket
+    grows from it."""
     log_inv_delta = -math.log(target_delta)
-    sqrt_rho = math.sqrt(log_inv_delta + target_epsilon) - math.sqrt(log_inv_delta)
-    full_batch = math.sqrt(steps / 2.0) / sqrt_rho
-    return full_batch if sampling_rate == 1.0 else max(sampling_rate * full_batch, 0.5)
+    # written as a quotient: the difference of square roots is 0 in floats for a tiny epsilon (1e-16)
+    sqrt_rho = target_epsilon / (math.sqrt(log_inv_delta + target_epsilon) + math.sqrt(log_inv_delta))
+    full_batch = math.sqrt(steps / 2.0) / sqrt_rho if sqrt_rho > 0 else math.inf
+    guess = full_batch if sampling_rate == 1.0 else max(sampling_rate * full_batch, 0.5)
+    return min(max(guess, _SMALLEST_NOISE), _LARGEST_NOISE)
 
 
 def noise_multiplier(target_epsilon, target_delta, sampling_rate, steps, accountant="rdp", *, rtol=1e-3,
@@ -170,7 +246,7 @@ def noise_multiplier(target_epsilon, target_delta, sampling_rate, steps, account
 
     Notes
     -----
-    Procedure of MATH.md §17: start from a guess (the zCDP closed form), double or halve it until
+    Procedure of docs/math.md §17: start from a guess (the zCDP closed form), double or halve it until
     ``epsilon(lo) > target >= epsilon(hi)``, then bisect and return ``hi``. Returning the midpoint
     instead overshot epsilon by about 0.5 in Opacus (opacus#346). Monotonicity of the accountant in z
     makes the result within ``rtol`` of the smallest feasible z; "never overshoots" holds even
@@ -192,49 +268,32 @@ def noise_multiplier(target_epsilon, target_delta, sampling_rate, steps, account
     q = check_sampling_rate(sampling_rate)
     steps = check_positive_int(steps, "steps")
     rtol = _check_rtol(rtol)
-    epsilon_of = _RunEpsilon(accountant, _check_options(accountant_options), target_delta)
+    epsilon_of = _RunEpsilon(accountant, accountant_options, target_delta)
     guess = _zcdp_guess(target_epsilon, target_delta, q, steps)
     epsilon_of.check_supported(guess, q)
 
     def feasible(z):
         return epsilon_of(z, q, steps) <= target_epsilon
 
-    # Bracket: epsilon(lo) > target >= epsilon(hi).
-    if feasible(guess):
-        lo, hi = guess / 2.0, guess
-        while feasible(lo):
-            if lo < _SMALLEST_NOISE:
-                raise ValueError(
-                    f"target_epsilon={target_epsilon!r} is met even with noise_multiplier={lo:.3g} "
-                    f"(sampling_rate={q!r}, steps={steps}, accountant {accountant!r}): target_delta={target_delta!r} "
-                    f"is so large that the guarantee is vacuous (about sampling_rate * steps = {q * steps:.3g} "
-                    f"or more: such a delta allows publishing a record outright); use a much smaller delta"
-                )
-            lo, hi = lo / 2.0, lo
-    else:
-        lo, hi = guess, 2.0 * guess
-        while not feasible(hi):
-            if hi > _LARGEST_NOISE:
-                floor = epsilon_of(hi, q, steps)
-                raise ValueError(
-                    f"the {accountant!r} accountant cannot certify target_epsilon={target_epsilon!r} at "
-                    f"target_delta={target_delta!r} for {steps} steps with sampling_rate={q!r}: even "
-                    f"noise_multiplier={hi:.3g} gives epsilon={floor:.4g}. Its epsilon has a floor here; raise "
-                    f"target_epsilon, use fewer steps, or use a tighter accountant (rdp or pld)"
-                )
-            lo, hi = hi, 2.0 * hi
-    # Bisect, keeping hi feasible; stop on the tolerance (or when the floats stop moving).
-    while hi - lo > rtol * hi:
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
-            break
-        if feasible(mid):
-            hi = mid
-        else:
-            lo = mid
-    epsilon_of.replay_warnings(hi, q, steps)
-    return hi
+    def at_limit(z, is_feasible):
+        if is_feasible:
+            raise ValueError(
+                f"target_epsilon={target_epsilon!r} is met even with noise_multiplier={z:.3g} "
+                f"(sampling_rate={q!r}, steps={steps}, accountant {accountant!r}): target_delta={target_delta!r} "
+                f"is so large that the guarantee is vacuous (about sampling_rate * steps = {q * steps:.3g} "
+                f"or more: such a delta allows publishing a record outright); use a much smaller delta"
+            )
+        raise ValueError(
+            f"the {accountant!r} accountant cannot certify target_epsilon={target_epsilon!r} at "
+            f"target_delta={target_delta!r} for {steps} steps with sampling_rate={q!r}: even "
+            f"noise_multiplier={z:.3g} gives epsilon={epsilon_of(z, q, steps):.4g}. Its epsilon has a floor here; "
+            f"raise target_epsilon, use fewer steps, or use a tighter accountant (rdp or pld)"
+        )
 
+    z = monotone_search(feasible, guess, feasible_when="large", lowest=_SMALLEST_NOISE, highest=_LARGEST_NOISE,
+                        rtol=rtol, at_limit=at_limit)
+    epsilon_of.replay_warnings(z, q, steps)
+    return z
 
 def steps_for_budget(target_epsilon, target_delta, noise_multiplier, sampling_rate, accountant="rdp", *,
                      max_steps=10**6, accountant_options=None):
@@ -268,7 +327,7 @@ def steps_for_budget(target_epsilon, target_delta, noise_multiplier, sampling_ra
 
     Notes
     -----
-    epsilon is non-decreasing in T (MATH.md §17). Doubling T from 1 brackets the answer,
+    epsilon is non-decreasing in T (docs/math.md §17). Doubling T from 1 brackets the answer,
     ``epsilon(lo) <= target < epsilon(hi)``; integer bisection then shrinks the bracket to
     ``hi = lo + 1``. About :math:`2\log_2 T` accountant evaluations.
 
@@ -283,35 +342,27 @@ def steps_for_budget(target_epsilon, target_delta, noise_multiplier, sampling_ra
     z = check_noise_multiplier(noise_multiplier)
     q = check_sampling_rate(sampling_rate)
     max_steps = check_positive_int(max_steps, "max_steps")
-    epsilon_of = _RunEpsilon(accountant, _check_options(accountant_options), target_delta)
+    epsilon_of = _RunEpsilon(accountant, accountant_options, target_delta)
     epsilon_of.check_supported(z, q)
 
     def feasible(steps):
         return epsilon_of(z, q, steps) <= target_epsilon
 
-    if not feasible(1):
+    def at_limit(steps, is_feasible):
+        if is_feasible:
+            raise ValueError(
+                f"{max_steps} steps still meet target_epsilon={target_epsilon!r} (noise_multiplier={z!r}, "
+                f"sampling_rate={q!r}, accountant {accountant!r}); pass a larger max_steps"
+            )
         raise ValueError(
             f"even a single step with noise_multiplier={z!r} and sampling_rate={q!r} costs "
             f"epsilon={epsilon_of(z, q, 1):.4g} > target_epsilon={target_epsilon!r} (accountant {accountant!r}); "
             f"use more noise or a larger target"
         )
-    lo, hi = 1, 2
-    while feasible(hi):
-        if hi >= max_steps:
-            raise ValueError(
-                f"{max_steps} steps still meet target_epsilon={target_epsilon!r} (noise_multiplier={z!r}, "
-                f"sampling_rate={q!r}, accountant {accountant!r}); pass a larger max_steps"
-            )
-        lo, hi = hi, min(2 * hi, max_steps)
-    while hi - lo > 1:  # epsilon(lo) <= target < epsilon(hi)
-        mid = (lo + hi) // 2
-        if feasible(mid):
-            lo = mid
-        else:
-            hi = mid
-    epsilon_of.replay_warnings(z, q, lo)
-    return lo
 
+    steps = monotone_search(feasible, 1, feasible_when="small", lowest=1, highest=max_steps, at_limit=at_limit)
+    epsilon_of.replay_warnings(z, q, steps)
+    return steps
 
 def sampling_rate_for_budget(target_epsilon, target_delta, noise_multiplier, steps, accountant="rdp", *, rtol=1e-3,
                              accountant_options=None):
@@ -354,30 +405,22 @@ def sampling_rate_for_budget(target_epsilon, target_delta, noise_multiplier, ste
     z = check_noise_multiplier(noise_multiplier)
     steps = check_positive_int(steps, "steps")
     rtol = _check_rtol(rtol)
-    epsilon_of = _RunEpsilon(accountant, _check_options(accountant_options), target_delta)
+    epsilon_of = _RunEpsilon(accountant, accountant_options, target_delta)
 
     def feasible(q):
         return epsilon_of(z, q, steps) <= target_epsilon
 
-    if feasible(1.0):
-        epsilon_of.replay_warnings(z, 1.0, steps)
-        return 1.0
-    epsilon_of.check_supported(z, 0.5)  # zcdp accounts full batches only
-    lo, hi = 0.5, 1.0  # epsilon(lo) <= target < epsilon(hi) once bracketed
-    while not feasible(lo):
-        if lo < _SMALLEST_RATE:
-            raise ValueError(
-                f"even sampling_rate={lo:.3g} exceeds target_epsilon={target_epsilon!r} with "
-                f"noise_multiplier={z!r} over {steps} steps (accountant {accountant!r}); use more noise or fewer steps"
-            )
-        lo, hi = lo / 2.0, lo
-    while hi - lo > rtol * lo:
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
-            break
-        if feasible(mid):
-            lo = mid
-        else:
-            hi = mid
-    epsilon_of.replay_warnings(z, lo, steps)
-    return lo
+    def at_limit(q, is_feasible):
+        if is_feasible:  # q = 1 meets the target: full batches, nothing to sample away
+            return q
+        raise ValueError(
+            f"even sampling_rate={q:.3g} exceeds target_epsilon={target_epsilon!r} with "
+            f"noise_multiplier={z!r} over {steps} steps (accountant {accountant!r}); use more noise or fewer steps"
+        )
+
+    if not feasible(1.0):
+        epsilon_of.check_supported(z, 0.5)  # zcdp accounts full batches only: its own reason, before the search
+    q = monotone_search(feasible, 1.0, feasible_when="small", lowest=_SMALLEST_RATE, highest=1.0, rtol=rtol,
+                        at_limit=at_limit)
+    epsilon_of.replay_warnings(z, q, steps)
+    return q

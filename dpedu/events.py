@@ -5,7 +5,7 @@ accountant needs and nothing an accountant decides (no delta split, no order gri
 Training functions return a ledger ``[(event, count), ...]`` so the same run can be
 accounted by every accountant in :mod:`dpedu.accountants`.
 
-All events assume **add/remove** neighbouring datasets (MATH.md §1.2) and are
+All events assume **add/remove** neighbouring datasets (docs/math.md §1.2) and are
 *sensitivity-normalised*: a Gaussian with standard deviation ``noise_std`` on a query of
 L2 sensitivity ``l2_sensitivity`` is ``GaussianEvent(noise_std / l2_sensitivity)``.
 
@@ -13,10 +13,13 @@ L2 sensitivity ``l2_sensitivity`` is ``GaussianEvent(noise_std / l2_sensitivity)
 SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01)
 >>> LaplaceEvent(epsilon=0.5).scale
 2.0
+>>> gaussian_step_event(4.0, 0.01), steps_from_epochs(100, 0.01)
+(SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01), 10000)
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .validation import (
@@ -34,6 +37,10 @@ __all__ = [
     "LaplaceEvent",
     "EpsilonDeltaEvent",
     "ShuffledBatchGaussianEvent",
+    "MAX_EVENT_EPSILON",
+    "MIN_EVENT_NOISE_MULTIPLIER",
+    "gaussian_step_event",
+    "steps_from_epochs",
 ]
 
 
@@ -42,8 +49,27 @@ __all__ = [
 MAX_EVENT_EPSILON = 1e100
 
 
+# The same limit for Gaussian events: a noise multiplier below this has a per-release RDP alpha / (2 z^2) above
+# 1e100 at every order, and z * z underflows to 0 below 1e-154 (the series for the sampled Gaussian's log-moments
+# then never converge). Refused, by name, with the allowed range.
+MIN_EVENT_NOISE_MULTIPLIER = 1e-50
+
+# steps_from_epochs refuses runs longer than this (round() of an inf or a 1e300 is no step count).
+MAX_STEPS = 1e15
+
+
 def _check_event_epsilon(epsilon):
     return check_in_interval(epsilon, "epsilon", 0.0, MAX_EVENT_EPSILON, low_open=True)
+
+
+def _check_event_noise_multiplier(noise_multiplier):
+    z = check_noise_multiplier(noise_multiplier)
+    if z < MIN_EVENT_NOISE_MULTIPLIER:
+        raise ValueError(
+            f"noise_multiplier must be in [{MIN_EVENT_NOISE_MULTIPLIER:g}, inf) for an accountable release (below it "
+            f"the privacy loss is beyond the float range: the release is effectively not private); got {z!r}"
+        )
+    return z
 
 
 class Event:
@@ -56,13 +82,13 @@ class Event:
 class GaussianEvent(Event):
     r"""One full-batch Gaussian release with noise multiplier :math:`z = \sigma/\Delta_2`.
 
-    Dominating pair :math:`(\mathcal N(1, z^2), \mathcal N(0, z^2))` (MATH.md §4).
+    Dominating pair :math:`(\mathcal N(1, z^2), \mathcal N(0, z^2))` (docs/math.md §4).
     """
 
     noise_multiplier: float
 
     def __post_init__(self):
-        object.__setattr__(self, "noise_multiplier", check_noise_multiplier(self.noise_multiplier))
+        object.__setattr__(self, "noise_multiplier", _check_event_noise_multiplier(self.noise_multiplier))
 
 
 @dataclass(frozen=True)
@@ -77,7 +103,7 @@ class SubsampledGaussianEvent(Event):
     sampling_rate: float
 
     def __post_init__(self):
-        object.__setattr__(self, "noise_multiplier", check_noise_multiplier(self.noise_multiplier))
+        object.__setattr__(self, "noise_multiplier", _check_event_noise_multiplier(self.noise_multiplier))
         object.__setattr__(self, "sampling_rate", check_sampling_rate(self.sampling_rate))
 
 
@@ -86,7 +112,7 @@ class LaplaceEvent(Event):
     r"""One Laplace release that is ``epsilon``-DP: noise scale :math:`b = \Delta_1/\varepsilon`.
 
     Sensitivity-normalised, so the dominating pair is :math:`(\mathrm{Lap}(1, b), \mathrm{Lap}(0, b))`
-    with ``b = scale = 1/epsilon`` (MATH.md §3, §15.2).
+    with ``b = scale = 1/epsilon`` (docs/math.md §3, §15.2).
     """
 
     epsilon: float
@@ -117,7 +143,7 @@ class ShuffledBatchGaussianEvent(Event):
     """One step on a fixed-size batch from a *shuffled* pass (``batch_size`` of ``dataset_size``).
 
     This is what most training loops really do, and **no Poisson accountant covers it**
-    (MATH.md §1.3): accountants refuse it instead of silently treating it as Poisson sampling.
+    (docs/math.md §1.3): accountants refuse it instead of silently treating it as Poisson sampling.
     """
 
     noise_multiplier: float
@@ -125,8 +151,73 @@ class ShuffledBatchGaussianEvent(Event):
     dataset_size: int
 
     def __post_init__(self):
-        object.__setattr__(self, "noise_multiplier", check_noise_multiplier(self.noise_multiplier))
+        object.__setattr__(self, "noise_multiplier", _check_event_noise_multiplier(self.noise_multiplier))
         object.__setattr__(self, "batch_size", check_positive_int(self.batch_size, "batch_size"))
         object.__setattr__(self, "dataset_size", check_positive_int(self.dataset_size, "dataset_size"))
         if self.batch_size > self.dataset_size:
             raise ValueError(f"batch_size ({self.batch_size}) must not exceed dataset_size ({self.dataset_size})")
+
+
+def gaussian_step_event(noise_multiplier, sampling_rate):
+    """The event of one Gaussian step with Poisson sampling rate ``sampling_rate`` (q).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        z, in ``[MIN_EVENT_NOISE_MULTIPLIER, inf)``.
+    sampling_rate : float
+        q in (0, 1].
+
+    Returns
+    -------
+    GaussianEvent or SubsampledGaussianEvent
+        ``GaussianEvent(z)`` for a full batch (q == 1: every record in every step), otherwise
+        ``SubsampledGaussianEvent(z, q)``. The two are the same mechanism at q = 1, but only the plain
+        Gaussian is accepted by the zCDP accountant, so one place decides.
+
+    Examples
+    --------
+    >>> gaussian_step_event(2.0, 1.0)
+    GaussianEvent(noise_multiplier=2.0)
+    """
+    q = check_sampling_rate(sampling_rate)
+    if q == 1.0:
+        return GaussianEvent(noise_multiplier)
+    return SubsampledGaussianEvent(noise_multiplier, q)
+
+
+def steps_from_epochs(epochs, sampling_rate):
+    """Number of steps of ``epochs`` passes at Poisson rate q: ``max(1, round(epochs / q))``.
+
+    One epoch is 1/q steps in expectation (each step sees q N records). This is the rule the training
+    functions, the estimator and the experiments use, in one place.
+
+    Parameters
+    ----------
+    epochs : float
+        Passes over the data, finite and > 0 (a fraction of an epoch is allowed).
+    sampling_rate : float
+        q in (0, 1].
+
+    Returns
+    -------
+    int
+        At least 1.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming ``epochs`` or ``sampling_rate`` (booleans and strings are refused).
+
+    Examples
+    --------
+    >>> steps_from_epochs(100, 0.01), steps_from_epochs(0.5, 0.3)
+    (10000, 2)
+    """
+    epochs = check_positive(epochs, "epochs")
+    q = check_sampling_rate(sampling_rate)
+    steps = epochs / q
+    if not math.isfinite(steps) or steps > MAX_STEPS:
+        raise ValueError(f"epochs / sampling_rate must be at most {MAX_STEPS:g} steps; got epochs={epochs!r}, "
+                         f"sampling_rate={q!r}")
+    return max(1, round(steps))

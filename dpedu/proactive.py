@@ -1,6 +1,6 @@
 r"""Pro-active DP: fix the noise *before* training (van Dijk, Nguyen, Nguyen, Nguyen & Nguyen).
 
-The closed form of arXiv 2102.09030 (MATH.md §16): DP-SGD on N records for k epochs is
+The closed form of arXiv 2102.09030 (docs/math.md §16): DP-SGD on N records for k epochs is
 :math:`(\varepsilon, \delta = 1/N)`-DP with :math:`\varepsilon \le 1/2` when
 
 .. math:: z = \sqrt{\frac{2(\varepsilon + \ln(1/\delta))}{\varepsilon}}, \qquad
@@ -29,6 +29,8 @@ import warnings
 from dataclasses import dataclass, field
 
 from . import calibrate
+from .accountants import account, check_accountant_names
+from .events import gaussian_step_event
 from .validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
 
 __all__ = [
@@ -45,7 +47,7 @@ __all__ = [
     "plan",
 ]
 
-# The paper's regime: epsilon <= 1/2, and the moment bound behind it needs q z <= 1/e (MATH.md §16.2).
+# The paper's regime: epsilon <= 1/2, and the moment bound behind it needs q z <= 1/e (docs/math.md §16.2).
 EPSILON_LIMIT = 0.5
 QZ_LIMIT = 1.0 / math.e
 DEFAULT_ACCOUNTANTS = ("moments", "rdp", "pld")
@@ -53,6 +55,13 @@ DEFAULT_ACCOUNTANTS = ("moments", "rdp", "pld")
 
 class ProactiveConditionWarning(UserWarning):
     """A pro-active DP formula was used outside the conditions under which it is a guarantee."""
+
+
+def _check_strict(strict):
+    """``strict`` must be exactly True or False: "yes", 1 or None would silently mean one or the other."""
+    if strict is not True and strict is not False:
+        raise TypeError(f"strict must be True or False; got {type(strict).__name__} {strict!r}")
+    return strict
 
 
 def _refuse_or_warn(message, strict, stacklevel=3):
@@ -96,7 +105,7 @@ def proactive_noise_multiplier(epsilon, delta, *, strict=True):
     costs 0.508 exactly (:func:`dpedu.gaussian.gaussian_epsilon_exact`). Use :func:`plan`, which
     checks everything.
 
-    Derivation (MATH.md §16.2, a reconstruction): Abadi et al.'s tail bound with
+    Derivation (docs/math.md §16.2, a reconstruction): Abadi et al.'s tail bound with
     :math:`\alpha_T(\lambda) \le Tq^2\lambda(\lambda+1)/z^2` at :math:`\lambda = z^2` and
     :math:`Tq^2 \le \varepsilon/2` gives :math:`\delta \le \exp((\varepsilon/2)(z^2+1) - z^2\varepsilon)`, which is
     :math:`\le \delta` for this z. [vD21]_
@@ -113,6 +122,7 @@ def proactive_noise_multiplier(epsilon, delta, *, strict=True):
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
+    strict = _check_strict(strict)
     if epsilon > EPSILON_LIMIT:
         _refuse_or_warn(
             f"the pro-active closed form is proven only for epsilon <= 1/2; got epsilon={epsilon!r}. Split the "
@@ -132,7 +142,7 @@ def _proactive_epsilon_value(z, q, steps, delta):
 
 
 def proactive_epsilon(*, noise_multiplier, sampling_rate, steps, delta, strict=True):
-    r"""The epsilon the pro-active closed form certifies for a given run (MATH.md §16.3).
+    r"""The epsilon the pro-active closed form certifies for a given run (docs/math.md §16.3).
 
     .. math:: \varepsilon_{\text{pro}} = \max\Bigl(\frac{2\ln(1/\delta)}{z^2-2},\ 2Tq^2\Bigr)
 
@@ -168,6 +178,7 @@ def proactive_epsilon(*, noise_multiplier, sampling_rate, steps, delta, strict=T
     q = check_sampling_rate(sampling_rate)
     steps = check_positive_int(steps, "steps")
     delta = check_delta(delta)
+    strict = _check_strict(strict)
     if not z > math.sqrt(2.0):
         raise ValueError(f"the pro-active formula needs noise_multiplier > sqrt(2) (it divides by z^2 - 2); got {z!r}")
     epsilon = _proactive_epsilon_value(z, q, steps, delta)
@@ -236,7 +247,7 @@ def minimum_epochs(dataset_size):
     r"""The real bound :math:`k \ge (e/2)\sqrt{\ln N + 1/2}` on the epochs (4.61 for N = 60,000).
 
     It is :math:`(2/e)^2k^2 - 1/2 \ge \ln N` solved for k: at :math:`\varepsilon = 1/2`,
-    :math:`\delta = 1/N`, :math:`T = 2k^2/\varepsilon` it is exactly :math:`qz \le 1/e` (MATH.md §16.2).
+    :math:`\delta = 1/N`, :math:`T = 2k^2/\varepsilon` it is exactly :math:`qz \le 1/e` (docs/math.md §16.2).
 
     >>> round(minimum_epochs(60_000), 2)
     4.61
@@ -281,7 +292,7 @@ def minimum_steps(epsilon, epochs):
 
 
 def proactive_conditions(*, epsilon, delta, dataset_size, epochs, steps):
-    r"""Check every condition of the pro-active closed form (MATH.md §16.1-16.2).
+    r"""Check every condition of the pro-active closed form (docs/math.md §16.1-16.2).
 
     Parameters
     ----------
@@ -336,27 +347,18 @@ def proactive_conditions(*, epsilon, delta, dataset_size, epochs, steps):
     return ProactiveConditions(conditions)
 
 
-def _run_event(z, q):
-    from .accountants import GaussianEvent, SubsampledGaussianEvent
-
-    return GaussianEvent(z) if q == 1.0 else SubsampledGaussianEvent(z, q)
-
-
 def _account(name, z, q, steps, epsilon, delta, rtol):
     """(epsilon of the run, z calibrated for the budget, note) on accountant ``name``; nan where it cannot.
 
-    The accountants' own warnings (e.g. a best order at the edge of the grid) go into the note, so the
-    report carries them; numerical warnings (RuntimeWarning) are passed on.
+    The run is accounted by :func:`dpedu.accountants.account` (its caveats and warnings become the note);
+    the calibration's warnings go into the note too; numerical warnings (RuntimeWarning) are passed on.
     """
-    from .accountants import UnsupportedEventError, make_accountant
-
-    notes = []
+    run = account([(gaussian_step_event(z, q), steps)], name, delta=delta)
+    if not run.applies:
+        return math.nan, math.nan, run.note
+    notes = list(run.notes)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        try:
-            run_epsilon = make_accountant(name).compose(_run_event(z, q), steps).get_epsilon(delta)
-        except UnsupportedEventError as exc:
-            return math.nan, math.nan, str(exc)
         try:
             z_calibrated = calibrate.noise_multiplier(target_epsilon=epsilon, target_delta=delta, sampling_rate=q,
                                                       steps=steps, accountant=name, rtol=rtol)
@@ -368,7 +370,7 @@ def _account(name, z, q, steps, epsilon, delta, rtol):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         elif str(w.message) not in notes:
             notes.append(str(w.message))
-    return run_epsilon, z_calibrated, "; ".join(notes)
+    return run.epsilon, z_calibrated, "; ".join(notes)
 
 
 @dataclass(frozen=True)
@@ -466,7 +468,7 @@ class Plan:
 
 def plan(*, epsilon, dataset_size, epochs, delta=None, steps=None, accountants=DEFAULT_ACCOUNTANTS, strict=True,
          rtol=1e-3):
-    r"""Choose (z, T, s, q) before training, as the pro-active procedure does (MATH.md §16.3).
+    r"""Choose (z, T, s, q) before training, as the pro-active procedure does (docs/math.md §16.3).
 
     1. z from the budget (:func:`proactive_noise_multiplier`); 2. the epochs k the user can afford;
     3. :math:`T = \lceil 2k^2/\varepsilon \rceil`, the smallest admissible (fewest updates, least
@@ -506,19 +508,13 @@ def plan(*, epsilon, dataset_size, epochs, delta=None, steps=None, accountants=D
     >>> round(p.noise_multiplier, 3), p.steps, round(p.sampling_rate, 4)
     (7.567, 144, 0.0417)
     """
-    from .accountants import accountant_class
-
     epsilon = check_epsilon(epsilon)
     n = _check_dataset_size(dataset_size)
     k = check_positive_int(epochs, "epochs")
     delta = 1.0 / n if delta is None else check_delta(delta)
     steps = minimum_steps(epsilon, k) if steps is None else check_positive_int(steps, "steps")
-    if isinstance(accountants, str):
-        raise TypeError(f"accountants must be a sequence of names such as ('rdp', 'pld'); got the string "
-                        f"{accountants!r}")
-    accountants = tuple(accountants)
-    for name in accountants:
-        accountant_class(name)  # unknown name -> ValueError before any work
+    accountants = check_accountant_names(accountants)  # unknown name -> ValueError before any work
+    strict = _check_strict(strict)
 
     conditions = proactive_conditions(epsilon=epsilon, delta=delta, dataset_size=n, epochs=k, steps=steps)
     if not conditions.all_hold:

@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 
 import numpy as np
 
 __all__ = [
-    "PrivacyLeakWarning",
     "check_scalar",
     "check_epsilon",
     "check_delta",
@@ -32,15 +30,12 @@ __all__ = [
     "check_sampling_rate",
     "check_noise_multiplier",
     "check_array",
+    "check_real_entries",
     "check_features",
     "check_labels",
     "check_theta",
     "check_rng",
 ]
-
-
-class PrivacyLeakWarning(UserWarning):
-    """A parameter was read off the private data (for example a clip norm set to the largest row norm)."""
 
 
 def check_scalar(value, name):
@@ -140,6 +135,22 @@ def check_array(value, name, *, ndim=None, allow_empty=False):
     return arr
 
 
+def check_real_entries(values, name):
+    """Refuse booleans, strings, bytes and complex numbers anywhere in ``values`` (a scalar or nested sequence).
+
+    NumPy would convert them silently (``True`` to 1.0, ``"0.5"`` to 0.5 with ``dtype=float``); here they
+    raise a ``TypeError`` naming ``name``. Returns ``values`` unchanged.
+    """
+    if isinstance(values, np.ndarray) and (np.issubdtype(values.dtype, np.integer)
+                                           or np.issubdtype(values.dtype, np.floating)):
+        return values  # a real array: nothing to look for (the common case, kept fast)
+    raw = np.asarray(values, dtype=object)
+    refused = (bool, np.bool_, str, bytes, complex, np.complexfloating)
+    if any(isinstance(v, refused) for v in raw.ravel()):
+        raise TypeError(f"{name} must hold real numbers (no booleans, strings or complex numbers); got {values!r}")
+    return values
+
+
 def check_features(X, name="X"):
     """A finite 2-D float array of shape (n_samples, n_features) with at least one row and column."""
     X = check_array(X, name, ndim=2)
@@ -192,7 +203,3 @@ def check_rng(rng, name="rng"):
         raise ValueError(f"{name} seed must be a non-negative integer; got {rng}")
     return np.random.default_rng(int(rng))
 
-
-def warn_privacy_leak(message):
-    """Emit a :class:`PrivacyLeakWarning` pointing at the caller's caller."""
-    warnings.warn(message, PrivacyLeakWarning, stacklevel=3)

@@ -1,4 +1,4 @@
-"""Sequential, advanced and strong composition accountants (MATH.md §9-12.6, §18)."""
+"""Sequential, advanced and strong composition accountants (docs/math.md §9-12.6, §18)."""
 
 import math
 
@@ -18,7 +18,7 @@ from dpedu.accountants import (
     SubsampledGaussianEvent,
     UnsupportedEventError,
 )
-from dpedu.accountants._conversions import amplify_by_subsampling, gaussian_step
+from dpedu.accountants.composition import amplify_by_subsampling, gaussian_step
 from dpedu.accountants.advanced import (
     AdvancedAccountant,
     advanced_composition,
@@ -52,7 +52,7 @@ def exact_gaussian_epsilon(delta, z):
 
 
 def test_amplification_anchor():
-    # MATH.md §18: amplification of eps = 1 at q = 0.01 gives 0.017037 (Balle, Barthe & Gaboardi 2018, Thm 9)
+    # docs/math.md §18: amplification of eps = 1 at q = 0.01 gives 0.017037 (Balle, Barthe & Gaboardi 2018, Thm 9)
     eps, delta = amplify_by_subsampling(1.0, 1e-6, 0.01)
     assert eps == pytest.approx(math.log(1 + 0.01 * (math.e - 1)), rel=1e-14)
     assert round(eps, 6) == 0.017037
@@ -93,7 +93,7 @@ def test_gaussian_step_with_more_delta_than_the_total_variation_is_free():
 
 
 def test_advanced_composition_book_anchor():
-    # book ch6 / programming-dp#56 (MATH.md §10): k = 500, eps = 1, delta' = 1e-5 -> 966.44 > 500 = k * eps
+    # book ch6 / programming-dp#56 (docs/math.md §10): k = 500, eps = 1, delta' = 1e-5 -> 966.44 > 500 = k * eps
     eps, delta = advanced_composition(epsilon=1.0, delta=0.0, k=500, delta_prime=1e-5)
     assert eps == pytest.approx(math.sqrt(2 * 500 * math.log(1e5)) + 500 * (math.e - 1), rel=1e-14)
     assert round(eps, 2) == 966.44
@@ -186,7 +186,7 @@ def test_breakdown_accounts_for_every_bit_of_delta():
 
 
 def test_sequential_book_statement():
-    # MATH.md §7 / book ch12: 10 steps of (0.1, 1e-5) plus a 0.1-DP count -> (1.1, 1e-4)
+    # docs/math.md §7 / book ch12: 10 steps of (0.1, 1e-5) plus a 0.1-DP count -> (1.1, 1e-4)
     acc = SequentialAccountant().compose(EpsilonDeltaEvent(0.1, 1e-5), 10).compose(LaplaceEvent(0.1))
     result = acc.breakdown(1e-4)
     assert result.epsilon == pytest.approx(1.1, rel=1e-14)
@@ -280,7 +280,7 @@ def test_get_delta_is_one_when_nothing_is_certified():
 
 @pytest.mark.parametrize("steps, expected, paper", [(10_000, 9.339, 9.34), (40_000, 24.205, 24.22)])
 def test_strong_paper_recipe_reproduces_figure_2(steps, expected, paper):
-    # MATH.md §12.6: q = 0.01, z = 4, delta = 1e-5; the paper prints 9.34 (E = 100) and 24.22 (E = 400)
+    # docs/math.md §12.6: q = 0.01, z = 4, delta = 1e-5; the paper prints 9.34 (E = 100) and 24.22 (E = 400)
     acc = StrongCompositionAccountant(recipe="paper").compose(SubsampledGaussianEvent(4.0, 0.01), steps)
     eps = acc.get_epsilon(DELTA)
     assert eps == pytest.approx(expected, abs=5e-4)
@@ -303,8 +303,8 @@ def test_strong_valid_recipe(steps):
     eps = valid.get_epsilon(DELTA)
     # the same theorem as the advanced accountant on a Gaussian ledger
     assert eps == AdvancedAccountant().compose(event, steps).get_epsilon(DELTA)
-    # a valid bound sits above the true epsilon (PLD bracket [0.942, 0.952] at T = 1e4, MATH.md §15.4)
-    # and above the moments accountant's 1.2586 / 2.5759 (MATH.md §12.6)
+    # a valid bound sits above the true epsilon (PLD bracket [0.942, 0.952] at T = 1e4, docs/math.md §15.4)
+    # and above the moments accountant's 1.2586 / 2.5759 (docs/math.md §12.6)
     assert eps >= {10_000: 1.2586, 40_000: 2.5759}[steps]
     assert eps > StrongCompositionAccountant(recipe="paper").compose(event, steps).get_epsilon(DELTA)
     result = valid.breakdown(DELTA)
@@ -429,3 +429,16 @@ def test_bad_parameters_name_the_argument():
         advanced_composition_simplified(epsilon=1.0, k=3, delta_prime=0.0)
     with pytest.raises(ValueError, match="sampling_rate"):
         amplify_by_subsampling(1.0, 0.0, sampling_rate=0.0)
+
+
+def test_advanced_composition_of_a_huge_epsilon_is_infinite_not_an_overflow():
+    epsilon, delta = advanced_composition(1e300, 0.0, 10, 1e-5)
+    assert epsilon == math.inf and delta == pytest.approx(1e-5)
+
+
+def test_the_bound_strong_and_advanced_share():
+    from dpedu.accountants.advanced import advanced_composition_bound
+
+    k, eps, slack = 500, 1.0, 1e-5
+    assert advanced_composition_bound(k * eps * eps, k * math.expm1(eps), slack) == advanced_composition(
+        eps, 0.0, k, slack)[0]

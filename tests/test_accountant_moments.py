@@ -14,13 +14,9 @@ from dpedu.accountants import (
     SubsampledGaussianEvent,
     UnsupportedEventError,
 )
-from dpedu.accountants._sgm import (
-    abadi_log_moments_integrated,
-    log_moment,
-    rdp_laplace,
-    rdp_pure_dp,
-    rdp_sampled_gaussian,
-)
+from dpedu.accountants.log_moments import log_moment
+from dpedu.accountants.log_moments_integrated import abadi_log_moments_integrated
+from dpedu.accountants.rdp_curves import rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
 from dpedu.accountants.moments import (
     MomentsAccountant,
     OrderGridEdgeWarning,
@@ -44,7 +40,7 @@ ABADI_STEP = SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01)
     "steps, expected, best_lambda, paper",
     [
         # Abadi et al. 2016 §5.1 (q = 0.01, z = 4, delta = 1e-5): "1.26" after E = 100 epochs and "2.55"
-        # after E = 400; exact log-moments at integer lambda <= 32 give 1.2586 / 2.5759 (MATH.md §12.6).
+        # after E = 400; exact log-moments at integer lambda <= 32 give 1.2586 / 2.5759 (docs/math.md §12.6).
         (10_000, 1.2586, 19, 1.26),
         (40_000, 2.5759, 9, 2.55),
     ],
@@ -57,7 +53,7 @@ def test_abadi_headline_numbers(method, steps, expected, best_lambda, paper):
 
 
 def test_lemma3_as_an_accountant_gives_1_77():
-    # MATH.md §12.5: the Lemma 3 leading term through the tail bound at the headline setting: 1.77 vs 1.26
+    # docs/math.md §12.5: the Lemma 3 leading term through the tail bound at the headline setting: 1.77 vs 1.26
     lambdas = np.arange(1, 33)
     bound = np.array([abadi_lemma3_bound(0.01, 4.0, lam) for lam in lambdas])
     eps, lam = epsilon_from_log_moments(lambdas, 10_000 * bound, 1e-5)
@@ -113,7 +109,7 @@ def test_integration_method_agrees_with_closed_form(event):
 
 def test_leading_term_of_the_log_moment():
     # As q -> 0, alpha(lambda) = C(lambda + 1, 2) q^2 (e^{1/z^2} - 1) + O(q^3): about half of Lemma 3's
-    # q^2 lambda (lambda + 1) / ((1 - q) z^2) for large z (MATH.md §12.5).
+    # q^2 lambda (lambda + 1) / ((1 - q) z^2) for large z (docs/math.md §12.5).
     q, z = 1e-5, 4.0
     for lam in (1, 5, 20):
         leading = lam * (lam + 1) / 2 * q * q * math.expm1(1 / z**2)
@@ -302,3 +298,12 @@ def test_default_rdp_grid_is_at_least_as_tight():
     moments = MomentsAccountant().compose(ABADI_STEP, 10_000).get_epsilon(1e-5)
     rdp = RDPAccountant(orders=DEFAULT_ORDERS).compose(ABADI_STEP, 10_000).get_epsilon(1e-5)
     assert rdp < moments
+
+
+@pytest.mark.parametrize("orders, values, name", [
+    ([1], ["0.5"], "log_moments"), ([1], [True], "log_moments"), ([1], [0.5 + 0j], "log_moments"),
+    ([True, 2], [0.5, 0.5], "moment_orders"),
+])
+def test_epsilon_from_log_moments_refuses_non_real_input(orders, values, name):
+    with pytest.raises(TypeError, match=name):
+        epsilon_from_log_moments(orders, values, 1e-5)

@@ -1,4 +1,4 @@
-"""RDP accountant and the shared sampled-Gaussian math (dpedu/accountants/_sgm.py, rdp.py)."""
+"""RDP accountant and the sampled-Gaussian math (dpedu/accountants/log_moments*.py, rdp_curves.py, conversions.py, rdp.py)."""
 
 import math
 import warnings
@@ -17,19 +17,11 @@ from dpedu.accountants import (
     SubsampledGaussianEvent,
     UnsupportedEventError,
 )
-from dpedu.accountants._sgm import (
-    DEFAULT_ORDERS,
-    delta_from_rdp,
-    epsilon_from_rdp,
-    log_a,
-    log_a_fractional,
-    log_a_integer,
-    log_a_integrated,
-    rdp_gaussian,
-    rdp_laplace,
-    rdp_pure_dp,
-    rdp_sampled_gaussian,
-)
+from dpedu.accountants.conversions import delta_from_rdp, epsilon_from_rdp
+from dpedu.accountants.log_moments import log_a, log_a_fractional, log_a_integer
+from dpedu.accountants.log_moments_integrated import log_a_integrated
+from dpedu.accountants.orders import DEFAULT_ORDERS
+from dpedu.accountants.rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
 from dpedu.accountants.rdp import OrderGridEdgeWarning, RDPAccountant, event_rdp_curve
 from dpedu.calibrate import gaussian_epsilon_exact
 
@@ -49,7 +41,7 @@ def rdp_epsilon(event, steps, delta=1e-5, **options):
 @pytest.mark.parametrize(
     "steps, conversion, expected, best_order",
     [
-        # MATH.md §13.6 (q = 0.01, z = 4, delta = 1e-5; Abadi et al. 2016 §5.1 setting, 100 / 400 epochs)
+        # docs/math.md §13.6 (q = 0.01, z = 4, delta = 1e-5; Abadi et al. 2016 §5.1 setting, 100 / 400 epochs)
         (10_000, "classic", 1.2586, 20.0),
         (40_000, "classic", 2.5737, 10.4),
         (10_000, "improved", 1.0355, 17.0),
@@ -64,7 +56,7 @@ def test_abadi_setting(orders, steps, conversion, expected, best_order):
 
 @pytest.mark.parametrize("conversion, expected", [("classic", 3.008), ("improved", 2.597)])
 def test_mnist_60_epochs(conversion, expected):
-    # MATH.md §13.6: q = 256/60000, z = 1.1, T = 14063 (60 epochs), delta = 1e-5
+    # docs/math.md §13.6: q = 256/60000, z = 1.1, T = 14063 (60 epochs), delta = 1e-5
     eps, _ = rdp_epsilon(SubsampledGaussianEvent(1.1, 256 / 60_000), 14_063, conversion=conversion)
     assert eps == pytest.approx(expected, abs=5e-4)
 
@@ -78,7 +70,7 @@ def test_opacus_golden_value():
 
 @pytest.mark.parametrize("z, steps", [(1.0, 1), (10.0, 100)])
 def test_gaussian_composed_to_mu_one(z, steps):
-    # MATH.md §4.3/§18: mu_tot = sqrt(T)/z = 1 at delta = 1e-5: exact 4.3772 (Balle & Wang 2018),
+    # docs/math.md §4.3/§18: mu_tot = sqrt(T)/z = 1 at delta = 1e-5: exact 4.3772 (Balle & Wang 2018),
     # RDP classic 5.2985, RDP improved 4.7284 (the optimum over continuous orders; the default grid's
     # 0.1 spacing costs 1.2e-4 there).
     exact = gaussian_epsilon_exact(1e-5, z / math.sqrt(steps))
@@ -390,3 +382,14 @@ def test_extreme_parameters_stay_finite(q, z, steps):
 def test_bad_parameters_name_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("orders, rdp, name", [
+    ([2.0], ["0.5"], "rdp"), ([2.0], [True], "rdp"), ([2.0], [0.5 + 0j], "rdp"), ([True, 2.0], [0.5, 0.5], "orders"),
+    (["2"], [0.5], "orders"),
+])
+def test_epsilon_from_rdp_refuses_non_real_input(orders, rdp, name):
+    with pytest.raises(TypeError, match=name):
+        epsilon_from_rdp(orders, rdp, 1e-5)
+    with pytest.raises(TypeError, match=name):
+        delta_from_rdp(orders, rdp, 1.0)

@@ -1,4 +1,4 @@
-"""Zero-concentrated DP accountant (Bun & Steinke 2016; MATH.md §14, §18)."""
+"""Zero-concentrated DP accountant (Bun & Steinke 2016; docs/math.md §14, §18)."""
 
 import math
 
@@ -30,7 +30,7 @@ def improved_by_scan(rho, delta):
 
 
 def test_book_noisy_gradient_descent():
-    # MATH.md §7 table: 10 Gaussian steps calibrated classically to (0.1, 1e-5) plus a 0.1-DP Laplace count
+    # docs/math.md §7 table: 10 Gaussian steps calibrated classically to (0.1, 1e-5) plus a 0.1-DP Laplace count
     # -> zCDP 0.580 at delta = 1e-5 (rho = 10 / (2 z^2) + 0.1^2 / 2)
     z = calibrate.classic_noise_multiplier(0.1, 1e-5)
     acc = ZCDPAccountant().compose(GaussianEvent(z), 10).compose(LaplaceEvent(0.1))
@@ -40,7 +40,7 @@ def test_book_noisy_gradient_descent():
 
 @pytest.mark.parametrize("z, steps", [(1.0, 1), (10.0, 100), (2.0, 4)])
 def test_gaussian_with_total_mu_one(z, steps):
-    # MATH.md §4.3/§18: mu_tot = 1 -> rho = 1/2, classic zCDP = 5.2985 (RDP classic is the same number),
+    # docs/math.md §4.3/§18: mu_tot = 1 -> rho = 1/2, classic zCDP = 5.2985 (RDP classic is the same number),
     # exact 4.3772 below it
     acc = ZCDPAccountant().compose(GaussianEvent(z), steps)
     assert acc.rho == pytest.approx(0.5, rel=1e-14)
@@ -48,7 +48,7 @@ def test_gaussian_with_total_mu_one(z, steps):
     assert eps == pytest.approx(0.5 + 2 * math.sqrt(0.5 * math.log(1e5)), rel=1e-14)
     assert round(eps, 4) == 5.2985
     improved = ZCDPAccountant(conversion="improved").compose(GaussianEvent(z), steps).get_epsilon(DELTA)
-    # MATH.md §13.6/§18: RDP improved 4.7284 on the Opacus order grid; the continuous minimum can only be lower
+    # docs/math.md §13.6/§18: RDP improved 4.7284 on the Opacus order grid; the continuous minimum can only be lower
     assert improved <= 4.7284 + 5e-5
     assert improved >= calibrate.gaussian_epsilon_exact(DELTA, 1.0)
 

@@ -1,4 +1,4 @@
-"""Calibration by bisection on an accountant (MATH.md §17): never overshoots, tight, matches closed forms."""
+"""Calibration by bisection on an accountant (docs/math.md §17): never overshoots, tight, matches closed forms."""
 
 import math
 import warnings
@@ -63,7 +63,7 @@ def test_calibration_on_pld_never_overshoots_and_is_tight(target, q, steps):
 @pytest.mark.parametrize("steps", [1, 100, 10_000])
 def test_zcdp_calibration_matches_the_closed_form(target, steps):
     # rho + 2 sqrt(rho ln(1/delta)) = epsilon  <=>  sqrt(rho) = sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta))
-    # and T Gaussians with multiplier z are (T/(2 z^2))-zCDP, so z = sqrt(T / (2 rho)) (MATH.md §17)
+    # and T Gaussians with multiplier z are (T/(2 z^2))-zCDP, so z = sqrt(T / (2 rho)) (docs/math.md §17)
     log_inv_delta = math.log(1 / DELTA)
     rho = (math.sqrt(log_inv_delta + target) - math.sqrt(log_inv_delta)) ** 2
     closed_form = math.sqrt(steps / (2 * rho))
@@ -75,7 +75,7 @@ def test_zcdp_calibration_matches_the_closed_form(target, steps):
 
 @pytest.mark.parametrize("target, steps", [(0.5, 1), (1.0, 1), (3.0, 1), (10.0, 1), (1.0, 4), (1.0, 100)])
 def test_full_batch_calibration_on_pld_against_the_exact_gaussian(target, steps):
-    # T Gaussians with multiplier z are exactly one Gaussian with z / sqrt(T) (MATH.md §4.3), whose smallest
+    # T Gaussians with multiplier z are exactly one Gaussian with z / sqrt(T) (docs/math.md §4.3), whose smallest
     # z is Balle & Wang's analytic one. PLD's (pessimistic) epsilon is an upper bound, so its z is never
     # smaller and never overshoots the exact epsilon; it is tight up to rtol and the discretisation error
     # that the PLD accountant itself reports (its pessimistic - optimistic bracket).
@@ -104,7 +104,7 @@ def test_tighter_accountants_need_less_noise():
     z = {name: calibrate.noise_multiplier(target_epsilon=1.0, target_delta=DELTA, sampling_rate=0.01,
                                           steps=10_000, accountant=name) for name in ("moments", "rdp", "pld")}
     assert z["pld"] <= z["rdp"] * (1 + RTOL) and z["rdp"] <= z["moments"] * (1 + RTOL)
-    # RDP certifies 1.0355 at z = 4 (MATH.md §13.6), so epsilon 1 needs a little more than 4
+    # RDP certifies 1.0355 at z = 4 (docs/math.md §13.6), so epsilon 1 needs a little more than 4
     assert 4.0 < z["rdp"] < 4.3
 
 
@@ -112,7 +112,7 @@ def test_accountant_options_reach_the_accountant():
     common = dict(target_epsilon=1.0, target_delta=DELTA, sampling_rate=0.01, steps=10_000)
     improved = calibrate.noise_multiplier(**common)
     classic = calibrate.noise_multiplier(**common, accountant_options={"conversion": "classic"})
-    assert classic > improved  # the classic RDP conversion is looser (MATH.md §13.4)
+    assert classic > improved  # the classic RDP conversion is looser (docs/math.md §13.4)
     assert run_epsilon("rdp", classic, 0.01, 10_000, conversion="classic") <= 1.0
 
 
@@ -254,3 +254,58 @@ def test_steps_for_budget_bad_input(kwargs, error):
     args = dict(target_epsilon=1.0, target_delta=DELTA, noise_multiplier=4.0, sampling_rate=0.01) | kwargs
     with pytest.raises(error, match=next(iter(kwargs))):
         calibrate.steps_for_budget(**args)
+
+
+# --- the shared search, and issue 13 ---------------------------------------------------------------
+
+def test_monotone_search_returns_the_evaluated_feasible_end():
+    probes = []
+
+    def feasible(x):
+        probes.append(x)
+        return x * x >= 2.0
+
+    x = calibrate.monotone_search(feasible, 1.0, feasible_when="large", lowest=1e-9, highest=1e9, rtol=1e-6,
+                                  at_limit=None)
+    assert x in probes and feasible(x) and x * x >= 2.0 and x - math.sqrt(2.0) <= 1e-6 * x
+
+
+def test_monotone_search_integer_gives_neighbours():
+    x = calibrate.monotone_search(lambda t: t <= 37, 1, feasible_when="small", lowest=1, highest=1000,
+                                  at_limit=None)
+    assert x == 37
+
+
+def test_monotone_search_calls_at_limit_at_either_end():
+    seen = []
+    result = calibrate.monotone_search(lambda q: True, 1.0, feasible_when="small", lowest=1e-9, highest=1.0,
+                                       rtol=1e-3, at_limit=lambda x, ok: seen.append((x, ok)) or x)
+    assert result == 1.0 and seen == [(1.0, True)]
+    seen.clear()
+    with pytest.raises(ValueError, match="at 1"):
+        calibrate.monotone_search(lambda t: False, 1, feasible_when="small", lowest=1, highest=10,
+                                  at_limit=lambda x, ok: (_ for _ in ()).throw(ValueError(f"at {x}")))
+
+
+def test_each_probe_uses_a_fresh_accountant(monkeypatch):
+    made = []
+    real = calibrate.account
+
+    def spy(history, accountant, **kwargs):
+        made.append(history)
+        return real(history, accountant, **kwargs)
+
+    monkeypatch.setattr(calibrate, "account", spy)
+    calibrate.noise_multiplier(target_epsilon=1.0, target_delta=DELTA, sampling_rate=0.01, steps=100)
+    assert len(made) > 3 and all(len(history) == 1 for history in made)
+
+
+@pytest.mark.parametrize("target", [1e-16, 1e-300])
+def test_a_vanishing_target_epsilon_is_refused_by_name(target):
+    with pytest.raises(ValueError, match="target_epsilon"):
+        calibrate.noise_multiplier(target, 1e-5, 0.01, 1000)
+
+
+def test_a_vanishing_noise_multiplier_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"noise_multiplier must be in \[1e-50"):
+        calibrate.steps_for_budget(1, 1e-5, 1e-300, 0.01)

@@ -11,7 +11,7 @@ from dpedu import calibrate
 
 @pytest.mark.parametrize("mu, eps", [(1.0, 4.3772), (0.5, 1.9931)])
 def test_exact_epsilon_anchors(mu, eps):
-    # MATH.md §4.3: mu = 1 gives 4.3772 and mu = 0.5 gives 1.9931 at delta = 1e-5
+    # docs/math.md §4.3: mu = 1 gives 4.3772 and mu = 0.5 gives 1.9931 at delta = 1e-5
     assert calibrate.gaussian_epsilon_exact(1e-5, 1 / mu) == pytest.approx(eps, abs=6e-5)
 
 

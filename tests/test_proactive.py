@@ -1,4 +1,4 @@
-"""Pro-active DP (van Dijk et al., arXiv 2102.09030; MATH.md §16): closed form, conditions, planner."""
+"""Pro-active DP (van Dijk et al., arXiv 2102.09030; docs/math.md §16): closed form, conditions, planner."""
 
 import dataclasses
 import math
@@ -30,7 +30,7 @@ def quiet_plan(**kwargs):
         return plan(**kwargs)
 
 
-# --- MATH.md §16.4 ------------------------------------------------------------------------------------
+# --- docs/math.md §16.4 ------------------------------------------------------------------------------------
 # N, epsilon, k, z, T, q, RDP improved, PLD (None: not tabulated)
 TABLE = [
     (60_000, 0.5, 5, 6.783, 100, 0.05, 0.269, 0.241),
@@ -62,7 +62,7 @@ def test_plan_reproduces_the_table(n, epsilon, k, z, steps, q, eps_rdp, eps_pld)
 
 
 def test_a_quarter_of_the_steps_violates_the_budget():
-    # MATH.md §16.4: T = 25 instead of 100 -> RDP 0.583, PLD 0.525: the tight accountants exceed 0.5
+    # docs/math.md §16.4: T = 25 instead of 100 -> RDP 0.583, PLD 0.525: the tight accountants exceed 0.5
     with pytest.warns(ProactiveConditionWarning, match="T >= 2 k"):
         p = quiet_plan(epsilon=0.5, dataset_size=60_000, epochs=5, steps=25, accountants=("rdp", "pld"),
                        strict=False)
@@ -77,7 +77,7 @@ def test_a_quarter_of_the_steps_violates_the_budget():
 
 
 def test_the_closed_form_is_no_guarantee_for_one_full_batch_release():
-    # MATH.md §16.4: one Gaussian release with the closed-form z at epsilon = 1/2 costs more than 1/2
+    # docs/math.md §16.4: one Gaussian release with the closed-form z at epsilon = 1/2 costs more than 1/2
     delta = 1e-5  # = 1/N for N = 100,000
     z = proactive_noise_multiplier(0.5, delta)
     assert calibrate.gaussian_epsilon_exact(delta, z) == pytest.approx(0.508, abs=5e-4)
@@ -111,7 +111,7 @@ def test_proactive_epsilon_inverts_the_closed_form(epsilon, log10_inv_delta):
 
 @pytest.mark.parametrize("n, epsilon, k", [(60_000, 0.5, 5), (60_000, 0.25, 5), (10**6, 0.5, 6), (1000, 0.1, 4)])
 def test_the_moment_bound_behind_the_closed_form(n, epsilon, k):
-    # MATH.md §16.2: with lambda = z^2 and alpha_T(lambda) <= T q^2 lambda (lambda + 1) / z^2 the tail bound
+    # docs/math.md §16.2: with lambda = z^2 and alpha_T(lambda) <= T q^2 lambda (lambda + 1) / z^2 the tail bound
     # gives alpha_T(lambda) - lambda * epsilon <= ln(delta) at the plan's (z, q, T)
     p = plan(epsilon=epsilon, dataset_size=n, epochs=k, accountants=())
     lam = p.noise_multiplier**2
@@ -211,7 +211,7 @@ def test_an_accountant_that_does_not_apply_shows_nan_and_why():
 def test_report():
     p = quiet_plan(epsilon=0.5, dataset_size=60_000, epochs=5, accountants=("rdp",))
     report = str(p)
-    # z = sqrt(4 (1/2 + ln 60000)) = 6.78295 (MATH.md §18 prints 6.7831: a rounding slip)
+    # z = sqrt(4 (1/2 + ln 60000)) = 6.78295 (docs/math.md §18 prints 6.7831: a rounding slip)
     for text in ("z = sqrt(2 (epsilon + ln(1/delta)) / epsilon) = 6.7829", "T = 100", "q = k / T = 0.05",
                  "expected batch size s = k N / T = 3,000", "all hold", "0.2692", "rdp"):
         assert text in report
@@ -257,3 +257,13 @@ def test_proactive_epsilon_needs_z_above_sqrt2():
 def test_proactive_noise_multiplier_bad_input(args, error):
     with pytest.raises(error):
         proactive_noise_multiplier(*args)
+
+
+@pytest.mark.parametrize("strict", ["yes", 1, 0, None, 1.0])
+def test_strict_must_be_a_bool(strict):
+    with pytest.raises(TypeError, match="strict"):
+        proactive_noise_multiplier(0.25, 1e-5, strict=strict)
+    with pytest.raises(TypeError, match="strict"):
+        proactive_epsilon(noise_multiplier=10.0, sampling_rate=0.01, steps=100, delta=1e-5, strict=strict)
+    with pytest.raises(TypeError, match="strict"):
+        plan(epsilon=0.5, dataset_size=60_000, epochs=5, accountants=(), strict=strict)

@@ -171,8 +171,8 @@ T_grid = np.unique(np.geomspace(k, 2000, pick(16, 6)).round().astype(int))
 eps_by = {"rdp": [], "pld": []}
 z_rdp = []
 for T in T_grid:
-    values, _ = experiments.epsilon_for_run(noise_multiplier=z, sampling_rate=k / T, steps=int(T), delta=1 / n,
-                                            accountants=("rdp", "pld"))
+    values = experiments.epsilon_for_run(noise_multiplier=z, sampling_rate=k / T, steps=int(T), delta=1 / n,
+                                         accountants=("rdp", "pld"))
     for name in eps_by:
         eps_by[name].append(values[name])
     z_rdp.append(dp.calibrate.noise_multiplier(target_epsilon=0.5, target_delta=1 / n, sampling_rate=k / T,

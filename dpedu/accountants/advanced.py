@@ -1,7 +1,7 @@
 r"""Advanced composition (Dwork, Rothblum & Vadhan 2010): epsilon grows like the square root of k.
 
 k adaptively chosen :math:`(\varepsilon, \delta)`-DP releases are, for every :math:`\delta' > 0`,
-:math:`(\varepsilon', k\delta + \delta')`-DP with (Dwork & Roth 2014, Thm 3.20; MATH.md §10)
+:math:`(\varepsilon', k\delta + \delta')`-DP with (Dwork & Roth 2014, Thm 3.20; docs/math.md §10)
 
 .. math:: \varepsilon' = \varepsilon\sqrt{2k\ln(1/\delta')} + k\,\varepsilon\,(e^{\varepsilon} - 1).
 
@@ -24,11 +24,18 @@ from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
 from ..validation import check_delta, check_epsilon, check_in_interval, check_positive_int
-from ._conversions import SHUFFLED_BATCH, CompositionBreakdown, fixed_delta, gaussian_step, split_ledger
+from .composition import SHUFFLED_BATCH, CompositionBreakdown, fixed_delta, gaussian_step, split_ledger
 from .base import Accountant
 from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
-__all__ = ["AdvancedAccountant", "advanced_composition", "advanced_composition_simplified"]
+__all__ = [
+    "AdvancedAccountant",
+    "advanced_composition",
+    "advanced_composition_bound",
+    "advanced_composition_simplified",
+    "optimal_breakdown",
+    "optimal_delta",
+]
 
 
 def _drift(epsilon):
@@ -37,8 +44,37 @@ def _drift(epsilon):
     return epsilon * math.expm1(epsilon) if epsilon < 700.0 else math.inf
 
 
-def _drv_epsilon(sum_of_squares, sum_of_drifts, delta_prime):
-    r""":math:`\sqrt{2\ln(1/\delta')\sum_i\varepsilon_i^2} + \sum_i\varepsilon_i(e^{\varepsilon_i}-1)`."""
+def advanced_composition_bound(sum_of_squares, sum_of_drifts, delta_prime):
+    r"""The advanced-composition epsilon from its two sums:
+    :math:`\sqrt{2\ln(1/\delta')\sum_i\varepsilon_i^2} + \sum_i\varepsilon_i(e^{\varepsilon_i}-1)`.
+
+    Parameters
+    ----------
+    sum_of_squares : float
+        :math:`\sum_i\varepsilon_i^2` over every step (a step repeated k times counts k times); ``inf`` allowed.
+    sum_of_drifts : float
+        :math:`\sum_i\varepsilon_i(e^{\varepsilon_i}-1)` (Abadi et al.'s paper recipe passes
+        :math:`\sum_i\varepsilon_i^2` here instead, which is not a valid bound); ``inf`` allowed.
+    delta_prime : float
+        The slack :math:`\delta'` in (0, 1).
+
+    Returns
+    -------
+    float
+        The composed epsilon (``inf`` when a sum is ``inf``).
+
+    Notes
+    -----
+    Dwork, Rothblum & Vadhan (2010); Dwork & Roth (2014), Thm 3.20 for equal steps; the heterogeneous form
+    follows from Kairouz, Oh & Viswanath (2015), Thm 3.5 (docs/math.md §10). The caller checks its
+    arguments: this is the formula alone, shared by :func:`advanced_composition`,
+    :class:`AdvancedAccountant` and :class:`~dpedu.accountants.strong.StrongCompositionAccountant`.
+
+    Examples
+    --------
+    >>> round(advanced_composition_bound(500 * 1.0**2, 500 * math.expm1(1.0), 1e-5), 2)   # 500 steps of eps 1
+    966.44
+    """
     return math.sqrt(2.0 * -math.log(delta_prime) * sum_of_squares) + sum_of_drifts
 
 
@@ -71,7 +107,8 @@ def advanced_composition(epsilon, delta, k, delta_prime):
     delta = check_in_interval(delta, "delta", 0.0, 1.0, high_open=True)
     k = check_positive_int(k, "k")
     delta_prime = check_delta(delta_prime, "delta_prime")
-    return _drv_epsilon(k * epsilon**2, k * _drift(epsilon), delta_prime), k * delta + delta_prime
+    # k * epsilon * epsilon, not epsilon**2: a huge epsilon gives inf (a valid bound) instead of an OverflowError
+    return advanced_composition_bound(k * epsilon * epsilon, k * _drift(epsilon), delta_prime), k * delta + delta_prime
 
 
 def advanced_composition_simplified(epsilon, k, delta_prime):
@@ -115,7 +152,7 @@ def _composed(fixed, gaussian_steps, delta_prime, spent_delta):
     :math:`\varepsilon' = \sqrt{2\ln(1/\delta')\sum_i k_i\varepsilon_i^2} + \sum_i k_i\varepsilon_i(e^{\varepsilon_i}-1)`.
     """
     return CompositionBreakdown(
-        epsilon=_drv_epsilon(*_sums(fixed, gaussian_steps), delta_prime),
+        epsilon=advanced_composition_bound(*_sums(fixed, gaussian_steps), delta_prime),
         delta=spent_delta,
         gaussian_steps=tuple(gaussian_steps),
         delta_slack=delta_prime,
@@ -215,7 +252,7 @@ class AdvancedAccountant(Accountant):
     Every event becomes per-step :math:`(\varepsilon_i, \delta_i)`: a :class:`LaplaceEvent` is
     :math:`(\varepsilon, 0)`, an :class:`EpsilonDeltaEvent` is used as given, and a Gaussian-type step
     gets the exact analytic :math:`\varepsilon_0(\delta_0)` (Balle & Wang 2018), amplified by Poisson
-    subsampling (MATH.md §11.1). Then, for every :math:`\delta' > 0`,
+    subsampling (docs/math.md §11.1). Then, for every :math:`\delta' > 0`,
 
     .. math:: \varepsilon' = \sqrt{2\ln(1/\delta')\textstyle\sum_i\varepsilon_i^2}
               + \textstyle\sum_i \varepsilon_i(e^{\varepsilon_i}-1), \qquad

@@ -1,7 +1,7 @@
 r"""The moments accountant of Abadi et al. (2016), as the paper states it.
 
 Track the log-moment of the privacy loss :math:`c(o) = \ln\frac{\Pr[M(D)=o]}{\Pr[M(D')=o]}` at integer
-orders :math:`\lambda` (MATH.md §12):
+orders :math:`\lambda` (docs/math.md §12):
 
 .. math:: \alpha_M(\lambda) = \max_{D\sim D'} \ln \mathbb E_{o\sim M(D)}\big[e^{\lambda c(o)}\big].
 
@@ -30,15 +30,11 @@ import math
 import numpy as np
 
 from ..validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
-from ._sgm import (
-    OrderGridEdgeWarning,
-    _check_orders,
-    abadi_log_moments_integrated,
-    log_moment,
-    rdp_laplace,
-    rdp_pure_dp,
-    warn_if_at_edge,
-)
+from .conversions import check_curve_values
+from .log_moments import log_moment
+from .log_moments_integrated import abadi_log_moments_integrated
+from .orders import OrderGridEdgeWarning, check_orders, warn_if_at_edge
+from .rdp_curves import rdp_laplace, rdp_pure_dp
 from .base import Accountant
 from ..events import (
     EpsilonDeltaEvent,
@@ -61,20 +57,17 @@ _METHODS = ("closed_form", "integration")
 
 
 def _check_moment_curve(moment_orders, log_moments):
-    lambdas = np.atleast_1d(_check_orders(moment_orders, "moment_orders", integer=True, strict=False))
-    values = np.atleast_1d(np.asarray(log_moments, dtype=float))
-    if lambdas.ndim != 1 or values.shape != lambdas.shape:
-        raise ValueError(f"log_moments must have the shape of moment_orders {lambdas.shape}; got {values.shape}")
-    if np.any(np.isnan(values)) or np.any(values < 0):
-        raise ValueError("log_moments must be >= 0 (inf allowed) at every order")
-    return lambdas, values
+    lambdas = np.atleast_1d(check_orders(moment_orders, "moment_orders", integer=True, strict=False))
+    if lambdas.ndim != 1:
+        raise ValueError(f"moment_orders must be 1-D; got shape {lambdas.shape}")
+    return lambdas, check_curve_values(log_moments, lambdas.shape, "log_moments")
 
 
 def epsilon_from_log_moments(moment_orders, log_moments, delta):
     r"""Abadi et al.'s tail bound inverted for a target delta; returns ``(epsilon, best_lambda)``.
 
     .. math:: \varepsilon = \min_\lambda \frac{\alpha(\lambda) + \ln(1/\delta)}{\lambda}
-              \qquad\text{([ACG16]_ Thm 2, part 2; MATH.md §12.3)}
+              \qquad\text{([ACG16]_ Thm 2, part 2; docs/math.md §12.3)}
 
     Examples
     --------
@@ -112,7 +105,7 @@ def event_log_moments(event, moment_orders, method="closed_form"):
     r"""Log-moments :math:`\alpha(\lambda)` of one event at ``moment_orders`` (a tuple of ints), read-only.
 
     - ``SubsampledGaussianEvent(z, q)``: :math:`\ln\max(E_1, E_2)` ([ACG16]_ §3.2). ``"closed_form"``
-      uses :math:`\ln E_2` from the binomial sum (:func:`dpedu.accountants._sgm.log_moment`), because
+      uses :math:`\ln E_2` from the binomial sum (:func:`dpedu.accountants.log_moments.log_moment`), because
       :math:`E_1 \le E_2` for the sampled Gaussian (Mironov, Talwar & Zhang 2019, §3; checked by
       integration on a grid of (q, z, λ) in the tests). ``"integration"`` integrates both numerically,
       as the paper's implementation did, and takes the max.
@@ -191,7 +184,7 @@ class MomentsAccountant(Accountant):
         super().__init__()
         if isinstance(moment_orders, range):
             moment_orders = list(moment_orders)
-        lambdas = np.atleast_1d(_check_orders(moment_orders, "moment_orders", integer=True, strict=False))
+        lambdas = np.atleast_1d(check_orders(moment_orders, "moment_orders", integer=True, strict=False))
         if lambdas.ndim != 1:
             raise ValueError(f"moment_orders must be a 1-D sequence; got shape {lambdas.shape}")
         self.moment_orders = np.unique(lambdas).astype(int)  # sorted; order and repeats carry no meaning
@@ -275,7 +268,7 @@ def abadi_lemma3_bound(sampling_rate, noise_multiplier, moment_order):
     The dropped :math:`O(\cdot)` term makes this an asymptotic statement, not a bound to account with;
     the true leading term is about half of it, :math:`q^2\lambda(\lambda+1)/(2z^2)`. Put through the
     tail bound at the headline setting (q = 0.01, z = 4, 10,000 steps, :math:`\delta=10^{-5}`) it gives
-    1.77 where the exact log-moments give 1.26 (MATH.md §12.5). A teaching comparison only.
+    1.77 where the exact log-moments give 1.26 (docs/math.md §12.5). A teaching comparison only.
 
     Examples
     --------

@@ -1,6 +1,6 @@
 r"""Rényi-DP accountant: add RDP curves over a grid of orders, convert once at the end.
 
-Each event contributes a curve :math:`\alpha \mapsto \varepsilon_{\mathrm{RDP}}(\alpha)` (MATH.md §13.2,
+Each event contributes a curve :math:`\alpha \mapsto \varepsilon_{\mathrm{RDP}}(\alpha)` (docs/math.md §13.2,
 §13.5); curves add under composition, adaptive or not (Mironov 2017, Prop. 1); the total is
 converted to :math:`(\varepsilon, \delta)` by minimising over the grid (§13.4).
 
@@ -23,19 +23,9 @@ import functools
 import numpy as np
 
 from ..validation import check_delta
-from ._sgm import (
-    DEFAULT_ORDERS,
-    OrderGridEdgeWarning,
-    _check_orders,
-    check_conversion,
-    delta_from_rdp,
-    epsilon_from_rdp,
-    rdp_gaussian,
-    rdp_laplace,
-    rdp_pure_dp,
-    rdp_sampled_gaussian,
-    warn_if_at_edge,
-)
+from .conversions import check_conversion, delta_from_rdp, epsilon_from_rdp
+from .orders import DEFAULT_ORDERS, OrderGridEdgeWarning, check_orders, warn_if_at_edge
+from .rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
 from .base import Accountant
 from ..events import (
     EpsilonDeltaEvent,
@@ -120,7 +110,7 @@ class RDPAccountant(Accountant):
 
     def __init__(self, orders=DEFAULT_ORDERS, conversion="improved"):
         super().__init__()
-        alphas = np.atleast_1d(_check_orders(orders))
+        alphas = np.atleast_1d(check_orders(orders))
         if alphas.ndim != 1:
             raise ValueError(f"orders must be a 1-D sequence; got shape {alphas.shape}")
         self.orders = np.unique(alphas)  # sorted; order and repeats carry no meaning

@@ -2,13 +2,13 @@ r"""Basic (sequential) composition: epsilons add up, deltas add up.
 
 Releases that are :math:`(\varepsilon_i, \delta_i)`-DP, run adaptively on the same data, are together
 :math:`(\sum_i \varepsilon_i, \sum_i \delta_i)`-DP (Dwork, McSherry, Nissim & Smith 2006; Dwork, Kenthapadi,
-McSherry, Mironov & Naor 2006; Dwork & Roth 2014, Thm 3.16; MATH.md §9).
+McSherry, Mironov & Naor 2006; Dwork & Roth 2014, Thm 3.16; docs/math.md §9).
 
 A Gaussian step has no single (epsilon, delta): it is :math:`(\varepsilon_0(\delta_0), \delta_0)`-DP for
 *every* :math:`\delta_0`, so basic composition forces a choice of how to split delta over the steps.
 This accountant makes the choice visible (see :class:`SequentialAccountant`).
 
-The book's noisy gradient descent (10 steps, each (0.1, 1e-5)-DP, plus a 0.1-DP count; MATH.md §7):
+The book's noisy gradient descent (10 steps, each (0.1, 1e-5)-DP, plus a 0.1-DP count; docs/math.md §7):
 
 >>> from dpedu.accountants import EpsilonDeltaEvent, LaplaceEvent
 >>> acc = SequentialAccountant().compose(EpsilonDeltaEvent(0.1, 1e-5), 10).compose(LaplaceEvent(0.1))
@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from ..validation import check_delta
-from ._conversions import (
+from .composition import (
     SHUFFLED_BATCH,
     CompositionBreakdown,
     fixed_delta,
@@ -63,7 +63,7 @@ class SequentialAccountant(Accountant):
     * Gaussian steps: :math:`\varepsilon_0` is the **exact** analytic epsilon for :math:`\delta_0`
       (Balle & Wang 2018, Thm 8), valid for every :math:`\varepsilon_0` (the classic
       :math:`\sqrt{2\ln(1.25/\delta)}/z` needs :math:`\varepsilon_0<1`). Subsampled steps are amplified:
-      :math:`\varepsilon_1 = \ln(1+q(e^{\varepsilon_0}-1))`, :math:`\delta_1 = q\delta_0` (MATH.md §11.1).
+      :math:`\varepsilon_1 = \ln(1+q(e^{\varepsilon_0}-1))`, :math:`\delta_1 = q\delta_0` (docs/math.md §11.1).
     * Basic composition is tight for pure DP in the worst case, but for many small Gaussian steps
       it is far looser than :mod:`~dpedu.accountants.advanced` or the RDP/PLD accountants.
     * ``get_delta(epsilon)``: the smallest total delta the same rule certifies. With the even split it

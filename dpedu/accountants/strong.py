@@ -2,7 +2,7 @@ r"""Abadi et al. (2016)'s "strong composition" baseline: per-step Gaussian, ampl
 
 Figure 2 of Abadi et al. compares the moments accountant with this recipe: make each DP-SGD step
 :math:`(\varepsilon_0, \delta_0)`-DP as a Gaussian, amplify it by subsampling to
-:math:`(\varepsilon_1, \delta_1)`, compose T steps with advanced composition (MATH.md §10-12.6). Two recipes:
+:math:`(\varepsilon_1, \delta_1)`, compose T steps with advanced composition (docs/math.md §10-12.6). Two recipes:
 
 * ``recipe="valid"`` (default): exact analytic :math:`\varepsilon_0` (Balle & Wang 2018),
   :math:`\varepsilon_1 = \ln(1 + q(e^{\varepsilon_0}-1))`, exact Dwork-Rothblum-Vadhan, optimised
@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 
 from ..validation import check_delta
-from ._conversions import SHUFFLED_BATCH, CompositionBreakdown, GaussianStep, group_ledger, sampling_rate_of
-from .advanced import _drv_epsilon, optimal_breakdown, optimal_delta
+from .composition import SHUFFLED_BATCH, CompositionBreakdown, GaussianStep, group_ledger, sampling_rate_of
+from .advanced import advanced_composition_bound, optimal_breakdown, optimal_delta
 from .base import Accountant, ConversionUnavailableError
 from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
@@ -40,7 +40,7 @@ _RECIPES = ("valid", "paper")
 
 
 def paper_breakdown(ledger, delta):
-    r"""The recipe that reproduces Abadi et al. (2016) Fig. 2's strong-composition curve (MATH.md §12.6).
+    r"""The recipe that reproduces Abadi et al. (2016) Fig. 2's strong-composition curve (docs/math.md §12.6).
 
     Per step :math:`\delta_0` with :math:`T q \delta_0 = \delta/2` (each step's :math:`q\delta_0 = \delta/(2T)`),
     the classic :math:`\varepsilon_0 = \sqrt{2\ln(1.25/\delta_0)}/z` (used although :math:`\varepsilon_0 > 1`),
@@ -64,7 +64,7 @@ def paper_breakdown(ledger, delta):
         steps.append(GaussianStep(event, count, delta0, epsilon0, q * delta0, q * epsilon0))
     sum_of_squares = math.fsum(step.count * step.epsilon1**2 for step in steps)
     return CompositionBreakdown(
-        epsilon=_drv_epsilon(sum_of_squares, sum_of_squares, delta / 2.0),
+        epsilon=advanced_composition_bound(sum_of_squares, sum_of_squares, delta / 2.0),
         delta=delta,
         gaussian_steps=tuple(steps),
         delta_slack=delta / 2.0,
@@ -79,7 +79,7 @@ class StrongCompositionAccountant(Accountant):
     recipe : {"valid", "paper"}
         ``"valid"`` (default) gives a true bound: per-step :math:`\varepsilon_0` from the exact analytic
         Gaussian (Balle & Wang 2018, valid for :math:`\varepsilon_0 \ge 1`),
-        :math:`\varepsilon_1 = \ln(1+q(e^{\varepsilon_0}-1))`, :math:`\delta_1 = q\delta_0` (MATH.md §11.1),
+        :math:`\varepsilon_1 = \ln(1+q(e^{\varepsilon_0}-1))`, :math:`\delta_1 = q\delta_0` (docs/math.md §11.1),
         the exact Dwork-Rothblum-Vadhan bound :math:`\sqrt{2\ln(1/\delta')\sum\varepsilon_1^2} +
         \sum\varepsilon_1(e^{\varepsilon_1}-1)`, and the split of delta between :math:`\delta'` and
         :math:`T q\delta_0` optimised (:func:`~dpedu.accountants.advanced.optimal_breakdown`).

@@ -1,7 +1,7 @@
 r"""Zero-concentrated differential privacy (Bun & Steinke 2016): one number rho that adds up.
 
 A mechanism is :math:`\rho`-zCDP if :math:`D_\alpha(M(D)\,\|\,M(D')) \le \rho\alpha` for every
-:math:`\alpha > 1` (MATH.md §14). The Gaussian with noise multiplier z is :math:`1/(2z^2)`-zCDP
+:math:`\alpha > 1` (docs/math.md §14). The Gaussian with noise multiplier z is :math:`1/(2z^2)`-zCDP
 (Prop. 1.6), pure :math:`\varepsilon`-DP implies :math:`\varepsilon^2/2`-zCDP (Prop. 1.4), and
 composition adds the rhos (Lemma 2.3). To report :math:`(\varepsilon, \delta)`:
 
@@ -26,21 +26,15 @@ import math
 from scipy.optimize import minimize_scalar
 
 from ..validation import check_delta, check_epsilon, check_nonnegative
-from ._conversions import SHUFFLED_BATCH, group_ledger
+from .composition import SHUFFLED_BATCH, group_ledger
 from .base import Accountant
+from .conversions import check_conversion
 from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
 __all__ = ["ZCDPAccountant", "zcdp_epsilon", "zcdp_delta"]
 
-_CONVERSIONS = ("classic", "improved")
-
 # Search window for log(alpha - 1) around the classic optimum (the classic conversion's best alpha).
 _WINDOW = 12.0
-
-
-def _check_conversion(conversion):
-    if conversion not in _CONVERSIONS:
-        raise ValueError(f"conversion must be one of {_CONVERSIONS}; got {conversion!r}")
 
 
 def _improved_epsilon_at(rho, log_delta, alpha):
@@ -78,7 +72,7 @@ def zcdp_epsilon(rho, delta, conversion="classic"):
     """
     rho = check_nonnegative(rho, "rho")
     delta = check_delta(delta)
-    _check_conversion(conversion)
+    check_conversion(conversion)
     if rho == 0:
         return 0.0
     log_delta = math.log(delta)
@@ -100,7 +94,7 @@ def zcdp_delta(rho, epsilon, conversion="classic"):
     """
     rho = check_nonnegative(rho, "rho")
     epsilon = check_epsilon(epsilon)
-    _check_conversion(conversion)
+    check_conversion(conversion)
     if rho == 0:
         return 0.0
     if conversion == "classic":
@@ -151,7 +145,7 @@ class ZCDPAccountant(Accountant):
 
     def __init__(self, *, conversion="classic"):
         super().__init__()
-        _check_conversion(conversion)
+        check_conversion(conversion)
         self.conversion = conversion
 
     def supports(self, event) -> bool:
@@ -166,7 +160,8 @@ class ZCDPAccountant(Accountant):
     def event_rho(event):
         r""":math:`\rho` of one supported event: :math:`1/(2z^2)` for a Gaussian, :math:`\varepsilon^2/2` for pure DP."""
         if isinstance(event, (GaussianEvent, SubsampledGaussianEvent)):
-            return 0.5 / event.noise_multiplier**2
+            z = event.noise_multiplier
+            return 0.5 / z / z  # not z**2, which overflows (OverflowError) for z > 1e154
         return 0.5 * event.epsilon**2
 
     @property

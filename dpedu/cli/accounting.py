@@ -45,8 +45,9 @@ def cmd_epsilon(args):
     from ..experiments import ACCOUNTANT_LABELS, INVALID_BOUNDS, epsilon_for_run
 
     steps, epochs = _steps_and_epochs(args)
-    values, notes = epsilon_for_run(noise_multiplier=args.noise_multiplier, sampling_rate=args.sampling_rate,
-                                    steps=steps, delta=args.delta, accountants=args.accountants)
+    values = epsilon_for_run(noise_multiplier=args.noise_multiplier, sampling_rate=args.sampling_rate,
+                             steps=steps, delta=args.delta, accountants=args.accountants)
+    notes = values.notes
     q = args.sampling_rate
     batches = "full batch (every record, every step)" if q == 1 else f"Poisson sampling rate q = {q:g}"
     print(f"DP-SGD: noise multiplier z = {args.noise_multiplier:g}, {batches}, T = {steps:,} steps "

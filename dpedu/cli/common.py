@@ -74,21 +74,14 @@ def names(text):
     return parts
 
 
-def _steps_from_epochs(epochs, sampling_rate):
-    """``max(1, round(epochs / q))``: dpedu.events.steps_from_epochs when it exists, else the same rule here."""
-    try:
-        from ..events import steps_from_epochs
-    except ImportError:
-        from ..experiments import steps_from_epochs
-    return steps_from_epochs(epochs, sampling_rate)
-
-
 def check_steps(epochs, sampling_rate, option="--epochs"):
     """The steps of ``epochs`` epochs at sampling rate q; refused above :data:`MAX_STEPS` before any work."""
     if epochs == epochs and sampling_rate > 0 and epochs / sampling_rate > MAX_STEPS:   # nan/<=0: validated below
         raise CliError(f"{option} {epochs:g} at sampling rate {sampling_rate:g} makes {epochs / sampling_rate:.3g} "
                        f"steps; at most {MAX_STEPS:,} are allowed")
-    return _steps_from_epochs(epochs, sampling_rate)
+    from ..events import steps_from_epochs
+
+    return steps_from_epochs(epochs, sampling_rate)
 
 
 def steps_and_epochs(args):

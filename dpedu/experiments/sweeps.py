@@ -1,57 +1,31 @@
-r"""Experiments behind the course figures and the ``python -m dpedu`` commands.
+r"""Training sweeps: train over a grid of settings and seeds, and report test accuracy with the privacy spent.
 
-Two kinds, kept apart on purpose:
+:func:`run_tradeoff` (test accuracy against the total epsilon, DP-SGD with
+:class:`~dpedu.estimator.DPLogisticRegression`), :func:`run_epochs_tradeoff` (more epochs at the same epsilon
+means more noise per step), :func:`run_clipping_noise_grid` (the clip norm against the noise multiplier)
+and :func:`run_noisy_gd_tradeoff` (the book's noisy gradient descent, accounted several ways).
 
-* **accounting only** (no data, fast, deterministic): :func:`epsilon_for_run` accounts one DP-SGD
-  run with every accountant; :func:`epsilon_curves` does it for a range of epochs (Figure 2 of
-  Abadi et al. 2016); :func:`noise_for_target` asks each accountant which noise multiplier z the same
-  target epsilon needs.
-* **training** (Adult or any data, over several seeds): :func:`run_tradeoff` (test accuracy against
-  the total epsilon, DP-SGD with :class:`~dpedu.estimator.DPLogisticRegression`),
-  :func:`run_epochs_tradeoff` (more epochs at the same epsilon means more noise per step),
-  :func:`run_clipping_noise_grid` (the clip norm against the noise multiplier) and
-  :func:`run_noisy_gd_tradeoff` (the book's noisy gradient descent, accounted two ways).
-
-Every epsilon here is the **total** epsilon of a whole training run, after composition, never the
-epsilon of one step. Seeds come from one ``numpy.random.SeedSequence(rng)``: the same ``rng`` gives the
-same numbers, and seed ``j`` is the same stream at every grid point (common random numbers: curves
-are smoother than with independent seeds, and differences between grid points are not seed noise).
-
-Abadi et al.'s setting (q = 0.01, z = 4, 100 epochs = 10,000 steps, delta = 1e-5):
-
->>> values, notes = epsilon_for_run(noise_multiplier=4.0, sampling_rate=0.01, steps=10_000, delta=1e-5,
-...                                 accountants=("moments", "rdp", "strong_paper", "zcdp"))
->>> {name: round(eps, 4) for name, eps in values.items()}
-{'moments': 1.2586, 'rdp': 1.0355, 'strong_paper': 9.3391, 'zcdp': nan}
->>> sorted(notes)                      # why zCDP does not apply, and why the paper recipe is no bound
-['moments', 'strong_paper', 'zcdp']
+Seeds come from one ``numpy.random.SeedSequence(rng)``: the same ``rng`` gives the same numbers, and seed
+``j`` is the same stream at every grid point (common random numbers: curves are smoother than with
+independent seeds, and differences between grid points are not seed noise).
 """
 
 from __future__ import annotations
 
 import csv
-import math
 import numbers
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import calibrate
-from .validation import check_delta, check_epsilon, check_noise_multiplier, check_positive, check_positive_int
-from .validation import check_sampling_rate
-from .accountants import UnsupportedEventError, make_accountant
-from .events import GaussianEvent, SubsampledGaussianEvent
+from ..accountants import compare
+from ..events import steps_from_epochs
+from ..models.logistic import accuracy
+from ..training import noisy_gradient_descent
+from ..validation import check_delta, check_epsilon, check_positive, check_positive_int
+from .accounting import check_grid
 
 __all__ = [
-    "ACCOUNTANT_KEYS",
-    "ACCOUNTANT_LABELS",
-    "INVALID_BOUNDS",
-    "steps_from_epochs",
-    "epsilon_for_run",
-    "EpsilonCurves",
-    "epsilon_curves",
-    "noise_for_target",
     "TradeoffResult",
     "run_tradeoff",
     "EpochsResult",
@@ -62,264 +36,6 @@ __all__ = [
     "run_noisy_gd_tradeoff",
     "non_private_accuracy",
 ]
-
-# Keys in the teaching order (loosest theorem first). "strong_paper" is the strong-composition recipe
-# that reproduces Abadi et al.'s Figure 2 numbers: shown beside the valid recipe, never as a bound.
-ACCOUNTANT_KEYS = ("sequential", "advanced", "strong", "strong_paper", "moments", "rdp", "zcdp", "pld")
-ACCOUNTANT_LABELS = {
-    "sequential": "sequential composition",
-    "advanced": "advanced composition",
-    "strong": "strong composition (valid recipe)",
-    "strong_paper": "strong composition, paper recipe (not a valid bound)",
-    "moments": "moments accountant",
-    "rdp": "RDP",
-    "zcdp": "zCDP",
-    "pld": "PLD",
-}
-INVALID_BOUNDS = ("strong_paper",)
-_OPTIONS = {"strong_paper": ("strong", {"recipe": "paper"})}
-
-
-def _registry_name(key):
-    """(registry name, constructor options) for an accountant key of :data:`ACCOUNTANT_KEYS`."""
-    if key not in ACCOUNTANT_LABELS:
-        raise ValueError(f"unknown accountant {key!r}; choose from {', '.join(ACCOUNTANT_KEYS)}")
-    return _OPTIONS.get(key, (key, {}))
-
-
-def _check_keys(accountants):
-    if isinstance(accountants, str):
-        raise TypeError(f"accountants must be a sequence of names such as ('rdp', 'pld'); got the string {accountants!r}")
-    accountants = tuple(accountants)
-    for key in accountants:
-        _registry_name(key)
-    return accountants
-
-
-def _step_event(noise_multiplier, sampling_rate):
-    """A full batch (q = 1) is a plain Gaussian release; otherwise a Poisson-subsampled one."""
-    if sampling_rate == 1.0:
-        return GaussianEvent(noise_multiplier)
-    return SubsampledGaussianEvent(noise_multiplier, sampling_rate)
-
-
-def steps_from_epochs(epochs, sampling_rate):
-    """``round(epochs / q)`` steps (one epoch is 1/q steps in expectation), at least 1.
-
-    >>> steps_from_epochs(100, 0.01), steps_from_epochs(0.5, 0.3)
-    (10000, 2)
-    """
-    epochs = check_positive(epochs, "epochs")
-    q = check_sampling_rate(sampling_rate)
-    return max(1, round(epochs / q))
-
-
-def _account(key, event, steps, delta):
-    """(epsilon, note) for one accountant key; epsilon nan (with the reason) when it does not apply.
-
-    Non-numerical warnings (e.g. the best order at the edge of the grid) become part of the note;
-    RuntimeWarnings are passed on.
-    """
-    name, options = _registry_name(key)
-    acc = make_accountant(name, **options)
-    notes = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            epsilon = acc.compose(event, steps).get_epsilon(delta)
-        except UnsupportedEventError as exc:
-            epsilon = math.nan
-            notes.append(str(exc))
-        except ValueError as exc:  # e.g. the run's own deltas already exceed delta
-            epsilon = math.nan
-            notes.append(f"no epsilon at this delta: {exc}")
-    for w in caught:
-        if issubclass(w.category, RuntimeWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        elif str(w.message) not in notes:
-            notes.append(str(w.message))
-    caveat = getattr(acc, "caveat", None)
-    if caveat and not math.isnan(epsilon):
-        notes.insert(0, caveat)
-    return epsilon, "; ".join(notes)
-
-
-def epsilon_for_run(*, noise_multiplier, sampling_rate, steps, delta, accountants=ACCOUNTANT_KEYS):
-    r"""Total epsilon of ``steps`` DP-SGD steps, by every accountant in ``accountants``.
-
-    Parameters
-    ----------
-    noise_multiplier : float
-        z > 0 (noise std over the clip norm).
-    sampling_rate : float
-        Poisson rate q in (0, 1]; q = 1 means full-batch steps (``GaussianEvent``), the only case
-        where zCDP applies.
-    steps : int
-        T >= 1.
-    delta : float
-        Total delta.
-    accountants : sequence of str
-        Keys of :data:`ACCOUNTANT_KEYS`; ``"strong_paper"`` is Abadi et al.'s recipe (not a bound).
-
-    Returns
-    -------
-    (dict, dict)
-        ``{key: epsilon}`` (nan where the accountant does not apply) and ``{key: note}`` (why nan, or a
-        caveat such as "not a valid bound").
-    """
-    z = check_noise_multiplier(noise_multiplier)
-    if z == 0:
-        raise ValueError("noise_multiplier=0 releases the clipped sum exactly: epsilon is infinite, nothing to account")
-    event = _step_event(z, check_sampling_rate(sampling_rate))
-    steps = check_positive_int(steps, "steps")
-    delta = check_delta(delta)
-    values, notes = {}, {}
-    for key in _check_keys(accountants):
-        values[key], note = _account(key, event, steps, delta)
-        if note:
-            notes[key] = note
-    return values, notes
-
-
-@dataclass
-class EpsilonCurves:
-    """Total epsilon against epochs, one curve per accountant (Figure 2 of Abadi et al. 2016).
-
-    Attributes
-    ----------
-    epochs, steps : numpy.ndarray
-        The x values; ``steps = round(epochs / q)``.
-    epsilons : dict
-        ``{key: array of epsilons}``, nan where an accountant does not apply.
-    notes : dict
-        ``{key: why it does not apply / its caveat}`` (the first note of each accountant).
-    invalid : tuple
-        Keys whose numbers are **not** valid bounds (the paper recipe), to be drawn as such.
-    """
-
-    epochs: np.ndarray
-    steps: np.ndarray
-    epsilons: dict
-    notes: dict
-    noise_multiplier: float
-    sampling_rate: float
-    delta: float
-    invalid: tuple = INVALID_BOUNDS
-
-    def labels(self):
-        """``{key: label for a legend}``."""
-        return {key: ACCOUNTANT_LABELS[key] for key in self.epsilons}
-
-    def to_csv(self, path):
-        """One row per epoch value: epochs, steps, then one column per accountant."""
-        with open(path, "w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["epochs", "steps", *self.epsilons])
-            for i, (e, t) in enumerate(zip(self.epochs, self.steps)):
-                writer.writerow([f"{e:g}", int(t), *(f"{v[i]:.6g}" for v in self.epsilons.values())])
-
-
-def epsilon_curves(*, noise_multiplier, sampling_rate, delta, epochs, accountants=ACCOUNTANT_KEYS, progress=None):
-    r"""Total epsilon after each number of epochs in ``epochs``, for every accountant.
-
-    Parameters
-    ----------
-    noise_multiplier, sampling_rate, delta : float
-        z, q and the total delta (Abadi et al.'s Figure 2: 4, 0.01, 1e-5).
-    epochs : array_like of float
-        Epoch counts (> 0); each becomes ``round(epochs / q)`` steps.
-    accountants : sequence of str
-        Keys of :data:`ACCOUNTANT_KEYS`. Accountants that apply to none of the points (zCDP with q < 1)
-        are dropped from ``epsilons`` and keep their reason in ``notes``.
-    progress : callable, optional
-        Called with a short message before each accountant (the PLD curve takes a few seconds).
-
-    Returns
-    -------
-    EpsilonCurves
-
-    Examples
-    --------
-    >>> c = epsilon_curves(noise_multiplier=4.0, sampling_rate=0.01, delta=1e-5, epochs=[100, 400],
-    ...                    accountants=("moments", "strong_paper", "zcdp"))
-    >>> {k: np.round(v, 2).tolist() for k, v in c.epsilons.items()}   # the paper: 1.26, 2.55 / 9.34, 24.22
-    {'moments': [1.26, 2.58], 'strong_paper': [9.34, 24.21]}
-    """
-    z = check_noise_multiplier(noise_multiplier)
-    q = check_sampling_rate(sampling_rate)
-    delta = check_delta(delta)
-    epochs = np.atleast_1d(np.asarray(epochs, dtype=float))
-    if epochs.ndim != 1 or epochs.size == 0 or not np.all(np.isfinite(epochs)) or np.any(epochs <= 0):
-        raise ValueError(f"epochs must be a non-empty 1-D array of positive numbers; got {epochs!r}")
-    steps = np.array([steps_from_epochs(e, q) for e in epochs])
-    event = _step_event(z, q)
-    curves, notes = {}, {}
-    for key in _check_keys(accountants):
-        if progress is not None:
-            progress(f"accounting {ACCOUNTANT_LABELS[key]} at {len(steps)} points ...")
-        values, key_notes = [], []
-        for t in steps:
-            eps, note = _account(key, event, int(t), delta)
-            values.append(eps)
-            if note and note not in key_notes:
-                key_notes.append(note)
-        values = np.array(values)
-        if key_notes:
-            notes[key] = key_notes[0]
-        if not np.all(np.isnan(values)):
-            curves[key] = values
-    return EpsilonCurves(epochs=epochs, steps=steps, epsilons=curves, notes=notes, noise_multiplier=z,
-                         sampling_rate=q, delta=delta)
-
-
-def noise_for_target(*, target_epsilon, target_delta, sampling_rate, steps, accountants=ACCOUNTANT_KEYS, rtol=1e-3,
-                     progress=None):
-    r"""The noise multiplier each accountant needs for the same run to meet the same target.
-
-    For each key, :func:`dpedu.calibrate.noise_multiplier` (bisection on a fresh accountant; the
-    returned z never overshoots the target).
-
-    Returns
-    -------
-    (dict, dict)
-        ``{key: z}`` (nan where the accountant cannot calibrate this run) and ``{key: note}``.
-
-    Examples
-    --------
-    >>> z, notes = noise_for_target(target_epsilon=1.26, target_delta=1e-5, sampling_rate=0.01, steps=10_000,
-    ...                             accountants=("moments", "rdp"))
-    >>> {k: round(v, 2) for k, v in z.items()}          # Abadi et al. used z = 4 for epsilon 1.26
-    {'moments': 4.0, 'rdp': 3.37}
-    """
-    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
-    target_delta = check_delta(target_delta, "target_delta")
-    q = check_sampling_rate(sampling_rate)
-    steps = check_positive_int(steps, "steps")
-    values, notes = {}, {}
-    for key in _check_keys(accountants):
-        if progress is not None:
-            progress(f"calibrating on {ACCOUNTANT_LABELS[key]} ...")
-        name, options = _registry_name(key)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                values[key] = calibrate.noise_multiplier(target_epsilon=target_epsilon, target_delta=target_delta,
-                                                         sampling_rate=q, steps=steps, accountant=name, rtol=rtol,
-                                                         accountant_options=options or None)
-            except ValueError as exc:  # UnsupportedEventError is a ValueError too
-                values[key] = math.nan
-                notes[key] = str(exc)
-        for w in caught:
-            if issubclass(w.category, RuntimeWarning):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-            elif key not in notes:
-                notes[key] = str(w.message)
-        if key in INVALID_BOUNDS and not math.isnan(values[key]):
-            notes[key] = "not a valid bound: this z does NOT guarantee the target"
-    return values, notes
-
-
-# --- training experiments --------------------------------------------------------------------------
 
 
 def _unpack(data):
@@ -346,7 +62,7 @@ def _seeds(seeds, rng):
 
 
 def _fit_score(params, seed, data):
-    from .estimator import DPLogisticRegression
+    from ..estimator import DPLogisticRegression  # imported when first used: it needs scikit-learn
 
     X_train, y_train, X_test, y_test = data
     clf = DPLogisticRegression(**params, random_state=np.random.default_rng(seed)).fit(X_train, y_train)
@@ -430,13 +146,6 @@ class TradeoffResult:
                                  f"{self.baseline:.6f}"])
 
 
-def _check_epsilon_grid(epsilons, name="epsilons"):
-    values = np.atleast_1d(np.asarray(epsilons, dtype=float))
-    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(f"{name} must be a non-empty 1-D array of positive finite numbers; got {epsilons!r}")
-    return values
-
-
 def run_tradeoff(data, *, epsilons, seeds=5, delta=1e-5, accountant="rdp", epochs=32, sampling_rate=0.05,
                  clip_norm=0.5, learning_rate=16.0, baseline=True, rng=0, progress=None, estimator_params=None):
     r"""Train DP-SGD logistic regression at each target epsilon, over seeds; test accuracy of each run.
@@ -469,7 +178,7 @@ def run_tradeoff(data, *, epsilons, seeds=5, delta=1e-5, accountant="rdp", epoch
     TradeoffResult
     """
     data = _unpack(data)
-    epsilons = _check_epsilon_grid(epsilons)
+    epsilons = check_grid(epsilons, "epsilons")
     shared = _estimator_params(epochs=epochs, sampling_rate=sampling_rate, clip_norm=clip_norm,
                                learning_rate=learning_rate, delta=delta, accountant=accountant, extra=estimator_params)
     configs = [dict(shared, epsilon=float(eps)) for eps in epsilons]
@@ -509,7 +218,7 @@ def run_epochs_tradeoff(data, *, epsilon, epochs, seeds=3, delta=1e-5, accountan
     """
     data = _unpack(data)
     epsilon = check_epsilon(epsilon)
-    grid = _check_epsilon_grid(epochs, "epochs")
+    grid = check_grid(epochs, "epochs")
     shared = _estimator_params(epochs=None, sampling_rate=sampling_rate, clip_norm=clip_norm,
                                learning_rate=learning_rate, delta=delta, accountant=accountant, extra=estimator_params)
     configs = [dict(shared, epsilon=epsilon, epochs=float(e)) for e in grid]
@@ -547,8 +256,8 @@ def run_clipping_noise_grid(data, *, clip_norms, noise_multipliers, seeds=3, del
     the gradients do not).
     """
     data = _unpack(data)
-    clip_grid = _check_epsilon_grid(clip_norms, "clip_norms")
-    noise_grid = _check_epsilon_grid(noise_multipliers, "noise_multipliers")
+    clip_grid = check_grid(clip_norms, "clip_norms")
+    noise_grid = check_grid(noise_multipliers, "noise_multipliers")
     reference_clip_norm = check_positive(reference_clip_norm, "reference_clip_norm")
     shared = _estimator_params(epochs=epochs, sampling_rate=sampling_rate, clip_norm=None, learning_rate=None,
                                delta=delta, accountant=accountant, extra=estimator_params)
@@ -590,12 +299,8 @@ def run_noisy_gd_tradeoff(data, *, epsilons_per_iteration, iterations=10, delta_
     sequential composition spends): as the book states it (key ``"book"``, :math:`(k+1)\varepsilon`) and
     by every accountant in ``accountants``. Returns :class:`NoisyGDResult`.
     """
-    from .accountants import compare
-    from .models.logistic import accuracy
-    from .training import noisy_gradient_descent
-
     X_train, y_train, X_test, y_test = _unpack(data)
-    grid = _check_epsilon_grid(epsilons_per_iteration, "epsilons_per_iteration")
+    grid = check_grid(epsilons_per_iteration, "epsilons_per_iteration")
     iterations = check_positive_int(iterations, "iterations")
     delta = iterations * check_delta(delta_per_iteration, "delta_per_iteration")
     seed_list = _seeds(seeds, rng)

@@ -1,12 +1,12 @@
 r"""Per-step conversions shared by the composition accountants (sequential, advanced, strong).
 
-Composition theorems (MATH.md §9-10) speak about steps that are each
+Composition theorems (docs/math.md §9-10) speak about steps that are each
 :math:`(\varepsilon_i, \delta_i)`-DP, so a Gaussian step must first be turned into one such pair:
 
 1. the Gaussian itself, for a chosen :math:`\delta_0`: the *exact* analytic epsilon of Balle & Wang (2018,
    Thm 8), valid for every :math:`\varepsilon_0` (the classic formula needs :math:`\varepsilon_0 < 1`);
 2. Poisson subsampling with rate q amplifies it to (Li, Qardaji & Su 2012; Balle, Barthe & Gaboardi 2018,
-   Thm 9; MATH.md §11.1)
+   Thm 9; docs/math.md §11.1)
 
    .. math:: \varepsilon_1 = \ln\bigl(1 + q\,(e^{\varepsilon_0} - 1)\bigr), \qquad \delta_1 = q\,\delta_0.
 
@@ -86,7 +86,7 @@ def amplify_by_subsampling(epsilon, delta, sampling_rate):
     r"""Amplification by Poisson subsampling (add/remove): :math:`(\varepsilon, \delta) \mapsto
     (\ln(1 + q(e^{\varepsilon}-1)),\ q\delta)`.
 
-    Li, Qardaji & Su (2012); Balle, Barthe & Gaboardi (2018), Thm 9 (MATH.md §11.1). ``log1p`` and
+    Li, Qardaji & Su (2012); Balle, Barthe & Gaboardi (2018), Thm 9 (docs/math.md §11.1). ``log1p`` and
     ``expm1`` keep small q and small epsilon accurate; above epsilon = 700, where :math:`e^{\varepsilon}`
     would overflow, the same value is computed as
     :math:`\varepsilon + \ln q + \ln(1 + (1-q)e^{-\varepsilon}/q)`.

@@ -1,0 +1,64 @@
+r"""Experiments behind the course figures and the ``python -m dpedu`` commands.
+
+Two kinds, in two modules:
+
+* :mod:`dpedu.experiments.accounting` - **accounting only** (no data, fast, deterministic):
+  :func:`epsilon_for_run`, :func:`epsilon_curves`, :func:`noise_for_target`.
+* :mod:`dpedu.experiments.sweeps` - **training** (Adult or any data, over several seeds):
+  :func:`run_tradeoff`, :func:`run_epochs_tradeoff`, :func:`run_clipping_noise_grid`,
+  :func:`run_noisy_gd_tradeoff`.
+
+Every epsilon here is the **total** epsilon of a whole training run, after composition.
+
+>>> table = epsilon_for_run(noise_multiplier=4.0, sampling_rate=0.01, steps=10_000, delta=1e-5, accountants=("rdp",))
+>>> round(table["rdp"], 4)
+1.0355
+"""
+
+from .accounting import (
+    ACCOUNTANT_KEYS,
+    ACCOUNTANT_LABELS,
+    INVALID_BOUNDS,
+    EpsilonCurves,
+    accountant_for_key,
+    check_accountant_keys,
+    check_grid,
+    epsilon_curves,
+    epsilon_for_run,
+    noise_for_target,
+    steps_from_epochs,
+)
+from .sweeps import (
+    ClippingNoiseResult,
+    EpochsResult,
+    NoisyGDResult,
+    TradeoffResult,
+    non_private_accuracy,
+    run_clipping_noise_grid,
+    run_epochs_tradeoff,
+    run_noisy_gd_tradeoff,
+    run_tradeoff,
+)
+
+__all__ = [
+    "ACCOUNTANT_KEYS",
+    "ACCOUNTANT_LABELS",
+    "INVALID_BOUNDS",
+    "accountant_for_key",
+    "check_accountant_keys",
+    "check_grid",
+    "steps_from_epochs",
+    "epsilon_for_run",
+    "EpsilonCurves",
+    "epsilon_curves",
+    "noise_for_target",
+    "TradeoffResult",
+    "run_tradeoff",
+    "EpochsResult",
+    "run_epochs_tradeoff",
+    "ClippingNoiseResult",
+    "run_clipping_noise_grid",
+    "NoisyGDResult",
+    "run_noisy_gd_tradeoff",
+    "non_private_accuracy",
+]
