@@ -61,8 +61,10 @@ References
    Overfitting. CSF 2018.
 """
 
+from .bugs import BUGS, bug_hunt, buggy_trainer
 from .canary import AuditResult, canary_audit, dp_sgd_trainer, noisy_gd_trainer, upper_bounds
 from .data import CANARY_KINDS, SCORES, canary_scores, check_canary, make_audit_data, make_canary
+from .one_run import OneRunResult, one_run_audit, one_run_epsilon_lower_bound
 from .membership import MembershipAttackResult, loss_threshold_attack
 from .parallel import map_seeded
 from .statistics import (
@@ -73,6 +75,7 @@ from .statistics import (
     epsilon_lower_bound,
     gaussian_mu_lower_bound,
 )
+from .whitebox import ObservedRun, WhiteBoxResult, observed_trainer, whitebox_audit
 
 _epsilon_from_rates = epsilon_from_rate_arrays   # the old private name, still imported by dpedu.checks
 
@@ -92,6 +95,16 @@ __all__ = [
     "loss_threshold_attack",
     "MembershipAttackResult",
     "map_seeded",
+    "observed_trainer",
+    "whitebox_audit",
+    "WhiteBoxResult",
+    "ObservedRun",
+    "one_run_audit",
+    "one_run_epsilon_lower_bound",
+    "OneRunResult",
+    "buggy_trainer",
+    "bug_hunt",
+    "BUGS",
     "CANARY_KINDS",
     "SCORES",
 ]
