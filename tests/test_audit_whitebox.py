@@ -217,3 +217,21 @@ def test_dask_cluster_gives_the_serial_result(data):
     np.testing.assert_array_equal(serial.scores_in, remote.scores_in)
     np.testing.assert_array_equal(serial.scores_out, remote.scores_out)
     assert serial.epsilon_lower == remote.epsilon_lower
+
+
+# --- command line ----------------------------------------------------------------------------------------------
+
+
+def test_cli_audit_modes(capsys):
+    from dpedu.cli import main
+
+    assert main(["audit", "--mode", "whitebox", "--runs", "40", "--steps", "2", "--noise-multiplier", "2"]) == 0
+    out, _ = capsys.readouterr()
+    assert "white-box" in out and "moments" in out and "pld" in out
+    assert main(["audit", "--mode", "bugs", "--runs", "60"]) == 0
+    out, _ = capsys.readouterr()
+    assert all(bug in out for bug in BUGS) and "True" in out
+    with pytest.raises(SystemExit):
+        main(["audit", "--mode", "greybox"])
+    err = capsys.readouterr().err
+    assert "--mode" in err and "canary" in err and "one-run" in err and "bugs" in err
