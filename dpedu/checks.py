@@ -972,3 +972,6 @@ def check_audit_lower_bound(fn):
         raise AssertionError(f"for FP = {fp}/{n_out}, FN = {fn_}/{n_in}, delta = {delta}, confidence {confidence} "
                              f"expected {expected:.6f}; got {out:.6f}")
     _passed("an audit lower bound that holds with the stated confidence")
+
+# chapter 8, white-box and one-run audits (written in dpedu/checks_ch08_new.py; the integrator moves them here)
+from .checks_ch08_new import check_epsilon_from_gdp, check_gaussian_shift_lower_bound, check_one_run_bound  # noqa: E402,F401
