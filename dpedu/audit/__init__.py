@@ -75,7 +75,7 @@ from .statistics import (
     epsilon_lower_bound,
     gaussian_mu_lower_bound,
 )
-from .whitebox import ObservedRun, WhiteBoxResult, observed_trainer, whitebox_audit
+from .whitebox import ObservedRun, WhiteBoxResult, canary_update_scores, observed_trainer, whitebox_audit
 
 _epsilon_from_rates = epsilon_from_rate_arrays   # the old private name, still imported by dpedu.checks
 
@@ -97,6 +97,7 @@ __all__ = [
     "map_seeded",
     "observed_trainer",
     "whitebox_audit",
+    "canary_update_scores",
     "WhiteBoxResult",
     "ObservedRun",
     "one_run_audit",
