@@ -1,15 +1,14 @@
-"""Canary audits of DP-SGD: the empirical lower bound on epsilon beside the accountants' upper bounds.
+"""Audits meet the accountant: white-box, final-model and one-run lower bounds beside PLD/RDP/moments upper bounds.
 
-    python benchmarks/bench_audit.py [--runs 1000] [--seed 0]
+    python benchmarks/bench_audit.py [--quick] [--runs 3000] [--seed 0] [--n-jobs 1]
+    python benchmarks/bench_audit.py --speedup [--runs 2000]      # n_jobs=2 against n_jobs=1
 
-For each (z, q, T) setting, train logistic regression with dpedu's DP-SGD ``runs`` times with and ``runs``
-times without a canary (a norm-5 row along the one feature no other row uses; n = 100, C = 1), choose the
-threshold on half of the runs and bound the false-positive and false-negative rates of the other half with
-Clopper-Pearson at 95% (Bonferroni over the two rates). Printed: the audited lower bound, the RDP and PLD
-upper bounds (and the exact Gaussian epsilon for full batches, q = 1), the empirical rates, and the wall
-time of the audit. Expectations: lower <= every upper bound in every row; z = 0 (no noise) gives a large
-lower bound; with q = 1 the audit approaches the exact epsilon as far as the number of runs allows
-(about ln(runs / 2 / ln 40) at most), with q < 1 it stays far below (the attacker sees only the last model).
+Table 1 (full batch, n = 100, C = 1, T = 4, delta = 1e-5): for each target PLD epsilon in {1, 2, 4, 8} the noise
+z = sqrt(T)/mu with mu the exact Gaussian mu of that epsilon; the white-box audit (every update observed, Dirac
+gradient canary, Gaussian bound) and the final-model canary audit (Clopper-Pearson) at 95%. Then q = 0.01 and
+the MLP. Table 2: the one-run audit (Steinke et al. 2023) on Adult, white- and black-box. Table 3: the
+planted bugs, each with its claimed epsilon and the audited lower bound. Every row must have lower <= upper
+(except the planted bugs, which must be caught).
 """
 
 from __future__ import annotations
@@ -18,52 +17,132 @@ import argparse
 import math
 import time
 
-from dpedu.audit import canary_audit, dp_sgd_trainer, make_audit_data, make_canary
-from dpedu.calibrate import gaussian_epsilon_exact
+import numpy as np
+from scipy.optimize import brentq
 
-SETTINGS = [  # (z, q, T)
-    (0.0, 1.0, 4),
-    (0.5, 1.0, 4),
-    (1.0, 1.0, 4),
-    (2.0, 1.0, 1),
-    (4.0, 1.0, 1),
-    (0.0, 0.1, 20),
-    (0.5, 0.1, 20),
-    (1.0, 0.1, 50),
-]
+from dpedu.audit import (
+    BUGS,
+    bug_hunt,
+    canary_audit,
+    dp_sgd_trainer,
+    epsilon_from_mu,
+    make_audit_data,
+    make_canary,
+    observed_trainer,
+    one_run_audit,
+    whitebox_audit,
+)
+from dpedu.models import MLP
+
+DELTA = 1e-5
+
+
+def _mu_for(epsilon):
+    return brentq(lambda m: epsilon_from_mu(m, delta=DELTA) - epsilon, 1e-4, 20.0)
+
+
+def _settings():
+    rows = [(f"full batch, eps {e:g}", math.sqrt(4) / _mu_for(e), 1.0, 4, None) for e in (1, 2, 4, 8)]
+    rows.append(("q = 0.01, T = 50", 0.5, 0.01, 50, None))
+    rows.append(("MLP (8 units), full batch", 2.0, 1.0, 4, "mlp"))
+    return rows
+
+
+def table_accountants(runs, seed, n_jobs):
+    X, y = make_audit_data(n=100, d=3, rng=0)
+    canary = make_canary(X, y)
+    seeds = np.random.SeedSequence(seed).spawn(16)
+    print(f"white-box and final-model audits, n = 100, C = 1, {runs} + {runs} runs per audit, delta = {DELTA:g}, 95%\n")
+    head = (f"{'setting':<27} {'z':>6} | {'PLD':>7} {'RDP':>7} {'moments':>7} | {'white-box':>9} {'/PLD':>5} | "
+            f"{'final model':>11} | {'s':>6}")
+    print(head + "\n" + "-" * len(head))
+    crossings = 0
+    for i, (name, z, q, steps, model) in enumerate(_settings()):
+        start = time.perf_counter()
+        net = MLP(4, 8) if model == "mlp" else None
+        lr = 0.001 if q < 1 else 0.01
+        white = whitebox_audit(observed_trainer(noise_multiplier=z, sampling_rate=q, steps=steps, model=net,
+                                                learning_rate=lr),
+                               X, y, canary, runs=runs, rng=seeds[2 * i], n_jobs=n_jobs)
+        final_runs = runs if q == 1 else max(4, runs // 4)
+        final = (canary_audit(dp_sgd_trainer(noise_multiplier=z, sampling_rate=q, steps=steps), X, y, canary,
+                              runs=final_runs, rng=seeds[2 * i + 1], n_jobs=n_jobs) if model is None else None)
+        up = white.upper_bounds
+        crossings += not white.consistent + (final is not None and not final.consistent)
+        print(f"{name:<27} {z:>6.3f} | {up['pld']:>7.3f} {up['rdp']:>7.3f} {up['moments']:>7.3f} | "
+              f"{white.epsilon_lower:>9.3f} {white.epsilon_lower / up['pld']:>5.2f} | "
+              f"{'n/a' if final is None else format(final.epsilon_lower, '.3f'):>11} | "
+              f"{time.perf_counter() - start:>6.1f}" + ("  LOWER > UPPER" if not white.consistent else ""))
+    return crossings
+
+
+def table_one_run(seed, quick):
+    from dpedu.datasets import load_adult
+
+    X_train, y_train, X_test, y_test = load_adult()
+    rng = np.random.default_rng(seed)
+    rows = rng.choice(X_train.shape[0], 3000 if quick else 10000, replace=False)
+    ms = (250, 500) if quick else (250, 500, 1000)
+    print(f"\none-run audits on Adult ({rows.size} training rows), q = 0.1, T = 100, k+ = k- = m/10, 95%, delta = {DELTA:g}\n")
+    head = f"{'target eps':>10} {'m':>5} | {'PLD':>7} | {'white-box':>9} {'right':>8} | {'black-box':>9} {'right':>8} | {'s':>5}"
+    print(head + "\n" + "-" * len(head))
+    for eps in (2.0, 8.0):
+        for m in ms:
+            start = time.perf_counter()
+            kw = dict(m=m, target_epsilon=eps, delta=DELTA, sampling_rate=0.1, steps=100, rng=seed)
+            white = one_run_audit(X_train[rows], y_train[rows], mode="whitebox", **kw)
+            black = one_run_audit(X_train[rows], y_train[rows], mode="blackbox", X_canary_pool=X_test,
+                                  y_canary_pool=y_test, **kw)
+            print(f"{eps:>10g} {m:>5d} | {white.upper_bounds['pld']:>7.3f} | {white.epsilon_lower:>9.3f} "
+                  f"{f'{white.correct}/{white.guesses}':>8} | {black.epsilon_lower:>9.3f} "
+                  f"{f'{black.correct}/{black.guesses}':>8} | {time.perf_counter() - start:>5.1f}")
+
+
+def table_bugs(runs, seed):
+    print(f"\nplanted bugs (white-box audit, {runs} + {runs} runs, 95%): caught when lower > claimed\n")
+    head = f"{'bug':<26} | {'claimed eps (PLD)':>17} | {'audited lower':>13} | {'correct code':>12} | caught"
+    print(head + "\n" + "-" * len(head))
+    missed = 0
+    for bug in BUGS:
+        buggy = bug_hunt(bug, runs=runs, rng=seed)
+        correct = bug_hunt(bug, correct=True, runs=runs, rng=seed)
+        missed += buggy.consistent + (not correct.consistent)
+        print(f"{bug:<26} | {buggy.upper_bounds['pld']:>17.3f} | {buggy.epsilon_lower:>13.3f} | "
+              f"{correct.epsilon_lower:>12.3f} | {not buggy.consistent}")
+    return missed
+
+
+def speedup(runs, seed):
+    X, y = make_audit_data(n=100, d=3, rng=0)
+    canary = make_canary(X, y)
+    train = dp_sgd_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4)
+    times = {}
+    for n_jobs in (1, 2):
+        start = time.perf_counter()
+        result = canary_audit(train, X, y, canary, runs=runs, rng=seed, n_jobs=n_jobs)
+        times[n_jobs] = time.perf_counter() - start
+        print(f"canary audit, {runs} pairs of trainings, n_jobs = {n_jobs}: {times[n_jobs]:.2f} s "
+              f"(epsilon >= {result.epsilon_lower:.4f})")
+    print(f"speed-up n_jobs=2 / n_jobs=1: {times[1] / times[2]:.2f}x")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=1000, help="trainings per world (default 1000)")
+    parser.add_argument("--quick", action="store_true", help="fewer runs and canaries (a few minutes)")
+    parser.add_argument("--runs", type=int, default=None, help="runs per world (default 3000; --quick 600)")
     parser.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-    parser.add_argument("--delta", type=float, default=1e-5, help="audited delta (default 1e-5)")
+    parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers (default 1)")
+    parser.add_argument("--speedup", action="store_true", help="only time a canary audit with n_jobs=1 and 2")
     args = parser.parse_args(argv)
-
-    X, y = make_audit_data(n=100, d=3, rng=args.seed)
-    canary = make_canary(X, y)
-    print(f"canary audit, n = 100, C = 1, {args.runs} + {args.runs} trainings per row, delta = {args.delta:g}, "
-          f"95% confidence\n")
-    header = (f"{'z':>5} {'q':>5} {'T':>4} | {'audit lower':>11} {'RDP upper':>10} {'PLD upper':>10} {'exact':>8} | "
-              f"{'FPR':>6} {'FNR':>6} | {'seconds':>7}")
-    print(header)
-    print("-" * len(header))
-    total, failures = 0.0, 0
-    for z, q, steps in SETTINGS:
-        train = dp_sgd_trainer(noise_multiplier=z, sampling_rate=q, steps=steps)
-        start = time.perf_counter()
-        result = canary_audit(train, X, y, canary, runs=args.runs, delta=args.delta, rng=args.seed)
-        seconds = time.perf_counter() - start
-        total += seconds
-        exact = gaussian_epsilon_exact(args.delta, z / math.sqrt(steps)) if q == 1 and z > 0 else math.nan
-        if z == 0:
-            exact = math.inf
-        failures += not result.consistent
-        print(f"{z:>5g} {q:>5g} {steps:>4d} | {result.epsilon_lower:>11.3f} {result.upper_bounds['rdp']:>10.3f} "
-              f"{result.upper_bounds['pld']:>10.3f} {'' if math.isnan(exact) else format(exact, '.3f'):>8} | "
-              f"{result.fpr:>6.3f} {result.fnr:>6.3f} | {seconds:>7.2f}" + ("   AUDIT FAILED" if not result.consistent else ""))
-    print(f"\ntotal {total:.1f} s; {failures} setting(s) with the lower bound above an upper bound")
-    return 1 if failures else 0
+    if args.speedup:
+        speedup(args.runs or 2000, args.seed)
+        return 0
+    runs = args.runs or (600 if args.quick else 3000)
+    crossings = table_accountants(runs, args.seed, args.n_jobs)
+    table_one_run(args.seed, args.quick)
+    missed = table_bugs(200, args.seed)
+    print(f"\n{crossings} crossing(s) (lower > upper) in the accountant table; {missed} bug(s) missed or false alarm(s)")
+    return 1 if crossings or missed else 0
 
 
 if __name__ == "__main__":

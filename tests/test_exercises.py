@@ -518,6 +518,46 @@ case("check_audit_lower_bound",
       "you used the observed rates"))
 
 
+def _shift_bound(mi, mo, s, n1, n0, c, *, two_sided=False, one_sample=False):
+    from scipy.stats import norm
+
+    quantile = norm.ppf(1 - (1 - c) / 2) if two_sided else norm.ppf(c)
+    return (mi - mo) / s - quantile * math.sqrt(1 / n1 + (0 if one_sample else 1 / n0))
+
+
+case("check_gaussian_shift_lower_bound",
+     _shift_bound,
+     ("two-sided", lambda *a: _shift_bound(*a, two_sided=True), "TWO-sided"),
+     ("point estimate", lambda mi, mo, s, n1, n0, c: (mi - mo) / s, "point estimate"),
+     ("one sample", lambda *a: _shift_bound(*a, one_sample=True), "both samples are noisy"))
+
+
+def _gdp_epsilon(mu, delta):
+    from dpedu.audit import epsilon_from_mu
+
+    return epsilon_from_mu(mu, delta=delta)
+
+
+case("check_epsilon_from_gdp",
+     _gdp_epsilon,
+     ("classic", lambda mu, delta: mu * math.sqrt(2 * math.log(1.25 / delta)), "classic calibration"),
+     ("sqrt 2", lambda mu, delta: _gdp_epsilon(mu / math.sqrt(2), delta), "not over sigma * sqrt(2)"))
+
+
+def _one_run(r, v, c, *, strict=False):
+    from scipy import optimize, stats
+
+    def excess(eps):
+        return stats.binom.sf(v if strict else v - 1, r, 1 / (1 + math.exp(-eps))) - (1 - c)
+
+    return 0.0 if excess(0.0) > 0 else optimize.brentq(excess, 0.0, 50.0, xtol=1e-12)
+
+
+case("check_one_run_bound",
+     _one_run,
+     ("P[V > v]", lambda r, v, c: _one_run(r, v, c, strict=True), "binom.sf(v - 1, r, p)"))
+
+
 # --- the tests -------------------------------------------------------------------------------------------------
 
 

@@ -10,7 +10,8 @@
 # > 3. bound an error rate measured on finitely many trainings with an exact Clopper–Pearson interval, and
 # >    say why the threshold must be chosen on separate runs (or paid for with a Bonferroni correction);
 # > 4. audit DP-SGD with a canary: an empirical **lower** bound on ε beside the accountants' **upper** bounds;
-# > 5. recognise a failed audit as a bug — and find one.
+# > 5. recognise a failed audit as a bug — and find one;
+# > 6. audit from every observed update (a Gaussian bound on μ) and from a single training run.
 #
 # Every chapter so far *proved* a guarantee: an accountant says "this run is (ε, δ)-DP". A proof is about the
 # algorithm on paper. Code can differ from the paper (a noise scale off by a factor C, a batch divided by its
@@ -231,6 +232,76 @@ for z, q, steps, lower, rdp, pld, ok in rows:
     print(f"{z:>4g} {q:>4g} {steps:>3d}  {lower:>11.3f}  {rdp:>7.3f}  {pld:>7.3f}  {ok}")
 
 # %% [markdown]
+# ## Seeing every update: the white-box audit
+#
+# The accountants' attacker sees **every** noisy update g̃ₜ = Σ clip(gᵢ) + N(0, σ²I), not only the last model.
+# Give our auditor the same view (Nasr et al. 2023). The canary's gradient lives on the feature nobody else
+# uses, so on that coordinate every other record contributes exactly 0. The canary's coordinate of each
+# update is therefore C + N(0, σ²) when it is in and N(0, σ²) when it is out: **the privacy loss you can
+# see**. Summed over T full-batch steps it is N(TC, Tσ²) against N(0, Tσ²), a μ-GDP pair with μ = √T·C/σ
+# (Dong, Roth & Su 2019). The audit estimates μ from the runs with a one-sided 95% bound and reads ε off
+# the exact Gaussian curve.
+
+# %%
+show_source(audit.canary_update_scores)
+white = audit.whitebox_audit(audit.observed_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4), X, y, canary,
+                             runs=RUNS, delta=DELTA, rng=1)
+print(white)
+print(f"  the final-model audit of the same training proved eps >= {dp_run.epsilon_lower:.3f}")
+
+# %% [markdown]
+# The same training, the same number of runs: the white-box bound is several times the final-model one and
+# close to the exact ε ≈ 10, because a Gaussian's mean is estimated far more precisely than a tail rate. The
+# price is a *model*: the bound assumes the run statistic is Gaussian with one variance in both worlds, which
+# holds exactly for correct code with a Dirac canary. With Poisson sampling (q < 1) the canary's coordinate
+# is a mixture, (1 − q)·N(0, σ²) + q·N(C, σ²), and no μ describes it. `whitebox_audit` then scores each run
+# by the likelihood ratio of the claimed mixture and falls back on Clopper–Pearson, which needs no model
+# but can prove at most about ln(n / ln 40) from n runs.
+#
+# ## One training run, many canaries
+#
+# Many-run audits cost hundreds of trainings. Steinke, Nasr & Jagielski (2023) insert m canaries, each with
+# probability ½, train **once**, and guess membership of the k most and k least confident canaries. An
+# (ε, δ)-DP training cannot make the guesses much better than randomized response: v correct out of r has
+# P[V ≥ v] ≤ P[Bin(r, e^ε/(1+e^ε)) ≥ v] plus a δ term (their Theorem 3). The largest ε this rejects is the
+# lower bound.
+
+# %%
+adult = dp.datasets.load_adult()
+sample = np.random.default_rng(0).choice(adult.X_train.shape[0], 3000, replace=False)
+for mode in ("whitebox", "blackbox"):
+    one = audit.one_run_audit(adult.X_train[sample], adult.y_train[sample], m=500, target_epsilon=8.0, delta=DELTA,
+                              sampling_rate=0.1, steps=100, mode=mode, X_canary_pool=adult.X_test,
+                              y_canary_pool=adult.y_test, rng=0)
+    print(one)
+
+# %% [markdown]
+# One training proves a positive ε in the white-box form (each canary owns a feature; its coordinate in every
+# update is scored); the black-box form (mislabeled held-out rows, scored by the final model's loss) proves
+# little or nothing, as the paper found. Each canary carries at most one bit, so the one-run bound stays
+# well below the many-run audits; its selling point is the cost.
+#
+# ## Hunting planted bugs
+#
+# `audit.buggy_trainer` holds teaching-only DP-SGD variants that are wrong on purpose and still claim the
+# correct ledger. For each, `audit.bug_hunt` picks the neighbouring datasets that expose it (the definition
+# lets the auditor choose the worst case) and runs the white-box audit; the correct code runs in the same
+# setting as a control.
+
+# %%
+for bug, why in audit.BUGS.items():
+    caught = audit.bug_hunt(bug, runs=pick(200, 100), delta=DELTA, rng=5)
+    control = audit.bug_hunt(bug, correct=True, runs=pick(200, 100), delta=DELTA, rng=5)
+    print(f"{bug:<25} claims eps {caught.upper_bounds['pld']:6.3f}; audited eps >= {caught.epsilon_lower:7.3f} "
+          f"({'CAUGHT' if not caught.consistent else 'missed'}); correct code: eps >= {control.epsilon_lower:.3f}")
+
+# %% [markdown]
+# Every bug is caught at 95% confidence from a couple of hundred cheap runs, and the correct code is not.
+# `clip_after_sum` needed a special dataset: a record whose gradient the canary flips, showing the
+# sensitivity 2C; `noise_reused` needed q < 1, so that the canary's presence changes between steps while
+# the shared noise cancels in the differences.
+
+# %% [markdown]
 # ## Exercises
 #
 # **Exercise 8.1 — ε from error rates.** Write `epsilon_from_rates(fpr, fnr, delta)`: the smallest ε ≥ 0 for
@@ -285,3 +356,68 @@ def audit_lower_bound(false_positives, n_out, false_negatives, n_in, delta, conf
 
 # %% check=8.3
 checks.check_audit_lower_bound(audit_lower_bound)
+
+# %% [markdown]
+# **Exercise 8.4 — a lower bound on the shift.** Each run's statistic is Gaussian with known standard
+# deviation σ: mean m_in with the canary, m_out without. Write `shift_lower_bound(mean_in, mean_out, sigma,
+# n_in, n_out, confidence)`: a one-sided lower confidence bound on μ = (m_in − m_out)/σ from the two sample
+# means of n_in and n_out runs.
+
+# %% exercise=8.4
+from scipy.stats import norm
+
+def shift_lower_bound(mean_in, mean_out, sigma, n_in, n_out, confidence):
+    ### BEGIN SOLUTION
+    return (mean_in - mean_out) / sigma - norm.ppf(confidence) * math.sqrt(1 / n_in + 1 / n_out)
+    ### END SOLUTION
+
+# %% check=8.4
+checks.check_gaussian_shift_lower_bound(shift_lower_bound)
+
+# %% [markdown]
+# **Exercise 8.5 — from μ to ε.** Write `epsilon_from_gdp(mu, delta)`: the smallest ε with
+# Φ(−ε/μ + μ/2) − e^ε·Φ(−ε/μ − μ/2) ≤ δ (the left side decreases in ε; bisect).
+
+# %% exercise=8.5
+def epsilon_from_gdp(mu, delta):
+    ### BEGIN SOLUTION
+    def delta_of(eps):
+        return norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+    lo, hi = 0.0, 1.0
+    while delta_of(hi) > delta:
+        lo, hi = hi, 2 * hi
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if delta_of(mid) > delta else (lo, mid)
+    return hi
+    ### END SOLUTION
+
+# %% check=8.5
+checks.check_epsilon_from_gdp(epsilon_from_gdp)
+
+# %% [markdown]
+# **Exercise 8.6 — the one-run bound.** With δ = 0, write `one_run_bound(r, v, confidence)`: the ε at which
+# P[Bin(r, e^ε/(1+e^ε)) ≥ v] equals 1 − confidence, or 0 if v correct guesses out of r are not significant
+# even at ε = 0. Use `scipy.stats.binom.sf`.
+
+# %% exercise=8.6
+from scipy.stats import binom
+
+def one_run_bound(r, v, confidence):
+    ### BEGIN SOLUTION
+    def p_value(eps):
+        return binom.sf(v - 1, r, 1 / (1 + math.exp(-eps)))
+    alpha = 1 - confidence
+    if p_value(0.0) > alpha:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while p_value(hi) <= alpha:
+        lo, hi = hi, 2 * hi
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if p_value(mid) <= alpha else (lo, mid)
+    return lo
+    ### END SOLUTION
+
+# %% check=8.6
+checks.check_one_run_bound(one_run_bound)

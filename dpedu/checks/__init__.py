@@ -85,6 +85,9 @@ from .ch07 import (
 )
 from .ch08 import (
                    check_audit_lower_bound,
+                   check_epsilon_from_gdp,
+                   check_gaussian_shift_lower_bound,
+                   check_one_run_bound,
                    check_clopper_pearson_upper,
                    check_epsilon_from_rates,
 )
@@ -120,4 +123,7 @@ __all__ = [
     "check_epsilon_from_rates",
     "check_clopper_pearson_upper",
     "check_audit_lower_bound",
+    "check_gaussian_shift_lower_bound",
+    "check_epsilon_from_gdp",
+    "check_one_run_bound",
 ]

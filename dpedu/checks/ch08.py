@@ -9,10 +9,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import stats
+
+from ..audit import epsilon_from_mu, one_run_epsilon_lower_bound
 
 from .common import CheckFailed, call, checker, close, expect, passed, scalar
 
-__all__ = ['check_epsilon_from_rates', 'check_clopper_pearson_upper', 'check_audit_lower_bound']
+__all__ = ['check_epsilon_from_rates', 'check_clopper_pearson_upper', 'check_audit_lower_bound',
+           'check_gaussian_shift_lower_bound', 'check_epsilon_from_gdp', 'check_one_run_bound']
 
 
 def _rates_epsilon(fpr, fnr, delta):
@@ -113,3 +117,71 @@ def check_audit_lower_bound(fn):
         raise CheckFailed(f"for FP = {fp}/{n_out}, FN = {fn_}/{n_in}, delta = {delta}, confidence {confidence} "
                              f"expected {expected:.6f}; got {out:.6f}")
     passed("an audit lower bound that holds with the stated confidence")
+
+
+# --- white-box and one-run audits ---------------------------------------------------------------
+
+@checker
+def check_gaussian_shift_lower_bound(fn):
+    r"""``fn(mean_in, mean_out, sigma, n_in, n_out, confidence)``: one-sided lower confidence bound on
+    :math:`\mu = (m_{in} - m_{out})/\sigma` from two sample means of Gaussian run statistics with known sigma,
+    :math:`(\bar s_{in} - \bar s_{out})/\sigma - z_{c}\sqrt{1/n_{in} + 1/n_{out}}`, :math:`z_c = \Phi^{-1}(c)`."""
+    for mean_in, mean_out, sigma, n_in, n_out, confidence in ((4.1, 0.05, 2.4, 500, 500, 0.95),
+                                                             (1.0, -0.2, 3.0, 200, 800, 0.99),
+                                                             (0.3, 0.0, 1.0, 50, 50, 0.9)):
+        out = scalar(call(fn, mean_in, mean_out, sigma, n_in, n_out, confidence), "your answer")
+        shift = (mean_in - mean_out) / sigma
+        se = math.sqrt(1 / n_in + 1 / n_out)
+        expected = shift - stats.norm.ppf(confidence) * se
+        if close(out, expected):
+            continue
+        expect(not close(out, shift - stats.norm.ppf(1 - (1 - confidence) / 2) * se),
+                "that is the lower end of a TWO-sided interval; a lower bound needs only the one-sided quantile "
+                "norm.ppf(confidence)")
+        expect(not close(out, shift), "the estimated shift alone is a point estimate: subtract its uncertainty "
+                                        "(z times the standard error) so the bound errs low")
+        expect(not close(out, shift - stats.norm.ppf(confidence) * math.sqrt(1 / n_in)),
+                "the difference of two means has variance sigma^2 (1/n_in + 1/n_out): both samples are noisy")
+        expect(not close(out, (mean_in - mean_out) - stats.norm.ppf(confidence) * se * sigma),
+                "mu is the shift in units of sigma: divide the difference of the means by sigma")
+        raise CheckFailed(f"for means {mean_in}, {mean_out}, sigma {sigma}, n = {n_in}, {n_out}, confidence "
+                             f"{confidence} expected {expected:.6f}; got {out:.6f}")
+    passed("a one-sided lower confidence bound on the Gaussian shift mu")
+
+
+@checker
+def check_epsilon_from_gdp(fn):
+    r"""``fn(mu, delta)``: the epsilon at ``delta`` of a mu-GDP pair, the smallest epsilon with
+    :math:`\Phi(-\varepsilon/\mu + \mu/2) - e^{\varepsilon}\Phi(-\varepsilon/\mu - \mu/2) \le \delta`."""
+    for mu, delta in ((2.0, 1e-5), (0.5, 1e-5), (1.0, 1e-3), (0.27, 1e-5)):
+        out = scalar(call(fn, mu, delta), "your answer")
+        expected = epsilon_from_mu(mu, delta=delta)
+        if close(out, expected, rtol=1e-4, atol=1e-9):
+            continue
+        classic = mu * math.sqrt(2 * math.log(1.25 / delta))
+        expect(not close(out, classic, rtol=1e-4, atol=1e-9),
+                "that is the classic calibration sqrt(2 ln(1.25/delta)) / z solved for epsilon: an upper bound, "
+                "loose, and valid only for epsilon < 1. Invert the exact Gaussian delta(epsilon) by bisection")
+        expect(not close(out, epsilon_from_mu(mu / math.sqrt(2), delta=delta), rtol=1e-4),
+                "mu is the shift over sigma, not over sigma * sqrt(2)")
+        raise CheckFailed(f"for mu = {mu}, delta = {delta} expected {expected:.6f}; got {out:.6f}")
+    passed("epsilon of mu-GDP at delta, from the exact Gaussian curve")
+
+
+@checker
+def check_one_run_bound(fn):
+    r"""``fn(r, v, confidence)``: Steinke et al.'s one-run lower bound for delta = 0, the epsilon where
+    :math:`P[\mathrm{Bin}(r, e^\varepsilon/(1+e^\varepsilon)) \ge v] = 1 - \text{confidence}` (0 if v is not
+    significant even at epsilon = 0)."""
+    for r, v, confidence in ((100, 80, 0.95), (200, 190, 0.95), (50, 30, 0.9), (100, 52, 0.95)):
+        out = scalar(call(fn, r, v, confidence), "your answer")
+        expected = one_run_epsilon_lower_bound(m=max(r, 1), r=r, v=v, delta=0.0, confidence=confidence)
+        if close(out, expected, rtol=1e-3, atol=1e-9) or (expected == 0 and abs(out) < 1e-6):
+            continue
+        off_by_one = one_run_epsilon_lower_bound(m=r, r=r, v=min(v + 1, r), delta=0.0, confidence=confidence)
+        expect(not close(out, off_by_one, rtol=1e-3, atol=1e-9),
+                "P[V >= v] is binom.sf(v - 1, r, p), not binom.sf(v, r, p) (that is P[V > v])")
+        expect(not (expected == 0 and out < 0), "epsilon is never negative: return 0 when v is not significant")
+        raise CheckFailed(f"for r = {r} guesses, v = {v} right, confidence {confidence} expected {expected:.6f}; "
+                             f"got {out:.6f}")
+    passed("the one-run lower bound (a binomial test against randomized response)")

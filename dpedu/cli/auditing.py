@@ -16,15 +16,17 @@ __all__ = ['COMMANDS', 'cmd_audit']
 def _add_audit(sub):
     p = sub.add_parser(
         "audit",
-        help="canary audit of DP-SGD: an empirical LOWER bound on epsilon beside the RDP/PLD upper bounds",
-        description="Train DP-SGD logistic regression many times on a small synthetic dataset with and without a "
-                    "canary record (a large-norm row along a feature no other row uses), score every model by its "
-                    "margin on the canary, choose a threshold on half of the runs and turn the false-positive and "
-                    "false-negative rates of the other half into a lower bound on epsilon with Clopper-Pearson "
-                    "confidence bounds (Jagielski, Ullman, Oprea 2020; Nasr et al. 2021). A correct "
-                    "implementation has lower bound <= every accountant's upper bound.",
-        epilog="example: python -m dpedu audit --noise-multiplier 1 --sampling-rate 1 --steps 4 --runs 1000",
+        help="audit DP-SGD: an empirical LOWER bound on epsilon beside the accountants' upper bounds",
+        description="Empirical lower bounds on epsilon. --mode canary (default): train many times with and without "
+                    "a canary, score the final models, Clopper-Pearson (Jagielski, Ullman, Oprea 2020). --mode "
+                    "whitebox: the auditor sees every noisy update; a Dirac gradient canary's coordinate gives a "
+                    "Gaussian (mu-GDP) bound (Nasr et al. 2023). --mode one-run: m canaries in ONE training on "
+                    "Adult (Steinke, Nasr, Jagielski 2023). --mode bugs: planted bugs caught by the white-box "
+                    "audit. A correct implementation has lower bound <= every accountant's upper bound.",
+        epilog="example: python -m dpedu audit --mode whitebox --noise-multiplier 1 --sampling-rate 1 --steps 4",
     )
+    p.add_argument("--mode", choices=("canary", "whitebox", "one-run", "bugs"), default="canary",
+                   help="which audit (default canary)")
     p.add_argument("--noise-multiplier", "-z", type=float, default=1.0,
                    help="z = noise std / clip norm; 0 trains without noise (default 1)")
     p.add_argument("--sampling-rate", "-q", type=float, default=1.0,
@@ -39,21 +41,55 @@ def _add_audit(sub):
                    help="canary design (default least_used, the stronger)")
     p.add_argument("--clip-norm", type=float, default=1.0, help="clip norm C (default 1)")
     p.add_argument("--learning-rate", type=float, default=0.1, help="learning rate (default 0.1)")
+    p.add_argument("--n-jobs", type=int, default=1, help="joblib workers for the trainings; -1: every core (default 1)")
+    p.add_argument("--epsilon", type=float, default=8.0, help="one-run: target epsilon of the run (default 8)")
+    p.add_argument("--canaries", type=int, default=500, help="one-run: number m of canaries (default 500)")
+    p.add_argument("--one-run-mode", choices=("whitebox", "blackbox"), default="whitebox",
+                   help="one-run: gradient canaries seen in every update, or input canaries in the final model")
     p.set_defaults(func=cmd_audit)
 
 
 def cmd_audit(args):
-    from ..audit import canary_audit, dp_sgd_trainer, make_audit_data, make_canary
+    from .. import audit
 
     if args.runs < 4:
         raise ValueError(f"--runs must be >= 4 (half choose the threshold, half measure it); got {args.runs}")
-    X, y = make_audit_data(n=args.n, d=3, rng=np.random.SeedSequence(args.seed).spawn(1)[0])
-    canary = make_canary(X, y, kind=args.canary, norm=5.0 * args.clip_norm)
-    train = dp_sgd_trainer(noise_multiplier=args.noise_multiplier, sampling_rate=args.sampling_rate,
-                           steps=args.steps, clip_norm=args.clip_norm, learning_rate=args.learning_rate)
-    _progress(f"auditing {train.description} with {args.runs} + {args.runs} trainings ...")
-    result = canary_audit(train, X, y, canary, runs=args.runs, delta=args.delta, confidence=args.confidence,
-                          rng=args.seed, progress=_progress)
+    if args.n_jobs == 0:
+        raise ValueError("--n-jobs must be a nonzero integer (1: serial, -1: every core); got 0")
+    if args.mode == "bugs":
+        print(f"{'bug':<26} {'claimed eps (PLD)':>17} {'audited lower':>14}  caught")
+        for bug in audit.BUGS:
+            result = audit.bug_hunt(bug, runs=args.runs, delta=args.delta, confidence=args.confidence, rng=args.seed,
+                                    n_jobs=args.n_jobs)
+            print(f"{bug:<26} {result.upper_bounds['pld']:>17.3f} {result.epsilon_lower:>14.3f}  {not result.consistent}")
+        return 0
+    if args.mode == "one-run":
+        from ..datasets import load_adult
+
+        X_train, y_train, X_test, y_test = load_adult()
+        rows = np.random.default_rng(args.seed).choice(X_train.shape[0], min(args.n * 30, X_train.shape[0]),
+                                                       replace=False)
+        _progress(f"one DP-SGD run on {rows.size} Adult rows with {args.canaries} canaries ...")
+        result = audit.one_run_audit(X_train[rows], y_train[rows], m=args.canaries, target_epsilon=args.epsilon,
+                                     delta=args.delta, sampling_rate=args.sampling_rate, steps=args.steps,
+                                     mode=args.one_run_mode, X_canary_pool=X_test, y_canary_pool=y_test,
+                                     confidence=args.confidence, rng=args.seed)
+        print(result)
+        return 0
+    X, y = audit.make_audit_data(n=args.n, d=3, rng=np.random.SeedSequence(args.seed).spawn(1)[0])
+    canary = audit.make_canary(X, y, kind=args.canary, norm=5.0 * args.clip_norm)
+    settings = dict(noise_multiplier=args.noise_multiplier, sampling_rate=args.sampling_rate, steps=args.steps,
+                    clip_norm=args.clip_norm, learning_rate=args.learning_rate)
+    if args.mode == "whitebox":
+        train = audit.observed_trainer(**settings)
+        _progress(f"auditing {train.description} with {args.runs} + {args.runs} observed runs ...")
+        result = audit.whitebox_audit(train, X, y, canary, runs=args.runs, delta=args.delta,
+                                      confidence=args.confidence, rng=args.seed, n_jobs=args.n_jobs)
+    else:
+        train = audit.dp_sgd_trainer(**settings)
+        _progress(f"auditing {train.description} with {args.runs} + {args.runs} trainings ...")
+        result = audit.canary_audit(train, X, y, canary, runs=args.runs, delta=args.delta, confidence=args.confidence,
+                                    rng=args.seed, progress=_progress, n_jobs=args.n_jobs)
     print(f"Synthetic data: {args.n} records, 3 features + 1 unused; canary: {args.canary}")
     print(result)
     valid = {k: v for k, v in result.upper_bounds.items() if not math.isnan(v)}
@@ -68,6 +104,9 @@ def cmd_audit(args):
     print(_wrap(f"With {result.confidence:.0%} confidence this run leaks epsilon >= {result.epsilon_lower:.3f} at "
                 f"delta = {args.delta:g}; {upper}. The true epsilon lies in between.", indent="", hanging=""))
     return 0
+
+
+# --- strip-solutions ------------------------------------------------------------------------------
 
 
 COMMANDS = [_add_audit]
