@@ -455,7 +455,7 @@ def noisy_gd_trainer(*, iterations, epsilon, delta, clip=1.0, learning_rate=0.1,
     iterations = check_positive_int(iterations, "iterations")
 
     def train(X, y, rng):
-        return noisy_gradient_descent(X, y, iterations, epsilon, delta, clip=clip, learning_rate=learning_rate,
+        return noisy_gradient_descent(X, y, iterations, epsilon, delta, clip_norm=clip, learning_rate=learning_rate,
                                       calibration=calibration, rng=rng)
 
     train(np.ones((1, 1)), np.ones(1), 0)              # validates the settings now, not inside the audit

@@ -71,7 +71,8 @@ def cmd_demo(args):
         name = "noisy GD, " + ("input clipping" if clip_inputs else "gradient clipping")
         _progress(f"{name} x {args.seeds} seeds ...")
         results = [noisy_gradient_descent(X_train, y_train, args.iterations, args.epsilon, args.delta,
-                                          clip=args.clip, clip_inputs=clip_inputs, rng=np.random.default_rng(s))
+                                          clip_norm=args.clip, clip_mode="inputs" if clip_inputs else "gradients",
+                                          rng=np.random.default_rng(s))
                    for s in seeds]
         accs = 100 * np.array([accuracy(r.theta, X_test, y_test) for r in results])
         r = results[0]

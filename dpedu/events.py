@@ -17,6 +17,7 @@ SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .validation import (
@@ -34,6 +35,8 @@ __all__ = [
     "LaplaceEvent",
     "EpsilonDeltaEvent",
     "ShuffledBatchGaussianEvent",
+    "gaussian_step_event",
+    "steps_from_epochs",
 ]
 
 
@@ -130,3 +133,27 @@ class ShuffledBatchGaussianEvent(Event):
         object.__setattr__(self, "dataset_size", check_positive_int(self.dataset_size, "dataset_size"))
         if self.batch_size > self.dataset_size:
             raise ValueError(f"batch_size ({self.batch_size}) must not exceed dataset_size ({self.dataset_size})")
+
+
+def gaussian_step_event(noise_multiplier, sampling_rate):
+    """The event of one noisy-gradient step: ``GaussianEvent(z)`` if q == 1, else ``SubsampledGaussianEvent(z, q)``.
+
+    >>> gaussian_step_event(1.0, 1.0), gaussian_step_event(1.0, 0.1)
+    (GaussianEvent(noise_multiplier=1.0), SubsampledGaussianEvent(noise_multiplier=1.0, sampling_rate=0.1))
+    """
+    if check_sampling_rate(sampling_rate) == 1.0:
+        return GaussianEvent(noise_multiplier)
+    return SubsampledGaussianEvent(noise_multiplier, sampling_rate)
+
+
+def steps_from_epochs(epochs, sampling_rate):
+    """Steps of ``epochs`` passes at Poisson rate q (1/q steps per epoch in expectation): max(1, round(epochs / q)).
+
+    >>> steps_from_epochs(3, 0.04)
+    75
+    """
+    epochs = check_positive(epochs, "epochs")
+    steps = epochs / check_sampling_rate(sampling_rate)
+    if not math.isfinite(steps):
+        raise ValueError(f"epochs / sampling_rate = {epochs!r} / {sampling_rate!r} overflows; use fewer epochs")
+    return max(1, round(steps))

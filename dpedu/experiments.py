@@ -607,7 +607,7 @@ def run_noisy_gd_tradeoff(data, *, epsilons_per_iteration, iterations=10, delta_
             if progress is not None:
                 progress(f"[{i * len(seed_list) + j + 1}/{accuracies.size}] noisy GD, epsilon per iteration {eps:g}, "
                          f"seed {j + 1}")
-            result = noisy_gradient_descent(X_train, y_train, iterations, float(eps), delta_per_iteration, clip=clip,
+            result = noisy_gradient_descent(X_train, y_train, iterations, float(eps), delta_per_iteration, clip_norm=clip,
                                             rng=np.random.default_rng(seed))
             accuracies[i, j] = accuracy(result.theta, X_test, y_test)
         totals["book"][i] = result.epsilon            # the runs differ only in their noise: same ledger

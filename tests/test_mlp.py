@@ -102,7 +102,7 @@ def test_init_uses_only_the_rng():
 def test_empty_batch_gives_zero_sums():
     # the training-loop kernel must accept an empty Poisson batch (the public method refuses empty X)
     net, theta, X, y = _problem()
-    np.testing.assert_array_equal(net._clipped_gradient_sum(theta, X[:0], y[:0], 1.0, np.zeros(0)),
+    np.testing.assert_array_equal(net.clipped_gradient_sum(theta, X[:0], y[:0], 1.0, np.zeros(0), check_input=False),
                                   np.zeros(net.n_params))
 
 

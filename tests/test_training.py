@@ -36,7 +36,7 @@ def test_gradient_descent_decreases_loss_and_matches_manual_steps(toy):
 def test_noisy_gd_is_gd_when_noise_vanishes(toy):
     # with a huge epsilon per iteration the noise is negligible: the path approaches plain GD on clipped gradients
     X, y = toy
-    noisy = noisy_gradient_descent(X, y, 5, epsilon=1e6, delta=0.5, clip=10.0, calibration="analytic", rng=0)
+    noisy = noisy_gradient_descent(X, y, 5, epsilon=1e6, delta=0.5, clip_norm=10.0, calibration="analytic", rng=0)
     plain = gradient_descent(X, y, 5)
     np.testing.assert_allclose(noisy.theta, plain.theta, atol=1e-3)
 
@@ -45,7 +45,7 @@ def test_noisy_gd_follows_the_book_algorithm(toy):
     # re-run the loop by hand with the same random stream: count first, then one Gaussian draw per iteration
     X, y = toy
     eps, delta, clip, k = 0.5, 1e-5, 0.3, 4
-    result = noisy_gradient_descent(X, y, k, eps, delta, clip=clip, rng=123)
+    result = noisy_gradient_descent(X, y, k, eps, delta, clip_norm=clip, rng=123)
     rng = np.random.default_rng(123)
     z = classic_noise_multiplier(eps, delta)
     noisy_count = X.shape[0] + rng.laplace(0.0, 1 / eps)
@@ -59,7 +59,7 @@ def test_noisy_gd_follows_the_book_algorithm(toy):
 
 def test_input_clipping_variant(toy):
     X, y = toy
-    a = noisy_gradient_descent(3 * X, y, 3, 0.5, 1e-5, clip=1.0, clip_inputs=True, rng=5)
+    a = noisy_gradient_descent(3 * X, y, 3, 0.5, 1e-5, clip_norm=1.0, clip_mode="inputs", rng=5)
     rng = np.random.default_rng(5)
     Xc = L2_clip(3 * X, 1.0)
     z = classic_noise_multiplier(0.5, 1e-5)
@@ -81,7 +81,7 @@ def test_sequential_spend_and_ledger(toy):
 
 def test_total_budget_splits_sequentially(toy):
     X, y = toy
-    r = noisy_gradient_descent(X, y, 9, 1.0, 1e-5, budget="total", calibration="analytic", rng=0)
+    r = noisy_gradient_descent(X, y, 9, 1.0, 1e-5, budget_split="total", calibration="analytic", rng=0)
     assert r.epsilon == pytest.approx(1.0) and r.delta == pytest.approx(1e-5)
     assert r.epsilon_per_iteration == pytest.approx(0.1) and r.delta_per_iteration == pytest.approx(1e-5 / 9)
     assert r.details["noise_multiplier"] == pytest.approx(analytic_noise_multiplier(0.1, 1e-5 / 9))
@@ -106,7 +106,7 @@ def test_noisy_count_is_floored():
 def test_learns_something_on_toy(toy):
     X, y = toy
     base = max(np.mean(y == 1), np.mean(y == -1))
-    r = noisy_gradient_descent(X, y, 20, 0.9, 1e-5, clip=1.0, rng=0)
+    r = noisy_gradient_descent(X, y, 20, 0.9, 1e-5, clip_norm=1.0, rng=0)
     assert lg.accuracy(r.theta, X, y) > base + 0.05
 
 
@@ -118,12 +118,12 @@ def test_learns_something_on_toy(toy):
     (dict(epsilon=np.inf), ValueError, "epsilon"),
     (dict(delta=0.0), ValueError, "delta"),
     (dict(delta=1.5), ValueError, "delta"),
-    (dict(clip=0.0), ValueError, "clip"),
-    (dict(clip=-5.0), ValueError, "clip"),
+    (dict(clip_norm=0.0), ValueError, "clip_norm"),
+    (dict(clip_norm=-5.0), ValueError, "clip_norm"),
     (dict(learning_rate=0.0), ValueError, "learning_rate"),
-    (dict(budget="each"), ValueError, "budget"),
+    (dict(budget_split="each"), ValueError, "budget_split"),
     (dict(calibration="exact"), ValueError, "calibration"),
-    (dict(clip_inputs="yes"), TypeError, "clip_inputs"),
+    (dict(clip_mode="yes"), ValueError, "clip_mode"),
     (dict(epsilon=1.5), ValueError, "0 < epsilon < 1"),      # classic calibration outside its theorem
 ])
 def test_bad_arguments(toy, kwargs, exc, message):
