@@ -242,3 +242,46 @@ def test_private_result_reports_no_sequential_epsilon(toy):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert compare(result, delta=1e-5)["rdp"] > 0
+
+
+def test_invalid_call_spends_no_budget(toy):
+    # every argument is checked before the budget is charged: a call that raises leaves the budget untouched
+    X, y = toy
+    budget = PrivacyBudget(epsilon=100.0, delta=1e-5)
+    kwargs = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=3, budget=budget)
+    for bad, error in ((dict(theta0=np.zeros(3)), ValueError), (dict(rng="seed"), TypeError),
+                       (dict(rng=-1), ValueError), (dict(theta0=[np.nan] * 4), ValueError),
+                       (dict(model=MLP(4, 2), theta0=np.zeros(4)), ValueError)):
+        with pytest.raises(error):
+            dp_sgd(X, y, **dict(dict(rng=0), **bad), **kwargs)
+    assert budget.ledger == []
+    dp_sgd(X, y, rng=0, **kwargs)
+    assert budget.ledger == [(SubsampledGaussianEvent(1.0, 0.1), 3)]
+
+
+def test_absurd_work_is_refused_with_a_stated_limit(toy):
+    from dpedu.training import MAX_STEPS
+
+    X, y = toy
+    kwargs = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1)
+    for extra in (dict(epochs=1e300), dict(epochs=1e307, sampling_rate=1e-3), dict(steps=MAX_STEPS + 1)):
+        with pytest.raises(ValueError, match="MAX_STEPS|overflows"):
+            dp_sgd(X, y, rng=0, **dict(kwargs, **extra))
+    with pytest.raises(ValueError, match="steps.*MAX_STEPS"):     # refused before the shuffling warning
+        dp_sgd(X, y, epochs=1e300, sampling="shuffle", rng=0, **kwargs)
+
+
+def test_huge_X_is_finite_or_refused_naming_X(toy):
+    X, y = toy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for model in (None, MLP(4, 3)):
+            result = dp_sgd(X * 1e300, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.2, steps=5,
+                            model=model, rng=0)
+            assert np.all(np.isfinite(result.theta)) and np.all(np.isfinite(result.losses))
+        with pytest.raises(ValueError, match=r"\bX\b"):
+            dp_sgd(X * 1e300, y, noise_multiplier=0.0, clip_norm=np.inf, sampling_rate=1.0, steps=5, rng=0)
+    beyond = X.copy()
+    beyond[3] = [1.7e308, -1.7e308, 0.0, 0.0]
+    with pytest.raises(ValueError, match=r"\bX\b"):
+        dp_sgd(beyond, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=2, rng=0)

@@ -1,6 +1,7 @@
 """Gradient descent and the book's noisy gradient descent."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -144,3 +145,65 @@ def test_bad_data(toy):
         noisy_gradient_descent(bad, y, 1, 0.5, 1e-5)
     with pytest.raises(ValueError, match="theta0"):
         gradient_descent(X, y, 1, theta0=np.zeros(3))
+
+
+def test_recorded_losses_are_the_losses_after_each_step(toy):
+    # the loss is taken from the margins the next gradient computes: same values as recomputing it after a step
+    X, y = toy
+    result = noisy_gradient_descent(X, y, 4, 0.5, 1e-5, clip_norm=0.3, rng=7)
+    rng = np.random.default_rng(7)
+    z = classic_noise_multiplier(0.5, 1e-5)
+    noisy_count = X.shape[0] + rng.laplace(0.0, 2.0)
+    theta, expected = np.zeros(5), []
+    for _ in range(4):
+        grad_sum = L2_clip(lg.per_example_gradients(theta, X, y), 0.3).sum(axis=0)
+        theta = theta - (grad_sum + rng.normal(0.0, z * 0.3, size=5)) / noisy_count
+        expected.append(lg.loss(theta, X, y))
+    np.testing.assert_allclose(result.losses, expected, rtol=1e-10)
+    plain = gradient_descent(X, y, 3)
+    theta = np.zeros(5)
+    for t in range(3):
+        theta = theta - lg.gradient(theta, X, y)
+        assert plain.losses[t] == pytest.approx(lg.loss(theta, X, y), rel=1e-12)
+
+
+def test_huge_but_finite_X_stays_finite_or_is_refused_naming_X(toy):
+    X, y = toy
+    huge = X * 1e300                                   # finite, row norms up to 1e300
+    with warnings.catch_warnings():                    # and no floating-point warning on the way
+        warnings.simplefilter("error")
+        for run in (lambda: noisy_gradient_descent(huge, y, 3, 0.5, 1e-5, clip_norm=1.0, rng=0),
+                    lambda: noisy_gradient_descent(huge, y, 3, 0.5, 1e-5, clip_norm=1.0, clip_mode="inputs", rng=0)):
+            result = run()
+            assert np.all(np.isfinite(result.theta)) and np.all(np.isfinite(result.losses))
+        # unclipped gradient descent moves theta by ~1e300, so X @ theta overflows: refused, naming X
+        with pytest.raises(ValueError, match=r"\bX\b.*rescale"):
+            gradient_descent(huge, y, 3)
+    # a row whose norm is beyond the float range cannot be clipped or bounded: refused up front
+    beyond = X.copy()
+    beyond[0] = [1.7e308, 1.7e308, 0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match=r"\bX\b"):
+        noisy_gradient_descent(beyond, y, 2, 0.5, 1e-5, rng=0)
+    with pytest.raises(ValueError, match=r"\bX\b"):
+        gradient_descent(beyond, y, 2)
+
+
+def test_absurd_iterations_are_refused(toy):
+    from dpedu.training import MAX_STEPS
+
+    X, y = toy
+    with pytest.raises(ValueError, match="iterations.*MAX_STEPS"):
+        noisy_gradient_descent(X, y, MAX_STEPS + 1, 0.5, 1e-5, rng=0)
+    with pytest.raises(ValueError, match="iterations.*MAX_STEPS"):
+        gradient_descent(X, y, 10**12)
+
+
+def test_failed_call_spends_no_budget(toy):
+    from dpedu.budget import PrivacyBudget
+
+    X, y = toy
+    budget = PrivacyBudget(epsilon=10.0, delta=1e-3)
+    for bad in (dict(theta0=np.zeros(3)), dict(rng="seed"), dict(clip_mode="rows"), dict(clip_norm=1e300)):
+        with pytest.raises((ValueError, TypeError)):
+            noisy_gradient_descent(X, y, 2, 0.5, 1e-5, budget=budget, **dict(dict(rng=0), **bad))
+    assert budget.ledger == []

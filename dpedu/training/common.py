@@ -96,7 +96,7 @@ def overflow_guard():
     parameters would then silently become inf or NaN. Raised after the budget was charged: the data was touched.
     """
     try:
-        with np.errstate(over="raise", invalid="raise"):
+        with np.errstate(over="raise", invalid="raise", under="ignore"):
             yield
     except FloatingPointError as exc:
         raise ValueError(f"training overflowed the float range ({exc}): X is too large in magnitude for these "
