@@ -19,7 +19,7 @@ Procedure (everything the numbers depend on is printed):
    DPLogisticRegression(epsilon=eps) with all defaults.
 3. Baselines: scikit-learn's non-private LogisticRegression (no penalty), and the book's noisy gradient
    descent (Programming Differential Privacy, ch. 12: 10 full-batch iterations, clip 5, learning rate 1) with
-   the total budget split by sequential composition (``budget="total"``, classic Gaussian calibration where
+   the total budget split by sequential composition (``budget_split="total"``, classic Gaussian calibration where
    its epsilon per iteration is below 1, analytic otherwise).
 
 All runs: delta = 1e-5, add/remove neighbours, Poisson sampling.
@@ -99,7 +99,7 @@ def _book_noisy_gd(epsilon, seed):
     iterations = 10
     per_iteration = epsilon / (iterations + 1)
     calibration = "classic" if per_iteration < 1 else "analytic"
-    result = noisy_gradient_descent(X_train, y_train, iterations, epsilon, DELTA, clip=5.0, budget="total",
+    result = noisy_gradient_descent(X_train, y_train, iterations, epsilon, DELTA, clip_norm=5.0, budget_split="total",
                                     calibration=calibration, rng=seed)
     return float(np.mean(np.where(X_test @ result.theta >= 0, 1.0, -1.0) == y_test))
 

@@ -31,6 +31,8 @@ array([1., 2.])
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .validation import check_array, check_nonnegative, check_positive, check_rng, check_scalar
@@ -141,7 +143,8 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
     value : float or array_like
         The true answer f(D) (finite).
     l2_sensitivity : float
-        :math:`\Delta_2 > 0`. For a sum of vectors clipped to norm C it is C (add/remove).
+        :math:`\Delta_2 > 0`. For a sum of vectors clipped to norm C it is C (add/remove). ``inf`` (an
+        unclipped sum) only together with ``noise_multiplier=0``, the non-private sanity setting.
     noise_multiplier : float, optional
         :math:`z = \sigma/\Delta_2 \ge 0`. ``0`` adds no noise (non-private; for sanity checks).
     epsilon, delta : float, optional
@@ -165,7 +168,7 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
     Accountants see ``GaussianEvent(z)``; its exact (epsilon, delta) curve is
     :func:`dpedu.gaussian.gaussian_delta_exact`.
     """
-    l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity")
+    l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity", allow_inf=True)
     if noise_multiplier is not None:
         if epsilon is not None or delta is not None:
             raise ValueError("give either noise_multiplier or (epsilon, delta), not both")
@@ -174,7 +177,10 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
         if epsilon is None or delta is None:
             raise ValueError("give noise_multiplier, or both epsilon and delta")
         z = gaussian_noise_multiplier(epsilon, delta, calibration)
-    if not z * l2_sensitivity < 1e300:  # an infinite std would release inf or nan: refuse instead
+    if z > 0 and math.isinf(l2_sensitivity):
+        raise ValueError("l2_sensitivity=inf: no finite noise protects an unbounded query; it is allowed only with "
+                         "noise_multiplier=0 (no noise, non-private)")
+    if z > 0 and not z * l2_sensitivity < 1e300:  # an infinite std would release inf or nan: refuse instead
         raise ValueError(f"the noise std noise_multiplier * l2_sensitivity = {z!r} * {l2_sensitivity!r} overflows; "
                          f"use a smaller noise_multiplier or l2_sensitivity")
     value, was_scalar = _check_value(value)

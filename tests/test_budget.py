@@ -119,7 +119,7 @@ def test_noisy_gradient_descent_charges_its_whole_ledger():
     X = rng.normal(size=(100, 3)) / 3
     y = np.where(rng.random(100) < 0.5, 1.0, -1.0)
     budget = PrivacyBudget(epsilon=1.2, delta=1e-3, accountant="sequential")   # one run 0.658, two 1.41
-    result = noisy_gradient_descent(X, y, 5, 0.2, 1e-5, rng=1, privacy_budget=budget)
+    result = noisy_gradient_descent(X, y, 5, 0.2, 1e-5, rng=1, budget=budget)
     assert budget.ledger == result.ledger
     with pytest.raises(BudgetExceededError):
-        noisy_gradient_descent(X, y, 5, 0.2, 1e-5, rng=1, privacy_budget=budget)
+        noisy_gradient_descent(X, y, 5, 0.2, 1e-5, rng=1, budget=budget)

@@ -1,5 +1,7 @@
 """L2_clip: norm bound, direction kept, rows independent, bad input refused."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -54,3 +56,25 @@ def test_bad_vectors():
         L2_clip(np.ones((2, 2, 2)), 1.0)
     with pytest.raises(TypeError, match="numeric"):
         L2_clip(["a", "b"], 1.0)
+
+
+def test_huge_vector_keeps_its_direction():
+    # the norm of [1.7e308, 1.7e308] exceeds the float range: scaled before squaring, not collapsed to 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = L2_clip([1.7e308, 1.7e308], 1.0)
+        np.testing.assert_allclose(out, [2 ** -0.5, 2 ** -0.5], rtol=1e-15)
+        # a factor C / ||v|| below the smallest normal float: same treatment
+        np.testing.assert_allclose(L2_clip([[1e300, 0.0], [3.0, 4.0]], 1e-10), [[1e-10, 0.0], [6e-11, 8e-11]])
+        np.testing.assert_allclose(L2_clip([-1.7e308, 1.7e308, 0.0], 2.0), [-(2 ** 0.5), 2 ** 0.5, 0.0])
+
+
+def test_l2_norms_finite_where_representable_else_refused():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(l2_norms([[1e200, 1e200], [1e-200, 1e-200]])[:, 0], [2 ** 0.5 * 1e200, 2 ** 0.5 * 1e-200])
+        np.testing.assert_allclose(l2_norms([1.2e308, 0.0]), [1.2e308])
+        with pytest.raises(ValueError, match=r"\bv\b.*largest float"):
+            l2_norms([1.7e308, 1.7e308])
+        with pytest.raises(ValueError, match=r"\bX\b"):
+            l2_norms([[1.0, 0.0], [1.7e308, -1.7e308]], name="X")

@@ -131,9 +131,9 @@ def test_every_clipped_per_example_gradient_is_within_clip_norm(seed, theta_scal
     for model in (LogisticModel(3), MLP(3, 2)):
         theta = theta_scale * rng.normal(size=model.n_params)
         for i in range(5):
-            single = model._clipped_gradient_sum(theta, X[i:i + 1], y[i:i + 1], clip_norm, norms[i:i + 1])
+            single = model.clipped_gradient_sum(theta, X[i:i + 1], y[i:i + 1], clip_norm, norms[i:i + 1])
             assert np.linalg.norm(single) <= clip_norm * (1 + 1e-12)
-        total = model._clipped_gradient_sum(theta, X, y, clip_norm, norms)
+        total = model.clipped_gradient_sum(theta, X, y, clip_norm, norms)
         np.testing.assert_allclose(total, L2_clip(model.per_example_gradients(theta, X, y), clip_norm).sum(axis=0),
                                    rtol=1e-9, atol=1e-12 * clip_norm)
 
@@ -141,13 +141,13 @@ def test_every_clipped_per_example_gradient_is_within_clip_norm(seed, theta_scal
 def test_input_clipping_trains_on_clipped_rows(toy):
     X, y = toy
     kwargs = dict(noise_multiplier=1.0, sampling_rate=0.1, steps=5, learning_rate=1.0, rng=4)
-    by_inputs = dp_sgd(X, y, clip_norm=0.5, clip="inputs", **kwargs)
+    by_inputs = dp_sgd(X, y, clip_norm=0.5, clip_mode="inputs", **kwargs)
     # equivalent: clip the rows first, then clip gradients at the same C (which never triggers: ||g|| < ||x|| <= C)
     by_hand = dp_sgd(L2_clip(X, 0.5), y, clip_norm=0.5, **kwargs)
     np.testing.assert_allclose(by_inputs.theta, by_hand.theta, rtol=1e-12)
     assert by_inputs.ledger == by_hand.ledger
     with pytest.raises(ValueError, match="logistic regression only"):
-        dp_sgd(X, y, clip_norm=0.5, clip="inputs", model=MLP(4, 2), **kwargs)
+        dp_sgd(X, y, clip_norm=0.5, clip_mode="inputs", model=MLP(4, 2), **kwargs)
 
 
 # --- batches, steps, ledgers ---------------------------------------------------------------------
@@ -180,9 +180,9 @@ def test_shuffled_batches_warn_and_no_accountant_covers_them(toy):
 
 
 def test_shuffled_epoch_visits_each_record_once():
-    from dpedu.training import _shuffled_batches
+    from dpedu.training import shuffled_batches
 
-    batches = _shuffled_batches(10, 3, np.random.default_rng(0))
+    batches = shuffled_batches(10, 3, np.random.default_rng(0))
     epoch = np.concatenate([next(batches) for _ in range(3)])          # 10 // 3 = 3 batches, 1 record left out
     assert len(set(epoch.tolist())) == 9
 
@@ -205,7 +205,7 @@ def test_same_seed_same_run_and_privacy_ignores_the_learning_rate(toy):
     (dict(epochs=2), "exactly one of steps or epochs"),
     (dict(lr_schedule="cosine"), "lr_schedule"),
     (dict(sampling="fixed"), "sampling"),
-    (dict(clip="layers"), "clip"),
+    (dict(clip_mode="layers"), "clip_mode"),
     (dict(model=MLP(3, 2)), "n_features=3"),
 ])
 def test_bad_arguments_are_refused(toy, kwargs, error):
@@ -242,3 +242,46 @@ def test_private_result_reports_no_sequential_epsilon(toy):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert compare(result, delta=1e-5)["rdp"] > 0
+
+
+def test_invalid_call_spends_no_budget(toy):
+    # every argument is checked before the budget is charged: a call that raises leaves the budget untouched
+    X, y = toy
+    budget = PrivacyBudget(epsilon=100.0, delta=1e-5)
+    kwargs = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=3, budget=budget)
+    for bad, error in ((dict(theta0=np.zeros(3)), ValueError), (dict(rng="seed"), TypeError),
+                       (dict(rng=-1), ValueError), (dict(theta0=[np.nan] * 4), ValueError),
+                       (dict(model=MLP(4, 2), theta0=np.zeros(4)), ValueError)):
+        with pytest.raises(error):
+            dp_sgd(X, y, **dict(dict(rng=0), **bad), **kwargs)
+    assert budget.ledger == []
+    dp_sgd(X, y, rng=0, **kwargs)
+    assert budget.ledger == [(SubsampledGaussianEvent(1.0, 0.1), 3)]
+
+
+def test_absurd_work_is_refused_with_a_stated_limit(toy):
+    from dpedu.training import MAX_STEPS
+
+    X, y = toy
+    kwargs = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1)
+    for extra in (dict(epochs=1e300), dict(epochs=1e307, sampling_rate=1e-3), dict(steps=MAX_STEPS + 1)):
+        with pytest.raises(ValueError, match="MAX_STEPS|overflows"):
+            dp_sgd(X, y, rng=0, **dict(kwargs, **extra))
+    with pytest.raises(ValueError, match="steps.*MAX_STEPS"):     # refused before the shuffling warning
+        dp_sgd(X, y, epochs=1e300, sampling="shuffle", rng=0, **kwargs)
+
+
+def test_huge_X_is_finite_or_refused_naming_X(toy):
+    X, y = toy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for model in (None, MLP(4, 3)):
+            result = dp_sgd(X * 1e300, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.2, steps=5,
+                            model=model, rng=0)
+            assert np.all(np.isfinite(result.theta)) and np.all(np.isfinite(result.losses))
+        with pytest.raises(ValueError, match=r"\bX\b"):
+            dp_sgd(X * 1e300, y, noise_multiplier=0.0, clip_norm=np.inf, sampling_rate=1.0, steps=5, rng=0)
+    beyond = X.copy()
+    beyond[3] = [1.7e308, -1.7e308, 0.0, 0.0]
+    with pytest.raises(ValueError, match=r"\bX\b"):
+        dp_sgd(beyond, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=2, rng=0)

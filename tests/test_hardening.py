@@ -183,7 +183,8 @@ SCALAR_ARGUMENTS = [
     ("ngd.iterations", "iterations", "posint", lambda v: dpedu.noisy_gradient_descent(X3, Y3, v, 0.5, 1e-5, rng=0)),
     ("ngd.epsilon", "epsilon", "positive", lambda v: dpedu.noisy_gradient_descent(X3, Y3, 2, v, 1e-5, rng=0)),
     ("ngd.delta", "delta", "delta", lambda v: dpedu.noisy_gradient_descent(X3, Y3, 2, 0.5, v, rng=0)),
-    ("ngd.clip", "clip", "positive", lambda v: dpedu.noisy_gradient_descent(X3, Y3, 2, 0.5, 1e-5, clip=v, rng=0)),
+    ("ngd.clip_norm", "clip_norm", "positive",
+     lambda v: dpedu.noisy_gradient_descent(X3, Y3, 2, 0.5, 1e-5, clip_norm=v, rng=0)),
     ("ngd.learning_rate", "learning_rate", "positive",
      lambda v: dpedu.noisy_gradient_descent(X3, Y3, 2, 0.5, 1e-5, learning_rate=v, rng=0)),
     ("poisson_sample.n", "n", "posint", lambda v: training.poisson_sample(v, 0.5, rng=0)),
@@ -438,10 +439,10 @@ def test_bad_arrays_are_refused_by_name(case_id, name, bad, error, call):
     (lambda: training.dp_sgd(X3, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2,
                              lr_schedule="cosine"), "lr_schedule"),
     (lambda: training.dp_sgd(X3, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2,
-                             clip="weights"), "clip"),
-    (lambda: dpedu.noisy_gradient_descent(X3, Y3, 2, 0.5, 1e-5, budget="all"), "budget"),
+                             clip_mode="weights"), "clip_mode"),
+    (lambda: dpedu.noisy_gradient_descent(X3, Y3, 2, 0.5, 1e-5, budget_split="all"), "budget_split"),
     (lambda: dpedu.noisy_gradient_descent(X3, Y3, 2, 0.5, 1e-5, calibration="exact"), "calibration"),
-    (lambda: dpedu.noisy_gradient_descent(X3, Y3, 2, 0.5, 1e-5, clip_inputs="yes"), "clip_inputs"),
+    (lambda: dpedu.noisy_gradient_descent(X3, Y3, 2, 0.5, 1e-5, clip_mode="yes"), "clip_mode"),
     (lambda: dpedu.gaussian_mech([1.0, 2.0], 1.0, 0.5, 1e-5), r"\bv\b"),
     (lambda: dpedu.gaussian_mech(math.nan, 1.0, 0.5, 1e-5), r"\bv\b"),
     (lambda: dpedu.gaussian_mech("1.0", 1.0, 0.5, 1e-5), r"\bv\b"),
@@ -684,11 +685,11 @@ def test_dp_sgd_noise_std_overflow_is_refused():
 @QUICK
 @given(epsilon=st.floats(-6, -0.01).map(lambda e: 10.0**e), delta=st.floats(-12, -1).map(lambda e: 10.0**e),
        iterations=st.integers(1, 4), x_scale=st.sampled_from([1e-6, 1.0, 1e6]),
-       budget=st.sampled_from(["per_iteration", "total"]), clip_inputs=st.booleans())
-def test_noisy_gradient_descent_extreme_budgets_are_finite(epsilon, delta, iterations, x_scale, budget, clip_inputs):
+       budget_split=st.sampled_from(["per_iteration", "total"]), clip_mode=st.sampled_from(["gradients", "inputs"]))
+def test_noisy_gradient_descent_extreme_budgets_are_finite(epsilon, delta, iterations, x_scale, budget_split, clip_mode):
     X, y = make_toy(n=30, d=2, rng=0)
-    result = dpedu.noisy_gradient_descent(X * x_scale, y, iterations, epsilon, delta, budget=budget,
-                                          clip_inputs=clip_inputs, rng=1)
+    result = dpedu.noisy_gradient_descent(X * x_scale, y, iterations, epsilon, delta, budget_split=budget_split,
+                                          clip_mode=clip_mode, rng=1)
     assert np.all(np.isfinite(result.theta)) and np.all(np.isfinite(result.losses))
     assert math.isfinite(result.epsilon) and result.epsilon > 0
     assert 0 < result.delta < 1

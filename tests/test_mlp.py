@@ -102,7 +102,7 @@ def test_init_uses_only_the_rng():
 def test_empty_batch_gives_zero_sums():
     # the training-loop kernel must accept an empty Poisson batch (the public method refuses empty X)
     net, theta, X, y = _problem()
-    np.testing.assert_array_equal(net._clipped_gradient_sum(theta, X[:0], y[:0], 1.0, np.zeros(0)),
+    np.testing.assert_array_equal(net.clipped_gradient_sum(theta, X[:0], y[:0], 1.0, np.zeros(0), check_input=False),
                                   np.zeros(net.n_params))
 
 
@@ -156,3 +156,29 @@ def test_the_network_learns_what_a_linear_model_cannot():
     assert accuracy(net, private.theta) > 0.85
     assert accuracy(LogisticModel(2), linear.theta) < 0.7
     assert private.ledger[0][1] == 600                                   # 30 epochs / 0.05
+
+
+def test_unpack_names_theta_and_the_expected_length():
+    net = MLP(n_features=3, hidden_units=2)                     # 2*3 + 2 + 2 + 1 = 11 parameters
+    with pytest.raises(ValueError, match=r"theta.*length n_params.*11.*got shape \(10,\)"):
+        net.unpack(np.zeros(10))
+    with pytest.raises(ValueError, match=r"theta.*11"):
+        net.unpack(np.zeros((11, 1)))
+    assert [part.shape for part in net.unpack(np.zeros(11))] == [(2, 3), (2,), (2,), ()]
+
+
+def test_model_protocol_is_public_methods_only():
+    from dpedu.models import Model
+
+    class Minimal:                                             # only the documented public methods
+        n_params = 1
+
+        def init(self, rng=None): ...
+        def loss(self, theta, X, y, *, check_input=True): ...
+        def per_example_gradients(self, theta, X, y): ...
+        def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None, *, check_input=True): ...
+        def decision_function(self, theta, X): ...
+        def predict(self, theta, X): ...
+
+    assert isinstance(Minimal(), Model)
+    assert isinstance(MLP(2, 2), Model)

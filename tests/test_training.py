@@ -1,6 +1,7 @@
 """Gradient descent and the book's noisy gradient descent."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -36,7 +37,7 @@ def test_gradient_descent_decreases_loss_and_matches_manual_steps(toy):
 def test_noisy_gd_is_gd_when_noise_vanishes(toy):
     # with a huge epsilon per iteration the noise is negligible: the path approaches plain GD on clipped gradients
     X, y = toy
-    noisy = noisy_gradient_descent(X, y, 5, epsilon=1e6, delta=0.5, clip=10.0, calibration="analytic", rng=0)
+    noisy = noisy_gradient_descent(X, y, 5, epsilon=1e6, delta=0.5, clip_norm=10.0, calibration="analytic", rng=0)
     plain = gradient_descent(X, y, 5)
     np.testing.assert_allclose(noisy.theta, plain.theta, atol=1e-3)
 
@@ -45,7 +46,7 @@ def test_noisy_gd_follows_the_book_algorithm(toy):
     # re-run the loop by hand with the same random stream: count first, then one Gaussian draw per iteration
     X, y = toy
     eps, delta, clip, k = 0.5, 1e-5, 0.3, 4
-    result = noisy_gradient_descent(X, y, k, eps, delta, clip=clip, rng=123)
+    result = noisy_gradient_descent(X, y, k, eps, delta, clip_norm=clip, rng=123)
     rng = np.random.default_rng(123)
     z = classic_noise_multiplier(eps, delta)
     noisy_count = X.shape[0] + rng.laplace(0.0, 1 / eps)
@@ -59,7 +60,7 @@ def test_noisy_gd_follows_the_book_algorithm(toy):
 
 def test_input_clipping_variant(toy):
     X, y = toy
-    a = noisy_gradient_descent(3 * X, y, 3, 0.5, 1e-5, clip=1.0, clip_inputs=True, rng=5)
+    a = noisy_gradient_descent(3 * X, y, 3, 0.5, 1e-5, clip_norm=1.0, clip_mode="inputs", rng=5)
     rng = np.random.default_rng(5)
     Xc = L2_clip(3 * X, 1.0)
     z = classic_noise_multiplier(0.5, 1e-5)
@@ -81,7 +82,7 @@ def test_sequential_spend_and_ledger(toy):
 
 def test_total_budget_splits_sequentially(toy):
     X, y = toy
-    r = noisy_gradient_descent(X, y, 9, 1.0, 1e-5, budget="total", calibration="analytic", rng=0)
+    r = noisy_gradient_descent(X, y, 9, 1.0, 1e-5, budget_split="total", calibration="analytic", rng=0)
     assert r.epsilon == pytest.approx(1.0) and r.delta == pytest.approx(1e-5)
     assert r.epsilon_per_iteration == pytest.approx(0.1) and r.delta_per_iteration == pytest.approx(1e-5 / 9)
     assert r.details["noise_multiplier"] == pytest.approx(analytic_noise_multiplier(0.1, 1e-5 / 9))
@@ -106,7 +107,7 @@ def test_noisy_count_is_floored():
 def test_learns_something_on_toy(toy):
     X, y = toy
     base = max(np.mean(y == 1), np.mean(y == -1))
-    r = noisy_gradient_descent(X, y, 20, 0.9, 1e-5, clip=1.0, rng=0)
+    r = noisy_gradient_descent(X, y, 20, 0.9, 1e-5, clip_norm=1.0, rng=0)
     assert lg.accuracy(r.theta, X, y) > base + 0.05
 
 
@@ -118,12 +119,12 @@ def test_learns_something_on_toy(toy):
     (dict(epsilon=np.inf), ValueError, "epsilon"),
     (dict(delta=0.0), ValueError, "delta"),
     (dict(delta=1.5), ValueError, "delta"),
-    (dict(clip=0.0), ValueError, "clip"),
-    (dict(clip=-5.0), ValueError, "clip"),
+    (dict(clip_norm=0.0), ValueError, "clip_norm"),
+    (dict(clip_norm=-5.0), ValueError, "clip_norm"),
     (dict(learning_rate=0.0), ValueError, "learning_rate"),
-    (dict(budget="each"), ValueError, "budget"),
+    (dict(budget_split="each"), ValueError, "budget_split"),
     (dict(calibration="exact"), ValueError, "calibration"),
-    (dict(clip_inputs="yes"), TypeError, "clip_inputs"),
+    (dict(clip_mode="yes"), ValueError, "clip_mode"),
     (dict(epsilon=1.5), ValueError, "0 < epsilon < 1"),      # classic calibration outside its theorem
 ])
 def test_bad_arguments(toy, kwargs, exc, message):
@@ -144,3 +145,65 @@ def test_bad_data(toy):
         noisy_gradient_descent(bad, y, 1, 0.5, 1e-5)
     with pytest.raises(ValueError, match="theta0"):
         gradient_descent(X, y, 1, theta0=np.zeros(3))
+
+
+def test_recorded_losses_are_the_losses_after_each_step(toy):
+    # the loss is taken from the margins the next gradient computes: same values as recomputing it after a step
+    X, y = toy
+    result = noisy_gradient_descent(X, y, 4, 0.5, 1e-5, clip_norm=0.3, rng=7)
+    rng = np.random.default_rng(7)
+    z = classic_noise_multiplier(0.5, 1e-5)
+    noisy_count = X.shape[0] + rng.laplace(0.0, 2.0)
+    theta, expected = np.zeros(5), []
+    for _ in range(4):
+        grad_sum = L2_clip(lg.per_example_gradients(theta, X, y), 0.3).sum(axis=0)
+        theta = theta - (grad_sum + rng.normal(0.0, z * 0.3, size=5)) / noisy_count
+        expected.append(lg.loss(theta, X, y))
+    np.testing.assert_allclose(result.losses, expected, rtol=1e-10)
+    plain = gradient_descent(X, y, 3)
+    theta = np.zeros(5)
+    for t in range(3):
+        theta = theta - lg.gradient(theta, X, y)
+        assert plain.losses[t] == pytest.approx(lg.loss(theta, X, y), rel=1e-12)
+
+
+def test_huge_but_finite_X_stays_finite_or_is_refused_naming_X(toy):
+    X, y = toy
+    huge = X * 1e300                                   # finite, row norms up to 1e300
+    with warnings.catch_warnings():                    # and no floating-point warning on the way
+        warnings.simplefilter("error")
+        for run in (lambda: noisy_gradient_descent(huge, y, 3, 0.5, 1e-5, clip_norm=1.0, rng=0),
+                    lambda: noisy_gradient_descent(huge, y, 3, 0.5, 1e-5, clip_norm=1.0, clip_mode="inputs", rng=0)):
+            result = run()
+            assert np.all(np.isfinite(result.theta)) and np.all(np.isfinite(result.losses))
+        # unclipped gradient descent moves theta by ~1e300, so X @ theta overflows: refused, naming X
+        with pytest.raises(ValueError, match=r"\bX\b.*rescale"):
+            gradient_descent(huge, y, 3)
+    # a row whose norm is beyond the float range cannot be clipped or bounded: refused up front
+    beyond = X.copy()
+    beyond[0] = [1.7e308, 1.7e308, 0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match=r"\bX\b"):
+        noisy_gradient_descent(beyond, y, 2, 0.5, 1e-5, rng=0)
+    with pytest.raises(ValueError, match=r"\bX\b"):
+        gradient_descent(beyond, y, 2)
+
+
+def test_absurd_iterations_are_refused(toy):
+    from dpedu.training import MAX_STEPS
+
+    X, y = toy
+    with pytest.raises(ValueError, match="iterations.*MAX_STEPS"):
+        noisy_gradient_descent(X, y, MAX_STEPS + 1, 0.5, 1e-5, rng=0)
+    with pytest.raises(ValueError, match="iterations.*MAX_STEPS"):
+        gradient_descent(X, y, 10**12)
+
+
+def test_failed_call_spends_no_budget(toy):
+    from dpedu.budget import PrivacyBudget
+
+    X, y = toy
+    budget = PrivacyBudget(epsilon=10.0, delta=1e-3)
+    for bad in (dict(theta0=np.zeros(3)), dict(rng="seed"), dict(clip_mode="rows"), dict(clip_norm=1e300)):
+        with pytest.raises((ValueError, TypeError)):
+            noisy_gradient_descent(X, y, 2, 0.5, 1e-5, budget=budget, **dict(dict(rng=0), **bad))
+    assert budget.ledger == []

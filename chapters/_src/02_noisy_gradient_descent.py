@@ -154,11 +154,11 @@ show_source(dp.training.noisy_gradient_descent)
 # %%
 seeds = np.random.SeedSequence(2024).spawn(pick(10, 3))
 for clip in (5.0, 1.0):
-    for clip_inputs in (False, True):
+    for clip_mode in ("gradients", "inputs"):
         accs = [logistic.accuracy(dp.training.noisy_gradient_descent(
-                    X_train, y_train, 10, 0.1, 1e-5, clip=clip, clip_inputs=clip_inputs,
+                    X_train, y_train, 10, 0.1, 1e-5, clip_norm=clip, clip_mode=clip_mode,
                     rng=np.random.default_rng(s)).theta, X_test, y_test) for s in seeds]
-        kind = "inputs   " if clip_inputs else "gradients"
+        kind = f"{clip_mode:<9}"
         print(f"C = {clip}: clipping {kind} test accuracy {np.mean(accs):.4f} ± {np.std(accs):.4f}")
 result = dp.training.noisy_gradient_descent(X_train, y_train, 10, 0.1, 1e-5, rng=0)
 print(f"\nper iteration: ({result.epsilon_per_iteration}, {result.delta_per_iteration})-DP; "

@@ -74,13 +74,13 @@ print(f"sequential accountant: ({total.epsilon:.3g}, {total.delta:.3g})-DP")
 #
 # Under sequential composition the total ε grows **linearly** in the number of iterations. Turn it around: to
 # keep a fixed *total* budget, each of k iterations may only spend ε/(k+1), so its noise multiplier
-# z = √(2 ln(1.25/δ))/ε_iteration grows linearly in k too. `budget="total"` asks `noisy_gradient_descent` for
+# z = √(2 ln(1.25/δ))/ε_iteration grows linearly in k too. `budget_split="total"` asks `noisy_gradient_descent` for
 # exactly that split; the noise standard deviation on the gradient sum (z·C with C = 5) is in `details`:
 
 # %%
 print("iterations k   per-iteration epsilon   noise multiplier z   noise std z*C   test accuracy")
 for k in pick([1, 3, 10, 30, 100], [1, 10, 100]):
-    run = dp.training.noisy_gradient_descent(X_train, y_train, k, 1.1, 1e-4, budget="total", rng=0)
+    run = dp.training.noisy_gradient_descent(X_train, y_train, k, 1.1, 1e-4, budget_split="total", rng=0)
     print(f"{k:12d}   {run.epsilon_per_iteration:21.4f}   {run.details['noise_multiplier']:18.1f}"
           f"   {run.details['noise_std']:13.0f}   {logistic.accuracy(run.theta, X_test, y_test):13.4f}")
 

@@ -267,7 +267,7 @@ print(compare(clf, delta=1e-5, accountants=("rdp", "pld")))
 # ### A small neural network
 #
 # Nothing in DP-SGD is specific to logistic regression. For a network the gradient is *not* bounded by ‖x‖,
-# so per-step gradient clipping is the only option (`clip="inputs"` is refused). One hidden layer of 16 tanh
+# so per-step gradient clipping is the only option (`clip_mode="inputs"` is refused). One hidden layer of 16 tanh
 # units, same privacy accounting — the ledger again depends only on (z, q, T):
 
 # %%

@@ -63,7 +63,7 @@ def dp_sgd_trainer(*, noise_multiplier, sampling_rate, steps, clip_norm=1.0, lea
     return train
 
 
-def noisy_gd_trainer(*, iterations, epsilon, delta, clip=1.0, learning_rate=0.1, calibration="classic"):
+def noisy_gd_trainer(*, iterations, epsilon, delta, clip_norm=1.0, learning_rate=0.1, calibration="classic"):
     """``train(X, y, rng) -> TrainingResult``: the book's :func:`dpedu.training.noisy_gradient_descent`.
 
     ``epsilon``/``delta`` are per iteration, as in the book; the ledger also holds the noisy count.
@@ -71,13 +71,12 @@ def noisy_gd_trainer(*, iterations, epsilon, delta, clip=1.0, learning_rate=0.1,
     iterations = check_positive_int(iterations, "iterations")
 
     def train(X, y, rng):
-        # the one call of noisy_gradient_descent in dpedu.audit (its clip= is being renamed clip_norm=)
-        return noisy_gradient_descent(X, y, iterations, epsilon, delta, clip=clip, learning_rate=learning_rate,
+        return noisy_gradient_descent(X, y, iterations, epsilon, delta, clip_norm=clip_norm, learning_rate=learning_rate,
                                       calibration=calibration, rng=rng)
 
     train(np.ones((1, 1)), np.ones(1), 0)              # validates the settings now, not inside the audit
     train.description = (f"noisy gradient descent (book): {iterations} iterations at ({epsilon:g}, {delta:g}) "
-                         f"each, C = {clip:g}, {calibration} calibration")
+                         f"each, C = {clip_norm:g}, {calibration} calibration")
     return train
 
 

@@ -64,7 +64,7 @@ def cmd_demo(args):
         for i, s in enumerate(seeds, start=1):
             _progress(f"[{i}/{args.seeds}] {name}, seed {i}")
             results.append(noisy_gradient_descent(X_train, y_train, args.iterations, args.epsilon, args.delta,
-                                                  clip=args.clip, clip_inputs=clip_inputs,
+                                                  clip_norm=args.clip, clip_mode="inputs" if clip_inputs else "gradients",
                                                   rng=np.random.default_rng(s)))
         accs = 100 * np.array([accuracy(r.theta, X_test, y_test) for r in results])
         r = results[0]

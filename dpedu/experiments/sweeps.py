@@ -290,7 +290,7 @@ class NoisyGDResult:
     delta: float
 
 
-def run_noisy_gd_tradeoff(data, *, epsilons_per_iteration, iterations=10, delta_per_iteration=1e-5, clip=5.0,
+def run_noisy_gd_tradeoff(data, *, epsilons_per_iteration, iterations=10, delta_per_iteration=1e-5, clip_norm=5.0,
                           seeds=3, accountants=("rdp",), rng=0, progress=None):
     r"""The book's noisy gradient descent (classic calibration, per-iteration budget) over a grid.
 
@@ -312,7 +312,7 @@ def run_noisy_gd_tradeoff(data, *, epsilons_per_iteration, iterations=10, delta_
             if progress is not None:
                 progress(f"[{i * len(seed_list) + j + 1}/{accuracies.size}] noisy GD, epsilon per iteration {eps:g}, "
                          f"seed {j + 1}")
-            result = noisy_gradient_descent(X_train, y_train, iterations, float(eps), delta_per_iteration, clip=clip,
+            result = noisy_gradient_descent(X_train, y_train, iterations, float(eps), delta_per_iteration, clip_norm=clip_norm,
                                             rng=np.random.default_rng(seed))
             accuracies[i, j] = accuracy(result.theta, X_test, y_test)
         totals["book"][i] = result.epsilon            # the runs differ only in their noise: same ledger

@@ -4,17 +4,17 @@ The training loops in :mod:`dpedu.training` need very little from a model, so bo
 small shape (:class:`Model`): the *model object* knows the shapes, the *parameters* are one flat
 vector ``theta`` passed to every method.
 
-====================================  ==============================================================
-``n_params``                          length of ``theta``
-``init(rng)``                         a data-independent starting point (costs no privacy)
-``loss(theta, X, y)``                 mean loss (labels in {-1, +1})
-``per_example_gradients(theta, X, y)``  (n, n_params) matrix, one gradient per row
-``clipped_gradient_sum(theta, X, y, clip_norm)``  :math:`\sum_i \mathrm{L2\_clip}(g_i, C)`
-``decision_function`` / ``predict``   scores / labels in {-1, +1}
-====================================  ==============================================================
+=========================================================  ===============================================
+``n_params``                                               length of ``theta``
+``init(rng)``                                              a data-independent starting point (no privacy cost)
+``loss(theta, X, y)``                                      mean loss (labels in {-1, +1})
+``per_example_gradients(theta, X, y)``                     (n, n_params) matrix, one gradient per row
+``clipped_gradient_sum(theta, X, y, clip_norm, row_norms)``  :math:`\sum_i \mathrm{L2\_clip}(g_i, C)`
+``decision_function`` / ``predict``                        scores / labels in {-1, +1}
+=========================================================  ===============================================
 
-plus two unvalidated kernels for training loops, ``_clipped_gradient_sum(theta, X, y, clip_norm,
-row_norms)`` and ``_loss(theta, X, y)``, called after the data were checked once.
+``loss`` and ``clipped_gradient_sum`` take ``check_input=False`` for training loops that validated the
+data once (validating ``X`` is itself a pass over the data, as costly as the gradient).
 
 >>> import numpy as np
 >>> model = LogisticModel(n_features=2)
@@ -46,19 +46,15 @@ class Model(Protocol):
 
     def init(self, rng=None) -> np.ndarray: ...
 
-    def loss(self, theta, X, y) -> float: ...
+    def loss(self, theta, X, y, *, check_input=True) -> float: ...
 
     def per_example_gradients(self, theta, X, y) -> np.ndarray: ...
 
-    def clipped_gradient_sum(self, theta, X, y, clip_norm) -> np.ndarray: ...
+    def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None, *, check_input=True) -> np.ndarray: ...
 
     def decision_function(self, theta, X) -> np.ndarray: ...
 
     def predict(self, theta, X) -> np.ndarray: ...
-
-    def _clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms) -> np.ndarray: ...
-
-    def _loss(self, theta, X, y) -> float: ...
 
 
 class LogisticModel:
@@ -67,7 +63,7 @@ class LogisticModel:
     No hidden intercept: append a constant column to ``X`` for one (and count it in the row norms).
     The clipped sum uses the two matrix-vector products of
     :func:`dpedu.models.logistic.clipped_gradient_sum`: per-example gradients are :math:`s_i x_i`, so
-    clipping only rescales the scalars :math:`s_i` (MATH.md §6).
+    clipping only rescales the scalars :math:`s_i` (docs/math.md §6).
     """
 
     def __init__(self, n_features):
@@ -85,31 +81,32 @@ class LogisticModel:
         """Zeros: the loss is convex, so no random start is needed (``rng`` is accepted and unused)."""
         return np.zeros(self.n_features)
 
-    # kernels (no validation)
-    def _clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms):
-        return logistic._clipped_gradient_sum(theta, X, y, logistic._clip_over_norms(clip_norm, row_norms))
-
-    def _loss(self, theta, X, y):
-        return float(np.mean(np.logaddexp(0.0, -y * (X @ theta))))
-
-    # public API
     def _check_width(self, X):
         X = check_features(X)
         if X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features but the model expects n_features={self.n_features}")
         return X
 
-    def loss(self, theta, X, y):
+    def loss(self, theta, X, y, *, check_input=True):
         """Mean logistic loss (:func:`dpedu.models.logistic.loss`)."""
-        return logistic.loss(theta, self._check_width(X), y)
+        if check_input:
+            X = self._check_width(X)
+        return logistic.loss(theta, X, y, check_input=check_input)
 
     def per_example_gradients(self, theta, X, y):
         """(n, d) matrix of per-example gradients (:func:`dpedu.models.logistic.per_example_gradients`)."""
         return logistic.per_example_gradients(theta, self._check_width(X), y)
 
-    def clipped_gradient_sum(self, theta, X, y, clip_norm):
-        """Sum of clipped per-example gradients (:func:`dpedu.models.logistic.clipped_gradient_sum`)."""
-        return logistic.clipped_gradient_sum(theta, self._check_width(X), y, clip_norm)
+    def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None, *, check_input=True):
+        r""":math:`\sum_i \mathrm{L2\_clip}(g_i, C)` in two matrix-vector products.
+
+        The clipped sum is :math:`X^\top\big(s \odot \min(1, C/(|s|\,\lVert x\rVert))\big)` with
+        :math:`g_i = s_i x_i`: see :func:`dpedu.models.logistic.clipped_gradient_sum` for the derivation and
+        the arguments (``row_norms``: precomputed ``||x_i||``; ``check_input=False`` skips validation).
+        """
+        if check_input:
+            X = self._check_width(X)
+        return logistic.clipped_gradient_sum(theta, X, y, clip_norm, row_norms, check_input=check_input)
 
     def decision_function(self, theta, X):
         """Scores ``X @ theta``."""

@@ -1,6 +1,6 @@
 r"""Logistic regression from scratch, labels in {-1, +1}, no hidden intercept.
 
-With score :math:`s = \theta\cdot x` and margin :math:`m = y\,\theta\cdot x` (MATH.md §6):
+With score :math:`s = \theta\cdot x` and margin :math:`m = y\,\theta\cdot x` (docs/math.md §6):
 
 .. math::
     \ell(\theta; x, y) = \ln(1 + e^{-m}),\qquad
@@ -28,15 +28,17 @@ import numpy as np
 from scipy.special import expit
 
 from ..validation import check_features, check_labels, check_positive, check_theta
-from ..clipping import _check_norms, l2_norms
+from ..clipping import check_norms, l2_norms
 
 __all__ = [
     "per_example_loss",
+    "loss_from_scores",
     "loss",
     "per_example_gradients",
     "gradient_sum",
     "gradient",
     "clipped_gradient_sum",
+    "loss_and_clipped_gradient_sum",
     "predict",
     "accuracy",
 ]
@@ -49,29 +51,42 @@ def _check(theta, X, y):
     return theta, X, y
 
 
-# --- kernels: no validation, used inside training loops after one up-front check ---------------
-
 def _gradient_scalars(theta, X, y):
     """s_i with per-example gradient g_i = s_i x_i:  s_i = -y_i sigmoid(-m_i)."""
     margins = y * (X @ theta)
     return -y * expit(-margins)
 
 
-def _clip_over_norms(clip_norm, row_norms):
-    """C / ||x_i|| for each row (inf where the row is zero or C is inf): computed once per dataset."""
-    return np.divide(clip_norm, row_norms, out=np.full_like(row_norms, np.inf), where=row_norms > 0)
+def _mean_loss_and_sigmoids(margins):
+    r"""The mean of :math:`\ln(1+e^{-m_i})` and every :math:`\sigma(-m_i)`, sharing one :math:`e^{-|m|}`.
 
-
-def _clipped_gradient_sum(theta, X, y, clip_over_norms):
-    """Sum of L2-clipped per-example gradients in two matrix-vector products.
-
-    g_i = s_i x_i with |s_i| = sigmoid(-m_i), so L2_clip(g_i, C) = -y_i min(sigmoid(-m_i), C/||x_i||) x_i.
+    Stable for every margin: :math:`\ln(1+e^{-m}) = \max(-m, 0) + \ln(1 + e^{-|m|})` (what ``np.logaddexp``
+    computes) and :math:`\sigma(-m) = e^{-|m|}/(1+e^{-|m|})` for m >= 0, :math:`1/(1+e^{-|m|})` for m < 0.
+    Sharing the exponential makes the loss nearly free next to the gradient (``logaddexp`` alone costs
+    more than half a pass over X on Adult).
     """
-    margins = y * (X @ theta)
-    return X.T @ (-y * np.minimum(expit(-margins), clip_over_norms))
+    e = np.exp(-np.abs(margins))
+    mean_loss = float(np.mean(np.maximum(-margins, 0.0) + np.log1p(e)))
+    return mean_loss, np.where(margins >= 0, e, 1.0) / (1.0 + e)
 
 
-# --- public API ----------------------------------------------------------------------------------
+def _clipped_sum_from_sigmoids(sigmoids, X, y, clip_norm, row_norms):
+    """X^T (s * min(1, C / (|s| ||x||))) with s_i = -y_i sigma(-m_i): the second of the two products."""
+    if not np.isinf(clip_norm):
+        with np.errstate(divide="ignore"):            # a zero row: C / 0 = inf, no clipping needed
+            sigmoids = np.minimum(sigmoids, clip_norm / row_norms)
+    return X.T @ (-y * sigmoids)
+
+
+def _check_clip_arguments(theta, X, y, clip_norm, row_norms):
+    theta, X, y = _check(theta, X, y)
+    clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
+    if row_norms is not None:
+        row_norms = check_norms(row_norms, "row_norms")
+        if row_norms.shape != (X.shape[0],):
+            raise ValueError(f"row_norms must have shape ({X.shape[0]},); got {row_norms.shape}")
+    return theta, X, y, clip_norm, row_norms
+
 
 def per_example_loss(theta, X, y):
     r"""Logistic loss of each example, :math:`\ln(1+e^{-y_i\theta\cdot x_i})`, shape (n,)."""
@@ -79,9 +94,26 @@ def per_example_loss(theta, X, y):
     return np.logaddexp(0.0, -y * (X @ theta))
 
 
-def loss(theta, X, y):
-    """Mean logistic loss over the rows of ``X`` (``ln 2`` at ``theta = 0``)."""
-    return float(np.mean(per_example_loss(theta, X, y)))
+def loss_from_scores(scores, y):
+    r"""Mean logistic loss :math:`\frac1n\sum_i \ln(1+e^{-y_i s_i})` of given scores (``X @ theta`` here,
+    a network's outputs in :class:`dpedu.models.MLP`). No validation: ``scores`` and ``y`` are float arrays of
+    the same length, ``y`` in {-1, +1}. The one place dpedu writes the mean logistic loss.
+
+    >>> loss_from_scores(np.array([0.0, 0.0]), np.array([1.0, -1.0]))   # ln 2
+    0.6931471805599453
+    """
+    return _mean_loss_and_sigmoids(y * scores)[0]
+
+
+def loss(theta, X, y, *, check_input=True):
+    """Mean logistic loss over the rows of ``X`` (``ln 2`` at ``theta = 0``).
+
+    ``check_input=False`` skips validating ``theta``, ``X`` and ``y`` (a training loop that checked them
+    once passes it; then they must already be finite float arrays of matching shapes, ``y`` in {-1, +1}).
+    """
+    if check_input:
+        theta, X, y = _check(theta, X, y)
+    return loss_from_scores(X @ theta, y)
 
 
 def per_example_gradients(theta, X, y):
@@ -101,33 +133,57 @@ def gradient(theta, X, y):
     return gradient_sum(theta, X, y) / np.shape(X)[0]
 
 
-def clipped_gradient_sum(theta, X, y, clip_norm, *, row_norms=None):
+def clipped_gradient_sum(theta, X, y, clip_norm, row_norms=None, *, check_input=True):
     r""":math:`\sum_i \mathrm{L2\_clip}(\nabla\ell(\theta;x_i,y_i), C)` in two matrix-vector products.
 
     Equal (to rounding) to ``L2_clip(per_example_gradients(theta, X, y), clip_norm).sum(axis=0)``,
-    which needs an n x d matrix. Here :math:`g_i = s_i x_i` with :math:`|s_i| = \sigma(-m_i)`, so
+    which needs an n x d matrix. Every per-example gradient is a scalar times its row,
+    :math:`g_i = s_i x_i` with :math:`s_i = -y_i\sigma(-m_i)`, so :math:`\lVert g_i\rVert = |s_i|\,\lVert x_i\rVert`
+    and clipping only rescales the scalar:
 
-    .. math:: \mathrm{L2\_clip}(g_i, C) = -y_i \min\!\big(\sigma(-m_i),\; C/\lVert x_i\rVert\big)\, x_i
+    .. math:: \sum_i \mathrm{L2\_clip}(g_i, C)
+              = X^\top\Big(s \odot \min\big(1, \tfrac{C}{|s|\,\lVert x\rVert}\big)\Big)
+              = X^\top\big(-y \odot \min(\sigma(-m),\, C/\lVert x\rVert)\big),
 
-    and the whole sum is :math:`X^\top w` after one :math:`X\theta`.
+    one product :math:`X\theta` for the margins, one :math:`X^\top w` for the sum (docs/math.md §6).
 
     Parameters
     ----------
+    theta : array_like, shape (d,)
+    X : array_like, shape (n, d)
+    y : array_like, shape (n,)
+        Labels in {-1, +1}.
     clip_norm : float
         C > 0; ``inf`` disables clipping (non-private).
-    row_norms : array_like, optional
-        Precomputed ``np.linalg.norm(X, axis=1)`` (they do not depend on theta, so a training
-        loop computes them once).
+    row_norms : array_like, shape (n,), optional
+        Precomputed ``l2_norms(X)[:, 0]`` (they do not depend on theta, so a training loop computes them
+        once).
+    check_input : bool, default True
+        ``False`` skips validating the arguments (for training loops that checked them once).
+
+    >>> X = np.array([[3.0, 4.0], [0.3, 0.4]]); y = np.array([1.0, 1.0])
+    >>> clipped_gradient_sum(np.zeros(2), X, y, clip_norm=1.0)   # |g_1| = 2.5 -> 1; |g_2| = 0.25 kept
+    array([-0.75, -1.  ])
     """
-    theta, X, y = _check(theta, X, y)
-    clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
+    if check_input:
+        theta, X, y, clip_norm, row_norms = _check_clip_arguments(theta, X, y, clip_norm, row_norms)
     if row_norms is None:
-        row_norms = l2_norms(X)[:, 0]
-    else:
-        row_norms = _check_norms(row_norms, "row_norms")
-        if row_norms.shape != (X.shape[0],):
-            raise ValueError(f"row_norms must have shape ({X.shape[0]},); got {row_norms.shape}")
-    return _clipped_gradient_sum(theta, X, y, _clip_over_norms(clip_norm, row_norms))
+        row_norms = l2_norms(X, name="X")[:, 0]
+    return _clipped_sum_from_sigmoids(expit(-y * (X @ theta)), X, y, clip_norm, row_norms)
+
+
+def loss_and_clipped_gradient_sum(theta, X, y, clip_norm, row_norms=None, *, check_input=True):
+    """``(loss(theta, X, y), clipped_gradient_sum(theta, X, y, clip_norm))`` from one shared ``X @ theta``.
+
+    The loss costs no extra pass over ``X``: it is a function of the scores the clipped sum needs anyway.
+    Noisy gradient descent records the training loss this way. Arguments as in :func:`clipped_gradient_sum`.
+    """
+    if check_input:
+        theta, X, y, clip_norm, row_norms = _check_clip_arguments(theta, X, y, clip_norm, row_norms)
+    if row_norms is None:
+        row_norms = l2_norms(X, name="X")[:, 0]
+    mean_loss, sigmoids = _mean_loss_and_sigmoids(y * (X @ theta))
+    return mean_loss, _clipped_sum_from_sigmoids(sigmoids, X, y, clip_norm, row_norms)
 
 
 def predict(theta, X):

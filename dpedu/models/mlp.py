@@ -9,7 +9,7 @@ network that is not a linear model). Labels are in {-1, +1}, as for logistic reg
 
 All parameters live in **one flat vector** ``theta = [W_1 (h x d, row-major), b_1 (h), w_2 (h), b_2]``,
 so :func:`dpedu.training.dp_sgd` clips and noises it exactly as it does the logistic weights: the
-per-example gradient of the *whole* vector is clipped to norm C (MATH.md §5).
+per-example gradient of the *whole* vector is clipped to norm C (docs/math.md §5).
 
 Backward pass for one example, with :math:`r = \partial\ell/\partial s = -y\,\sigma(-ys)` and
 :math:`\delta = r\, w_2 \odot (1 - a^2)` (the error at the hidden pre-activations):
@@ -54,7 +54,8 @@ import numpy as np
 from scipy.special import expit
 
 from ..validation import check_features, check_labels, check_positive, check_positive_int, check_rng, check_theta
-from ..clipping import clip_factors, l2_norms
+from ..clipping import check_norms, clip_factors, l2_norms
+from .logistic import loss_from_scores
 
 __all__ = ["MLP"]
 
@@ -91,8 +92,14 @@ class MLP:
     # --- parameters ---------------------------------------------------------------------------
 
     def unpack(self, theta):
-        """Views ``(W1 (h, d), b1 (h,), w2 (h,), b2 ())`` into the flat vector (no copies)."""
+        """Views ``(W1 (h, d), b1 (h,), w2 (h,), b2 ())`` into the flat vector (no copies).
+
+        Raises ``ValueError`` naming ``theta`` and the expected length ``n_params`` if the length is wrong.
+        """
         h, d = self.hidden_units, self.n_features
+        if np.ndim(theta) != 1 or np.shape(theta)[0] != self.n_params:
+            raise ValueError(f"theta must be a flat vector of length n_params = h*d + 2h + 1 = {self.n_params} "
+                             f"(h={h}, d={d}); got shape {np.shape(theta)}")
         W1 = theta[: h * d].reshape(h, d)
         b1 = theta[h * d : h * d + h]
         w2 = theta[h * d + h : h * d + 2 * h]
@@ -150,16 +157,6 @@ class MLP:
             hidden_part = delta_norms * np.hypot(row_norms, 1.0)
         return np.hypot(hidden_part, output_part)
 
-    def _clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms):
-        """Sum of per-example gradients each clipped to ``clip_norm`` (``row_norms`` = ||x_i||, precomputed)."""
-        hidden, r, delta = self._backward(theta, X, y)
-        norms = self._per_example_norms(hidden, r, delta, row_norms)
-        return self._weighted_gradient_sum(X, hidden, r, delta, clip_factors(norms, clip_norm))
-
-    def _loss(self, theta, X, y):
-        _, scores = self._forward(theta, X)
-        return float(np.mean(np.logaddexp(0.0, -y * scores)))
-
     # --- public API (validated) ---------------------------------------------------------------
 
     def _check(self, theta, X, y=None):
@@ -180,10 +177,15 @@ class MLP:
         """Labels in {-1, +1}: the sign of the score (a score of exactly 0 predicts +1)."""
         return np.where(self.decision_function(theta, X) >= 0, 1.0, -1.0)
 
-    def loss(self, theta, X, y):
-        """Mean logistic loss of the network over the rows of ``X``."""
-        theta, X, y = self._check(theta, X, y)
-        return self._loss(theta, X, y)
+    def loss(self, theta, X, y, *, check_input=True):
+        """Mean logistic loss of the network over the rows of ``X``
+        (:func:`dpedu.models.logistic.loss_from_scores` of the output scores).
+
+        ``check_input=False`` skips validation (for training loops that checked the data once).
+        """
+        if check_input:
+            theta, X, y = self._check(theta, X, y)
+        return loss_from_scores(self._forward(theta, X)[1], y)
 
     def per_example_gradients(self, theta, X, y):
         """Matrix of per-example gradients of the flat vector, shape (n, n_params), built with ``einsum``."""
@@ -199,13 +201,35 @@ class MLP:
         hidden, r, delta = self._backward(theta, X, y)
         return self._weighted_gradient_sum(X, hidden, r, delta, np.ones(X.shape[0]))
 
-    def clipped_gradient_sum(self, theta, X, y, clip_norm):
+    def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None, *, check_input=True):
         r""":math:`\sum_i \mathrm{L2\_clip}(\nabla_\theta\ell(\theta; x_i, y_i), C)` for the whole flat vector.
 
         Equal (to rounding) to ``L2_clip(self.per_example_gradients(theta, X, y), clip_norm).sum(axis=0)``
-        but computed from the per-example norms (module docstring), so memory stays O(n h + P).
-        ``clip_norm = inf`` disables clipping (non-private).
+        but computed from the per-example norms (module docstring): one forward and one weighted backward
+        pass, memory O(n h + P). ``clip_norm = inf`` disables clipping (non-private).
+
+        Parameters
+        ----------
+        theta : array_like, shape (n_params,)
+        X : array_like, shape (n, n_features)
+        y : array_like, shape (n,)
+            Labels in {-1, +1}.
+        clip_norm : float
+            C > 0, or ``inf``.
+        row_norms : array_like, shape (n,), optional
+            Precomputed ``||x_i||`` (a training loop computes them once).
+        check_input : bool, default True
+            ``False`` skips validation (for training loops that checked the data once).
         """
-        theta, X, y = self._check(theta, X, y)
-        clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
-        return self._clipped_gradient_sum(theta, X, y, clip_norm, l2_norms(X)[:, 0])
+        if check_input:
+            theta, X, y = self._check(theta, X, y)
+            clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
+            if row_norms is not None:
+                row_norms = check_norms(row_norms, "row_norms")
+                if row_norms.shape != (X.shape[0],):
+                    raise ValueError(f"row_norms must have shape ({X.shape[0]},); got {row_norms.shape}")
+        if row_norms is None:
+            row_norms = l2_norms(X, name="X")[:, 0]
+        hidden, r, delta = self._backward(theta, X, y)
+        norms = self._per_example_norms(hidden, r, delta, row_norms)
+        return self._weighted_gradient_sum(X, hidden, r, delta, clip_factors(norms, clip_norm))

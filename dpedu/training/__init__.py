@@ -1,0 +1,51 @@
+r"""Training loops: plain gradient descent, the book's noisy gradient descent, and DP-SGD.
+
+========================  =======================================================================
+:mod:`.gradient_descent`  full-batch :func:`gradient_descent` and the book's :func:`noisy_gradient_descent`
+:mod:`.dp_sgd`            :func:`poisson_sample`, :func:`dp_sgd_step` and :func:`dp_sgd` (Abadi et al. 2016)
+:mod:`.common`            :class:`TrainingResult`, the data check, :data:`MAX_STEPS`
+========================  =======================================================================
+
+Every private loop returns a :class:`TrainingResult` whose ``ledger`` lists the privacy events
+it performed, ``[(event, count), ...]``, so any accountant can account the run::
+
+    result = noisy_gradient_descent(X, y, iterations=10, epsilon=0.1, delta=1e-5, rng=0)
+    result.epsilon, result.delta                       # sequential composition, as the book
+    dpedu.accountants.compare(result, delta=1e-5)      # every accountant side by side
+
+>>> from dpedu.datasets import make_toy
+>>> X, y = make_toy(n=200, d=3, rng=0)
+>>> noisy_gradient_descent(X, y, iterations=5, epsilon=0.5, delta=1e-5, clip_norm=1.0, rng=1).epsilon
+3.0
+>>> dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, epochs=2, rng=0).ledger
+[(SubsampledGaussianEvent(noise_multiplier=1.0, sampling_rate=0.1), 20)]
+"""
+
+from .common import MAX_STEPS, TrainingResult
+from .dp_sgd import (
+    CLIP_MODES,
+    LR_SCHEDULES,
+    SAMPLINGS,
+    ShuffledBatchesWarning,
+    dp_sgd,
+    dp_sgd_step,
+    poisson_sample,
+    shuffled_batches,
+)
+from .gradient_descent import BUDGET_SPLITS, gradient_descent, noisy_gradient_descent
+
+__all__ = [
+    "TrainingResult",
+    "gradient_descent",
+    "noisy_gradient_descent",
+    "poisson_sample",
+    "shuffled_batches",
+    "dp_sgd_step",
+    "dp_sgd",
+    "ShuffledBatchesWarning",
+    "LR_SCHEDULES",
+    "SAMPLINGS",
+    "CLIP_MODES",
+    "BUDGET_SPLITS",
+    "MAX_STEPS",
+]
