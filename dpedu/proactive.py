@@ -192,7 +192,7 @@ def proactive_epsilon(*, noise_multiplier, sampling_rate, steps, delta, strict=T
         _refuse_or_warn(
             f"the pro-active epsilon for noise_multiplier={z!r}, sampling_rate={q!r}, steps={steps} is not a "
             f"guarantee: " + "; ".join(problems) + ". Account this run with a tight accountant "
-            f"(dpedu.make_accountant('rdp') or 'pld') instead",
+            "(dpedu.make_accountant('rdp') or 'pld') instead",
             strict,
         )
     return epsilon

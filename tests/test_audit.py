@@ -28,7 +28,7 @@ from dpedu.audit import (
 from dpedu.calibrate import gaussian_epsilon_exact
 from dpedu.cli import main
 from dpedu.datasets import make_toy
-from dpedu.training import TrainingResult, dp_sgd, gradient_descent
+from dpedu.training import dp_sgd, gradient_descent
 
 DELTA = 1e-5
 

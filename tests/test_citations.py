@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTES = ROOT / "docs" / "math.md"
 TEXT_SUFFIXES = {".py", ".md", ".ipynb", ".txt", ".rst", ".cfg", ".toml"}
 
-CITATION = re.compile(r"docs/math\.md((?:\s*(?:§\s*\d+(?:\.\d+)*|[-–/,]|and)\s*)+)")
+CITATION = re.compile(r"docs/math\.md((?:\s*(?:§\s*\d+(?:\.\d+)*|[-–]\s*§?\s*\d+(?:\.\d+)*|[/,]|and)\s*)+)")
 NUMBER = re.compile(r"(\d+(?:\.\d+)*)")
 HEADING = re.compile(r"^#{1,6}\s+(\d+(?:\.\d+)*)\.?\s", re.MULTILINE)
 

@@ -23,7 +23,6 @@ from scipy import integrate, stats
 
 from dpedu import calibrate
 from dpedu.mechanisms import (
-    gaussian_mech,
     gaussian_mech_vec,
     gaussian_mechanism,
     gaussian_noise_multiplier,

@@ -26,7 +26,7 @@ from scipy.special import logsumexp
 import dpedu as dp
 from dpedu import checks, experiments, plotting
 from dpedu.notebook import fast_mode, pick, show_source
-from dpedu.accountants import GaussianEvent, SubsampledGaussianEvent, make_accountant, moments
+from dpedu.accountants import SubsampledGaussianEvent, make_accountant, moments
 from dpedu.accountants.rdp import RDPAccountant
 from dpedu.accountants.strong import StrongCompositionAccountant
 
@@ -79,7 +79,7 @@ axes[0].hist(c, bins=200, density=True, alpha=0.6, label=f"{n_samples:,} samples
 grid = np.linspace(c.min(), c.max(), 400)
 mean, std = 1 / (2 * z**2), 1 / z
 axes[0].plot(grid, np.exp(-0.5 * ((grid - mean) / std) ** 2) / (std * math.sqrt(2 * math.pi)), "k",
-             label=rf"$N(1/(2z^2),\ 1/z^2)$")
+             label=r"$N(1/(2z^2),\ 1/z^2)$")
 axes[0].set(xlabel="privacy loss c(o)", ylabel="density", title=f"Gaussian mechanism, q = 1, z = {z:g}")
 axes[0].legend()
 c = losses[q]

@@ -107,4 +107,7 @@ __all__ = [
     "BUGS",
     "CANARY_KINDS",
     "SCORES",
+    "upper_bounds",
+    "check_canary",
+    "epsilon_from_rate_arrays",
 ]

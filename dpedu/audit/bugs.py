@@ -12,7 +12,7 @@ report to its accountant), so no accountant can notice; the white-box audit
                                       updates cancel the noise and expose the clipped gradients exactly
 ====================================  ==========================================================================
 
-:data:`BUG_SETTINGS` holds, for each bug, the audit setting that exposes it (data, canary, trainer settings,
+:func:`bug_setting` gives, for each bug, the audit setting that exposes it (data, canary, trainer settings,
 statistic): the auditor may choose the worst-case neighbouring datasets, as the definition of DP allows.
 
 >>> result = bug_hunt("noise_not_scaled_by_clip", runs=50, rng=0)
@@ -31,7 +31,7 @@ from ..validation import check_features, check_labels, check_positive, check_pos
 from .data import make_audit_data, make_canary
 from .whitebox import ObservedRun, claimed_ledger, observed_trainer, whitebox_audit
 
-__all__ = ["BUGS", "BUG_SETTINGS", "buggy_trainer", "bug_setting", "bug_hunt"]
+__all__ = ["BUGS", "buggy_trainer", "bug_setting", "bug_hunt"]
 
 BUGS = {
     "noise_not_scaled_by_clip": "noise std z instead of z*C (wrong: the sensitivity of the clipped sum is C, so the "
