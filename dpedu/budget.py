@@ -70,7 +70,7 @@ class PrivacyBudget:
     ``b`` itself (scikit-learn deep-copies non-estimator parameters). Pickling (e.g. ``n_jobs > 1``)
     *does* copy it, and charges made in another process are lost: use ``n_jobs=1`` with a budget.
 
-    All events assume add/remove neighbours (MATH.md §1.2), as the accountants do.
+    All events assume add/remove neighbours (docs/math.md §1.2), as the accountants do.
     """
 
     def __init__(self, epsilon, delta, accountant="rdp"):

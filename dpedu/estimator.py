@@ -1,6 +1,6 @@
 r"""``DPLogisticRegression``: DP-SGD logistic regression as a scikit-learn estimator.
 
-Pro-active DP (MATH.md §16-17): the noise multiplier is chosen *before* training from the budget
+Pro-active DP (docs/math.md §16-17): the noise multiplier is chosen *before* training from the budget
 :math:`(\varepsilon, \delta)`, the sampling rate q and the number of steps T, by bisection on the chosen
 accountant; after ``fit`` the estimator reports the :math:`\varepsilon` that accountant certifies
 (``epsilon_ <= epsilon``) and the events it performed (``ledger_``), so the run can be re-accounted any way.

@@ -54,8 +54,10 @@ MAX_EVENT_EPSILON = 1e100
 # then never converge). Refused, by name, with the allowed range.
 MIN_EVENT_NOISE_MULTIPLIER = 1e-50
 
-# steps_from_epochs refuses runs longer than this (round() of an inf or a 1e300 is no step count).
-MAX_STEPS = 1e15
+# steps_from_epochs refuses runs longer than this (round() of an inf or a 1e300 is no step count). Accounting a
+# long run is cheap, so this bounds only the arithmetic; training runs have the much smaller limit
+# dpedu.validation.MAX_STEPS.
+MAX_ACCOUNTED_STEPS = 1e15
 
 
 def _check_event_epsilon(epsilon):
@@ -217,7 +219,7 @@ def steps_from_epochs(epochs, sampling_rate):
     epochs = check_positive(epochs, "epochs")
     q = check_sampling_rate(sampling_rate)
     steps = epochs / q
-    if not math.isfinite(steps) or steps > MAX_STEPS:
-        raise ValueError(f"epochs / sampling_rate must be at most {MAX_STEPS:g} steps; got epochs={epochs!r}, "
+    if not math.isfinite(steps) or steps > MAX_ACCOUNTED_STEPS:
+        raise ValueError(f"epochs / sampling_rate must be at most {MAX_ACCOUNTED_STEPS:g} steps; got epochs={epochs!r}, "
                          f"sampling_rate={q!r}")
     return max(1, round(steps))

@@ -20,7 +20,6 @@
 >>> show_source(L2_clip)                                   # doctest: +ELLIPSIS
 def L2_clip(v, clip_norm):
 ...
-    return v * clip_factors(l2_norms(v), clip_norm)
 >>> print(feedback_text(CheckFailed("return the mean, not the sum")))
 check failed: return the mean, not the sum
 """

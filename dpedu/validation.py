@@ -20,6 +20,7 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "MAX_STEPS",
     "check_scalar",
     "check_epsilon",
     "check_delta",
@@ -36,6 +37,11 @@ __all__ = [
     "check_theta",
     "check_rng",
 ]
+
+# The most steps (or iterations) one training run may take. Training, the estimator and the CLI refuse
+# more, by name: 10^7 DP-SGD steps on Adult already take hours, and a request such as epochs=1e300 is a
+# mistake that would otherwise fail deep inside NumPy or run for days.
+MAX_STEPS = 10_000_000
 
 
 def check_scalar(value, name):

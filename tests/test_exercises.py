@@ -6,7 +6,7 @@ the specific teaching hint the check promises (clipping coordinates one by one, 
 size actually drawn, forgetting the noisy count, ...). ``test_every_check_is_covered`` makes a new
 check without cases here fail the suite.
 
-The answers below are written the way a student would write them: plain NumPy, the formulas of MATH.md,
+The answers below are written the way a student would write them: plain NumPy, the formulas of docs/math.md,
 and dpedu's accountants only where the exercise itself asks for an accountant.
 """
 

@@ -176,7 +176,7 @@ def test_calibrated_gaussians_meet_their_target_on_a_grid(epsilon, delta):
 
 
 def test_classic_formula_fails_beyond_its_theorem():
-    # why gaussian_mech refuses epsilon >= 1: the formula's z is not (eps, delta)-DP at eps = 10 (MATH.md §4.1)
+    # why gaussian_mech refuses epsilon >= 1: the formula's z is not (eps, delta)-DP at eps = 10 (docs/math.md §4.1)
     z = math.sqrt(2 * math.log(1.25e5)) / 10.0
     assert _hockey_stick(10.0, 1.0 / z) > 2e-5 > 1e-5
 
@@ -184,7 +184,7 @@ def test_classic_formula_fails_beyond_its_theorem():
 @pytest.mark.parametrize("noise_multiplier, l2_sensitivity, d", [(1.0, 1.0, 1), (0.7, 2.5, 6)])
 def test_gaussian_privacy_loss_of_sampled_outputs_is_normal(noise_multiplier, l2_sensitivity, d):
     # Outputs of the real sampler at f, turned into their privacy loss L(x) = ln p_f(x) / p_f'(x) for a
-    # neighbour with ||f - f'||_2 = Delta_2. Theory (MATH.md §4.3): L ~ N(mu^2/2, mu^2), mu = 1/z, whatever d.
+    # neighbour with ||f - f'||_2 = Delta_2. Theory (docs/math.md §4.3): L ~ N(mu^2/2, mu^2), mu = 1/z, whatever d.
     rng = np.random.default_rng(81)
     f = rng.normal(size=d)
     direction = rng.normal(size=d)

@@ -55,7 +55,7 @@ def test_laplace_privacy_loss_is_bounded_by_epsilon():
 @pytest.mark.parametrize("eps, z_analytic, z_classic", [(1.0, 3.7306, 4.8448), (0.5, 7.0318, 9.6896),
                                                         (0.1, 30.750, 48.448), (2.0, 1.9938, 2.4224)])
 def test_calibration_anchors(eps, z_analytic, z_classic):
-    # MATH.md §4.2 anchors (delta = 1e-5); classic formula value quoted even where it is not valid
+    # docs/math.md §4.2 anchors (delta = 1e-5); classic formula value quoted even where it is not valid
     assert gaussian_noise_multiplier(eps, 1e-5, "analytic") == pytest.approx(z_analytic, abs=5e-4)  # anchors are rounded to 5 significant digits
     assert math.sqrt(2 * math.log(1.25e5)) / eps == pytest.approx(z_classic, abs=5e-4)
     if eps < 1:

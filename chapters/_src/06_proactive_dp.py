@@ -13,10 +13,10 @@
 # > 4. train on Adult with the plan and report test accuracy and the ε the tight accountants certify.
 #
 # In chapters 4 and 5 the workflow was: fix the schedule (q, T), then *calibrate* z by bisection on an
-# accountant (MATH.md §17). Change T and you must recalibrate. Van Dijk, N.V. Nguyen, T.N. Nguyen, L.M. Nguyen
+# accountant (docs/math.md §17). Change T and you must recalibrate. Van Dijk, N.V. Nguyen, T.N. Nguyen, L.M. Nguyen
 # and P.H. Nguyen (arXiv 2102.09030; ICML 2024) turn this around: from the budget alone they give a z in closed
 # form, valid for a whole family of schedules, so the noise is fixed **before** training and the schedule is
-# tuned afterwards for accuracy. The formulas are in MATH.md §16.
+# tuned afterwards for accuracy. The formulas are in docs/math.md §16.
 
 # %%
 import math
@@ -60,7 +60,7 @@ for n in (1_000, 30_162, 60_000, 10**6):
 #
 # ## Where it comes from
 #
-# The paper's body was not available to us; MATH.md §16.2 reconstructs the formula from chapter 5's tail bound.
+# The paper's body was not available to us; docs/math.md §16.2 reconstructs the formula from chapter 5's tail bound.
 # Suppose the log-moments of the T steps obey the leading-order bound α_T(λ) ≤ Tq²λ(λ + 1)/z². Take λ = z² and
 # require Tq² ≤ ε/2 — that is T ≥ 2k²/ε, because Tq² = k²/T. Then
 #
@@ -107,7 +107,7 @@ print(f"\nsmallest admissible epochs for N = {n:,}: k >= (e/2) sqrt(ln N + 1/2) 
 # %% [markdown]
 # ## The planner
 #
-# The pro-active procedure (MATH.md §16.3): z from the budget; the epochs k you can afford (at least the smallest
+# The pro-active procedure (docs/math.md §16.3): z from the budget; the epochs k you can afford (at least the smallest
 # admissible); T = ⌈2k²/ε⌉, the *smallest* admissible number of steps (fewest updates, least total noise — any
 # larger T keeps the guarantee); then q = k/T and s = kN/T. `plan` does this, and beside it accounts the very
 # same run with the moments, RDP and PLD accountants, and calibrates each of them for the same budget.

@@ -6,10 +6,11 @@ import argparse
 import re
 import sys
 
+from ..validation import MAX_STEPS
+
 __all__ = ["MAX_STEPS", "CliError", "progress", "floats", "names", "check_steps", "check_output", "steps_and_epochs", "figure",
            "wrap"]
 
-MAX_STEPS = 10_000_000
 """The most steps (trainings or accountant compositions) a command accepts: 1,000x Abadi et al.'s longest run."""
 
 

@@ -8,14 +8,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..clipping import l2_norms
-from ..validation import check_features, check_labels, check_positive_int, check_theta
+from ..validation import MAX_STEPS, check_features, check_labels, check_positive_int, check_theta
 
 __all__ = ["TrainingResult", "MAX_STEPS", "CLIP_MODES", "check_training_data", "check_steps", "initial_theta", "overflow_guard"]
 
 #: The most steps (or iterations) one call may run. More is refused with a ``ValueError`` instead of failing
 #: deep inside NumPy (``epochs=1e300`` asks for ~1e302 steps); 10 million DP-SGD steps on Adult at q = 0.01 are
 #: 100,000 epochs, and the per-step diagnostics alone would take 80 MB.
-MAX_STEPS = 10_000_000
 
 #: How a loop bounds each example's gradient: clip every per-example gradient at every step, or clip every row
 #: of X once (logistic regression only: its gradient norm is below the row norm).
@@ -76,7 +75,7 @@ def check_steps(steps, name="steps"):
     """An integer number of steps in [1, MAX_STEPS]."""
     steps = check_positive_int(steps, name)
     if steps > MAX_STEPS:
-        raise ValueError(f"{name}={steps:,} exceeds MAX_STEPS = {MAX_STEPS:,} (dpedu.training.MAX_STEPS); "
+        raise ValueError(f"{name}={steps:,} exceeds MAX_STEPS = {MAX_STEPS:,} (dpedu.validation.MAX_STEPS); "
                          f"ask for fewer steps/epochs")
     return steps
 

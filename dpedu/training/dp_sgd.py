@@ -157,12 +157,13 @@ def _number_of_steps(steps, epochs, sampling, sampling_rate, steps_per_epoch):
         raise ValueError(f"give exactly one of steps or epochs; got steps={steps!r}, epochs={epochs!r}")
     if steps is not None:
         return check_steps(steps, "steps")
-    if sampling == "poisson":
-        return check_steps(steps_from_epochs(epochs, sampling_rate), "steps (from epochs)")
     total = check_positive(epochs, "epochs") * steps_per_epoch
-    if not math.isfinite(total):
-        raise ValueError(f"epochs={epochs!r} gives more than MAX_STEPS = {MAX_STEPS:,} steps")
-    return check_steps(max(1, round(total)), "steps (from epochs)")
+    if not total <= MAX_STEPS:                         # checked before rounding: round(1e300) is no step count
+        raise ValueError(f"epochs={epochs!r} gives {total:.3g} steps, more than MAX_STEPS = {MAX_STEPS:,} "
+                         f"(dpedu.validation.MAX_STEPS)")
+    if sampling == "poisson":
+        return steps_from_epochs(epochs, sampling_rate)
+    return max(1, round(total))
 
 
 def check_dp_sgd_arguments(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps, epochs, learning_rate,
