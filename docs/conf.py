@@ -117,6 +117,7 @@ html_theme = "furo"
 html_title = f"dpedu {release}"
 html_static_path = ["_static"]
 html_css_files = ["book.css"]
+html_favicon = "_static/favicon.svg"     # else browsers ask for /favicon.ico and log a 404
 html_show_sourcelink = False
 html_last_updated_fmt = None
 html_theme_options = {"navigation_with_keys": True}

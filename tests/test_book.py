@@ -260,8 +260,8 @@ def test_chapters_load_in_the_browser_with_math_and_figures(site, server, browse
     assert figures[with_figure] > 0, "no chapter shows a figure"
     browser.get(urljoin(server, f"chapters/{with_figure}"))
     _wait_for_mathjax(browser)
-    browser.execute_script("document.querySelector('img.output, div.cell_output img, article img')"
-                           "?.scrollIntoView({block: 'center'});")
+    browser.execute_script("const img = Array.from(document.images).find(i => i.naturalWidth > 200);"
+                           "if (img) { window.scrollTo(0, img.getBoundingClientRect().top + window.scrollY - 150); }")
     browser.save_screenshot(str(SCREENSHOTS / "chapter_with_figure.png"))
     assert not problems, problems
 
