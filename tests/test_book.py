@@ -260,8 +260,9 @@ def test_chapters_load_in_the_browser_with_math_and_figures(site, server, browse
     assert figures[with_figure] > 0, "no chapter shows a figure"
     browser.get(urljoin(server, f"chapters/{with_figure}"))
     _wait_for_mathjax(browser)
-    browser.execute_script("const img = Array.from(document.images).find(i => i.naturalWidth > 200);"
-                           "if (img) { window.scrollTo(0, img.getBoundingClientRect().top + window.scrollY - 150); }")
+    figure = max(browser.find_elements("css selector", "article img"),
+                 key=lambda img: int(img.get_attribute("naturalWidth") or 0))
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", figure)
     browser.save_screenshot(str(SCREENSHOTS / "chapter_with_figure.png"))
     assert not problems, problems
 
