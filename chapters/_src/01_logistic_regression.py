@@ -16,6 +16,11 @@
 # Every chapter imports `dpedu` and shows its real source where that helps; nothing is re-typed. Set the
 # environment variable `DPEDU_FAST=1` for a quick run (smaller grids, same code).
 
+# %% [markdown]
+# *Uses:* [`load_adult`](dpedu.datasets.load_adult) · [`logistic`](dpedu.models.logistic) ·
+# [`gradient_descent`](dpedu.training.gradient_descent) · [`plot_loss_curves`](dpedu.plotting.plot_loss_curves) (see
+# the API reference).
+
 # %%
 import math
 

@@ -13,6 +13,12 @@
 #
 # This chapter follows *Programming Differential Privacy* (Near & Abuah), chapter "Machine Learning".
 
+# %% [markdown]
+# *Uses:* [`L2_clip`](dpedu.clipping.L2_clip) · [`laplace_mechanism`](dpedu.mechanisms.laplace_mechanism) ·
+# [`gaussian_noise_multiplier`](dpedu.mechanisms.gaussian_noise_multiplier) ·
+# [`noisy_gradient_descent`](dpedu.training.noisy_gradient_descent) ·
+# [`run_noisy_gd_tradeoff`](dpedu.experiments.run_noisy_gd_tradeoff) (see the API reference).
+
 # %%
 import math
 

@@ -16,6 +16,12 @@
 # training data are protected by the guarantee of the *whole run*: the model is computed from all the
 # iterations together. This chapter is about adding those guarantees up — and about adding them up well.
 
+# %% [markdown]
+# *Uses:* [`advanced_composition`](dpedu.accountants.advanced.advanced_composition) ·
+# [`zcdp_epsilon`](dpedu.accountants.zcdp.zcdp_epsilon) · [`make_accountant`](dpedu.accountants.make_accountant) ·
+# [`compare`](dpedu.accountants.compare) · [`noise_multiplier`](dpedu.calibrate.noise_multiplier) (see the API
+# reference).
+
 # %%
 import math
 

@@ -16,6 +16,12 @@
 # uses only a small random *sample* of the data, which both speeds training up and makes each step cheaper in
 # privacy, because a record that was not sampled cannot leak.
 
+# %% [markdown]
+# *Uses:* [`dp_sgd`](dpedu.training.dp_sgd) · [`dp_sgd_step`](dpedu.training.dp_sgd_step) ·
+# [`poisson_sample`](dpedu.training.poisson_sample) · [`noise_multiplier`](dpedu.calibrate.noise_multiplier) ·
+# [`DPLogisticRegression`](dpedu.estimator.DPLogisticRegression) · [`MLP`](dpedu.models.mlp.MLP) (see the API
+# reference).
+
 # %%
 import math
 import warnings

@@ -16,6 +16,13 @@
 # theorems of chapter 3 gives useless numbers; this chapter shows how the moments accountant does better and why.
 # The formulas are in docs/math.md §12 (moments accountant), §13 (RDP), §15 (PLD) and §17 (calibration).
 
+# %% [markdown]
+# *Uses:* [`MomentsAccountant`](dpedu.accountants.moments.MomentsAccountant) ·
+# [`epsilon_from_log_moments`](dpedu.accountants.moments.epsilon_from_log_moments) ·
+# [`RDPAccountant`](dpedu.accountants.rdp.RDPAccountant) ·
+# [`StrongCompositionAccountant`](dpedu.accountants.strong.StrongCompositionAccountant) ·
+# [`epsilon_curves`](dpedu.experiments.epsilon_curves) (see the API reference).
+
 # %%
 import math
 

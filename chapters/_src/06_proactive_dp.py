@@ -18,6 +18,12 @@
 # form, valid for a whole family of schedules, so the noise is fixed **before** training and the schedule is
 # tuned afterwards for accuracy. The formulas are in docs/math.md §16.
 
+# %% [markdown]
+# *Uses:* [`plan`](dpedu.proactive.plan) ·
+# [`proactive_noise_multiplier`](dpedu.proactive.proactive_noise_multiplier) ·
+# [`minimum_steps`](dpedu.proactive.minimum_steps) · [`proactive_conditions`](dpedu.proactive.proactive_conditions)
+# · [`compare`](dpedu.accountants.compare) (see the API reference).
+
 # %%
 import math
 import warnings

@@ -18,6 +18,13 @@
 # repeat every run over several seeds, and report the **total** ε of each run (after composition over all
 # its steps), at δ = 10⁻⁵. Set `DPEDU_FAST=1` for a quick run: smaller grids and fewer seeds, same code.
 
+# %% [markdown]
+# *Uses:* [`run_tradeoff`](dpedu.experiments.run_tradeoff) ·
+# [`run_epochs_tradeoff`](dpedu.experiments.run_epochs_tradeoff) ·
+# [`run_clipping_noise_grid`](dpedu.experiments.run_clipping_noise_grid) ·
+# [`plot_accuracy_vs_epsilon`](dpedu.plotting.plot_accuracy_vs_epsilon) ·
+# [`noise_multiplier`](dpedu.calibrate.noise_multiplier) (see the API reference).
+
 # %%
 import math
 import warnings

@@ -20,6 +20,11 @@
 # attack does better than ε allows, something is wrong. The method follows Jagielski, Ullman & Oprea (2020)
 # and Nasr et al. (2021).
 
+# %% [markdown]
+# *Uses:* [`make_canary`](dpedu.audit.make_canary) · [`loss_threshold_attack`](dpedu.audit.loss_threshold_attack) ·
+# [`canary_audit`](dpedu.audit.canary_audit) · [`epsilon_lower_bound`](dpedu.audit.epsilon_lower_bound) ·
+# [`epsilon_from_rates`](dpedu.audit.epsilon_from_rates) (see the API reference).
+
 # %%
 import math
 

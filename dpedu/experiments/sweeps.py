@@ -275,7 +275,7 @@ def run_clipping_noise_grid(data, *, clip_norms, noise_multipliers, seeds=3, del
 
 @dataclass
 class NoisyGDResult:
-    """The book's noisy gradient descent at several per-iteration epsilons, accounted several ways.
+    r"""The book's noisy gradient descent at several per-iteration epsilons, accounted several ways.
 
     ``total_epsilons[name][i]`` is the total epsilon of the runs at ``epsilons_per_iteration[i]`` by
     accountant ``name`` at ``delta`` (the same runs: only the accounting differs). The key ``"book"`` is

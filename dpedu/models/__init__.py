@@ -4,14 +4,14 @@ The training loops in :mod:`dpedu.training` need very little from a model, so bo
 small shape (:class:`Model`): the *model object* knows the shapes, the *parameters* are one flat
 vector ``theta`` passed to every method.
 
-=========================================================  ===============================================
-``n_params``                                               length of ``theta``
-``init(rng)``                                              a data-independent starting point (no privacy cost)
-``loss(theta, X, y)``                                      mean loss (labels in {-1, +1})
-``per_example_gradients(theta, X, y)``                     (n, n_params) matrix, one gradient per row
+===========================================================  ===================================================
+``n_params``                                                 length of ``theta``
+``init(rng)``                                                a data-independent starting point (no privacy cost)
+``loss(theta, X, y)``                                        mean loss (labels in {-1, +1})
+``per_example_gradients(theta, X, y)``                       (n, n_params) matrix, one gradient per row
 ``clipped_gradient_sum(theta, X, y, clip_norm, row_norms)``  :math:`\sum_i \mathrm{L2\_clip}(g_i, C)`
-``decision_function`` / ``predict``                        scores / labels in {-1, +1}
-=========================================================  ===============================================
+``decision_function`` / ``predict``                          scores / labels in {-1, +1}
+===========================================================  ===================================================
 
 ``loss`` and ``clipped_gradient_sum`` take ``check_input=False`` for training loops that validated the
 data once (validating ``X`` is itself a pass over the data, as costly as the gradient).
