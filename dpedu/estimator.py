@@ -1,6 +1,6 @@
 r"""``DPLogisticRegression``: DP-SGD logistic regression as a scikit-learn estimator.
 
-Pro-active DP (MATH.md §16-17): the noise multiplier is chosen *before* training from the budget
+Pro-active DP (docs/math.md §16-17): the noise multiplier is chosen *before* training from the budget
 :math:`(\varepsilon, \delta)`, the sampling rate q and the number of steps T, by bisection on the chosen
 accountant; after ``fit`` the estimator reports the :math:`\varepsilon` that accountant certifies
 (``epsilon_ <= epsilon``) and the events it performed (``ledger_``), so the run can be re-accounted any way.
@@ -119,6 +119,14 @@ def _check_X_kind(X, name="X"):
                          f"(one feature) or X.reshape(1, -1) (one sample)")
 
 
+def _check_magnitude(X, name="X"):
+    """Refuse |x| > MAX_ABS_FEATURE: the scores x . theta would overflow float64 (then inf, -inf or NaN at random)."""
+    largest = float(np.max(np.abs(X))) if X.size else 0.0
+    if largest > MAX_ABS_FEATURE:
+        raise ValueError(f"{name} has a value of magnitude {largest:.3g}, above MAX_ABS_FEATURE = {MAX_ABS_FEATURE:g}: "
+                         f"x . theta would overflow; standardise the features")
+
+
 def _check_label_types(y, name="y"):
     """Labels must be all strings or all numbers: ``['a', 1]`` cannot be ordered into ``classes_``."""
     values = np.asarray(y, dtype=object).ravel() if not hasattr(y, "dtype") or y.dtype == object else None
@@ -168,8 +176,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     epsilon : float, default 1.0
-        Total epsilon of the training run (all steps together), > 0. Ignored for calibration when
-        ``noise_multiplier`` is given.
+        Total epsilon of the training run (all steps together), > 0. When ``noise_multiplier`` is given,
+        the noise multiplier wins: ``epsilon`` then only picks the tuned defaults and is the cost you
+        expect; if the run costs more (``epsilon_ > epsilon``), an :class:`EpsilonTargetWarning` says so.
     delta : float, default 1e-5
         Total delta, in (0, 1); choose it well below 1/n.
     clip_norm : float, optional
@@ -178,8 +187,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         ``inf`` only with ``noise_multiplier=0``. ``None`` (default): the tuned value for ``epsilon``
         (:func:`tuned_defaults`, chosen on public grounds: a validation split of Adult's training set).
     epochs : float, optional
-        Passes over the data in expectation; the run has ``T = round(epochs / q)`` steps. ``None``
-        (default): the tuned value (64).
+        Passes over the data in expectation; the run has ``T = round(epochs / q)`` steps, at most
+        :data:`dpedu.validation.MAX_STEPS` (a longer run is refused with a ``ValueError`` naming
+        ``epochs``). ``None`` (default): the tuned value (64).
     sampling_rate : float, optional
         Poisson rate q in (0, 1]. Give at most one of ``sampling_rate`` and ``batch_size``; if neither,
         the tuned value for ``epsilon``.
@@ -200,6 +210,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         :func:`dpedu.calibrate.noise_multiplier` (the smallest z on the grid whose epsilon is within the
         target). ``0`` (with any ``clip_norm``, e.g. ``inf``): the **non-private** sanity setting;
         ``epsilon_`` is ``inf`` and a :class:`NonPrivateWarning` is raised.
+        Given with ``epsilon``, it wins (see ``epsilon``): the noise you name is the noise you get.
     budget : dpedu.budget.PrivacyBudget, optional
         Charged with the run before training; if it would be overspent, ``fit`` raises
         :class:`~dpedu.budget.BudgetExceededError` and trains nothing. Shared, not copied, by ``clone``.
@@ -228,6 +239,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
+    ``fit`` is atomic: a failed fit (bad input, refused budget) leaves every fitted attribute as it was.
+    X must be real, 2-D, finite and at most :data:`MAX_ABS_FEATURE` in absolute value; y must hold two
+    labels of one type (all strings or all numbers).
+
     Add/remove neighbours and Poisson sampling, as the accountants assume. The privacy covers
     ``coef_``/``intercept_`` and everything computed from them; ``losses_`` are not private.
     """
@@ -309,10 +324,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         if len(classes) != 2:
             raise ValueError(f"DPLogisticRegression needs exactly 2 classes in y; got {len(classes)} class "
                              f"({classes.tolist()})")
-        largest = float(np.max(np.abs(X)))
-        if largest > MAX_ABS_FEATURE:
-            raise ValueError(f"X has a value of magnitude {largest:.3g}, above MAX_ABS_FEATURE = {MAX_ABS_FEATURE:g}: "
-                             f"x . theta would overflow; standardise the features")
+        _check_magnitude(X)
         return X, classes, 2.0 * y_index - 1.0, scratch   # classes[0] -> -1, classes[1] -> +1
 
     def _run_epsilon(self, ledger, delta):
@@ -410,11 +422,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         r"""Scores :math:`\theta\cdot x + b`; positive means ``classes_[1]``. Shape (n,)."""
         check_is_fitted(self)
         X = _sklearn_validate(self, X, reset=False)
-        with np.errstate(over="ignore", invalid="ignore"):  # huge X: scores may be +-inf, which is fine ...
-            scores = X @ self.coef_[0] + self.intercept_[0]
-        if np.any(np.isnan(scores)):                     # ... but inf - inf has no sign
-            raise ValueError("X is too large: its scores x . coef_ overflow float64 (inf - inf); standardise X")
-        return scores
+        _check_magnitude(X)                              # an overflowing score has no reliable sign
+        return X @ self.coef_[0] + self.intercept_[0]
 
     def predict(self, X):
         """The class with the higher probability (``classes_[1]`` when the score is >= 0)."""

@@ -60,11 +60,11 @@ __all__ = [
     "MAX_STEPS",
 ]
 
-#: The most steps (iterations, releases composed in one call) a training loop or an estimator accepts.
-#: Ten million noisy steps is far beyond any run in this course (the tuned estimator takes 6,400); a
-#: larger count is almost always a slip (``epochs`` confused with ``steps``, or a tiny sampling rate)
-#: that would run for hours, so it is refused up front with a message naming the argument.
-MAX_STEPS = 10_000_000
+#: The most steps (iterations) a training run accepts. A million noisy steps is 150 times the tuned
+#: estimator's 6,400 and minutes to hours of NumPy work; a larger count is almost always a slip
+#: (``epochs`` confused with ``steps``, or a tiny sampling rate) that would seem to run forever, so it
+#: is refused up front with a message naming the argument.
+MAX_STEPS = 1_000_000
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -165,7 +165,7 @@ def check_count(value, name, maximum=MAX_STEPS):
     >>> check_count(10**9, "steps")
     Traceback (most recent call last):
     ...
-    ValueError: steps must be at most 10,000,000; got 1,000,000,000
+    ValueError: steps must be at most 1,000,000; got 1,000,000,000
     """
     return check_positive_int(value, name, maximum=maximum)
 
