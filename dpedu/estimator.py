@@ -21,7 +21,9 @@ True
 
 from __future__ import annotations
 
+import copy
 import math
+import numbers
 import warnings
 from typing import NamedTuple
 
@@ -33,6 +35,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import calibrate
 from .validation import (
+    MAX_STEPS,
+    check_budget,
     check_delta,
     check_epsilon,
     check_nonnegative,
@@ -41,7 +45,8 @@ from .validation import (
     check_rng,
     check_sampling_rate,
 )
-from .accountants import ACCOUNTANT_NAMES, make_accountant
+from .accountants import ACCOUNTANT_NAMES, account
+from .events import gaussian_step_event, steps_from_epochs
 from .training import LR_SCHEDULES, dp_sgd
 
 try:  # scikit-learn >= 1.6
@@ -49,7 +54,12 @@ try:  # scikit-learn >= 1.6
 except ImportError:  # pragma: no cover - older scikit-learn
     _validate_data = None
 
-__all__ = ["DPLogisticRegression", "NonPrivateWarning", "TUNED_DEFAULTS", "TunedDefaults", "tuned_defaults"]
+__all__ = ["DPLogisticRegression", "NonPrivateWarning", "EpsilonTargetWarning", "TUNED_DEFAULTS", "TunedDefaults",
+           "tuned_defaults", "MAX_ABS_FEATURE"]
+
+#: The largest absolute feature value ``fit`` accepts. Beyond it the margins x . theta overflow float64 and
+#: training returns inf/NaN weights; standardise the features instead (no real data set needs 1e100).
+MAX_ABS_FEATURE = 1e100
 
 
 class TunedDefaults(NamedTuple):
@@ -90,28 +100,75 @@ class NonPrivateWarning(UserWarning):
     """A model was trained without noise (the epsilon = inf sanity setting): it carries no privacy guarantee."""
 
 
-def _check_fit_data(estimator, X, y):
-    """scikit-learn input validation for fit: ``validate_data`` on >= 1.6, ``check_X_y`` before."""
-    if _validate_data is not None:
-        return _validate_data(estimator, X, y, dtype=np.float64)
-    from sklearn.utils.validation import check_X_y  # pragma: no cover
-
-    X, y = check_X_y(X, y, dtype=np.float64)  # pragma: no cover
-    estimator.n_features_in_ = X.shape[1]  # pragma: no cover
-    return X, y  # pragma: no cover
+class EpsilonTargetWarning(UserWarning):
+    """A given ``noise_multiplier`` makes the run cost more than the estimator's ``epsilon``."""
 
 
-def _check_predict_data(estimator, X):
-    """Validation for predict: same number of features as in fit."""
-    if _validate_data is not None:
-        return _validate_data(estimator, X, dtype=np.float64, reset=False)
-    from sklearn.utils.validation import check_array  # pragma: no cover
+def _check_X_kind(X, name="X"):
+    """Refuse complex and wrongly-dimensioned X with a message naming X (before scikit-learn's checks)."""
+    try:
+        complex_input = np.iscomplexobj(X)
+        ndim = np.ndim(X) if hasattr(X, "ndim") or isinstance(X, (list, tuple)) else None
+    except (ValueError, TypeError):                    # ragged lists and the like: scikit-learn explains
+        return
+    if complex_input:
+        dtype = getattr(X, "dtype", "complex")
+        raise ValueError(f"{name} must be real, got complex dtype {dtype} (Complex data not supported)")
+    if ndim is not None and ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features); got {ndim} dimension(s), "
+                         f"shape {np.shape(X)}. Expected 2D array. Reshape your data with X.reshape(-1, 1) "
+                         f"(one feature) or X.reshape(1, -1) (one sample)")
 
-    X = check_array(X, dtype=np.float64)  # pragma: no cover
-    if X.shape[1] != estimator.n_features_in_:  # pragma: no cover
-        raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
-                         f"{estimator.n_features_in_} features as input")
-    return X  # pragma: no cover
+
+def _check_magnitude(X, name="X"):
+    """Refuse |x| > MAX_ABS_FEATURE: the scores x . theta would overflow float64 (then inf, -inf or NaN at random)."""
+    largest = float(np.max(np.abs(X))) if X.size else 0.0
+    if largest > MAX_ABS_FEATURE:
+        raise ValueError(f"{name} has a value of magnitude {largest:.3g}, above MAX_ABS_FEATURE = {MAX_ABS_FEATURE:g}: "
+                         f"x . theta would overflow; standardise the features")
+
+
+def _check_label_types(y, name="y"):
+    """Labels must be all strings or all numbers: ``['a', 1]`` cannot be ordered into ``classes_``."""
+    values = np.asarray(y, dtype=object).ravel() if not hasattr(y, "dtype") or y.dtype == object else None
+    if values is None:
+        return
+    kinds = {"str" if isinstance(v, str) else "number" if isinstance(v, numbers.Number) else "other"
+             for v in values}
+    if len(kinds) > 1:
+        names = sorted({type(v).__name__ for v in values})
+        raise ValueError(f"{name} must have labels of one type; got {' and '.join(names)}")
+
+
+_NO_Y = object()                                        # predict: no y (y=None in fit is an error)
+
+
+def _sklearn_validate(estimator, X, y=_NO_Y, *, reset):
+    """scikit-learn's validation (``validate_data`` on >= 1.6), with messages that name X or y."""
+    _check_X_kind(X)
+    try:
+        if _validate_data is not None:
+            if y is _NO_Y:
+                return _validate_data(estimator, X, dtype=np.float64, reset=reset)
+            return _validate_data(estimator, X, y, dtype=np.float64, reset=reset)
+        from sklearn.utils.validation import check_array, check_X_y  # pragma: no cover
+
+        if y is _NO_Y:  # pragma: no cover
+            X = check_array(X, dtype=np.float64)
+            if X.shape[1] != estimator.n_features_in_:
+                raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+                                 f"{estimator.n_features_in_} features as input")
+            return X
+        X, y = check_X_y(X, y, dtype=np.float64)  # pragma: no cover
+        estimator.n_features_in_ = X.shape[1]  # pragma: no cover
+        return X, y  # pragma: no cover
+    except (ValueError, TypeError) as exc:  # scikit-learn's messages do not always say which argument
+        message = str(exc).splitlines()[0]
+        named = "X" if y is _NO_Y else "X or y"
+        if message.startswith(("X ", "y ", "X has", "Input y", "Input X")):
+            named = ""
+        kind = ValueError if isinstance(exc, ValueError) else TypeError
+        raise kind(f"invalid {named}: {message}" if named else message) from None
 
 
 class DPLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -120,8 +177,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     epsilon : float, default 1.0
-        Total epsilon of the training run (all steps together), > 0. Ignored for calibration when
-        ``noise_multiplier`` is given.
+        Total epsilon of the training run (all steps together), > 0. When ``noise_multiplier`` is given,
+        the noise multiplier wins: ``epsilon`` then only picks the tuned defaults and is the cost you
+        expect; if the run costs more (``epsilon_ > epsilon``), an :class:`EpsilonTargetWarning` says so.
     delta : float, default 1e-5
         Total delta, in (0, 1); choose it well below 1/n.
     clip_norm : float, optional
@@ -130,8 +188,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         ``inf`` only with ``noise_multiplier=0``. ``None`` (default): the tuned value for ``epsilon``
         (:func:`tuned_defaults`, chosen on public grounds: a validation split of Adult's training set).
     epochs : float, optional
-        Passes over the data in expectation; the run has ``T = round(epochs / q)`` steps. ``None``
-        (default): the tuned value (64).
+        Passes over the data in expectation; the run has ``T = round(epochs / q)`` steps, at most
+        :data:`dpedu.validation.MAX_STEPS` (a longer run is refused with a ``ValueError`` naming
+        ``epochs``). ``None`` (default): the tuned value (64).
     sampling_rate : float, optional
         Poisson rate q in (0, 1]. Give at most one of ``sampling_rate`` and ``batch_size``; if neither,
         the tuned value for ``epsilon``.
@@ -152,6 +211,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         :func:`dpedu.calibrate.noise_multiplier` (the smallest z on the grid whose epsilon is within the
         target). ``0`` (with any ``clip_norm``, e.g. ``inf``): the **non-private** sanity setting;
         ``epsilon_`` is ``inf`` and a :class:`NonPrivateWarning` is raised.
+        Given with ``epsilon``, it wins (see ``epsilon``): the noise you name is the noise you get.
     budget : dpedu.budget.PrivacyBudget, optional
         Charged with the run before training; if it would be overspent, ``fit`` raises
         :class:`~dpedu.budget.BudgetExceededError` and trains nothing. Shared, not copied, by ``clone``.
@@ -180,6 +240,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
+    ``fit`` is atomic: a failed fit (bad input, refused budget) leaves every fitted attribute as it was.
+    X must be real, 2-D, finite and at most :data:`MAX_ABS_FEATURE` in absolute value; y must hold two
+    labels of one type (all strings or all numbers).
+
     Add/remove neighbours and Poisson sampling, as the accountants assume. The privacy covers
     ``coef_``/``intercept_`` and everything computed from them; ``losses_`` are not private.
     """
@@ -226,70 +290,126 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             return check_sampling_rate(self.sampling_rate)
         return default
 
-    def fit(self, X, y):
-        """Train by DP-SGD; the budget (if any) is charged before the first step."""
+    def _checked_hyperparameters(self):
+        """Every hyperparameter checked (no data looked at, nothing stored): a dict of clean values."""
         epsilon = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta)
         tuned = tuned_defaults(epsilon)
-        epochs = check_positive(tuned.epochs if self.epochs is None else self.epochs, "epochs")
-        clip_norm = tuned.clip_norm if self.clip_norm is None else self.clip_norm
-        learning_rate = tuned.learning_rate if self.learning_rate is None else self.learning_rate
+        hp = dict(epsilon=epsilon, delta=check_delta(self.delta), tuned=tuned)
+        hp["epochs"] = check_positive(tuned.epochs if self.epochs is None else self.epochs, "epochs")
+        hp["clip_norm"] = check_positive(tuned.clip_norm if self.clip_norm is None else self.clip_norm, "clip_norm",
+                                         allow_inf=True)
+        hp["learning_rate"] = check_positive(tuned.learning_rate if self.learning_rate is None
+                                             else self.learning_rate, "learning_rate")
         if self.accountant not in ACCOUNTANT_NAMES:
             raise ValueError(f"accountant must be one of {', '.join(ACCOUNTANT_NAMES)}; got {self.accountant!r}")
         if self.lr_schedule not in LR_SCHEDULES:
             raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}; got {self.lr_schedule!r}")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}")
+        hp["noise_multiplier"] = (None if self.noise_multiplier is None
+                                  else check_nonnegative(self.noise_multiplier, "noise_multiplier"))
+        hp["budget"] = check_budget(self.budget)
+        hp["rng"] = check_rng(self.random_state, "random_state")  # named as the user knows it
+        return hp
 
-        random_state = check_rng(self.random_state, "random_state")  # named as the user knows it
-        try:
-            X, y = _check_fit_data(self, X, y)
-        except (ValueError, TypeError) as exc:  # scikit-learn's messages do not always say which argument
-            raise (ValueError if isinstance(exc, ValueError) else TypeError)(f"invalid X or y: {exc}") from exc
+    def _checked_data(self, X, y):
+        """(X, classes, labels in {-1, +1}, the estimator carrying n_features_in_ / feature_names_in_)."""
+        _check_label_types(y)
+        scratch = copy.copy(self)                        # scikit-learn's checks record n_features_in_ on it
+        X, y = _sklearn_validate(scratch, X, y, reset=True)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y")
         if y_type != "binary":
-            raise ValueError(f"Only binary classification is supported. The type of the target is {y_type}.")
-        self.classes_, y_index = np.unique(y, return_inverse=True)
-        if len(self.classes_) != 2:
-            raise ValueError(f"DPLogisticRegression needs exactly 2 classes in y; got {len(self.classes_)} class "
-                             f"({self.classes_.tolist()})")
-        y_pm = 2.0 * y_index - 1.0                       # classes_[0] -> -1, classes_[1] -> +1
-        design = np.hstack([X, np.ones((X.shape[0], 1))]) if self.fit_intercept else X
+            raise ValueError(f"Only binary classification is supported. The type of the target y is {y_type}.")
+        classes, y_index = np.unique(y, return_inverse=True)
+        if len(classes) != 2:
+            raise ValueError(f"DPLogisticRegression needs exactly 2 classes in y; got {len(classes)} class "
+                             f"({classes.tolist()})")
+        _check_magnitude(X)
+        return X, classes, 2.0 * y_index - 1.0, scratch   # classes[0] -> -1, classes[1] -> +1
 
-        n = X.shape[0]
-        sampling_rate = self._sampling_rate(n, tuned.sampling_rate)
-        steps = max(1, round(epochs / sampling_rate))
-        if self.noise_multiplier is None:
-            z = calibrate.noise_multiplier(target_epsilon=epsilon, target_delta=delta,
-                                           sampling_rate=sampling_rate, steps=steps, accountant=self.accountant)
-        else:
-            z = check_nonnegative(self.noise_multiplier, "noise_multiplier")
+    def _run_epsilon(self, ledger, delta):
+        """Epsilon of ``ledger`` at ``delta`` by the estimator's accountant (the one accounting call)."""
+        if ledger is None:
+            return math.inf
+        result = account(ledger, self.accountant, delta=delta, strict=True)
+        result.reissue_warnings(stacklevel=3)
+        return result.epsilon
+
+    def _plan(self, hp, n):
+        """(sampling rate, steps, noise multiplier, ledger, epsilon of the run): the run, before it happens."""
+        epsilon, delta = hp["epsilon"], hp["delta"]
+        sampling_rate = self._sampling_rate(n, hp["tuned"].sampling_rate)
+        if not hp["epochs"] / sampling_rate <= MAX_STEPS:   # before rounding: round(1e300 / q) is no step count
+            raise ValueError(f"epochs={hp['epochs']:g} at sampling_rate={sampling_rate:g} means "
+                             f"{hp['epochs'] / sampling_rate:.3g} steps, over the limit MAX_STEPS = {MAX_STEPS:,}; use "
+                             f"fewer epochs or a larger sampling_rate")
+        steps = steps_from_epochs(hp["epochs"], sampling_rate)
+        z = hp["noise_multiplier"]
+        if z is None:
+            try:
+                z = calibrate.noise_multiplier(target_epsilon=epsilon, target_delta=delta, sampling_rate=sampling_rate,
+                                               steps=steps, accountant=self.accountant)
+            except (ValueError, ZeroDivisionError, OverflowError) as exc:
+                raise ValueError(f"no noise reaches epsilon={epsilon!r} at delta={delta!r} for this run "
+                                 f"({steps} steps at sampling_rate={sampling_rate:g}): {exc}") from None
+        ledger = None if z == 0 else [(gaussian_step_event(z, sampling_rate), steps)]
+        run_epsilon = self._run_epsilon(ledger, delta)
         if z == 0:
             warnings.warn("noise_multiplier=0: this model is NOT private (epsilon_ = inf). It is the sanity "
                           "setting for comparing with non-private training; never publish it as private.",
-                          NonPrivateWarning, stacklevel=2)
-        result = dp_sgd(design, y_pm, noise_multiplier=z, clip_norm=clip_norm, sampling_rate=sampling_rate,
-                        steps=steps, learning_rate=learning_rate, lr_schedule=self.lr_schedule,
-                        budget=self.budget, rng=random_state)
+                          NonPrivateWarning, stacklevel=3)
+        elif run_epsilon > epsilon:
+            warnings.warn(f"noise_multiplier={z:g} wins over epsilon={epsilon:g}: this run costs epsilon_ = "
+                          f"{run_epsilon:.4g} at delta={delta:g} ({self.accountant}). Leave noise_multiplier=None to "
+                          f"calibrate the noise to epsilon, or raise epsilon to the cost you accept.",
+                          EpsilonTargetWarning, stacklevel=3)
+        return sampling_rate, steps, z, ledger, run_epsilon
 
+    def fit(self, X, y):
+        """Train by DP-SGD; the budget (if any) is charged before the first step.
+
+        Atomic: everything is checked and computed into local variables, and the fitted attributes are
+        set together only after training succeeded. A failed fit (bad X or y, bad hyperparameters, a
+        refused budget) leaves the estimator exactly as it was: still fitted with the previous model, or
+        not fitted. The budget is charged only after every check passed.
+        """
+        hp = self._checked_hyperparameters()
+        X, classes, y_pm, scratch = self._checked_data(X, y)
+        n, d = X.shape
+        sampling_rate, steps, z, ledger, run_epsilon = self._plan(hp, n)
+        design = np.hstack([X, np.ones((n, 1))]) if self.fit_intercept else X
+        result = dp_sgd(design, y_pm, noise_multiplier=z, clip_norm=hp["clip_norm"], sampling_rate=sampling_rate,
+                        steps=steps, learning_rate=hp["learning_rate"], lr_schedule=self.lr_schedule,
+                        budget=hp["budget"], rng=hp["rng"])
         theta = result.theta
-        self.coef_ = theta[: X.shape[1]].reshape(1, -1).copy()
-        self.intercept_ = theta[X.shape[1] :].copy() if self.fit_intercept else np.zeros(1)
-        self.noise_multiplier_ = float(result.details["noise_multiplier"])
-        self.sampling_rate_ = sampling_rate
-        self.epochs_, self.clip_norm_, self.learning_rate_ = epochs, float(clip_norm), float(learning_rate)
-        self.steps_ = steps
-        self.ledger_ = result.ledger
-        self.losses_ = result.losses
-        if result.ledger is None:
-            self.epsilon_ = math.inf
-        else:
-            acc = make_accountant(self.accountant)
-            for event, count in result.ledger:
-                acc.compose(event, count)
-            self.epsilon_ = acc.get_epsilon(delta)
-        self.delta_ = delta
+        if not np.all(np.isfinite(theta)):             # the run took place (and was charged); store nothing
+            raise ValueError("training on X produced non-finite weights (X too large for float64 margins); "
+                             "standardise X. Any budget was charged: the run took place.")
+        if result.ledger != ledger:  # pragma: no cover - dp_sgd and _plan must describe the same run
+            raise RuntimeError(f"internal error: dp_sgd ran {result.ledger}, the estimator planned {ledger}")
+
+        fitted = dict(
+            coef_=theta[:d].reshape(1, -1).copy(),
+            intercept_=theta[d:].copy() if self.fit_intercept else np.zeros(1),
+            classes_=classes,
+            noise_multiplier_=float(z),
+            sampling_rate_=sampling_rate,
+            epochs_=hp["epochs"],
+            clip_norm_=float(hp["clip_norm"]),
+            learning_rate_=float(hp["learning_rate"]),
+            steps_=steps,
+            ledger_=result.ledger,
+            losses_=result.losses,
+            epsilon_=run_epsilon,
+            delta_=hp["delta"],
+        )
+        for name in ("n_features_in_", "feature_names_in_"):   # set (or cleared) by scikit-learn's checks
+            if hasattr(scratch, name):
+                fitted[name] = getattr(scratch, name)
+            elif name in vars(self):
+                delattr(self, name)
+        vars(self).update(fitted)
         return self
 
     # --- prediction --------------------------------------------------------------------------------
@@ -297,7 +417,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         r"""Scores :math:`\theta\cdot x + b`; positive means ``classes_[1]``. Shape (n,)."""
         check_is_fitted(self)
-        X = _check_predict_data(self, X)
+        X = _sklearn_validate(self, X, reset=False)
+        _check_magnitude(X)                              # an overflowing score has no reliable sign
         return X @ self.coef_[0] + self.intercept_[0]
 
     def predict(self, X):

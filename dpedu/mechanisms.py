@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from .validation import check_array, check_nonnegative, check_positive, check_rng, check_scalar
+from .validation import check_array, check_budget, check_nonnegative, check_positive, check_rng, check_scalar
 from .events import GaussianEvent, LaplaceEvent
 from .gaussian import analytic_noise_multiplier, classic_noise_multiplier
 
@@ -127,6 +127,7 @@ def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None, budget=None):
     scale = laplace_scale(l1_sensitivity, epsilon)
     value, was_scalar = _check_value(value)
     rng = check_rng(rng)
+    budget = check_budget(budget)
     _charge(budget, LaplaceEvent(epsilon))
     return _as_output(value + rng.laplace(0.0, scale, size=value.shape), was_scalar)
 
@@ -185,6 +186,7 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
                          f"use a smaller noise_multiplier or l2_sensitivity")
     value, was_scalar = _check_value(value)
     rng = check_rng(rng)
+    budget = check_budget(budget)
     if budget is not None:
         if z == 0:
             raise ValueError("noise_multiplier=0 releases the exact value (infinite epsilon): it cannot be charged "

@@ -10,10 +10,28 @@ received, so a student reading the traceback knows what to change.
 Traceback (most recent call last):
 ...
 ValueError: delta must be in (0, 1); got 0.0
+>>> check_epsilon(True)
+Traceback (most recent call last):
+...
+TypeError: epsilon must be a real number, not a boolean; got True
+
+The rules, the same for every argument of every public function:
+
+* where a real number is meant, ``bool``, ``str``, ``complex``, ``None`` and arrays are refused with a
+  :class:`TypeError` naming the argument (``True`` is not 1, ``"1"`` is not 1); NaN is refused with a
+  :class:`ValueError` (it fails every range check silently otherwise);
+* where an integer is meant, floats are refused by type (``10.0`` is not truncated to 10);
+* work whose size is absurd is refused with a :class:`ValueError` stating the limit
+  (:data:`MAX_STEPS`, checked by :func:`check_count`), instead of running for days;
+* a budget argument must be ``None`` or a budget (:func:`check_budget`); anything else is a
+  :class:`TypeError` naming the argument, raised before any work or noise.
+
+This module is the lowest layer of dpedu: it imports nothing from the package.
 """
 
 from __future__ import annotations
 
+import abc
 import math
 import numbers
 
@@ -36,19 +54,25 @@ __all__ = [
     "check_labels",
     "check_theta",
     "check_rng",
+    "check_count",
+    "check_budget",
+    "Budget",
+    "MAX_STEPS",
 ]
 
 # The most steps (or iterations) one training run may take. Training, the estimator and the CLI refuse
-# more, by name: 10^7 DP-SGD steps on Adult already take hours, and a request such as epochs=1e300 is a
-# mistake that would otherwise fail deep inside NumPy or run for days.
-MAX_STEPS = 10_000_000
+# more, by name. A million noisy steps is 150 times the tuned estimator's 6,400 and hours of NumPy work on
+# Adult; a larger count is almost always a slip (epochs confused with steps, a tiny sampling rate, or
+# epochs=1e300) that would otherwise fail deep inside NumPy or seem to run forever.
+MAX_STEPS = 1_000_000
 
 
-def check_scalar(value, name):
+def check_scalar(value, name, *, allow_nan=False):
     """Return ``value`` as a Python float, or raise ``TypeError`` if it is not a real number.
 
-    Booleans, strings, arrays with more than one element and complex numbers are refused
-    rather than silently converted.
+    Booleans, strings, ``None``, arrays with more than one element and complex numbers are refused
+    (``TypeError``) rather than silently converted; NaN is refused (``ValueError``) unless
+    ``allow_nan``. Infinities pass: the range checks built on this decide about them.
     """
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a real number, not a boolean; got {value!r}")
@@ -58,7 +82,10 @@ def check_scalar(value, name):
         value = value.item()
     if not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
-    return float(value)
+    value = float(value)
+    if math.isnan(value) and not allow_nan:
+        raise ValueError(f"{name} must be a number, not NaN; got {value!r}")
+    return value
 
 
 def check_in_interval(value, name, low, high, *, low_open=False, high_open=False):
@@ -111,14 +138,32 @@ def check_noise_multiplier(value, name="noise_multiplier"):
     return check_positive(value, name)
 
 
-def check_positive_int(value, name):
-    """An integer >= 1 (Python or NumPy integer; floats such as 10.0 are refused, not truncated)."""
+def check_positive_int(value, name, *, maximum=None):
+    """An integer >= 1 (and <= ``maximum`` if given); Python or NumPy integer.
+
+    Floats such as 10.0 (and NaN) are refused by type, not truncated.
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer >= 1; got {type(value).__name__} {value!r}")
     value = int(value)
     if value < 1:
         raise ValueError(f"{name} must be an integer >= 1; got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be at most {maximum:,}; got {value:,}")
     return value
+
+
+def check_count(value, name, maximum=MAX_STEPS):
+    """An integer in [1, ``maximum``]: a number of steps or repetitions, refused when absurdly large.
+
+    >>> check_count(100, "steps")
+    100
+    >>> check_count(10**9, "steps")
+    Traceback (most recent call last):
+    ...
+    ValueError: steps must be at most 1,000,000; got 1,000,000,000
+    """
+    return check_positive_int(value, name, maximum=maximum)
 
 
 def check_array(value, name, *, ndim=None, allow_empty=False):
@@ -209,3 +254,45 @@ def check_rng(rng, name="rng"):
         raise ValueError(f"{name} seed must be a non-negative integer; got {rng}")
     return np.random.default_rng(int(rng))
 
+
+class Budget(abc.ABC):
+    """What a ``budget=`` argument must be: an object that can be charged (``spend``) and asked (``can_afford``).
+
+    :class:`dpedu.budget.PrivacyBudget` is one (it registers itself); any class with callable ``spend``
+    and ``can_afford`` methods counts as one too, so a student's own budget can be passed. It lives here,
+    in the lowest layer, so that every module can check a budget argument without importing the budget.
+    """
+
+    @abc.abstractmethod
+    def spend(self, history, count=None):
+        """Charge ``history``, or raise before recording anything."""
+
+    @abc.abstractmethod
+    def can_afford(self, history, count=None):
+        """Whether ``history`` could be charged now."""
+
+    @classmethod
+    def __subclasshook__(cls, other):
+        if cls is Budget:
+            has = all(callable(getattr(other, method, None)) for method in ("spend", "can_afford"))
+            return True if has else NotImplemented
+        return NotImplemented
+
+
+def check_budget(value, name="budget"):
+    """``None`` (no budget) or a :class:`Budget`; anything else is a ``TypeError`` naming the argument.
+
+    Call it with the other argument checks, before any work, so a wrong ``budget=1.0`` fails with a
+    message rather than an ``AttributeError`` deep inside (and never after noise was drawn).
+
+    >>> check_budget(None) is None
+    True
+    >>> check_budget(1.0)
+    Traceback (most recent call last):
+    ...
+    TypeError: budget must be None or a privacy budget (e.g. dpedu.PrivacyBudget(epsilon, delta)); got float 1.0
+    """
+    if value is None or isinstance(value, Budget):
+        return value
+    raise TypeError(f"{name} must be None or a privacy budget (e.g. dpedu.PrivacyBudget(epsilon, delta)); "
+                    f"got {type(value).__name__} {value!r}")

@@ -123,3 +123,69 @@ def test_noisy_gradient_descent_charges_its_whole_ledger():
     assert budget.ledger == result.ledger
     with pytest.raises(BudgetExceededError):
         noisy_gradient_descent(X, y, 5, 0.2, 1e-5, rng=1, budget=budget)
+
+
+# --- issue 13: a malformed history changes nothing; check() asks first; budget arguments are checked ----
+
+from dpedu.validation import Budget, check_budget  # noqa: E402
+
+MALFORMED = [
+    ([(LaplaceEvent(0.1), 1), (LaplaceEvent(0.1), 0)], ValueError),       # a count of 0 after a good entry
+    ([(LaplaceEvent(0.1), 1), (LaplaceEvent(0.1), -2)], ValueError),
+    ([(LaplaceEvent(0.1), 1), (LaplaceEvent(0.1), 2.0)], TypeError),      # a float count is not truncated
+    ([(LaplaceEvent(0.1), 1), (LaplaceEvent(0.1), True)], TypeError),
+    ([(LaplaceEvent(0.1), 1), (LaplaceEvent(0.1), "3")], TypeError),
+    ([(LaplaceEvent(0.1), 1), "LaplaceEvent(0.1)"], TypeError),
+    ([(LaplaceEvent(0.1), 1), (0.1, 1)], TypeError),
+    ([LaplaceEvent(0.1), ShuffledBatchGaussianEvent(1.0, 10, 100)], UnsupportedEventError),
+    (None, TypeError),
+    (1.0, TypeError),
+]
+
+
+@pytest.mark.parametrize("accountant", ["sequential", "rdp"])
+@pytest.mark.parametrize("history, error", MALFORMED, ids=[f"malformed{i}" for i in range(len(MALFORMED))])
+def test_a_malformed_history_changes_nothing(accountant, history, error):
+    budget = PrivacyBudget(epsilon=5.0, delta=1e-5, accountant=accountant)
+    if accountant == "sequential" or error is not UnsupportedEventError:
+        budget.spend(LaplaceEvent(0.5))
+    before, spent = budget.ledger, budget.spent()
+    for method in (budget.spend, budget.check, budget.can_afford, budget.epsilon_after):
+        with pytest.raises(error):
+            method(history)
+        assert budget.ledger == before and budget.spent() == spent
+
+
+def test_a_bad_count_argument_changes_nothing():
+    budget = PrivacyBudget(epsilon=5.0, delta=1e-5)
+    for count, error in [(0, ValueError), (2.5, TypeError), (True, TypeError), ("2", TypeError)]:
+        with pytest.raises(error, match="count"):
+            budget.spend(GaussianEvent(5.0), count=count)
+    assert budget.ledger == []
+
+
+def test_check_raises_what_spend_would_and_records_nothing():
+    budget = PrivacyBudget(epsilon=1.0, delta=1e-5, accountant="sequential")
+    assert budget.check(LaplaceEvent(0.4), count=2) == pytest.approx(0.8)
+    assert budget.ledger == []
+    budget.spend(LaplaceEvent(0.5))
+    with pytest.raises(BudgetExceededError, match="Nothing was released"):
+        budget.check(LaplaceEvent(0.6))
+    assert budget.ledger == [(LaplaceEvent(0.5), 1)]
+
+
+def test_a_budget_is_a_budget_and_other_things_are_not():
+    budget = PrivacyBudget(epsilon=1.0, delta=1e-5)
+    assert isinstance(budget, Budget) and check_budget(budget) is budget and check_budget(None) is None
+
+    class OwnBudget:                                   # duck typing: spend and can_afford are enough
+        def spend(self, history, count=None):
+            return 0.0
+
+        def can_afford(self, history, count=None):
+            return True
+
+    assert isinstance(OwnBudget(), Budget)
+    for bad in ["x", 1.0, 0, True, [budget], PrivacyBudget]:
+        with pytest.raises(TypeError, match=r"^privacy_budget must be None or a privacy budget"):
+            check_budget(bad, "privacy_budget")

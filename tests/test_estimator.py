@@ -232,3 +232,150 @@ def test_unset_hyperparameters_take_the_tuned_defaults_for_the_budget(toy, epsil
 def test_tuned_defaults_refuse_a_bad_epsilon():
     with pytest.raises(ValueError, match="epsilon"):
         tuned_defaults(-1.0)
+
+
+# --- issue 13: atomic fit, numerics, messages ------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
+
+from dpedu.estimator import MAX_ABS_FEATURE, EpsilonTargetWarning  # noqa: E402
+from dpedu.validation import MAX_STEPS  # noqa: E402
+
+FAST = dict(epsilon=1.0, sampling_rate=0.2, epochs=1, random_state=0)
+
+
+def _fitted_state(clf):
+    """Every fitted attribute (name ends in "_", not dunder) with a comparable copy of its value."""
+    return {name: repr(value) if not isinstance(value, np.ndarray) else (value.dtype, value.shape, value.tolist())
+            for name, value in vars(clf).items() if name.endswith("_") and not name.startswith("__")}
+
+
+def test_refused_refit_with_new_labels_keeps_the_old_model():
+    """Reproducer: a refused refit used to leave the new classes_ with the old coefficients."""
+    X, y = make_toy(n=200, d=2, rng=0)
+    budget = PrivacyBudget(epsilon=1.05, delta=1e-5)
+    clf = DPLogisticRegression(**FAST, budget=budget).fit(X, y)
+    before, predictions = _fitted_state(clf), clf.predict(X)
+    with pytest.raises(BudgetExceededError):
+        clf.fit(X, np.where(y > 0, "yes", "no"))
+    assert _fitted_state(clf) == before
+    np.testing.assert_array_equal(clf.predict(X), predictions)
+
+
+def test_refused_first_fit_leaves_the_estimator_unfitted():
+    """Reproducer: a refused first fit used to set classes_, so predict raised AttributeError: coef_."""
+    X, y = make_toy(n=200, d=2, rng=0)
+    clf = DPLogisticRegression(**FAST, budget=PrivacyBudget(epsilon=0.1, delta=1e-5))
+    with pytest.raises(BudgetExceededError):
+        clf.fit(X, y)
+    assert _fitted_state(clf) == {}
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+
+
+_X, _Y = make_toy(n=120, d=2, rng=5)
+FAILING_FITS = [
+    ("X with NaN", {}, lambda: (np.where(_X == _X[3, 1], np.nan, _X), _Y)),
+    ("X 3-D", {}, lambda: (_X[None], _Y)),
+    ("X complex", {}, lambda: (_X + 1j, _Y)),
+    ("X huge", {}, lambda: (_X * 1e300, _Y)),
+    ("y three classes", {}, lambda: (_X, np.arange(len(_Y)) % 3)),
+    ("y mixed types", {}, lambda: (_X, np.array(["a", 1] * (len(_Y) // 2), dtype=object))),
+    ("y wrong length", {}, lambda: (_X, _Y[:-1])),
+    ("budget refused", dict(budget=PrivacyBudget(epsilon=0.01, delta=1e-5, accountant="sequential")),
+     lambda: (_X, _Y)),
+    ("budget not a budget", dict(budget=1.0), lambda: (_X, _Y)),
+    ("epsilon bool", dict(epsilon=True), lambda: (_X, _Y)),
+    ("epsilon tiny", dict(epsilon=1e-300), lambda: (_X, _Y)),
+    ("epochs huge", dict(epochs=1e6), lambda: (_X, _Y)),
+    ("delta NaN", dict(delta=math.nan), lambda: (_X, _Y)),
+    ("clip_norm str", dict(clip_norm="1"), lambda: (_X, _Y)),
+    ("learning_rate 0", dict(learning_rate=0.0), lambda: (_X, _Y)),
+    ("noise_multiplier complex", dict(noise_multiplier=1j), lambda: (_X, _Y)),
+    ("accountant unknown", dict(accountant="nope"), lambda: (_X, _Y)),
+    ("random_state float", dict(random_state=1.5), lambda: (_X, _Y)),
+]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(first_fitted=st.booleans(), failing=st.sampled_from(FAILING_FITS), seed=st.integers(0, 3))
+def test_a_failed_fit_changes_no_fitted_attribute(first_fitted, failing, seed):
+    """Property: whatever makes fit fail, every attribute ending in "_" keeps its value (or stays absent)."""
+    _, params, data = failing
+    clf = DPLogisticRegression(**{**FAST, "random_state": seed})
+    if first_fitted:
+        clf.fit(_X, np.where(_Y > 0, 7, 3))
+    before = _fitted_state(clf)
+    clf.set_params(**params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises((ValueError, TypeError, BudgetExceededError)):
+            clf.fit(*data())
+    assert _fitted_state(clf) == before
+
+
+def test_huge_but_finite_X_is_refused_by_name_not_trained_to_nan():
+    X, y = make_toy(n=100, d=2, rng=0)
+    with pytest.raises(ValueError, match=r"\bX\b.*MAX_ABS_FEATURE"):
+        DPLogisticRegression(**FAST).fit(X * 1e307, y)
+    clf = DPLogisticRegression(**FAST).fit(X * MAX_ABS_FEATURE / np.max(np.abs(X)), y)   # at the limit: finite
+    assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
+    fitted = DPLogisticRegression(**FAST).fit(X, y)
+    with pytest.raises(ValueError, match=r"\bX\b.*MAX_ABS_FEATURE.*overflow"):  # no silent classes_[0] or -inf
+        fitted.predict(np.full((3, 2), 1.7e308))
+
+
+def test_tiny_epsilon_is_a_value_error_naming_epsilon():
+    X, y = make_toy(n=100, d=2, rng=0)
+    with pytest.raises(ValueError, match=r"\bepsilon=1e-300\b"):
+        DPLogisticRegression(epsilon=1e-300, epochs=1).fit(X, y)
+
+
+def test_the_number_of_steps_is_limited_by_name():
+    X, y = make_toy(n=100, d=2, rng=0)
+    with pytest.raises(ValueError, match=rf"\bepochs\b.*MAX_STEPS = {MAX_STEPS:,}"):
+        DPLogisticRegression(epochs=1e6).fit(X, y)
+    with pytest.raises(ValueError, match=r"\bepochs\b"):
+        DPLogisticRegression(epochs=MAX_STEPS * 0.5 + 1, sampling_rate=0.5).fit(X, y)
+
+
+def test_noise_multiplier_wins_over_epsilon_and_warns_when_it_overspends():
+    X, y = make_toy(n=200, d=2, rng=0)
+    with pytest.warns(EpsilonTargetWarning, match=r"noise_multiplier=0.3 wins over epsilon=1"):
+        clf = DPLogisticRegression(epsilon=1.0, noise_multiplier=0.3, sampling_rate=0.2, epochs=2,
+                                   random_state=0).fit(X, y)
+    assert clf.noise_multiplier_ == 0.3 and clf.epsilon_ > 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EpsilonTargetWarning)        # within epsilon: silent
+        ok = DPLogisticRegression(epsilon=100.0, noise_multiplier=2.0, sampling_rate=0.2, epochs=1).fit(X, y)
+    assert ok.epsilon_ <= 100.0
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda X: X[None], r"X must be a 2-D array.*got 3 dimension"),
+    (lambda X: X[:0], r"\bX\b.*0 sample"),
+    (lambda X: X + 1j, r"^X must be real, got complex dtype complex128"),
+])
+def test_predict_messages_name_X(bad, message):
+    X, y = make_toy(n=100, d=2, rng=0)
+    clf = DPLogisticRegression(**FAST).fit(X, y)
+    with pytest.raises(ValueError, match=message) as info:
+        clf.predict(bad(X))
+    assert "\n" not in str(info.value)                             # the array is not dumped
+
+
+def test_mixed_label_types_are_named():
+    X, _ = make_toy(n=4, d=2, rng=0)
+    with pytest.raises(ValueError, match=r"^y must have labels of one type; got int and str$"):
+        DPLogisticRegression(**FAST).fit(X, np.array(["a", 1, "a", 1], dtype=object))
+    with pytest.raises(ValueError, match="one type"):
+        DPLogisticRegression(**FAST).fit(X, ["a", 1, "a", 1])
+
+
+@pytest.mark.parametrize("budget", ["x", 1.0, 0, object()])
+def test_a_budget_that_is_not_a_budget_is_a_type_error_naming_it(budget):
+    X, y = make_toy(n=50, d=2, rng=0)
+    with pytest.raises(TypeError, match=r"^budget must be None or a privacy budget"):
+        DPLogisticRegression(**FAST, budget=budget).fit(X, y)

@@ -24,7 +24,7 @@ from ..events import ShuffledBatchGaussianEvent, gaussian_step_event, steps_from
 from ..mechanisms import gaussian_mechanism
 from ..models import LogisticModel, Model
 from ..validation import check_nonnegative, check_positive, check_positive_int, check_rng, check_sampling_rate
-from ..validation import check_theta
+from ..validation import check_budget, check_theta
 from .common import CLIP_MODES, MAX_STEPS, TrainingResult, check_steps, check_training_data, overflow_guard
 
 __all__ = ["poisson_sample", "shuffled_batches", "dp_sgd_step", "dp_sgd", "ShuffledBatchesWarning",
@@ -200,7 +200,7 @@ def check_dp_sgd_arguments(X, y, *, noise_multiplier, clip_norm, sampling_rate, 
         ledger = [(ShuffledBatchGaussianEvent(noise_multiplier, batch_size, n), steps)]
     else:
         ledger = [(gaussian_step_event(noise_multiplier, sampling_rate), steps)]  # GaussianEvent when q = 1
-    if budget is not None and ledger is None:
+    if check_budget(budget) is not None and ledger is None:
         raise ValueError("a non-private run (noise_multiplier=0) has infinite epsilon and cannot be charged to a budget")
     theta0 = None if theta0 is None else check_theta(theta0, model.n_params, "theta0").copy()
     plan = DPSGDPlan(noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lr_schedule, sampling,

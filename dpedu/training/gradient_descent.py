@@ -23,7 +23,7 @@ from ..clipping import L2_clip, l2_norms
 from ..events import GaussianEvent, LaplaceEvent
 from ..mechanisms import gaussian_mechanism, gaussian_noise_multiplier, laplace_mechanism
 from ..models import logistic
-from ..validation import check_delta, check_epsilon, check_positive, check_rng
+from ..validation import check_budget, check_delta, check_epsilon, check_positive, check_rng
 from .common import CLIP_MODES, TrainingResult, check_steps, check_training_data, initial_theta, overflow_guard
 
 __all__ = ["gradient_descent", "noisy_gradient_descent", "NoisyGDPlan", "check_noisy_gd_arguments",
@@ -91,7 +91,7 @@ class NoisyGDPlan:
 
 
 def check_noisy_gd_arguments(X, y, iterations, epsilon, delta, *, clip_norm, clip_mode, learning_rate,
-                             budget_split, calibration, theta0, rng):
+                             budget_split, calibration, theta0, rng, budget=None):
     """Check every argument of :func:`noisy_gradient_descent` at once; returns ``(X, y, theta, rng, plan)``.
 
     Splits the budget (``budget_split``) and calibrates the noise multiplier, so a setting whose noise would
@@ -116,6 +116,7 @@ def check_noisy_gd_arguments(X, y, iterations, epsilon, delta, *, clip_norm, cli
         raise ValueError(f"the noise std (noise multiplier {z:.4g} for epsilon={eps_iter!r}) * clip_norm={clip_norm!r} "
                          f"overflows; use a smaller clip_norm or a larger epsilon")
     rng = check_rng(rng)
+    check_budget(budget)
     theta = initial_theta(theta0, X.shape[1])
     plan = NoisyGDPlan(iterations, eps_iter, delta_iter, eps_count, z, clip_norm, clip_mode, learning_rate,
                        calibration)
@@ -182,7 +183,7 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, c
     """
     X, y, theta, rng, plan = check_noisy_gd_arguments(
         X, y, iterations, epsilon, delta, clip_norm=clip_norm, clip_mode=clip_mode, learning_rate=learning_rate,
-        budget_split=budget_split, calibration=calibration, theta0=theta0, rng=rng)
+        budget_split=budget_split, calibration=calibration, theta0=theta0, rng=rng, budget=budget)
     if budget is not None:
         budget.spend(plan.ledger)                      # every argument is valid; nothing has touched the data
     C, z, eta = plan.clip_norm, plan.noise_multiplier, plan.learning_rate
