@@ -214,7 +214,7 @@ def _spread_note(trials, spread):
 
 
 def plot_accuracy_vs_epsilon(epsilons, accuracies, *, baseline=None, baseline_label="non-private", delta=None,
-                             ax=None, label="DP-SGD", spread="range", color=None, marker="o"):
+                             ax=None, label="DP-SGD", spread="range", color=None, marker="o", linestyle="-"):
     r"""Test accuracy against the *total* epsilon of each training run (log x axis).
 
     Parameters
@@ -234,8 +234,8 @@ def plot_accuracy_vs_epsilon(epsilons, accuracies, *, baseline=None, baseline_la
         Legend entry of the curve (the number of seeds and the band are appended).
     spread : {"range", "std"}
         Band from min to max over seeds, or mean ± one standard deviation.
-    color, marker
-        Line style of the curve.
+    color, marker, linestyle
+        Style of the curve (give curves that may coincide different markers and line styles).
 
     Returns
     -------
@@ -250,7 +250,7 @@ def plot_accuracy_vs_epsilon(epsilons, accuracies, *, baseline=None, baseline_la
     ax = _axes(ax)
     order = np.argsort(epsilons)
     _mean_and_band(ax, epsilons[order], trials[order], label=label + _spread_note(trials, spread), spread=spread,
-                   color=color, marker=marker)
+                   color=color, marker=marker, linestyle=linestyle)
     if baseline is not None:
         ax.axhline(float(baseline), linestyle="--", color="gray", label=f"{baseline_label}: {float(baseline):.3f}")
     ax.set_xscale("log")
@@ -538,6 +538,9 @@ def plot_accuracy_vs_epochs(epochs, accuracies, *, noise_multipliers=None, epsil
                                   label=f"non-private: {float(baseline):.3f}"))
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis)
+    if epochs.size <= 12:  # label every epoch count drawn, not only the powers of ten
+        ax.set_xticks(epochs, [f"{e:g}" for e in epochs])
+        ax.set_xticks([], minor=True)
     ax.set_xlabel("epochs")
     ax.set_ylabel("test accuracy")
     ax.grid(True, alpha=0.3)

@@ -14,7 +14,7 @@
 # Chapter 4 trained with DP-SGD: T steps, each on a Poisson sample with rate q, each adding N(0, (zC)²I) to a
 # clipped gradient sum. Abadi et al. train for 10 000 steps. Composing 10 000 per-step (ε, δ) pairs with the
 # theorems of chapter 3 gives useless numbers; this chapter shows how the moments accountant does better and why.
-# The formulas are in MATH.md §12 (moments accountant), §13 (RDP), §15 (PLD) and §17 (calibration).
+# The formulas are in docs/math.md §12 (moments accountant), §13 (RDP), §15 (PLD) and §17 (calibration).
 
 # %%
 import math
@@ -108,7 +108,7 @@ for key, c in losses.items():
 # $$\alpha(\lambda) = \ln \mathbb{E}_{o\sim M(D)}\bigl[e^{\lambda c(o)}\bigr],$$
 #
 # maximised over neighbours (Abadi et al. also check the other direction, D′ against D; for the sampled
-# Gaussian the direction above is the larger one, MATH.md §12.4). For integer λ, expanding the mixture
+# Gaussian the direction above is the larger one, docs/math.md §12.4). For integer λ, expanding the mixture
 # binomially gives an exact finite sum:
 #
 # $$\alpha(\lambda) = \ln \sum_{j=0}^{\lambda+1}\binom{\lambda+1}{j}(1-q)^{\lambda+1-j}q^j e^{(j^2-j)/(2z^2)} .$$
@@ -206,7 +206,7 @@ print(f"and back: delta at that epsilon = {acc.get_delta(eps):.3g}")
 # * **A floor.** Since α(λ) ≥ 0, ε ≥ ln(1/δ)/λ_max: with Abadi et al.'s orders λ ≤ 32 and δ = 10⁻⁵ no run, however
 #   noisy, is certified below ln(10⁵)/32 ≈ 0.36. With few steps (10 epochs) the best λ is already at the edge of
 #   the grid. Chapter 6 meets this floor again.
-# * **It is Rényi DP in disguise.** α(λ) = λ·ε_RDP(λ + 1): the Rényi divergence of order λ + 1 (MATH.md §12.7).
+# * **It is Rényi DP in disguise.** α(λ) = λ·ε_RDP(λ + 1): the Rényi divergence of order λ + 1 (docs/math.md §12.7).
 #   The RDP accountant tracks the same quantity at fractional orders too and converts it with a tighter
 #   formula, so it is never looser:
 
@@ -226,7 +226,7 @@ print(f"alpha_T(19) / 19 = {alpha[0] / 19:.6f}   RDP of order 20 = {rdp[0]:.6f}"
 #
 # * the moments accountant;
 # * strong composition **as in the paper** — the recipe that reproduces the paper's numbers (9.34 at 100 epochs,
-#   24.22 at 400; MATH.md §12.6). It is **not a valid bound** (dashed), for reasons we take apart below;
+#   24.22 at 400; docs/math.md §12.6). It is **not a valid bound** (dashed), for reasons we take apart below;
 # * strong composition with a **valid** recipe: the exact Gaussian ε₀ (Balle & Wang), the correct amplification
 #   ε₁ = ln(1 + q(e^{ε₀} − 1)), the exact Dwork–Rothblum–Vadhan bound and the best split of δ.
 #
@@ -290,7 +290,7 @@ print(f"  amplified, ln(1 + q(e^eps0 - 1))          = {math.log1p(q * math.expm1
 # * **advanced** (and the valid strong recipe, the same computation here) grows like √T, but starts from
 #   amplified per-step pairs and inherits their looseness.
 # * **moments** — this chapter — and **RDP** (the same log-moments at more orders, with the improved conversion).
-# * **PLD** composes the discretised privacy-loss *distribution* itself by FFT (MATH.md §15): the tightest, at
+# * **PLD** composes the discretised privacy-loss *distribution* itself by FFT (docs/math.md §15): the tightest, at
 #   the price of some seconds per number.
 # * **zCDP: n/a.** Why? ρ-zCDP requires the Rényi curve to lie below a *line*: ε̄(α) ≤ ρα for every α > 1. The
 #   subsampled Gaussian's curve is tiny at small orders but, at large orders, climbs to the slope 1/(2z²) of the
@@ -314,7 +314,7 @@ print("\nthe accountant says:", curves.notes["zcdp"])
 #
 # Privacy costs accuracy through the noise: the noise in DP-SGD's average gradient has standard deviation
 # zC/(qn). So the practical question is the inverse one: for a fixed target ε, which z does each accountant
-# certify? `experiments.noise_for_target` bisects on a fresh accountant (MATH.md §17) and always returns the
+# certify? `experiments.noise_for_target` bisects on a fresh accountant (docs/math.md §17) and always returns the
 # end of the bracket that meets the target. Same run: q = 0.01, 100 epochs (10 000 steps), δ = 10⁻⁵.
 
 # %%
