@@ -550,6 +550,7 @@ def plot_accuracy_vs_epochs(epochs, accuracies, *, noise_multipliers=None, epsil
         (line,) = owner.plot(epochs, right_values, color="#D55E00", marker="s", linestyle=":",
                              label=f"{right[0]} (right axis)")
         owner.set_ylabel(right[0], color="#D55E00")
+        owner.margins(y=0.12)  # keep its end points off the frame (and off the baseline drawn there)
         handles.append(line)
         drawn.append(owner)
     if epsilon is not None:

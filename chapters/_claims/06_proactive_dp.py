@@ -25,7 +25,7 @@ for _name, _values in eps_by.items():
     _v = _np.asarray(_values)[_admissible]
     assert _np.all(_np.diff(_v) < 0) and _v[0] < 0.5, \
         f"'To its right the tight epsilon keeps falling as T grows ... already well above what the tight accountants need' ({_name})"
-assert z > max(z_rdp), "'at the smallest admissible T [the closed-form z] is already well above what the tight accountants need'"
+assert z > max(_np.asarray(z_rdp)[_admissible]), "'at the smallest admissible T [the closed-form z] is already well above what the tight accountants need'"
 # the table: RDP/PLD within budget, a smaller fraction for smaller epsilon; moments above its floor only
 for _e, _p in plans.items():
     for _a in ("rdp", "pld"):
