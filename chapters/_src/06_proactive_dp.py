@@ -238,7 +238,7 @@ print("\nmoments accountant with orders up to 512: "
 # budget wherever the budget is below the moments accountant's floor ln(N)/32 = 0.322 (at ε = 0.25, and 0.1 in
 # the full run): not because the closed form fails — its conditions hold and RDP/PLD certify it — but because
 # with integer orders λ ≤ 32 the moments accountant cannot certify anything below that floor, whatever the
-# noise. The closed form's derivation uses the moment of order λ = z² (about 84 at ε = 0.25), far beyond
+# noise. The closed form's derivation uses the moment of order λ = z² (about 85 at ε = 0.25), far beyond
 # Abadi et al.'s λ ≤ 32; the same accountant with orders up to 512 (printed last) is within every budget. The
 # "z" columns are what calibration would use instead; for the same reason the moments accountant cannot be
 # calibrated for the budgets below its floor (n/a).
