@@ -164,9 +164,13 @@ def _check_claims(client, path):
     if not claims.is_file():
         return f"{path.name}: no claims file {claims.relative_to(ROOT)} (see chapters/_claims/README.md)"
     cell = nbformat.v4.new_code_cell(claims.read_text(encoding="utf-8"))
+    client.nb.cells.append(cell)            # nbclient stores the executed cell at its index: give it its own
     client.allow_errors = True
-    client.execute_cell(cell, len(client.nb.cells))
-    client.allow_errors = False
+    try:
+        client.execute_cell(cell, len(client.nb.cells) - 1)
+    finally:
+        client.allow_errors = False
+        client.nb.cells.pop()
     error = _error(cell)
     return None if error is None else f"{path.name}: a claim of its prose is false ({claims.name}): {error[0]}: {error[1]}"
 
