@@ -252,7 +252,7 @@ print(f"ceilings: DP-SGD {sgd_mean.max():.4f}, noisy GD {gd_mean.max():.4f} "
 # Three lessons in one picture:
 #
 # 1. **Accounting is free accuracy.** The black and orange curves are the *same models*; a tighter theorem moves
-#    every point left, by a factor of 3 to 4 here (printed above). Chapter 3's accountants cost nothing but
+#    every point left, by a factor of 3 to 4.2 here (printed above). Chapter 3's accountants cost nothing but
 #    mathematics.
 # 2. **The algorithm matters more.** DP-SGD's many small, subsampled steps (amplification by sampling) are more
 #    accurate at ε = 0.3 than the book's 10 full-batch steps at *any* ε of the grid, however those are counted,
