@@ -377,6 +377,8 @@ def plot_figure2(curves, axes=None):
         if key not in curves.epsilons:  # keep the reason in the legend: "n/a" is part of the comparison
             why = " (no subsampling theorem)" if key == "zcdp" else ""
             right.plot([], [], " ", label=f"{ACCOUNTANT_LABELS.get(key, key)}: n/a{why}")
+    low = min(np.nanmin(v) for v in every.values())
+    right.set_ylim(low / 20, None)             # room below the curves for the legend
     _place_legend(right, fontsize="small")
     right.set_title(f"every accountant (z = {curves.noise_multiplier:g}, q = {curves.sampling_rate:g}), log scale",
                     fontsize="medium")

@@ -42,3 +42,5 @@ assert at_03 > gd_mean.max(), "'more accurate at epsilon = 0.3 than the book's 1
 assert 0.05 <= sgd_mean.max() - gd_mean.max() <= 0.07, "'its ceiling is about 6 points higher'"
 assert gd_mean.max() - majority_floor <= 0.03, "'never get more than about 2 points above the majority-class floor'"
 assert sgd_mean[0] < sgd_mean[1] - 0.02, "'below epsilon = 0.1 the curve drops steeply'"
+if 0.01 in _eps:
+    assert _mean[_eps.index(0.01)] < majority_floor, "'on the full grid, at epsilon = 0.01, even below it'"

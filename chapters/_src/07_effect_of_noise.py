@@ -124,7 +124,8 @@ plt.show()
 # a point of its value at the largest ε. The gap of about one point to the non-private model that remains even
 # there (z ≈ 1 at ε = 10) is not the privacy noise but clipping and a short training run with a fixed schedule.
 # Below ε ≈ 0.1 the noise takes over: accuracy falls towards the majority-class floor of 75.43 % (always
-# predicting "≤ 50K", chapter 1), and the **spread over seeds grows** by more than an order of magnitude — at a
+# predicting "≤ 50K", chapter 1) — on the full grid, at ε = 0.01, even below it: a model this noisy does worse
+# than a constant — and the **spread over seeds grows** by more than an order of magnitude — at a
 # small ε, *which* noise you drew matters, and a single run tells you little. Always report several seeds.
 #
 # The certified ε is at most the target, never above: calibration returns the safe end of its bisection.
