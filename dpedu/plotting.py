@@ -10,7 +10,9 @@ r"""Plot helpers for the course: each takes an optional matplotlib ``Axes`` and 
 * :func:`plot_accuracy_vs_epochs` - accuracy against epochs at one total epsilon, with the noise
   multiplier each needs on a second axis.
 
-No ``plt.show()`` and no global style changes: the caller owns the figure.
+No ``plt.show()`` and no global style changes: the caller owns the figure. Every helper checks its arguments
+(``TypeError``/``ValueError`` naming the argument) and places its legend where it covers no data: in the
+emptiest inside position, measured on the drawn figure, or else below the axes.
 
 >>> import matplotlib
 >>> matplotlib.use("Agg")
@@ -25,8 +27,11 @@ No ``plt.show()`` and no global style changes: the caller owns the figure.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
+
+from .validation import check_delta, check_epsilon, check_scalar
 
 __all__ = [
     "ACCOUNTANT_STYLES",
@@ -52,23 +57,60 @@ ACCOUNTANT_STYLES = {
 
 
 def _axes(ax):
+    from matplotlib.axes import Axes
+
     if ax is None:
         import matplotlib.pyplot as plt
 
         _, ax = plt.subplots(figsize=(7, 4.5))
+    elif not isinstance(ax, Axes):
+        raise TypeError(f"ax must be a matplotlib Axes or None; got {type(ax).__name__} {ax!r}")
     return ax
 
 
+def _numbers(values, name):
+    """``values`` as a float array; strings, booleans and objects are refused, not converted."""
+    array = np.asarray(values)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers; got {array.dtype} values such as {array.ravel()[:1]!r}")
+    return array.astype(float)
+
+
 def _as_1d(values, name):
-    array = np.asarray(values, dtype=float)
+    array = _numbers(values, name)
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array; got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite; got {array}")
+    return array
+
+
+def _check_options(*, spread="range", delta=None, baseline=None, labels=(), flags=()):
+    """Shared checks: spread, delta, baseline (an accuracy), text labels and booleans (``(name, value)`` pairs)."""
+    if spread not in ("range", "std"):
+        raise ValueError(f"spread must be 'range' or 'std'; got {spread!r}")
+    if delta is not None:
+        check_delta(delta)
+    if baseline is not None and not 0 <= check_scalar(baseline, "baseline") <= 1:
+        raise ValueError(f"baseline must be an accuracy in [0, 1]; got {baseline!r}")
+    for name, value in labels:
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a string; got {type(value).__name__} {value!r}")
+    for name, value in flags:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False; got {value!r}")
+
+
+def _accuracies(values, name):
+    array = _numbers(values, name)
+    if not np.all((array >= 0) & (array <= 1)):  # also refuses nan
+        raise ValueError(f"{name} must be accuracies in [0, 1]; got {array.ravel()[:5]}")
     return array
 
 
 def _as_trials(values, n, name):
     """``values`` as (n, n_trials): a 1-D array is one trial per point."""
-    array = np.asarray(values, dtype=float)
+    array = _accuracies(values, name)
     if array.ndim == 1:
         array = array[:, None]
     if array.ndim != 2 or array.shape[0] != n:
@@ -107,17 +149,59 @@ def _plain_log_ticks(axis):
     axis.set_minor_formatter(FuncFormatter(minor_label))
 
 
+def _obstacles(ax):
+    """Display-space points of everything drawn in ``ax``: line vertices (interpolated), bands, bars, texts."""
+    points = []
+    for line in ax.lines:
+        xy = line.get_transform().transform(np.asarray(line.get_xydata(), dtype=float))
+        xy = xy[np.all(np.isfinite(xy), axis=1)]
+        if len(xy) > 1:  # a segment crossing the legend has no vertex inside it: sample along it
+            t = np.linspace(0.0, 1.0, 25)[:, None, None]
+            xy = (xy[:-1] * (1 - t) + xy[1:] * t).reshape(-1, 2)
+        points.append(xy)
+    for artist in list(ax.collections) + list(ax.patches) + list(ax.texts):
+        if artist is ax.patch or not artist.get_visible():
+            continue
+        box = artist.get_window_extent()
+        gx, gy = np.meshgrid(np.linspace(box.x0, box.x1, 5), np.linspace(box.y0, box.y1, 5))
+        points.append(np.column_stack([gx.ravel(), gy.ravel()]))
+    return np.concatenate(points) if points else np.empty((0, 2))
+
+
+def _place_legend(ax, axes=None, **kwargs):
+    """Put the legend of ``ax`` in the inside position that covers no data of ``axes``, else below the axes.
+
+    The positions are tried on the drawn figure: the legend's window extent must lie inside the axes and
+    contain none of the points of :func:`_obstacles`. Returns the legend.
+    """
+    axes = axes or [ax]
+    canvas = ax.figure.canvas
+    canvas.draw()
+    points = np.concatenate([_obstacles(a) for a in axes])
+    inside = ax.get_window_extent()
+    for loc in ("upper left", "lower right", "upper right", "lower left", "center right", "center left",
+                "lower center", "upper center"):
+        legend = ax.legend(loc=loc, **kwargs)
+        canvas.draw()
+        box = legend.get_window_extent()
+        fits = inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= inside.y1
+        if fits and box.count_contains(points) == 0:
+            return legend
+    renderer = canvas.get_renderer()  # no empty corner: below the tick labels and the x label
+    bottom = min(a.get_tightbbox(renderer).y0 for a in axes)
+    y = ax.transAxes.inverted().transform((0.0, bottom))[1]
+    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, y - 0.02), **kwargs)
+
+
 def _mean_and_band(ax, x, trials, *, label, spread, color=None, marker="o", linestyle="-"):
     mean = trials.mean(axis=1)
     (line,) = ax.plot(x, mean, marker=marker, linestyle=linestyle, color=color, label=label)
     if trials.shape[1] > 1:
         if spread == "range":
             low, high = trials.min(axis=1), trials.max(axis=1)
-        elif spread == "std":
+        else:
             sd = trials.std(axis=1, ddof=1)
             low, high = mean - sd, mean + sd
-        else:
-            raise ValueError(f"spread must be 'range' or 'std'; got {spread!r}")
         ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
     return line
 
@@ -130,7 +214,7 @@ def _spread_note(trials, spread):
 
 
 def plot_accuracy_vs_epsilon(epsilons, accuracies, *, baseline=None, baseline_label="non-private", delta=None,
-                             ax=None, label="DP-SGD", spread="range", color=None, marker="o"):
+                             ax=None, label="DP-SGD", spread="range", color=None, marker="o", linestyle="-"):
     r"""Test accuracy against the *total* epsilon of each training run (log x axis).
 
     Parameters
@@ -150,21 +234,23 @@ def plot_accuracy_vs_epsilon(epsilons, accuracies, *, baseline=None, baseline_la
         Legend entry of the curve (the number of seeds and the band are appended).
     spread : {"range", "std"}
         Band from min to max over seeds, or mean ± one standard deviation.
-    color, marker
-        Line style of the curve.
+    color, marker, linestyle
+        Style of the curve (give curves that may coincide different markers and line styles).
 
     Returns
     -------
     matplotlib Axes
     """
     epsilons = _as_1d(epsilons, "epsilons")
-    if not np.all(np.isfinite(epsilons)) or np.any(epsilons <= 0):
+    if np.any(epsilons <= 0):
         raise ValueError("epsilons must be positive and finite (a log axis; draw a non-private run as baseline=)")
     trials = _as_trials(accuracies, len(epsilons), "accuracies")
+    _check_options(spread=spread, delta=delta, baseline=baseline,
+                   labels=(("label", label), ("baseline_label", baseline_label)))
     ax = _axes(ax)
     order = np.argsort(epsilons)
     _mean_and_band(ax, epsilons[order], trials[order], label=label + _spread_note(trials, spread), spread=spread,
-                   color=color, marker=marker)
+                   color=color, marker=marker, linestyle=linestyle)
     if baseline is not None:
         ax.axhline(float(baseline), linestyle="--", color="gray", label=f"{baseline_label}: {float(baseline):.3f}")
     ax.set_xscale("log")
@@ -172,7 +258,7 @@ def plot_accuracy_vs_epsilon(epsilons, accuracies, *, baseline=None, baseline_la
     ax.set_xlabel(_epsilon_label(delta))
     ax.set_ylabel("test accuracy")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="best")  # accuracy curves rise to the right: let matplotlib find the empty corner
+    _place_legend(ax, fontsize="small")
     return ax
 
 
@@ -204,13 +290,24 @@ def plot_epsilon_vs_epochs(epochs, curves, *, delta=None, ax=None, labels=None, 
     matplotlib Axes
     """
     epochs = _as_1d(epochs, "epochs")
+    if not isinstance(curves, Mapping):
+        raise TypeError(f"curves must be a dict {{key: epsilons}}; got {type(curves).__name__} {curves!r}")
     if not curves:
         raise ValueError("curves is empty: nothing to draw")
+    if labels is not None and not isinstance(labels, Mapping):
+        raise TypeError(f"labels must be a dict {{key: legend label}} or None; got {labels!r}")
+    if isinstance(invalid, str):
+        raise TypeError(f"invalid must be a collection of curve keys, not a string; got {invalid!r}")
+    if markevery is not None and (isinstance(markevery, bool) or not isinstance(markevery, int) or markevery < 1):
+        raise ValueError(f"markevery must be a positive int or None; got {markevery!r}")
+    _check_options(delta=delta, flags=(("logy", logy),))
     labels = dict(labels or {})
     invalid = set(invalid)
     ax = _axes(ax)
     for key, values in curves.items():
-        values = _as_1d(values, f"curves[{key!r}]")
+        values = _numbers(values, f"curves[{key!r}]")
+        if values.ndim != 1 or np.any(values <= 0):  # nan (not applicable) is allowed and left out
+            raise ValueError(f"curves[{key!r}] must be a 1-D array of positive epsilons (or nan); got {values}")
         if values.shape != epochs.shape:
             raise ValueError(f"curves[{key!r}] has {values.size} points but epochs has {epochs.size}")
         style = dict(ACCOUNTANT_STYLES.get(key, {"marker": "."}))
@@ -220,13 +317,14 @@ def plot_epsilon_vs_epochs(epochs, curves, *, delta=None, ax=None, labels=None, 
             if "not a valid bound" not in label:
                 label += " (not a valid bound)"
         ok = np.isfinite(values)
-        ax.plot(epochs[ok], values[ok], label=label, markevery=markevery, markersize=4, **style)
+        ax.plot(epochs[ok], values[ok], label=label, markevery=markevery, markersize=4,
+                **{"zorder": 2 + len(ax.lines) * 0.01, **style})  # later curves on top, markers visible
     if logy:
         ax.set_yscale("log")
     ax.set_xlabel("epochs (steps = epochs / q)")
     ax.set_ylabel(_epsilon_label(delta, "total $\\varepsilon$ after composition"))
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize="small")
+    _place_legend(ax, fontsize="small")
     return ax
 
 
@@ -248,9 +346,16 @@ def plot_figure2(curves, axes=None):
     -------
     (Axes, Axes)
     """
-    from .experiments import ACCOUNTANT_LABELS
+    from .experiments import ACCOUNTANT_LABELS, EpsilonCurves
 
-    if axes is None:
+    if not isinstance(curves, EpsilonCurves):
+        raise TypeError(f"curves must be a dpedu.experiments.EpsilonCurves (from epsilon_curves); got "
+                        f"{type(curves).__name__}")
+    if axes is not None:
+        if len(np.shape(axes)) != 1 or len(axes) != 2:
+            raise ValueError(f"axes must be a pair of matplotlib Axes or None; got {axes!r}")
+        axes = [_axes(a) for a in axes]
+    else:
         import matplotlib.pyplot as plt
 
         _, axes = plt.subplots(1, 2, figsize=(13, 5), layout="constrained")
@@ -274,7 +379,7 @@ def plot_figure2(curves, axes=None):
             right.plot([], [], " ", label=f"{ACCOUNTANT_LABELS.get(key, key)}: n/a{why}")
     low = min(np.nanmin(v) for v in every.values())
     right.set_ylim(low / 20, None)             # room below the curves for the legend
-    right.legend(fontsize="small", loc="lower right")
+    _place_legend(right, fontsize="small")
     right.set_title(f"every accountant (z = {curves.noise_multiplier:g}, q = {curves.sampling_rate:g}), log scale",
                     fontsize="medium")
     return left, right
@@ -302,15 +407,18 @@ def plot_loss_curves(curves, *, ax=None, xlabel="epoch", ylabel="mean training l
     A training loss is computed on the private data and is not itself private: plot it to learn,
     do not publish it as if it were covered by the run's epsilon.
     """
+    if not isinstance(curves, Mapping):
+        raise TypeError(f"curves must be a dict {{label: losses}}; got {type(curves).__name__} {curves!r}")
     if not curves:
         raise ValueError("curves is empty: nothing to draw")
+    _check_options(spread=spread, labels=(("xlabel", xlabel), ("ylabel", ylabel)), flags=(("logy", logy),))
     ax = _axes(ax)
     for label, value in curves.items():
         if isinstance(value, tuple):
             x, losses = value
         else:
             x, losses = None, value
-        losses = np.asarray(losses, dtype=float)
+        losses = _numbers(losses, f"losses of {label!r}")
         if losses.ndim == 1:
             losses = losses[None, :]
         if losses.ndim != 2 or losses.shape[1] == 0:
@@ -324,7 +432,7 @@ def plot_loss_curves(curves, *, ax=None, xlabel="epoch", ylabel="mean training l
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
-    ax.legend()
+    _place_legend(ax, fontsize="small")
     return ax
 
 
@@ -351,7 +459,10 @@ def plot_clipping_noise_tradeoff(clip_norms, noise_multipliers, accuracies, *, e
     """
     clip_norms = _as_1d(clip_norms, "clip_norms")
     noise_multipliers = _as_1d(noise_multipliers, "noise_multipliers")
-    acc = np.asarray(accuracies, dtype=float)
+    if np.any(clip_norms <= 0) or np.any(noise_multipliers < 0):
+        raise ValueError("clip_norms must be positive (a log axis) and noise_multipliers >= 0")
+    acc = _accuracies(accuracies, "accuracies")
+    _check_options(spread=spread, delta=delta, baseline=baseline)
     if acc.ndim == 2:
         acc = acc[:, :, None]
     if acc.shape[:2] != (clip_norms.size, noise_multipliers.size):
@@ -376,13 +487,13 @@ def plot_clipping_noise_tradeoff(clip_norms, noise_multipliers, accuracies, *, e
     title = "noise multiplier z" + (f", $\\delta = {_delta_text(delta)}$" if delta is not None else "")
     if acc.shape[2] > 1:
         title += f"\n(mean of {acc.shape[2]} seeds, band: {'min to max' if spread == 'range' else '± 1 std'})"
-    ax.legend(title=title, fontsize="small", title_fontsize="small")
     ax.grid(True, alpha=0.3)
+    _place_legend(ax, title=title, fontsize="small", title_fontsize="small")
     return ax
 
 
 def plot_accuracy_vs_epochs(epochs, accuracies, *, noise_multipliers=None, epsilon=None, delta=None, baseline=None,
-                            ax=None, spread="range"):
+                            ax=None, spread="range", right=None):
     r"""Test accuracy against the number of epochs at one total epsilon (and the noise each needs).
 
     Parameters
@@ -391,6 +502,9 @@ def plot_accuracy_vs_epochs(epochs, accuracies, *, noise_multipliers=None, epsil
     accuracies : array_like, shape (n,) or (n, n_seeds)
     noise_multipliers : array_like, shape (n,), optional
         Drawn on a second y axis (right): the z that makes each run cost ``epsilon``.
+    right : (str, array_like of shape (n,)), optional
+        Another quantity for the right axis instead, as ``(axis label, values)``: e.g. the noise std of
+        the averaged gradient when z is the same for every run (a constant would draw a flat line).
     epsilon, delta : float, optional
         The fixed total budget, shown in the title.
     baseline : float, optional
@@ -403,7 +517,22 @@ def plot_accuracy_vs_epochs(epochs, accuracies, *, noise_multipliers=None, epsil
         The accuracy axes (the noise axes is ``ax.right_ax`` when drawn).
     """
     epochs = _as_1d(epochs, "epochs")
+    if np.any(epochs <= 0):
+        raise ValueError(f"epochs must be positive (a log axis); got {epochs}")
     trials = _as_trials(accuracies, epochs.size, "accuracies")
+    _check_options(spread=spread, delta=delta, baseline=baseline)
+    if epsilon is not None:
+        check_epsilon(epsilon)
+    if noise_multipliers is not None and right is not None:
+        raise ValueError("give noise_multipliers or right, not both: there is one right axis")
+    if noise_multipliers is not None:
+        right = ("noise multiplier z needed", noise_multipliers)
+    if right is not None:
+        if not (isinstance(right, tuple) and len(right) == 2 and isinstance(right[0], str)):
+            raise TypeError(f"right must be a pair (axis label, values); got {right!r}")
+        right_values = _as_1d(right[1], "noise_multipliers" if noise_multipliers is not None else "right values")
+        if right_values.size != epochs.size:
+            raise ValueError(f"{right[0]!r} must have one value per epoch count ({epochs.size}); got {right_values.size}")
     ax = _axes(ax)
     handles = [_mean_and_band(ax, epochs, trials, label="test accuracy" + _spread_note(trials, spread), spread=spread)]
     if baseline is not None:
@@ -411,23 +540,25 @@ def plot_accuracy_vs_epochs(epochs, accuracies, *, noise_multipliers=None, epsil
                                   label=f"non-private: {float(baseline):.3f}"))
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis)
+    if epochs.size <= 12:  # label every epoch count drawn, not only the powers of ten
+        ax.set_xticks(epochs, [f"{e:g}" for e in epochs])
+        ax.set_xticks([], minor=True)
     ax.set_xlabel("epochs")
     ax.set_ylabel("test accuracy")
     ax.grid(True, alpha=0.3)
-    if noise_multipliers is not None:
-        z = _as_1d(noise_multipliers, "noise_multipliers")
-        if z.size != epochs.size:
-            raise ValueError("noise_multipliers must have one value per epoch count")
-        right = ax.twinx()
-        (line,) = right.plot(epochs, z, color="#D55E00", marker="s", linestyle=":",
-                             label="noise multiplier z needed (right axis)")
-        right.set_ylabel("noise multiplier z", color="#D55E00")
+    owner, drawn = ax, [ax]
+    if right is not None:
+        owner = ax.right_ax = ax.twinx()
+        (line,) = owner.plot(epochs, right_values, color="#D55E00", marker="s", linestyle=":",
+                             label=f"{right[0]} (right axis)")
+        owner.set_ylabel(right[0], color="#D55E00")
+        owner.margins(y=0.12)  # keep its end points off the frame (and off the baseline drawn there)
         handles.append(line)
-        ax.right_ax = right
+        drawn.append(owner)
     if epsilon is not None:
         title = f"same total budget for every run: $\\varepsilon = {epsilon:g}$"
         if delta is not None:
             title += f", $\\delta = {_delta_text(delta)}$"
         ax.set_title(title)
-    ax.legend(handles=handles, loc="lower center", fontsize="small")
+    _place_legend(owner, drawn, handles=handles, fontsize="small")
     return ax

@@ -134,6 +134,9 @@ def _execute(path, adult_dir):
                 return run
             finally:
                 run.seconds_reference = time.perf_counter() - start
+            run.reference_error = _check_claims(client, path)
+            if run.reference_error is not None:
+                return run
 
             start = time.perf_counter()
             client.allow_errors = True
@@ -153,6 +156,23 @@ def _execute(path, adult_dir):
                 run.student_cells.append((kind, label, _error(cell)))
             run.seconds_student = time.perf_counter() - start
     return run
+
+
+def _check_claims(client, path):
+    """Run ``chapters/_claims/<chapter>.py`` in the chapter's kernel: the prose's claims, asserted on its variables."""
+    claims = CHAPTERS_DIR / "_claims" / f"{path.stem}.py"
+    if not claims.is_file():
+        return f"{path.name}: no claims file {claims.relative_to(ROOT)} (see chapters/_claims/README.md)"
+    cell = nbformat.v4.new_code_cell(claims.read_text(encoding="utf-8"))
+    client.nb.cells.append(cell)            # nbclient stores the executed cell at its index: give it its own
+    client.allow_errors = True
+    try:
+        client.execute_cell(cell, len(client.nb.cells) - 1)
+    finally:
+        client.allow_errors = False
+        client.nb.cells.pop()
+    error = _error(cell)
+    return None if error is None else f"{path.name}: a claim of its prose is false ({claims.name}): {error[0]}: {error[1]}"
 
 
 def _expect_no_error(cell, what):

@@ -232,8 +232,8 @@ print(f"alpha_T(19) / 19 = {alpha[0] / 19:.6f}   RDP of order 20 = {rdp[0]:.6f}"
 # are composed with the advanced composition theorem. We draw three curves in the left panel:
 #
 # * the moments accountant;
-# * strong composition **as in the paper** — the recipe that reproduces the paper's numbers (9.34 at 100 epochs,
-#   24.22 at 400; docs/math.md §12.6). It is **not a valid bound** (dashed), for reasons we take apart below;
+# * strong composition **as in the paper** — the recipe that reproduces the paper's numbers (the paper reports 9.34
+#   at 100 epochs and 24.22 at 400; the table below prints 9.34 and 24.21; docs/math.md §12.6). It is **not a valid bound** (dashed), for reasons we take apart below;
 # * strong composition with a **valid** recipe: the exact Gaussian ε₀ (Balle & Wang), the correct amplification
 #   ε₁ = ln(1 + q(e^{ε₀} − 1)), the exact Dwork–Rothblum–Vadhan bound and the best split of δ.
 #

@@ -1,0 +1,46 @@
+# Claims of chapter 7's prose (run in the chapter's kernel after it executed; see README.md).
+import math as _math
+
+import numpy as _np
+
+assert TUNED_DEFAULTS[-1].epochs / TUNED_DEFAULTS[-1].sampling_rate == 6400 and \
+    all(row.epochs == 64 for row in TUNED_DEFAULTS), "'Its defaults ... run 64 epochs, up to 6,400 steps'"
+assert round(q * n) == 1508 and steps == 640, "'32 epochs at q = 0.05 (640 steps, expected batch 1508 rows)'"
+_z = {e: dp.calibrate.noise_multiplier(target_epsilon=e, target_delta=DELTA, sampling_rate=q, steps=steps)
+      for e in (0.01, 10.0)}
+_std = {e: z * C / (q * n) for e, z in _z.items()}
+assert 100 <= _std[0.01] / _std[10.0] < 1000, "'at epsilon = 0.01 its noise is several hundred times larger'"
+assert X_train.shape[1] == 104 and _std[0.01] * _math.sqrt(104) > C, \
+    "'over the 104 coordinates its norm exceeds C = 0.5'"
+assert round(_z[10.0]) == 1, "'(z ~ 1 at epsilon = 10)'"
+_t, _c = tuned.score(X_test, y_test), cheap.score(X_test, y_test)
+assert 0 <= _t - _c < 0.01 and tuned.steps_ >= 10 * cheap.steps_, \
+    f"'The cheaper configuration gives up less than a point at epsilon = 1, for a tenth of the steps': {_t} vs {_c}"
+_mean = _np.array([a.mean() for a in dpsgd.accuracies])
+_eps = list(dpsgd.epsilons)
+assert abs(_mean[_eps.index(0.3)] - _mean[-1]) < 0.005, \
+    "'Down to epsilon ~ 0.3 ... accuracy stays within a few tenths of a point of its value at the largest epsilon'"
+assert 0.005 <= dpsgd.baseline - _mean[-1] <= 0.02, "'The gap of about one point to the non-private model'"
+assert _mean[0] < _mean[_eps.index(0.3)] - 0.02 and _mean[0] - majority_floor < 0.02 and dpsgd.epsilons[0] < 0.1, \
+    "'Below epsilon ~ 0.1 the noise takes over: accuracy falls towards the majority-class floor'"
+assert round(100 * majority_floor, 2) == 75.43, "'the majority-class floor of 75.43 %'"
+assert seed_std[0] > 10 * seed_std[-1], "'the spread over seeds grows by more than an order of magnitude'"
+assert _np.all(dpsgd.achieved_epsilons <= dpsgd.epsilons), "'The certified epsilon is at most the target'"
+_z05 = [dp.calibrate.noise_multiplier(target_epsilon=0.05, target_delta=DELTA, sampling_rate=q,
+                                      steps=experiments.steps_from_epochs(e, q)) for e in (1, 4, 16, 64)]
+assert all(1.8 < b / a < 2.1 for a, b in zip(_z05, _z05[1:])), "'four times the epochs, twice the z'"
+_best = _np.argmax(tight.accuracies.mean(axis=1))
+assert 0 < _best < len(tight.epochs) - 1, "'At epsilon = 0.05 accuracy first rises ... and then falls'"
+_bc = [grid.clip_norms[_np.argmax(grid.accuracies[:, k, :].mean(axis=1))] for k in range(len(grid.noise_multipliers))]
+assert _bc[0] > _bc[-1] and grid.noise_multipliers[0] == 1, "'As z grows the optimum moves to **smaller C**'"
+_a1 = grid.accuracies[:, 0, :].mean(axis=1)
+assert _a1[0] < _a1.max() - 0.005, "'With little noise (z = 1) ... a tiny C costs accuracy through bias'"
+assert round(_math.log(1e5) / 32, 2) == 0.36 and min(moments.epsilons) > 0.36, \
+    "'cannot certify anything below ln(1e5)/32 ~ 0.36 ... so its grid starts above that'"
+assert 3 <= shrink.min() and round(shrink.max(), 1) <= 4.2, "'by a factor of 3 to 4.2 here'"
+assert at_03 > gd_mean.max(), "'more accurate at epsilon = 0.3 than the book's 10 full-batch steps at *any* epsilon'"
+assert 0.05 <= sgd_mean.max() - gd_mean.max() <= 0.07, "'its ceiling is about 6 points higher'"
+assert gd_mean.max() - majority_floor <= 0.03, "'never get more than about 2 points above the majority-class floor'"
+assert sgd_mean[0] < sgd_mean[1] - 0.02, "'below epsilon = 0.1 the curve drops steeply'"
+if 0.01 in _eps:
+    assert _mean[_eps.index(0.01)] < majority_floor, "'on the full grid, at epsilon = 0.01, even below it'"

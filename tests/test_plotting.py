@@ -1,0 +1,164 @@
+"""The plot helpers of :mod:`dpedu.plotting`: they draw what they are given, their legends cover no data, and
+bad arguments are refused with an error naming the argument."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from dpedu import plotting  # noqa: E402
+from dpedu.experiments import EpsilonCurves  # noqa: E402
+
+EPS = [0.1, 0.3, 1.0, 3.0, 10.0]
+ACC = [[0.76, 0.78], [0.80, 0.81], [0.83, 0.84], [0.84, 0.845], [0.845, 0.85]]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _data_points(ax):
+    """Display coordinates of every plotted vertex of ``ax`` (lines, with their own transforms, and bands)."""
+    points = [line.get_transform().transform(np.asarray(line.get_xydata(), dtype=float)) for line in ax.lines]
+    points += [c.get_transform().transform(p.vertices) for c in ax.collections for p in c.get_paths()]
+    points = np.concatenate(points) if points else np.empty((0, 2))
+    return points[np.all(np.isfinite(points), axis=1)]
+
+
+def assert_legend_clear(ax, *others):
+    """The legend of ``ax`` exists and its box contains no plotted point of ``ax`` or of ``others``."""
+    ax.figure.canvas.draw()
+    legend = ax.get_legend()
+    assert legend is not None, "no legend drawn"
+    box = legend.get_window_extent()
+    for a in (ax, *others):
+        inside = [tuple(p) for p in _data_points(a) if box.contains(*p)]
+        assert not inside, f"the legend covers data points (display coordinates) {inside[:3]}"
+
+
+def _labels(ax):
+    return [text.get_text() for text in ax.get_legend().get_texts()]
+
+
+# --- each function draws, with a legend that covers no data ----------------------------------------------------
+
+def test_accuracy_vs_epsilon_draws_curve_baseline_and_clear_legend():
+    ax = plotting.plot_accuracy_vs_epsilon(EPS, ACC, baseline=0.85, delta=1e-5,
+                                           baseline_label="a very long label for the non-private baseline run",
+                                           label="DP-SGD with a long description of its settings")
+    assert len(ax.lines) == 2 and len(ax.collections) == 1           # mean, baseline, band
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), np.mean(ACC, axis=1))
+    assert ax.get_xscale() == "log" and ax.get_ylabel() == "test accuracy"
+    assert any("non-private" in t for t in _labels(ax))
+    assert_legend_clear(ax)
+
+
+def test_accuracy_vs_epsilon_legend_stays_off_a_flat_curve():
+    """A curve across the whole top of the axes (the case of chapter 2): no inside corner is free."""
+    flat = [[0.776, 0.777]] * 5
+    ax = plotting.plot_accuracy_vs_epsilon(EPS, flat, baseline=0.777, delta=1e-4)
+    ax.plot([0.1, 10], [0.74, 0.74])                                  # data along the bottom too
+    plotting._place_legend(ax)
+    assert_legend_clear(ax)
+
+
+def test_epsilon_vs_epochs_draws_each_curve_and_leaves_nan_out():
+    epochs = np.array([1, 2, 5, 10])
+    curves = {"sequential": [10, 20, 50, 100], "moments": [0.5, 0.6, np.nan, 1.0], "rdp": [0.5, 0.6, 0.8, 1.0]}
+    ax = plotting.plot_epsilon_vs_epochs(epochs, curves, delta=1e-5, invalid=("sequential",))
+    assert len(ax.lines) == 3
+    assert len(ax.lines[1].get_xdata()) == 3                          # the nan point is left out
+    assert ax.lines[0].get_linestyle() == "--" and "not a valid bound" in ax.lines[0].get_label()
+    assert ax.lines[2].get_zorder() > ax.lines[1].get_zorder()        # coinciding curves: the later one on top
+    assert_legend_clear(ax)
+
+
+def test_figure2_draws_both_panels():
+    epochs = np.array([1.0, 10.0, 100.0])
+    curves = EpsilonCurves(epochs=epochs, steps=epochs * 100, noise_multiplier=4.0, sampling_rate=0.01, delta=1e-5,
+                           epsilons={"moments": np.array([0.4, 0.5, 1.2]), "strong_paper": np.array([1.0, 3.0, 9.0]),
+                                     "strong": np.array([2.0, 6.0, 18.0]), "rdp": np.array([0.3, 0.45, 1.0])},
+                           notes={"zcdp": "no subsampling theorem"})
+    left, right = plotting.plot_figure2(curves)
+    assert len(left.lines) == 3 and len(right.lines) >= 4
+    assert any("n/a" in t for t in _labels(right))
+    assert_legend_clear(left)
+    assert_legend_clear(right)
+
+
+def test_loss_curves_draws_mean_and_band():
+    losses = np.array([[0.7, 0.5, 0.4, 0.35], [0.7, 0.55, 0.42, 0.36]])
+    ax = plotting.plot_loss_curves({"lr 1": losses, "lr 4": ([1, 2, 3, 4], [0.7, 0.6, 0.65, 0.5])}, logy=True)
+    assert [line.get_label() for line in ax.lines] == ["lr 1", "lr 4"]
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), losses.mean(axis=0))
+    assert ax.get_yscale() == "log"
+    assert_legend_clear(ax)
+
+
+def test_clipping_noise_tradeoff_draws_one_line_per_noise():
+    acc = np.array([[0.80, 0.70], [0.84, 0.76], [0.83, 0.72]])
+    ax = plotting.plot_clipping_noise_tradeoff([0.1, 1.0, 10.0], [1.0, 10.0], acc, epsilons=[3.0, 0.1], delta=1e-5,
+                                               baseline=0.85)
+    assert len(ax.lines) == 3
+    assert any("z = 10" in t for t in _labels(ax))
+    assert_legend_clear(ax)
+
+
+def test_accuracy_vs_epochs_right_axis_and_clear_legend():
+    ax = plotting.plot_accuracy_vs_epochs([1, 2, 4, 8], [0.80, 0.82, 0.83, 0.81], noise_multipliers=[2, 3, 4, 6],
+                                          epsilon=0.5, delta=1e-5, baseline=0.85)
+    np.testing.assert_allclose(ax.right_ax.lines[0].get_ydata(), [2, 3, 4, 6])
+    assert "noise multiplier" in ax.right_ax.get_ylabel()
+    legend_owner = ax.right_ax                   # the legend sits on the top axes, over neither curve
+    assert_legend_clear(legend_owner, ax)
+    other = plotting.plot_accuracy_vs_epochs([1, 2, 4], [0.80, 0.82, 0.83], right=("batch size", [900, 600, 300]))
+    assert other.right_ax.get_ylabel() == "batch size"
+
+
+# --- bad input: an error naming the argument ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, error, name", [
+    (lambda: plotting.plot_accuracy_vs_epsilon(EPS, ACC, ax="x"), TypeError, "ax"),
+    (lambda: plotting.plot_accuracy_vs_epsilon(["0.1", "1", "10", "3", "5"], ACC), TypeError, "epsilons"),
+    (lambda: plotting.plot_accuracy_vs_epsilon(EPS, ACC, delta=0), ValueError, "delta"),
+    (lambda: plotting.plot_accuracy_vs_epsilon(EPS, ACC, delta="1e-5"), TypeError, "delta"),
+    (lambda: plotting.plot_accuracy_vs_epsilon(EPS, ACC, baseline=85.0), ValueError, "baseline"),
+    (lambda: plotting.plot_accuracy_vs_epsilon(EPS, ACC, label=3), TypeError, "label"),
+    (lambda: plotting.plot_accuracy_vs_epsilon(EPS, ACC, spread="iqr"), ValueError, "spread"),
+    (lambda: plotting.plot_accuracy_vs_epsilon([0.1, np.nan, 1, 2, 3], ACC), ValueError, "epsilons"),
+    (lambda: plotting.plot_accuracy_vs_epsilon(EPS, np.array(ACC) * 100), ValueError, "accuracies"),
+    (lambda: plotting.plot_epsilon_vs_epochs([1, 2], "x"), TypeError, "curves"),
+    (lambda: plotting.plot_epsilon_vs_epochs([1, 2], {"rdp": [1, 2]}, ax="x"), TypeError, "ax"),
+    (lambda: plotting.plot_epsilon_vs_epochs([1, 2], {"rdp": [1, 2]}, delta=0), ValueError, "delta"),
+    (lambda: plotting.plot_epsilon_vs_epochs([1, 2], {"rdp": ["1", "2"]}), TypeError, "curves['rdp']"),
+    (lambda: plotting.plot_epsilon_vs_epochs([1, 2], {"rdp": [1, -2]}), ValueError, "curves['rdp']"),
+    (lambda: plotting.plot_epsilon_vs_epochs([1, 2], {"rdp": [1, 2]}, labels="x"), TypeError, "labels"),
+    (lambda: plotting.plot_epsilon_vs_epochs([1, 2], {"rdp": [1, 2]}, invalid="rdp"), TypeError, "invalid"),
+    (lambda: plotting.plot_epsilon_vs_epochs([1, 2], {"rdp": [1, 2]}, logy="no"), TypeError, "logy"),
+    (lambda: plotting.plot_epsilon_vs_epochs([1, 2], {"rdp": [1, 2]}, markevery=0), ValueError, "markevery"),
+    (lambda: plotting.plot_figure2("x"), TypeError, "curves"),
+    (lambda: plotting.plot_loss_curves("x"), TypeError, "curves"),
+    (lambda: plotting.plot_loss_curves({"a": [1.0, 0.5]}, ax="x"), TypeError, "ax"),
+    (lambda: plotting.plot_loss_curves({"a": ["1", "0.5"]}), TypeError, "losses of 'a'"),
+    (lambda: plotting.plot_loss_curves({"a": [1.0, 0.5]}, xlabel=None), TypeError, "xlabel"),
+    (lambda: plotting.plot_clipping_noise_tradeoff([0.1, 1], [1.0], [[0.8], [0.9]], ax="x"), TypeError, "ax"),
+    (lambda: plotting.plot_clipping_noise_tradeoff([0.1, 1], [1.0], [[0.8], [0.9]], delta=0), ValueError, "delta"),
+    (lambda: plotting.plot_clipping_noise_tradeoff([0, 1], [1.0], [[0.8], [0.9]]), ValueError, "clip_norms"),
+    (lambda: plotting.plot_clipping_noise_tradeoff(["a", "b"], [1.0], [[0.8], [0.9]]), TypeError, "clip_norms"),
+    (lambda: plotting.plot_accuracy_vs_epochs([1, 2], [0.8, 0.9], ax="x"), TypeError, "ax"),
+    (lambda: plotting.plot_accuracy_vs_epochs([1, 2], [0.8, 0.9], epsilon=0.5, delta=0), ValueError, "delta"),
+    (lambda: plotting.plot_accuracy_vs_epochs([1, 2], [0.8, 0.9], epsilon=-1), ValueError, "epsilon"),
+    (lambda: plotting.plot_accuracy_vs_epochs([1, 2], [0.8, 0.9], noise_multipliers=[1.0]), ValueError, "one value"),
+    (lambda: plotting.plot_accuracy_vs_epochs([1, 2], [0.8, 0.9], right="x"), TypeError, "right"),
+])
+def test_bad_input_is_refused_naming_the_argument(call, error, name):
+    with pytest.raises(error, match=None) as info:
+        call()
+    assert name in str(info.value), f"the message does not name {name!r}: {info.value}"
