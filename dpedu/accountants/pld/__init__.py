@@ -77,16 +77,23 @@ def _spacing(models, counts, accuracy):
     total = sum(counts)
     mean = sum(c * m for (m, _), c in zip(moments, counts))
     sd = math.sqrt(sum(c * v for (_, v), c in zip(moments, counts)))
+    if sd == 0:  # only point masses (pure events): _snap_to_atoms puts them on the grid
+        return 0.1
     spacing = math.sqrt(12.0 * accuracy * (abs(mean) + sd) / (total * (1.0 + 6.0 / sd)))
-    return min(spacing, 0.25 * min(math.sqrt(v) for _, v in moments), 0.1)
+    return min(spacing, 0.25 * min(math.sqrt(v) or math.inf for _, v in moments), 0.1)
 
 
 def _snap_to_atoms(spacing, events):
-    """Shrink ``spacing`` so the atoms of pure events (+-epsilon) lie on grid points where possible."""
+    """Shrink ``spacing`` so the atoms of pure events (+-epsilon) lie on grid points where possible
+    (exactly for the smallest epsilon and its multiples); at most 2^20 grid steps per atom."""
     atoms = sorted({e.epsilon for e in events if isinstance(e, (LaplaceEvent, EpsilonDeltaEvent))})
     if not atoms:
         return spacing
-    return atoms[0] / math.ceil(atoms[0] / spacing - 1e-9)
+    return atoms[0] / min(math.ceil(atoms[0] / spacing - 1e-9), 2**20)
+
+
+class GridTooLargeError(ValueError):
+    """The grid a requested accuracy needs exceeds ``max_grid_size``."""
 
 
 class PLDAccountant(Accountant):
@@ -98,9 +105,10 @@ class PLDAccountant(Accountant):
 
     Parameters
     ----------
-    accuracy : float, default 1e-3
-        Target relative error of the pessimistic epsilon; sets the grid (``_spacing``). Ignored when
-        ``discretization`` is given.
+    accuracy : float or None
+        Target relative error of the pessimistic epsilon; sets the grid (``_spacing``). ``None``: the
+        default 1e-3, coarsened (with a ``caveat``) when the grid would exceed ``max_grid_size``; an
+        explicit accuracy that needs more raises ``ValueError``. Ignored when ``discretization`` is given.
     discretization : float or None
         A fixed grid spacing :math:`\Delta` instead (may be shrunk slightly to put pure atoms on the grid).
     tail_mass : float, default 1e-18
@@ -127,10 +135,10 @@ class PLDAccountant(Accountant):
         ),
     }
 
-    def __init__(self, *, accuracy=DEFAULT_ACCURACY, discretization=None, tail_mass=1e-18, max_grid_size=MAX_GRID,
+    def __init__(self, *, accuracy=None, discretization=None, tail_mass=1e-18, max_grid_size=MAX_GRID,
                  pessimistic=True):
         super().__init__()
-        self.accuracy = check_in_interval(accuracy, "accuracy", 0.0, 0.1, low_open=True)
+        self.accuracy = None if accuracy is None else check_in_interval(accuracy, "accuracy", 0.0, 0.1, low_open=True)
         self.discretization = None if discretization is None else check_positive(discretization, "discretization")
         self.tail_mass = check_in_interval(tail_mass, "tail_mass", 0.0, 1e-3, low_open=True)
         max_grid_size = check_positive_int(max_grid_size, "max_grid_size")
@@ -170,23 +178,37 @@ class PLDAccountant(Accountant):
             directions.append("add")
         n_cuts = 2 * len(entries)
         tail = self.tail_mass / n_cuts
-        curves = []
+        curves, coarsened = [], False
         for direction in directions:
             models = [loss_model(e, direction, tail / (2 * c)) for e, c in entries]
             counts = [c for _, c in entries]
-            spacing = self.discretization or _spacing(models, counts, self.accuracy)
-            spacing = _snap_to_atoms(spacing, [e for e, _ in entries])
-            total = None
-            for model, count in zip(models, counts):
-                single = (connect_the_dots if pessimistic else grid_binning)(model, spacing)
-                if single.pmf.size > self.max_grid_size:
-                    raise ValueError(f"one event needs {single.pmf.size} grid points, more than max_grid_size="
-                                     f"{self.max_grid_size}; pass a coarser discretization or larger accuracy")
-                part = self_compose(single, count, tail, pessimistic, self.max_grid_size)
-                total = part if total is None else convolve(total, part)
-            curves.append(PrivacyCurve(total))
+            spacing = self.discretization or _spacing(models, counts, self.accuracy or DEFAULT_ACCURACY)
+            while True:
+                try:
+                    curves.append(self._compose(models, counts, _snap_to_atoms(spacing, [e for e, _ in entries]),
+                                                tail, pessimistic))
+                    break
+                except GridTooLargeError:
+                    if self.discretization is not None or self.accuracy is not None:
+                        raise
+                    spacing, coarsened = 4.0 * spacing, True  # the default accuracy is a target, not a demand
+        if pessimistic and self.pessimistic:
+            self.caveat = (f"PLD grid coarsened to fit max_grid_size={self.max_grid_size}: looser than the default "
+                           f"accuracy (see epsilon_bracket)") if coarsened else None
         self._cache = {key: curves}
         return curves
+
+    def _compose(self, models, counts, spacing, tail, pessimistic):
+        """The :class:`PrivacyCurve` of the ledger ``models`` x ``counts`` on grid ``spacing`` (one direction)."""
+        total = None
+        for model, count in zip(models, counts):
+            try:
+                single = (connect_the_dots if pessimistic else grid_binning)(model, spacing, self.max_grid_size)
+                part = self_compose(single, count, tail, pessimistic, self.max_grid_size)
+            except ValueError as exc:
+                raise GridTooLargeError(str(exc)) from None
+            total = part if total is None else convolve(total, part)
+        return PrivacyCurve(total)
 
     def _closed_form_mu(self):
         mu2, entries = self._entries()
@@ -218,11 +240,12 @@ class PLDAccountant(Accountant):
     def _delta(self, epsilon):
         return float(self._delta_at(epsilon, self.pessimistic))
 
-    def get_delta(self, epsilon):
-        """Smallest delta certified at ``epsilon``: a float, or an array for an array of epsilons (each > 0)."""
-        if np.ndim(epsilon) == 0:
-            return super().get_delta(epsilon)
-        values = self._check_epsilons(epsilon)
+    def get_deltas(self, epsilons):
+        """Smallest certified delta at each of ``epsilons`` (a sequence or array of values > 0): an array.
+
+        ``get_delta`` itself takes one scalar, like every accountant's (arrays are refused there by name).
+        """
+        values = self._check_epsilons(epsilons)
         if not self.ledger:
             return np.zeros_like(values)
         return self._delta_at(values, self.pessimistic)
@@ -231,10 +254,12 @@ class PLDAccountant(Accountant):
     def _check_epsilons(epsilon):
         try:
             values = np.asarray(epsilon, dtype=float)
-        except (TypeError, ValueError):
-            raise TypeError(f"epsilon must be a real number or an array of them; got {epsilon!r}") from None
+        except (TypeError, ValueError):  # e.g. a list of strings or objects
+            raise TypeError(f"epsilons must be an array of real numbers; got {epsilon!r}") from None
+        if values.dtype.kind not in "fiu" or values.ndim != 1:
+            raise TypeError(f"epsilons must be a one-dimensional array of real numbers; got {epsilon!r}")
         if values.size == 0 or not np.all(np.isfinite(values)) or not np.all(values > 0):
-            raise ValueError(f"epsilon must hold finite values > 0 (and not be empty); got {epsilon!r}")
+            raise ValueError(f"epsilons must hold finite values > 0 (and not be empty); got {epsilon!r}")
         return values
 
     def epsilon_bracket(self, delta):

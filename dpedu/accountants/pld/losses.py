@@ -174,11 +174,23 @@ def _index(values, spacing):
     return np.where(on_grid, nearest, np.floor(ratio)).astype(np.int64), on_grid
 
 
-def connect_the_dots(model, spacing):
+def _check_size(model, spacing, max_size):
+    """Refuse (``ValueError``) a grid of more than ``max_size`` points for one event."""
+    values = [a for a, _ in model.atoms]
+    if model.loss is not None:
+        values += [float(model.loss(np.array(model.x_low))), float(model.loss(np.array(model.x_high)))]
+    points = (max(values) - min(values)) / spacing + 3
+    if not points <= max_size:
+        raise ValueError(f"one event needs {points:.3g} grid points at spacing {spacing:.3g}, more than "
+                         f"max_grid_size={max_size}; pass a coarser discretization or a larger accuracy")
+
+
+def connect_the_dots(model, spacing, max_size=2**24):
     r"""Pessimistic :class:`GridPMF` of ``model``: each loss :math:`\ell` between grid points
     :math:`\ell_i \le \ell < \ell_{i+1}` sends the fraction :math:`(1-e^{\ell_i-\ell})/(1-e^{-\Delta})` of its
     mass up and the rest down (Doroshenko et al. 2022; ``docs/math.md §15.7``); the cut upper tail goes to
     :math:`+\infty`."""
+    _check_size(model, spacing, max_size)
     atoms = model.atoms
     if model.cut_low > 0:  # the cut lower tail moves up to the lowest loss kept
         atoms = atoms + ((float(model.loss(np.array(model.x_low))), model.cut_low),)
@@ -199,12 +211,13 @@ def connect_the_dots(model, spacing):
     return _trimmed(GridPMF(spacing, start, 0.0, pmf, model.infinity_mass + model.cut_high))
 
 
-def grid_binning(model, spacing):
+def grid_binning(model, spacing, max_size=2**24):
     r"""Optimistic :class:`GridPMF`: bins :math:`[\ell_j - \Delta/2, \ell_j + \Delta/2)`, each bin's loss
     :math:`\ln(P(\text{bin})/Q(\text{bin}))` moved down to :math:`\ell_j + o` (or :math:`\ell_{j-1} + o` when it
     lies below :math:`\ell_j + o`), with o from :func:`_best_offset`. Moving losses down can only lower
     delta, for one event and for any composition (the sum of losses only decreases). The cut tails are
     dropped: a lower bound."""
+    _check_size(model, spacing, max_size)
     values, masses = [np.array([a for a, _ in model.atoms])], [np.array([m for _, m in model.atoms])]
     if model.loss is not None:
         low, high = model.loss(np.array(model.x_low)), model.loss(np.array(model.x_high))
