@@ -87,9 +87,10 @@ def _snap_to_atoms(spacing, events):
     """Shrink ``spacing`` so the atoms of pure events (+-epsilon) lie on grid points where possible
     (exactly for the smallest epsilon and its multiples); at most 2^20 grid steps per atom."""
     atoms = sorted({e.epsilon for e in events if isinstance(e, (LaplaceEvent, EpsilonDeltaEvent))})
+    atoms = [a for a in atoms if a >= spacing]  # an atom finer than the grid is split, never refines it
     if not atoms:
         return spacing
-    return atoms[0] / min(math.ceil(atoms[0] / spacing - 1e-9), 2**20)
+    return atoms[0] / max(1, min(math.ceil(atoms[0] / spacing - 1e-9), 2**20))
 
 
 class GridTooLargeError(ValueError):
