@@ -71,7 +71,7 @@ def _spacing(models, counts, accuracy):
     its variance (a split over one grid step). Over :math:`T` events, with composed mean :math:`m` and
     standard deviation :math:`s`, epsilon near :math:`m + k s` (:math:`k \approx 6` at small delta) moves by
     about :math:`T\Delta^2(1 + k/s)/12`. We ask for at most ``accuracy`` times :math:`|m| + s`, a floor of
-    epsilon for the deltas that matter, and never more than a quarter of one event's own spread.
+    epsilon for the deltas that matter, and never more than a quarter of the widest event's own spread.
     """
     moments = [loss_moments(m) for m in models]
     total = sum(counts)
@@ -80,7 +80,7 @@ def _spacing(models, counts, accuracy):
     if sd == 0:  # only point masses (pure events): _snap_to_atoms puts them on the grid
         return 0.1
     spacing = math.sqrt(12.0 * accuracy * (abs(mean) + sd) / (total * (1.0 + 6.0 / sd)))
-    return min(spacing, 0.25 * min(math.sqrt(v) or math.inf for _, v in moments), 0.1)
+    return min(spacing, 0.25 * max(math.sqrt(v) for _, v in moments), 0.1)
 
 
 def _snap_to_atoms(spacing, events):
