@@ -1,0 +1,141 @@
+r"""Composing discretised PLDs, and reading :math:`\delta(\varepsilon)` and :math:`\varepsilon(\delta)` off the result.
+
+* :func:`self_compose` — T copies of one event with **one** FFT: transform the PMF, raise the spectrum to
+  the T-th power, transform back (``docs/math.md §15.8``). The T-fold sum lives on at most
+  :math:`T(n-1)+1` grid points; we keep only a window :math:`[\ell_{lo}, \ell_{hi}]` that Chernoff's bound
+  :math:`P[S \ge u] \le e^{T \ln M(t) - tu}` (M the moment generating function of one step) proves holds all
+  but ``tail`` of the mass on each side. The discarded mass is *never dropped* in the pessimistic case: its
+  bound goes to :math:`+\infty`. The FFT is circular; it is padded beyond the window, so mass outside the
+  window can only land in the padding, which is discarded (and, pessimistically, also counted at
+  :math:`+\infty`).
+* :func:`convolve` — two different PLDs by one linear (zero-padded) FFT convolution.
+* :class:`PrivacyCurve` — :math:`\delta(\varepsilon) = m_\infty + \sum_{\ell_i>\varepsilon} p_i (1-e^{\varepsilon-\ell_i})`
+  from suffix sums, and its exact inverse on each segment between grid losses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import fft as sp_fft
+
+from .losses import GridPMF
+
+__all__ = ["chernoff_window", "self_compose", "convolve", "PrivacyCurve"]
+
+
+def chernoff_window(pmfs_and_counts, tail):
+    r"""``(low, high)``: index bounds (relative to the sum of the parts' ``start``) outside which the
+    composed PMF holds at most ``tail`` of mass on each side.
+
+    Chernoff: :math:`P[S - c \ge u] \le \exp(\sum_e T_e \ln M_e(t) - tu)` for every t > 0 (c the
+    composed mean, :math:`M_e` the moment generating function of one centred step), minimised over t
+    (12 values, then 9 around the best); the same with :math:`-S` for the lower side.
+    """
+    parts, centre, variance, span = [], 0.0, 0.0, 0
+    for g, count in pmfs_and_counts:
+        support = np.flatnonzero(g.pmf > 0)
+        mass, k = g.pmf[support], support.astype(float)
+        mean = float(np.sum(mass * k) / mass.sum())
+        centre += count * mean
+        variance += count * float(np.sum(mass * (k - mean) ** 2) / mass.sum())
+        span += count * (g.pmf.size - 1)
+        parts.append((count, mass, k - mean))
+    scale = math.sqrt(max(variance, 1e-12))
+    bounds = []
+    for sign in (1.0, -1.0):
+        def bound(t_values):
+            log_mgf = np.zeros_like(t_values)
+            for count, mass, k in parts:
+                exponent = np.outer(t_values, sign * k)
+                top = exponent.max(axis=1)
+                log_mgf += count * (top + np.log(np.exp(exponent - top[:, None]) @ mass))
+            values = (log_mgf - math.log(tail)) / t_values
+            return float(values.min()), float(t_values[np.argmin(values)])
+
+        coarse, best_t = bound(np.geomspace(1e-3, 40.0, 12) / scale)  # per grid index
+        bounds.append(min(coarse, bound(best_t * np.geomspace(0.5, 2.0, 9))[0]))
+    return max(0, math.floor(centre - bounds[1])), min(span, math.ceil(centre + bounds[0]))
+
+
+def _shift_phase(size, shift):
+    """exp(2 pi i f shift / size) for the rfft frequencies f (a circular shift left by ``shift``), the
+    product reduced exactly mod size."""
+    f = np.arange(size // 2 + 1, dtype=np.int64)
+    return np.exp(2j * np.pi * ((f * (shift % size)) % size) / size)
+
+
+def self_compose(g, count, tail, pessimistic, max_size):
+    """The PMF of ``count`` independent copies of ``g``: one FFT, the spectrum to the power ``count``.
+
+    Raises ``ValueError`` when the window needs more than ``max_size`` points.
+    """
+    if count == 1:
+        return g
+    low, high = chernoff_window([(g, count)], tail)
+    width = high - low + 1
+    size = sp_fft.next_fast_len(width + g.pmf.size + width // 8, real=True)
+    if size > max_size:
+        raise ValueError(f"composing {count} events needs an FFT of {size} points, more than max_grid_size="
+                         f"{max_size}; pass a coarser discretization, a larger accuracy or a larger max_grid_size")
+    spectrum = sp_fft.rfft(g.pmf, size) ** count * _shift_phase(size, low)
+    out = sp_fft.irfft(spectrum, size)
+    kept = np.maximum(out[:width], 0.0)  # round-off below zero is no probability
+    log_finite = count * math.log1p(-g.infinity_mass) if g.infinity_mass < 1 else -math.inf
+    infinity = -math.expm1(log_finite)
+    if pessimistic:
+        cut = (tail if low > 0 else 0.0) + (tail if high < count * (g.pmf.size - 1) else 0.0)
+        infinity += cut + float(np.maximum(out[width:], 0.0).sum()) * (cut > 0)
+    return GridPMF(g.spacing, count * g.start + low, count * g.offset, kept, min(infinity, 1.0))
+
+
+def convolve(a, b):
+    """The PMF of the sum of independent losses from ``a`` and ``b`` (same spacing), by linear FFT convolution."""
+    size = a.pmf.size + b.pmf.size - 1
+    fft_size = sp_fft.next_fast_len(size, real=True)
+    out = sp_fft.irfft(sp_fft.rfft(a.pmf, fft_size) * sp_fft.rfft(b.pmf, fft_size), fft_size)[:size]
+    infinity = a.infinity_mass + b.infinity_mass - a.infinity_mass * b.infinity_mass
+    return GridPMF(a.spacing, a.start + b.start, a.offset + b.offset, np.maximum(out, 0.0), infinity)
+
+
+class PrivacyCurve:
+    r"""The privacy curve of one composed PMF, for :math:`\varepsilon \ge 0`.
+
+    With suffix sums :math:`A_k = \sum_{i\ge k} p_i` and :math:`B_k = \sum_{i \ge k} p_i e^{-\ell_i}` over the
+    positive losses, :math:`\delta(\varepsilon) = m_\infty + A_k - e^{\varepsilon} B_k` for
+    :math:`\ell_{k-1} \le \varepsilon < \ell_k`; on that segment the inverse is
+    :math:`\varepsilon = \ln((m_\infty + A_k - \delta)/B_k)`, exact (no bisection).
+    """
+
+    def __init__(self, g):
+        loss = (g.start + np.arange(g.pmf.size)) * g.spacing + g.offset
+        positive = (loss > 0) & (g.pmf > 0)
+        self.loss, pmf = loss[positive], g.pmf[positive]
+        self.infinity_mass = g.infinity_mass
+        self.suffix_mass = np.append(np.cumsum(pmf[::-1])[::-1], 0.0)
+        with np.errstate(divide="ignore"):  # log of the Q-mass suffix sums: e^{-loss} underflows for huge losses
+            log_q = np.log(pmf) - self.loss
+        self.log_suffix_q = np.append(np.logaddexp.accumulate(log_q[::-1])[::-1], -np.inf)
+
+    def delta(self, epsilon):
+        """:math:`\\delta(\\varepsilon)` for an array of epsilons >= 0."""
+        epsilon = np.asarray(epsilon, dtype=float)
+        k = np.searchsorted(self.loss, epsilon, side="right")
+        q_part = np.exp(epsilon + self.log_suffix_q[k])
+        finite = np.maximum(self.suffix_mass[k] - q_part, 0.0)
+        return np.minimum(self.infinity_mass + finite, 1.0)
+
+    def epsilon(self, delta):
+        r"""Smallest :math:`\varepsilon \ge 0` with :math:`\delta(\varepsilon) \le` ``delta`` (``inf`` if none)."""
+        if self.delta(0.0) <= delta:
+            return 0.0
+        at_losses = self.delta(self.loss)  # non-increasing
+        k = int(np.searchsorted(-at_losses, -delta, side="left"))  # first grid loss with delta(l_k) <= delta
+        if k == self.loss.size:
+            return math.inf  # only m_inf is left above the last loss, and it exceeds delta
+        # epsilon lies in [l_{k-1}, l_k]; there the suffix starts at k
+        remaining = self.infinity_mass + self.suffix_mass[k] - delta
+        epsilon = math.log(remaining) - self.log_suffix_q[k] if remaining > 0 else self.loss[k]
+        lower = self.loss[k - 1] if k > 0 else 0.0
+        return float(min(max(epsilon, lower), self.loss[k]))

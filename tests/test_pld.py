@@ -1,0 +1,248 @@
+"""The PLD accountant: closed forms, brackets, monotonicity, exact pure events, tiny deltas."""
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import comb
+
+from dpedu.accountants import (
+    EpsilonDeltaEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    ShuffledBatchGaussianEvent,
+    SubsampledGaussianEvent,
+    UnsupportedEventError,
+    make_accountant,
+)
+from dpedu.accountants.pld import PLDAccountant
+from dpedu.gaussian import gaussian_delta_exact, gaussian_epsilon_exact
+
+
+def pld(ledger, **options):
+    acc = PLDAccountant(**options)
+    for event, count in ledger:
+        acc.compose(event, count)
+    return acc
+
+
+# ---- closed forms -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("z, steps", [(0.5, 1), (1.0, 10), (2.0, 1000), (10.0, 10**4), (100.0, 10**4), (5.0, 10**6)])
+@pytest.mark.parametrize("delta", [1e-5, 1e-8])
+def test_full_batch_gaussians_are_one_gaussian_in_closed_form(z, steps, delta):
+    exact = gaussian_epsilon_exact(delta, z / math.sqrt(steps))
+    for event in (GaussianEvent(z), SubsampledGaussianEvent(z, 1.0)):
+        assert pld([(event, steps)]).get_epsilon(delta) == pytest.approx(exact, rel=1e-12)
+
+
+def test_gaussians_with_different_multipliers_compose_exactly():
+    # mu^2 = 50/100 + 50/25 = 2.5 : one Gaussian with noise multiplier 1/sqrt(2.5)
+    acc = pld([(GaussianEvent(10.0), 50), (GaussianEvent(5.0), 50)])
+    assert acc.get_epsilon(1e-5) == pytest.approx(gaussian_epsilon_exact(1e-5, 1 / math.sqrt(2.5)), rel=1e-12)
+
+
+@pytest.mark.parametrize("z", [0.7, 1.0, 3.0])
+def test_gaussian_on_the_grid_is_bracketed_by_the_exact_curve(z):
+    # a negligible Laplace event forces the Gaussian through the grid
+    acc = pld([(GaussianEvent(z), 1), (LaplaceEvent(1e-9), 1)])
+    for epsilon in (0.1, 1.0, 3.0):
+        low, high = acc.delta_bracket(epsilon)
+        exact = gaussian_delta_exact(epsilon, z)
+        # FFT round-off is about 1e-18 absolute: below that the bracket is not resolved
+        assert low <= exact * (1 + 1e-9) + 1e-17 and high >= exact * (1 - 1e-9) - 1e-17
+        assert high <= exact * 1.01 + 1e-12
+
+
+def test_get_delta_is_accurate_to_1e_15():
+    acc = pld([(GaussianEvent(1.0), 1), (LaplaceEvent(1e-9), 1)])
+    exact = gaussian_delta_exact(8.0, 1.0)  # 3.65e-15
+    assert abs(acc.get_delta(8.0) - exact) <= 1e-16
+    closed = pld([(GaussianEvent(1.0), 1)])
+    assert closed.get_delta(8.0) == pytest.approx(exact, rel=1e-12)
+
+
+# ---- pure and Laplace events ---------------------------------------------------------------------------
+
+
+def test_pure_events_compose_exactly():
+    acc = pld([(EpsilonDeltaEvent(1.0), 1), (EpsilonDeltaEvent(2.0), 1)])
+    assert acc.get_delta(3.0) == 0.0
+    assert acc.get_epsilon(1e-10) == pytest.approx(3.0, abs=1e-9)
+
+
+def _pure_composition_delta(epsilon0, k, epsilon):
+    """Exact delta(epsilon) of k (epsilon0, 0) events: the loss is epsilon0 (k - 2j) with binomial weights."""
+    p = math.exp(epsilon0) / (1 + math.exp(epsilon0))
+    total = 0.0
+    for j in range(k + 1):
+        loss = epsilon0 * (k - 2 * j)
+        if loss > epsilon:
+            total += comb(k, j) * p ** (k - j) * (1 - p) ** j * (1 - math.exp(epsilon - loss))
+    return total
+
+
+@pytest.mark.parametrize("epsilon0, k", [(0.5, 10), (0.1, 200), (1.0, 3)])
+def test_pure_events_against_the_exact_binomial_curve(epsilon0, k):
+    acc = pld([(EpsilonDeltaEvent(epsilon0), k)])
+    for epsilon in (0.05, 0.5, 1.3, 2.0):
+        assert acc.get_delta(epsilon) == pytest.approx(_pure_composition_delta(epsilon0, k, epsilon), rel=1e-9,
+                                                       abs=1e-15)
+
+
+def test_epsilon_delta_event_keeps_its_delta():
+    acc = pld([(EpsilonDeltaEvent(0.5, 1e-4), 3)])
+    assert acc.get_delta(1.5) == pytest.approx(-math.expm1(3 * math.log1p(-1e-4)), rel=1e-9)
+
+
+def _laplace_delta(epsilon0, epsilon):
+    """One Laplace release: delta(eps) = 1 - exp((eps - eps0) / 2) for 0 <= eps <= eps0 (closed form)."""
+    return max(0.0, -math.expm1((epsilon - epsilon0) / 2))
+
+
+@pytest.mark.parametrize("epsilon0", [0.1, 1.0, 3.0])
+def test_one_laplace_release_against_its_closed_form(epsilon0):
+    acc = pld([(LaplaceEvent(epsilon0), 1)])
+    for fraction in (0.0, 0.3, 0.7, 1.0):
+        epsilon = max(fraction * epsilon0, 1e-9)
+        low, high = acc.delta_bracket(epsilon)
+        exact = _laplace_delta(epsilon0, epsilon)
+        assert low <= exact + 1e-12 <= high + 2e-12
+        assert high - exact <= 1e-3 * epsilon0
+
+
+def _laplace_pair_delta(epsilon0, epsilon, n=400_001):
+    """Two Laplace releases, by numerical integration over the output pair (a fine reference)."""
+    b = 1 / epsilon0
+    x = np.linspace(-40 * b, 40 * b + 1, n)
+    w = np.gradient(x)
+    p = np.exp(-np.abs(x - 1) / b) / (2 * b)
+    loss = (np.abs(x) - np.abs(x - 1)) / b
+    total = np.add.outer(loss, loss)
+    weight = np.outer(p * w, p * w)
+    return float(np.sum(weight * np.maximum(0.0, -np.expm1(epsilon - total))))
+
+
+def test_laplace_composition_is_bracketed_by_the_reference():
+    acc = pld([(LaplaceEvent(0.5), 2)])
+    reference = _laplace_pair_delta(0.5, 0.4, n=3001)
+    low, high = acc.delta_bracket(0.4)
+    assert low <= reference * (1 + 1e-3) and high >= reference * (1 - 1e-3)
+
+
+def test_many_laplace_releases_stay_below_the_certified_bracket():
+    # Laplace eps = 0.01, 1e5 times, delta = 1e-5: the true epsilon lies in [17.686, 17.887]
+    low, high = pld([(LaplaceEvent(0.01), 10**5)]).epsilon_bracket(1e-5)
+    assert 17.686 <= low <= high <= 17.887
+
+
+# ---- subsampled Gaussian --------------------------------------------------------------------------------
+
+SETTINGS = [(0.01, 4.0, 10**4, 1e-5), (0.001, 1.1, 5 * 10**4, 1e-6), (0.001, 1.0, 10**4, 1e-5),
+            (0.1, 2.0, 1000, 1e-6), (0.5, 5.0, 100, 1e-8), (1e-4, 0.6, 20_000, 1e-5)]
+
+
+@pytest.mark.parametrize("q, z, steps, delta", SETTINGS)
+def test_pessimistic_is_above_optimistic_and_below_rdp(q, z, steps, delta):
+    acc = pld([(SubsampledGaussianEvent(z, q), steps)])
+    low, high = acc.epsilon_bracket(delta)
+    assert 0 <= low <= high
+    assert acc.get_epsilon(delta) == high
+    rdp = make_accountant("rdp").compose(SubsampledGaussianEvent(z, q), steps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # order-grid edge notes
+        assert high <= rdp.get_epsilon(delta) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("q, z, steps, delta, reference", [
+    (0.01, 4.0, 10**4, 1e-5, 0.9470), (0.001, 1.1, 5 * 10**4, 1e-6, 1.094), (0.001, 1.0, 10**4, 1e-5, 0.4760)])
+def test_tight_against_dp_accounting_anchors(q, z, steps, delta, reference):
+    # references: dp_accounting's PLD (connect the dots, spacing 1e-4), itself slightly pessimistic
+    epsilon = pld([(SubsampledGaussianEvent(z, q), steps)]).get_epsilon(delta)
+    assert epsilon <= reference * 1.003
+
+
+def test_bracket_closes_as_the_grid_refines():
+    ledger = [(SubsampledGaussianEvent(4.0, 0.01), 2000)]
+    widths = []
+    for spacing in (4e-4, 1e-4, 2.5e-5):
+        low, high = pld(ledger, discretization=spacing).epsilon_bracket(1e-5)
+        widths.append(high - low)
+    assert widths[0] > widths[1] > widths[2] > 0
+
+
+@pytest.mark.parametrize("z, q, steps", [(0.58, 1e-4, 93_000), (0.76, 1e-3, 16_000), (0.6, 5e-4, 50_000)])
+def test_small_delta_cases_answer(z, q, steps):
+    epsilon = pld([(SubsampledGaussianEvent(z, q), steps)]).get_epsilon(1e-8)
+    assert 0 < epsilon < math.inf
+
+
+def test_monotone_in_steps_noise_and_rate():
+    def eps(z, q, steps):
+        return pld([(SubsampledGaussianEvent(z, q), steps)], discretization=1e-4).get_epsilon(1e-5)
+
+    base = eps(2.0, 0.01, 1000)
+    assert eps(2.0, 0.01, 2000) >= base
+    assert eps(4.0, 0.01, 1000) <= base
+    assert eps(2.0, 0.02, 1000) >= base
+
+
+def test_heterogeneous_ledger_equals_its_parts_composed():
+    a, b = SubsampledGaussianEvent(2.0, 0.01), SubsampledGaussianEvent(3.0, 0.05)
+    together = pld([(a, 300), (b, 200)], discretization=1e-4).get_epsilon(1e-6)
+    interleaved = pld([(a, 100), (b, 200), (a, 200)], discretization=1e-4).get_epsilon(1e-6)
+    assert together == interleaved
+    alone = pld([(a, 300)], discretization=1e-4).get_epsilon(1e-6)
+    assert together > alone
+
+
+def test_deltas_for_an_array_of_epsilons():
+    acc = pld([(SubsampledGaussianEvent(2.0, 0.01), 1000)])
+    epsilons = np.array([0.1, 0.5, 1.0])
+    deltas = acc.get_deltas(epsilons)
+    assert deltas.shape == (3,) and np.all(np.diff(deltas) < 0)
+    assert deltas[1] == acc.get_delta(0.5)
+    with pytest.raises(ValueError, match="epsilons"):
+        acc.get_deltas([0.1, -1.0])
+    with pytest.raises(TypeError, match="epsilons"):
+        acc.get_deltas([["a"]])
+
+
+def test_explicit_accuracy_beyond_the_grid_cap_is_refused():
+    acc = pld([(SubsampledGaussianEvent(1.0, 0.001), 10**6)], accuracy=1e-6, max_grid_size=2**16)
+    with pytest.raises(ValueError, match="max_grid_size"):
+        acc.get_epsilon(1e-5)
+    # the default accuracy coarsens instead, and says so
+    acc = pld([(SubsampledGaussianEvent(1.0, 0.001), 10**6)], max_grid_size=2**16)
+    assert math.isfinite(acc.get_epsilon(1e-5)) and "coarsened" in acc.caveat
+
+
+def test_shuffled_batches_are_refused():
+    with pytest.raises(UnsupportedEventError, match="dominating pair"):
+        PLDAccountant().compose(ShuffledBatchGaussianEvent(1.0, 10, 100))
+
+
+@pytest.mark.parametrize("name, value", [("accuracy", 0.0), ("accuracy", 0.5), ("tail_mass", 1.0)])
+def test_bad_options_are_refused_by_name(name, value):
+    with pytest.raises(ValueError, match=name):
+        PLDAccountant(**{name: value})
+
+
+def test_both_directions_are_accounted():
+    # remove and add differ for q < 1; the reported curve is the larger one at every epsilon
+    acc = pld([(SubsampledGaussianEvent(1.0, 0.2), 50)])
+    curves = acc._curves(True)
+    assert len(curves) == 2
+    grid = np.array([0.5, 1.0, 2.0])
+    assert np.allclose(acc.get_deltas(grid), np.maximum(curves[0].delta(grid), curves[1].delta(grid)))
+
+
+def test_pessimistic_at_least_the_closed_form_for_many_steps_and_multipliers():
+    for z, steps in itertools.product((0.8, 2.0), (1, 50)):
+        exact = gaussian_epsilon_exact(1e-6, z / math.sqrt(steps))
+        acc = pld([(GaussianEvent(z), steps), (LaplaceEvent(1e-9), 1)])
+        low, high = acc.epsilon_bracket(1e-6)
+        assert low <= exact * (1 + 1e-9) <= high * (1 + 2e-9)
