@@ -108,10 +108,15 @@ def check_output(path, option):
 
 
 def figure(nrows=1, ncols=1, figsize=(7, 4.5)):
-    """A matplotlib Figure not attached to pyplot: no GUI backend and no global state are touched."""
+    """A matplotlib Figure on an Agg canvas, not attached to pyplot: no GUI backend or global state is touched.
+
+    The canvas gives the figure a renderer, which the plotting helpers use to place legends off the data.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=figsize, layout="constrained")
+    FigureCanvasAgg(fig)
     return fig, fig.subplots(nrows, ncols)
 
 
