@@ -39,6 +39,8 @@ compose to a largest loss of exactly 4, so :math:`\delta(4) = 0`:
 >>> acc = PLDAccountant().compose(SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01), 10_000)
 >>> round(acc.get_epsilon(1e-5), 3)
 0.947
+>>> acc.get_delta([0.5, 1.0]).shape       # an array of epsilons: one delta each
+(2,)
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ import numpy as np
 from ...events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent
 from ...gaussian import gaussian_delta_exact, gaussian_epsilon_exact
 from ...validation import check_delta, check_epsilon, check_in_interval, check_positive, check_positive_int
-from ..base import Accountant
+from ..base import Accountant, check_epsilons
 from .compose import PrivacyCurve, convolve, self_compose
 from .losses import connect_the_dots, grid_binning, loss_model, loss_moments
 
@@ -241,27 +243,16 @@ class PLDAccountant(Accountant):
     def _delta(self, epsilon):
         return float(self._delta_at(epsilon, self.pessimistic))
 
+    def _deltas(self, epsilons):
+        return self._delta_at(epsilons, self.pessimistic)
+
     def get_deltas(self, epsilons):
-        """Smallest certified delta at each of ``epsilons`` (a sequence or array of values > 0): an array.
+        """Smallest certified delta at each of ``epsilons`` (a 1-D array of values > 0): an array.
 
-        ``get_delta`` itself takes one scalar, like every accountant's (arrays are refused there by name).
+        The same as ``get_delta`` with an array, under the argument name ``epsilons``.
         """
-        values = self._check_epsilons(epsilons)
-        if not self.ledger:
-            return np.zeros_like(values)
-        return self._delta_at(values, self.pessimistic)
-
-    @staticmethod
-    def _check_epsilons(epsilon):
-        try:
-            values = np.asarray(epsilon, dtype=float)
-        except (TypeError, ValueError):  # e.g. a list of strings or objects
-            raise TypeError(f"epsilons must be an array of real numbers; got {epsilon!r}") from None
-        if values.dtype.kind not in "fiu" or values.ndim != 1:
-            raise TypeError(f"epsilons must be a one-dimensional array of real numbers; got {epsilon!r}")
-        if values.size == 0 or not np.all(np.isfinite(values)) or not np.all(values > 0):
-            raise ValueError(f"epsilons must hold finite values > 0 (and not be empty); got {epsilon!r}")
-        return values
+        values = check_epsilons(epsilons, "epsilons")
+        return self.get_delta(values)
 
     def epsilon_bracket(self, delta):
         """``(optimistic, pessimistic)`` epsilon at ``delta``: the ledger's true epsilon lies in between.
@@ -275,10 +266,7 @@ class PLDAccountant(Accountant):
 
     def delta_bracket(self, epsilon):
         """``(optimistic, pessimistic)`` delta at ``epsilon`` (scalar or array): the true delta lies in between."""
-        if np.ndim(epsilon) == 0:
-            epsilon = check_epsilon(epsilon)
-        else:
-            epsilon = self._check_epsilons(epsilon)
+        epsilon = check_epsilon(epsilon) if np.ndim(epsilon) == 0 else check_epsilons(epsilon)
         if not self.ledger:
             return 0.0, 0.0
         low, high = self._delta_at(epsilon, False), self._delta_at(epsilon, True)
