@@ -189,10 +189,19 @@ def test_privacy_curves_draw_each_accountant_pld_bracket_and_clear_legend():
     assert_legend_clear(ax)
 
 
-def test_privacy_curves_default_grid_and_advanced_equal_strong_drawn_once():
-    ax = plotting.plot_privacy_curves([(SubsampledGaussianEvent(4.0, 0.01), 50)], accountants=("advanced", "strong"))
+def test_privacy_curves_default_grid_reaches_the_lowest_delta():
+    ax = plotting.plot_privacy_curves(RUN, accountants=("rdp", "pld"), delta_range=(1e-8, 1.0))
+    x = ax.lines[0].get_xdata()
+    assert x.size == 60 and np.all(np.diff(x) > 0)
+    pessimistic = make_accountant("pld").compose(*RUN[0]).get_epsilon(1e-8)
+    assert x[-1] == pytest.approx(1.5 * pessimistic)       # 1.5 times the tightest epsilon at the lowest delta
+    assert ax.get_ylim()[0] == 1e-8
+    assert_legend_clear(ax)
+
+
+def test_privacy_curves_draw_advanced_and_equal_strong_once():
+    ax = plotting.plot_privacy_curves(RUN, epsilons=[2.0, 4.0, 8.0], accountants=("advanced", "strong"))
     assert [line.get_label() for line in ax.lines] == ["advanced composition (= strong, valid recipe)"]
-    assert ax.lines[0].get_xdata().size == 60
     assert_legend_clear(ax)
 
 
