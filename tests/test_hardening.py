@@ -63,7 +63,15 @@ NOT_A_RATE = st.one_of(st.floats(max_value=0.0), st.floats(min_value=1.0, exclud
 NOT_INT_TYPE = st.one_of(st.floats(allow_nan=True), st.sampled_from(["3", True, 2.0, 1 + 0j]))
 NOT_INT_VALUE = st.integers(max_value=0)
 
+#: for get_delta, which takes one epsilon or a 1-D array of them: not real numbers, scalar or inside an array
+NOT_EPSILONS = st.sampled_from(["1", 1 + 1j, True, np.bool_(False), object(), ["1", "2"], [True, False],
+                                np.array([1.0 + 1j]), [[1.0, 2.0]], [1.0, "2"]])
+#: arrays holding a value that is not a finite positive number
+BAD_EPSILON_ENTRIES = st.sampled_from([[1.0, math.nan], np.array([math.nan]), [0.5, -1.0], [0.0], [1.0, math.inf], []])
+
 KINDS = {
+    "epsilons": [(NOT_EPSILONS, TypeError), (NOT_POSITIVE, ValueError), (NON_FINITE, ValueError),
+                 (BAD_EPSILON_ENTRIES, ValueError)],
     # kind: [(strategy, exception), ...]
     "positive": [(NOT_A_NUMBER, TypeError), (NOT_POSITIVE, ValueError), (NON_FINITE, ValueError)],
     "positive_or_inf": [(NOT_A_NUMBER, TypeError), (NOT_POSITIVE, ValueError)],
@@ -239,7 +247,7 @@ SCALAR_ARGUMENTS = [
     *[(f"{name}.get_epsilon", "delta", "delta",
        lambda v, name=name: make_accountant(name).compose(GaussianEvent(1.0), 2).get_epsilon(v))
       for name in ACCOUNTANT_NAMES],
-    *[(f"{name}.get_delta", "epsilon", "positive",
+    *[(f"{name}.get_delta", "epsilon", "epsilons",  # a number or a 1-D array of numbers
        lambda v, name=name: make_accountant(name).compose(GaussianEvent(1.0), 2).get_delta(v))
       for name in ACCOUNTANT_NAMES],
     ("compare.delta", "delta", "delta", lambda v: compare([GaussianEvent(1.0)], v)),

@@ -246,3 +246,40 @@ def test_pessimistic_at_least_the_closed_form_for_many_steps_and_multipliers():
         acc = pld([(GaussianEvent(z), steps), (LaplaceEvent(1e-9), 1)])
         low, high = acc.epsilon_bracket(1e-6)
         assert low <= exact * (1 + 1e-9) <= high * (1 + 2e-9)
+
+
+def test_optimistic_estimate_on_a_finer_grid_is_tighter_and_still_below(monkeypatch):
+    import dpedu.accountants.pld as pld_module
+
+    event, steps, delta = SubsampledGaussianEvent(1.0, 0.001), 200_000, 1e-5
+    low, high = pld([(event, steps)]).epsilon_bracket(delta)
+    monkeypatch.setattr(pld_module, "OPTIMISTIC_REFINEMENT", 1)  # the optimistic estimate on the pessimistic grid
+    same_grid_low, same_grid_high = pld([(event, steps)]).epsilon_bracket(delta)
+    assert same_grid_high == high
+    assert same_grid_low < low <= high
+    assert (high - low) < 0.5 * (high - same_grid_low)
+
+
+def test_explicit_discretization_is_used_for_both_estimates():
+    event = SubsampledGaussianEvent(2.0, 0.01)
+    low, _ = pld([(event, 1000)], discretization=1e-3).epsilon_bracket(1e-5)
+    assert low == pld([(event, 1000)], discretization=1e-3, pessimistic=False).get_epsilon(1e-5)
+    finer, _ = pld([(event, 1000)], discretization=2.5e-4).epsilon_bracket(1e-5)
+    assert finer > low
+
+
+@pytest.mark.parametrize("name", ["sequential", "advanced", "moments", "rdp", "zcdp", "pld"])
+def test_get_delta_takes_an_array_of_epsilons(name):
+    from dpedu.accountants import GaussianEvent, make_accountant
+
+    acc = make_accountant(name).compose(GaussianEvent(2.0), 3)
+    epsilons = [0.5, 1.0, 2.0]
+    deltas = acc.get_delta(np.array(epsilons))
+    assert isinstance(deltas, np.ndarray) and deltas.shape == (3,)
+    assert np.allclose(deltas, [acc.get_delta(e) for e in epsilons], rtol=1e-12, atol=0)
+    assert isinstance(acc.get_delta(1.0), float)
+    assert np.all(make_accountant(name).get_delta(epsilons) == 0.0)   # empty ledger: zeros, one per epsilon
+    for bad, error in (([1.0, math.nan], ValueError), ([1.0, "2"], TypeError), ([True], TypeError),
+                       ([1 + 1j], TypeError)):
+        with pytest.raises(error, match="epsilon"):
+            acc.get_delta(bad)

@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from dpedu import plotting  # noqa: E402
+from dpedu.accountants import SubsampledGaussianEvent, make_accountant  # noqa: E402
 from dpedu.experiments import EpsilonCurves  # noqa: E402
 
 EPS = [0.1, 0.3, 1.0, 3.0, 10.0]
@@ -65,7 +66,7 @@ def test_accuracy_vs_epsilon_legend_stays_off_a_flat_curve():
     flat = [[0.776, 0.777]] * 5
     ax = plotting.plot_accuracy_vs_epsilon(EPS, flat, baseline=0.777, delta=1e-4)
     ax.plot([0.1, 10], [0.74, 0.74])                                  # data along the bottom too
-    plotting._place_legend(ax)
+    plotting.place_legend(ax)
     assert_legend_clear(ax)
 
 
@@ -161,4 +162,82 @@ def test_accuracy_vs_epochs_right_axis_and_clear_legend():
 def test_bad_input_is_refused_naming_the_argument(call, error, name):
     with pytest.raises(error, match=None) as info:
         call()
+    assert name in str(info.value), f"the message does not name {name!r}: {info.value}"
+
+
+# --- plot_privacy_curves -----------------------------------------------------------------------------------------
+
+RUN = [(SubsampledGaussianEvent(2.0, 0.05), 200)]
+CURVE_EPS = np.linspace(0.2, 4.0, 12)
+
+
+def test_privacy_curves_draw_each_accountant_pld_bracket_and_clear_legend():
+    ax = plotting.plot_privacy_curves(RUN, epsilons=CURVE_EPS, accountants=("moments", "rdp", "zcdp", "pld"))
+    drawn = {line.get_label(): line for line in ax.lines}
+    assert ax.get_yscale() == "log"
+    rdp = make_accountant("rdp").compose(*RUN[0])
+    expected = rdp.get_delta(CURVE_EPS)
+    np.testing.assert_allclose(drawn["RDP"].get_ydata(), np.where(expected >= 1e-12, expected, np.nan))
+    low, high = make_accountant("pld").compose(*RUN[0]).delta_bracket(CURVE_EPS)
+    pess = drawn["PLD (pessimistic: the guarantee)"].get_ydata()
+    opt = drawn["PLD optimistic (lower bound)"].get_ydata()
+    np.testing.assert_allclose(pess, np.where(high >= 1e-12, high, np.nan))
+    assert np.all(opt[np.isfinite(opt)] <= pess[np.isfinite(opt)])
+    assert np.all(low <= high) and drawn["PLD optimistic (lower bound)"].get_linestyle() == "--"
+    assert np.all(pess[np.isfinite(pess)] <= drawn["RDP"].get_ydata()[np.isfinite(pess)])  # PLD is the tightest
+    assert any(t.startswith("zCDP: n/a (refuses SubsampledGaussianEvent)") for t in _labels(ax))
+    assert_legend_clear(ax)
+
+
+def test_privacy_curves_default_grid_reaches_the_lowest_delta():
+    ax = plotting.plot_privacy_curves(RUN, accountants=("rdp", "pld"), delta_range=(1e-8, 1.0))
+    x = ax.lines[0].get_xdata()
+    assert x.size == 60 and np.all(np.diff(x) > 0)
+    pessimistic = make_accountant("pld").compose(*RUN[0]).get_epsilon(1e-8)
+    assert x[-1] == pytest.approx(1.5 * pessimistic)       # 1.5 times the tightest epsilon at the lowest delta
+    assert ax.get_ylim()[0] == 1e-8
+    assert_legend_clear(ax)
+
+
+def test_privacy_curves_draw_advanced_and_equal_strong_once():
+    ax = plotting.plot_privacy_curves(RUN, epsilons=[2.0, 4.0, 8.0], accountants=("advanced", "strong"))
+    assert [line.get_label() for line in ax.lines] == ["advanced composition (= strong, valid recipe)"]
+    assert_legend_clear(ax)
+
+
+def test_privacy_curves_note_an_accountant_without_delta(monkeypatch):
+    from dpedu.accountants import ConversionUnavailableError
+    from dpedu.accountants.moments import MomentsAccountant
+
+    def refuse(self, epsilon):
+        raise ConversionUnavailableError("no conversion")
+
+    monkeypatch.setattr(MomentsAccountant, "_delta", refuse)
+    ax = plotting.plot_privacy_curves(RUN, epsilons=CURVE_EPS, accountants=("moments", "rdp"))
+    assert [line.get_label() for line in ax.lines if line.get_xdata().size] == ["RDP"]
+    assert "moments accountant: n/a (no epsilon-to-delta conversion)" in _labels(ax)
+
+
+@pytest.mark.parametrize("kwargs, error, name", [
+    ({"history": "abc"}, TypeError, "history"),
+    ({"history": []}, ValueError, "history"),
+    ({"accountants": "pld"}, TypeError, "accountants"),
+    ({"accountants": ("pld", "nope")}, ValueError, "nope"),
+    ({"accountants": ()}, ValueError, "accountants"),
+    ({"accountants": ("rdp", "rdp")}, ValueError, "accountants"),
+    ({"delta_range": (1e-3, 1e-5)}, ValueError, "delta_range"),
+    ({"delta_range": (0.0, 1.0)}, ValueError, "delta_range"),
+    ({"delta_range": "ab"}, TypeError, "delta_range"),
+    ({"delta_range": (True, 1.0)}, TypeError, "delta_range"),
+    ({"epsilons": [0.5, -1.0]}, ValueError, "epsilons"),
+    ({"epsilons": [0.5, np.nan]}, ValueError, "epsilons"),
+    ({"epsilons": ["a"]}, TypeError, "epsilons"),
+    ({"epsilons": [[0.5, 1.0]]}, TypeError, "epsilons"),
+    ({"ax": "x"}, TypeError, "ax"),
+])
+def test_privacy_curves_bad_input_is_refused_naming_the_argument(kwargs, error, name):
+    arguments = {"history": RUN, "epsilons": CURVE_EPS, "accountants": ("rdp",), **kwargs}
+    history = arguments.pop("history")
+    with pytest.raises(error) as info:
+        plotting.plot_privacy_curves(history, **arguments)
     assert name in str(info.value), f"the message does not name {name!r}: {info.value}"

@@ -21,10 +21,13 @@
 # [`epsilon_from_log_moments`](dpedu.accountants.moments.epsilon_from_log_moments) ·
 # [`RDPAccountant`](dpedu.accountants.rdp.RDPAccountant) ·
 # [`StrongCompositionAccountant`](dpedu.accountants.strong.StrongCompositionAccountant) ·
-# [`epsilon_curves`](dpedu.experiments.epsilon_curves) (see the API reference).
+# [`epsilon_curves`](dpedu.experiments.epsilon_curves) ·
+# [`plot_privacy_curves`](dpedu.plotting.plot_privacy_curves) ·
+# [`PLDAccountant`](dpedu.accountants.pld.PLDAccountant) (see the API reference).
 
 # %%
 import math
+import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -33,7 +36,8 @@ from scipy.special import logsumexp
 import dpedu as dp
 from dpedu import checks, experiments, plotting
 from dpedu.notebook import fast_mode, pick, show_source
-from dpedu.accountants import SubsampledGaussianEvent, make_accountant, moments
+from dpedu.accountants import OrderGridEdgeWarning, SubsampledGaussianEvent, make_accountant, moments
+from dpedu.accountants.pld import PLDAccountant
 from dpedu.accountants.rdp import RDPAccountant
 from dpedu.accountants.strong import StrongCompositionAccountant
 
@@ -253,6 +257,45 @@ for key, values in curves.epsilons.items():
 for key, note in curves.notes.items():
     if key not in curves.epsilons:
         print(f"{experiments.ACCOUNTANT_LABELS[key]:<54}{'n/a':>11}{'n/a':>11}")
+
+# %% [markdown]
+# ## The whole privacy curve of one run
+#
+# Each number above is one point (ε, δ = 10⁻⁵) of a curve: an accountant certifies a δ(ε) for every ε.
+# [`plot_privacy_curves`](dpedu.plotting.plot_privacy_curves) composes Abadi et al.'s run (q = 0.01, z = 4) on a
+# fresh accountant of each kind and draws δ(ε) on a log δ axis (docs/math.md §15.1). The PLD accountant draws
+# two curves: its pessimistic estimate (an upper bound: the guarantee) and its optimistic one (a lower bound,
+# dashed); the true curve lies between them (docs/math.md §15.7). On this run they are so close that the dashed
+# curve hides under the solid one; the table below puts numbers on the gap. Strong composition with the valid
+# recipe is the same computation as advanced composition on this ledger, so it is left out.
+
+# %%
+run_steps = pick(10_000, 2_000)
+with warnings.catch_warnings():  # the moments accountant's edge-of-grid warning at small epsilon (see the floor above)
+    warnings.simplefilter("ignore", OrderGridEdgeWarning)
+    curve_ax = plotting.plot_privacy_curves([(sampled, run_steps)], epsilons=np.linspace(0.02, 2.5, pick(60, 20)),
+                                            accountants=("sequential", "advanced", "moments", "rdp", "zcdp", "pld"))
+plt.show()
+
+# %% [markdown]
+# The PLD accountant discretises each step's privacy loss on a grid of spacing Δ. The bracket
+# [optimistic, pessimistic] around the true ε at δ = 10⁻⁵ closes as the grid is refined:
+
+# %%
+print(f"T = {run_steps:,} steps, delta = {delta:g}")
+print(f"{'grid spacing':>14}{'optimistic eps':>16}{'pessimistic eps':>17}{'width':>11}")
+bracket = {}
+for spacing in (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, None):
+    bracket[spacing] = PLDAccountant(discretization=spacing).compose(sampled, run_steps).epsilon_bracket(delta)
+    low, high = bracket[spacing]
+    name = "default" if spacing is None else f"{spacing:g}"
+    print(f"{name:>14}{low:16.4f}{high:17.4f}{high - low:11.2e}")
+
+# %% [markdown]
+# On the coarsest grids the lower bound says nothing (ε = 0) and the upper bound is loose. From Δ = 10⁻³ to
+# Δ = 10⁻⁴ the width shrinks about a hundredfold: the error of both estimates is of second order in Δ. The
+# default grid, chosen for the pessimistic ε (with the optimistic estimate on a grid four times finer), leaves
+# a bracket narrower than 10⁻³.
 
 # %% [markdown]
 # ## Why the paper's strong-composition curve is not a bound

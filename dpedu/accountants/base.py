@@ -14,10 +14,37 @@ from __future__ import annotations
 import abc
 from typing import ClassVar
 
+import numpy as np
+
 from ..validation import check_delta, check_epsilon, check_positive_int
 from ..events import Event
 
-__all__ = ["Accountant", "UnsupportedEventError", "ConversionUnavailableError"]
+__all__ = ["Accountant", "UnsupportedEventError", "ConversionUnavailableError", "check_epsilons"]
+
+
+def check_epsilons(values, name="epsilon"):
+    """A one-dimensional array of epsilons (finite, > 0) as floats; bad input raises naming ``name``.
+
+    Strings, booleans, complex numbers and objects are refused (``TypeError``), not converted; so are
+    arrays of more than one dimension. NaN, infinite or non-positive entries and an empty array raise
+    ``ValueError``.
+
+    >>> check_epsilons([0.5, 1, 2.0])
+    array([0.5, 1. , 2. ])
+    """
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError):  # ragged nesting
+        raise TypeError(f"{name} must be a number or a 1-D array of real numbers; got {values!r}") from None
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers (no strings, booleans, complex numbers or objects); "
+                        f"got {array.dtype} values {values!r}")
+    if array.ndim != 1:
+        raise TypeError(f"{name} must be a number or a 1-D array of numbers; got shape {array.shape}")
+    array = array.astype(float)
+    if array.size == 0 or not np.all(np.isfinite(array)) or not np.all(array > 0):
+        raise ValueError(f"{name} must hold finite values > 0 (and not be empty); got {values!r}")
+    return array
 
 
 class UnsupportedEventError(ValueError):
@@ -76,12 +103,23 @@ class Accountant(abc.ABC):
             return 0.0
         return self._epsilon(delta)
 
-    def get_delta(self, epsilon: float) -> float:
-        """Smallest delta this accountant certifies for the whole ledger at ``epsilon``."""
-        epsilon = check_epsilon(epsilon)
+    def get_delta(self, epsilon):
+        """Smallest delta this accountant certifies for the whole ledger at ``epsilon``.
+
+        ``epsilon`` is a number (the answer is a float) or a 1-D array of numbers (the answer is an array
+        of the same length, one delta per epsilon; :func:`check_epsilons` says what is refused).
+        """
+        try:
+            scalar = np.ndim(epsilon) == 0
+        except ValueError:  # ragged nesting: check_epsilons names it
+            scalar = False
+        if scalar:
+            epsilon = check_epsilon(epsilon)
+            return self._delta(epsilon) if self.ledger else 0.0
+        values = check_epsilons(epsilon)
         if not self.ledger:
-            return 0.0
-        return self._delta(epsilon)
+            return np.zeros_like(values)
+        return np.asarray(self._deltas(values), dtype=float)
 
     @abc.abstractmethod
     def _epsilon(self, delta: float) -> float:
@@ -89,6 +127,10 @@ class Accountant(abc.ABC):
 
     def _delta(self, epsilon: float) -> float:
         raise ConversionUnavailableError(f"the {self.name!r} accountant gives no epsilon -> delta conversion")
+
+    def _deltas(self, epsilons):
+        """delta at each of ``epsilons`` (a validated float array, non-empty ledger): one ``_delta`` per value."""
+        return np.array([self._delta(float(e)) for e in epsilons])
 
     def __repr__(self) -> str:
         steps = sum(count for _, count in self.ledger)

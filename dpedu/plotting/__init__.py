@@ -1,0 +1,50 @@
+r"""Plot helpers for the course: each takes an optional matplotlib ``Axes`` and returns the ``Axes``.
+
+* :func:`plot_accuracy_vs_epsilon` - test accuracy against the **total** epsilon of the run
+  (log scale), mean over seeds with the spread as a band, the non-private accuracy as a line;
+* :func:`plot_epsilon_vs_epochs` - total epsilon against epochs, one curve per accountant (Figure 2
+  of Abadi et al. 2016); numbers that are not valid bounds are drawn dashed and labelled so;
+* :func:`plot_figure2` - both panels of the course's Figure 2: the paper's view and every accountant;
+* :func:`plot_privacy_curves` - the privacy curve delta(epsilon) of one run under every accountant (PLD with
+  its bracket);
+* :func:`plot_loss_curves` - training loss against epochs (or steps);
+* :func:`plot_clipping_noise_tradeoff` - accuracy against the clip norm C, one line per noise multiplier;
+* :func:`plot_accuracy_vs_epochs` - accuracy against epochs at one total epsilon, with the noise
+  multiplier each needs on a second axis.
+
+No ``plt.show()`` and no global style changes: the caller owns the figure. Every helper checks its arguments
+(``TypeError``/``ValueError`` naming the argument) and places its legend where it covers no data: in the
+emptiest inside position, measured on the drawn figure, or else below the axes.
+
+The helpers are split by job: :mod:`dpedu.plotting.accuracy`, :mod:`dpedu.plotting.accounting`,
+:mod:`dpedu.plotting.losses`, and what they share (argument checks, colours, ticks, the legend placement
+:func:`place_legend`) in :mod:`dpedu.plotting.common`.
+
+>>> import matplotlib
+>>> matplotlib.use("Agg")
+>>> ax = plot_accuracy_vs_epsilon([0.1, 1.0, 10.0], [[0.80, 0.81], [0.83, 0.84], [0.84, 0.85]],
+...                               baseline=0.85, delta=1e-5)
+>>> ax.get_xscale(), ax.get_xlabel()
+('log', 'total $\\varepsilon$ of the training run ($\\delta = 10^{-5}$)')
+>>> len(ax.lines)                      # the mean curve and the non-private line
+2
+"""
+
+from __future__ import annotations
+
+from .accounting import plot_epsilon_vs_epochs, plot_figure2, plot_privacy_curves
+from .accuracy import plot_accuracy_vs_epochs, plot_accuracy_vs_epsilon, plot_clipping_noise_tradeoff
+from .common import ACCOUNTANT_STYLES, place_legend
+from .losses import plot_loss_curves
+
+__all__ = [
+    "ACCOUNTANT_STYLES",
+    "place_legend",
+    "plot_accuracy_vs_epsilon",
+    "plot_epsilon_vs_epochs",
+    "plot_figure2",
+    "plot_privacy_curves",
+    "plot_loss_curves",
+    "plot_clipping_noise_tradeoff",
+    "plot_accuracy_vs_epochs",
+]
