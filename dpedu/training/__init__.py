@@ -1,10 +1,10 @@
 r"""Training loops: plain gradient descent, the book's noisy gradient descent, and DP-SGD.
 
-========================  =======================================================================
-:mod:`.gradient_descent`  full-batch :func:`gradient_descent` and the book's :func:`noisy_gradient_descent`
-:mod:`.dp_sgd`            :func:`poisson_sample`, :func:`dp_sgd_step` and :func:`dp_sgd` (Abadi et al. 2016)
-:mod:`.common`            :class:`TrainingResult`, the data check, :data:`MAX_STEPS`
-========================  =======================================================================
+===================  ==========================================================================================
+:mod:`.full_batch`   full-batch :func:`gradient_descent` and the book's :func:`noisy_gradient_descent`
+:mod:`.sgd`          :func:`poisson_sample`, :func:`dp_sgd_step` and :func:`dp_sgd` (Abadi et al. 2016)
+:mod:`.common`       :class:`TrainingResult`, the data check, the steps limit
+===================  ==========================================================================================
 
 Every private loop returns a :class:`TrainingResult` whose ``ledger`` lists the privacy events
 it performed, ``[(event, count), ...]``, so any accountant can account the run::
@@ -22,7 +22,7 @@ it performed, ``[(event, count), ...]``, so any accountant can account the run::
 """
 
 from .common import MAX_STEPS, TrainingResult
-from .dp_sgd import (
+from .sgd import (
     CLIP_MODES,
     LR_SCHEDULES,
     SAMPLINGS,
@@ -32,7 +32,7 @@ from .dp_sgd import (
     poisson_sample,
     shuffled_batches,
 )
-from .gradient_descent import BUDGET_SPLITS, gradient_descent, noisy_gradient_descent
+from .full_batch import BUDGET_SPLITS, gradient_descent, noisy_gradient_descent
 
 __all__ = [
     "TrainingResult",
