@@ -6,7 +6,8 @@ npm if it is not there yet, then runs Sphinx with warnings as errors::
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 The chapters run in fast mode unless ``DPEDU_FAST=0`` is set (see ``docs/conf.py``). Options: ``--out DIR``
-for another output directory; any further arguments go to Sphinx (e.g. ``-j 2``, ``-E``).
+for another output directory; any further arguments go to Sphinx (e.g. ``-j 2``). Every build starts from an
+empty output directory, so no page of a renamed or removed module survives from an earlier build.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def main(argv=None):
     parser.add_argument("--out", default=str(DOCS / "_build" / "html"), help="output directory")
     args, extra = parser.parse_known_args(argv)
     ensure_mathjax()
+    shutil.rmtree(args.out, ignore_errors=True)      # a fresh build: nothing stale from an earlier one
     command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", *extra, str(DOCS), args.out]
     print("+", " ".join(command), flush=True)
     start = time.perf_counter()

@@ -103,6 +103,9 @@ nb_kernel_rgx_aliases = {".*": "python3"}
 
 autosummary_generate = True
 autosummary_generate_overwrite = True
+# The generated pages are written afresh each build: a page left from a module that was renamed or removed
+# would otherwise survive in docs/api/ and fail the build ("document isn't included in any toctree").
+shutil.rmtree(DOCS / "api", ignore_errors=True)
 autosummary_imported_members = False    # each object documented once, in the module that defines it
 autosummary_ignore_module_all = True
 autodoc_default_options = {"member-order": "bysource"}
