@@ -55,7 +55,7 @@ from ..validation import (
 )
 from .canary import upper_bounds
 from .data import check_canary
-from .parallel import check_n_jobs, map_seeded
+from ..parallel import check_n_jobs, map_seeded
 from .statistics import (
     best_threshold,
     check_confidence,
@@ -272,7 +272,7 @@ def whitebox_audit(train, X, y, canary, *, runs=1000, delta=1e-5, confidence=0.9
                    coordinates=None, accountants=("moments", "rdp", "pld"), rng=None, n_jobs=1, progress=None):
     r"""Audit from every observed update: a lower bound on epsilon beside the accountants' upper bounds.
 
-    For r = 1..``runs`` (one generator per pair, :func:`dpedu.audit.parallel.map_seeded`), observe a run on
+    For r = 1..``runs`` (one generator per pair, :func:`dpedu.parallel.map_seeded`), observe a run on
     D + canary and one on D, reduce each to a statistic (:func:`canary_update_scores`,
     :func:`run_statistic`), then
 
@@ -335,7 +335,7 @@ def whitebox_audit(train, X, y, canary, *, runs=1000, delta=1e-5, confidence=0.9
     if bound == "gaussian" and statistic != "sum":
         raise ValueError(f"bound='gaussian' needs statistic='sum' (the only Gaussian one); got statistic={statistic!r}")
     pairs = map_seeded(_WhiteBoxTask(train, X, y, canary, statistic, coordinates), runs, rng=rng, n_jobs=n_jobs,
-                       progress=progress, unit="pairs of runs")
+                       progress=progress, desc="audit", unit="pairs of runs")
     s_in = np.array([p[0] for p in pairs])
     s_out = np.array([p[1] for p in pairs])
     ledger = pairs[0][2] if pairs[0][2] is not None else "non-private"
