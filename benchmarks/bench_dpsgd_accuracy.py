@@ -204,7 +204,7 @@ def _as_defaults(config):
 
 def _defaults_only(seeds, jobs):
     """Test accuracy of ``DPLogisticRegression(epsilon=eps)`` with every other argument at its default."""
-    X_train, _, X_test, _, *_ = _data()
+    X_train, *_ = _data()
     started = time.perf_counter()
     default = _test_accuracies([((eps, {}), s) for eps in EPSILONS for s in seeds], jobs)
     k = len(seeds)
