@@ -151,6 +151,13 @@ def map_seeded(task, n, *, rng=None, seeds=None, items=None, n_jobs=1, chunks_pe
     ------
     TypeError
         If ``task`` or ``progress`` is of the wrong kind.
+
+    Notes
+    -----
+    Going parallel has a fixed cost: the first call starts the workers, and each imports NumPy, SciPy and
+    dpedu (about a second per worker; joblib then keeps its loky workers for later calls). Below a few
+    seconds of work, ``n_jobs=1`` is faster. On a Dask cluster every worker needs dpedu installed, and
+    the data travel with each chunk of tasks.
     ValueError
         If ``n``, ``n_jobs``, ``chunks_per_job``, ``seeds``, ``items`` or ``labels`` is invalid.
     """
