@@ -151,6 +151,8 @@ def map_seeded(task, n, *, rng=None, seeds=None, items=None, n_jobs=1, chunks_pe
     ------
     TypeError
         If ``task`` or ``progress`` is of the wrong kind.
+    ValueError
+        If ``n``, ``n_jobs``, ``chunks_per_job``, ``seeds``, ``items`` or ``labels`` is invalid.
 
     Notes
     -----
@@ -158,8 +160,6 @@ def map_seeded(task, n, *, rng=None, seeds=None, items=None, n_jobs=1, chunks_pe
     dpedu (about a second per worker; joblib then keeps its loky workers for later calls). Below a few
     seconds of work, ``n_jobs=1`` is faster. On a Dask cluster every worker needs dpedu installed, and
     the data travel with each chunk of tasks.
-    ValueError
-        If ``n``, ``n_jobs``, ``chunks_per_job``, ``seeds``, ``items`` or ``labels`` is invalid.
     """
     if not callable(task):
         raise TypeError(f"task must be callable; got {task!r}")
