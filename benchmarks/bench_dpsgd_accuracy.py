@@ -33,7 +33,6 @@ import os
 import sys
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
@@ -41,6 +40,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
 
 from dpedu.datasets import load_adult  # noqa: E402
 from dpedu.estimator import DPLogisticRegression, tuned_defaults  # noqa: E402
+from dpedu.parallel import map_seeded  # noqa: E402
 from dpedu.training import noisy_gradient_descent  # noqa: E402
 
 DELTA = 1e-5
@@ -73,25 +73,39 @@ def _data():
     return _DATA["adult"]
 
 
-def _validation_accuracy(task):
-    epsilon, config = task
-    *_, X_fit, y_fit, X_val, y_val = _data()
-    scores = []
-    for seed in TUNING_SEEDS:
+class _FitScore:
+    """Fit DPLogisticRegression(epsilon, **config) on (X_fit, y_fit), score on (X_eval, y_eval) (picklable)."""
+
+    def __init__(self, X_fit, y_fit, X_eval, y_eval):
+        self.X_fit, self.y_fit, self.X_eval, self.y_eval = X_fit, y_fit, X_eval, y_eval
+
+    def __call__(self, item, rng):
+        epsilon, config = item
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. an RDP order at the edge of the grid during tuning
-            clf = DPLogisticRegression(epsilon=epsilon, delta=DELTA, random_state=seed, **config).fit(X_fit, y_fit)
-        scores.append(clf.score(X_val, y_val))
-    return float(np.mean(scores))
+            clf = DPLogisticRegression(epsilon=epsilon, delta=DELTA, random_state=rng, **config).fit(self.X_fit,
+                                                                                                      self.y_fit)
+        return clf.score(self.X_eval, self.y_eval), clf.epsilon_, clf.noise_multiplier_
 
 
-def _test_accuracy(task):
-    epsilon, config, seed = task
+def _fits(task, items_and_seeds, jobs):
+    """``task`` over (item, seed) pairs through dpedu.parallel.map_seeded: seed s is default_rng(s), any --jobs."""
+    items = [item for item, _ in items_and_seeds]
+    return map_seeded(task, len(items), items=items, seeds=[seed for _, seed in items_and_seeds], n_jobs=jobs)
+
+
+def _validation_accuracies(epsilons, configs, jobs):
+    """Mean validation accuracy over TUNING_SEEDS, shape (len(epsilons), len(configs))."""
+    *_, X_fit, y_fit, X_val, y_val = _data()
+    pairs = [((eps, cfg), seed) for eps in epsilons for cfg in configs for seed in TUNING_SEEDS]
+    scores = [r[0] for r in _fits(_FitScore(X_fit, y_fit, X_val, y_val), pairs, jobs)]
+    return np.array(scores).reshape(len(epsilons), len(configs), len(TUNING_SEEDS)).mean(axis=2)
+
+
+def _test_accuracies(pairs, jobs):
+    """(test accuracy, epsilon_, noise_multiplier_) of each ((epsilon, config), seed), trained on all training rows."""
     X_train, y_train, X_test, y_test, *_ = _data()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        clf = DPLogisticRegression(epsilon=epsilon, delta=DELTA, random_state=seed, **config).fit(X_train, y_train)
-    return clf.score(X_test, y_test), clf.epsilon_, clf.noise_multiplier_
+    return _fits(_FitScore(X_train, y_train, X_test, y_test), pairs, jobs)
 
 
 def _book_noisy_gd(epsilon, seed):
@@ -117,7 +131,8 @@ def _fmt(values):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fast", action="store_true", help="small grid, 3 seeds: a quick check, not the table")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="workers for the independent trainings (dpedu.parallel.map_seeded; -1: every core); the numbers do not depend on it")
     parser.add_argument("--seeds", type=int, default=None, help="evaluation seeds per epsilon (default 10; 3 with --fast)")
     parser.add_argument("--defaults-only", action="store_true",
                         help="skip tuning: test accuracy of DPLogisticRegression(epsilon=eps) with its defaults only")
@@ -133,10 +148,7 @@ def main(argv=None):
 
     started = time.perf_counter()
     configs = list(_configs(grid))
-    tasks = [(eps, cfg) for eps in epsilons for cfg in configs]
-    with ProcessPoolExecutor(args.jobs) if args.jobs > 1 else _Serial() as pool:
-        val_scores = list(pool.map(_validation_accuracy, tasks))
-    table = np.array(val_scores).reshape(len(epsilons), len(configs))
+    table = _validation_accuracies(epsilons, configs, args.jobs)
     best = {eps: configs[int(np.argmax(table[i]))] for i, eps in enumerate(epsilons)}
     print(f"\nTuning: {len(configs)} configurations x {len(epsilons)} epsilons x {len(TUNING_SEEDS)} seeds on the "
           f"validation split ({time.perf_counter() - started:.0f} s). Grid: "
@@ -153,13 +165,9 @@ def main(argv=None):
         f"DIFFER from these winners at epsilon {stale}: update dpedu.estimator.TUNED_DEFAULTS."))
 
     started = time.perf_counter()
-    tasks = [(eps, best[eps], s) for eps in epsilons for s in seeds]
-    tasks_pld = [(eps, dict(best[eps], accountant="pld"), s) for eps in epsilons for s in seeds]
-    tasks_default = [(eps, {}, s) for eps in epsilons for s in seeds]
-    with ProcessPoolExecutor(args.jobs) if args.jobs > 1 else _Serial() as pool:
-        tuned = list(pool.map(_test_accuracy, tasks))
-        pld = list(pool.map(_test_accuracy, tasks_pld))
-        default = list(pool.map(_test_accuracy, tasks_default))
+    tuned = _test_accuracies([((eps, best[eps]), s) for eps in epsilons for s in seeds], args.jobs)
+    pld = _test_accuracies([((eps, dict(best[eps], accountant="pld")), s) for eps in epsilons for s in seeds], args.jobs)
+    default = _test_accuracies([((eps, {}), s) for eps in epsilons for s in seeds], args.jobs)
     book = [_book_noisy_gd(eps, s) for eps in epsilons for s in seeds]
 
     from sklearn.linear_model import LogisticRegression
@@ -196,11 +204,9 @@ def _as_defaults(config):
 
 def _defaults_only(seeds, jobs):
     """Test accuracy of ``DPLogisticRegression(epsilon=eps)`` with every other argument at its default."""
-    X_train, _, X_test, _, *_ = _data()
+    X_train, *_ = _data()
     started = time.perf_counter()
-    tasks = [(eps, {}, s) for eps in EPSILONS for s in seeds]
-    with ProcessPoolExecutor(jobs) if jobs > 1 else _Serial() as pool:
-        default = list(pool.map(_test_accuracy, tasks))
+    default = _test_accuracies([((eps, {}), s) for eps in EPSILONS for s in seeds], jobs)
     k = len(seeds)
     print(f"DPLogisticRegression(epsilon=eps, delta={DELTA:g}) with its defaults, trained on all {len(X_train)} "
           f"training rows; test accuracy (%) over {k} seeds ({time.perf_counter() - started:.0f} s)")
@@ -213,20 +219,6 @@ def _defaults_only(seeds, jobs):
             "met" if np.mean(acc) >= target else f"MISSED by {100 * (target - np.mean(acc)):.2f}")
         print(f"{eps:7g}  {row.sampling_rate:5g} {row.epochs:6g} {row.clip_norm:5g} {row.learning_rate:5g}  "
               f"{default[i * k][2]:6.2f}  {_fmt(acc):>13}  {verdict}")
-
-
-class _Serial:
-    """A stand-in for a process pool when --jobs 1."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    @staticmethod
-    def map(fn, iterable):
-        return map(fn, iterable)
 
 
 def _sklearn_version():

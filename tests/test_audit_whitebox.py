@@ -26,7 +26,7 @@ from dpedu.audit import (
 from dpedu.audit.one_run import one_run_p_value
 from dpedu.audit.whitebox import canary_update_scores
 from dpedu.gaussian import gaussian_epsilon_exact
-from dpedu.models import MLP
+from dpedu.models import MLP, LogisticModel
 
 DELTA = 1e-5
 
@@ -235,3 +235,34 @@ def test_cli_audit_modes(capsys):
         main(["audit", "--mode", "greybox"])
     err = capsys.readouterr().err
     assert "--mode" in err and "canary" in err and "one-run" in err and "bugs" in err
+
+
+# --- dividing by the realised batch size ------------------------------------------------------------------------
+
+
+def test_divide_by_batch_size_is_caught_from_a_few_hundred_runs_and_the_correct_trainer_is_not():
+    for seed in (0, 1, 2):
+        buggy = bug_hunt("divide_by_batch_size", runs=200, rng=seed, confidence=0.95)
+        assert buggy.epsilon_lower > buggy.upper_bounds["pld"], (seed, buggy.epsilon_lower, buggy.upper_bounds)
+        correct = bug_hunt("divide_by_batch_size", correct=True, runs=200, rng=seed, confidence=0.95)
+        assert correct.consistent and correct.epsilon_lower < correct.upper_bounds["pld"]
+
+
+def test_update_scales_read_the_noise_off_the_quiet_coordinates():
+    from dpedu.audit.bugs import bug_setting
+    from dpedu.audit.whitebox import quiet_coordinates, update_scales
+
+    setting = bug_setting("divide_by_batch_size")
+    X, y, canary = setting["X"], setting["y"], setting["canary"]
+    quiet = quiet_coordinates(LogisticModel(X.shape[1]), np.zeros(X.shape[1]), X, y, canary)
+    np.testing.assert_array_equal(quiet, np.arange(2, X.shape[1]))       # neither the record's nor the canary's
+    run = observed_trainer(**setting["trainer"])(X, y, np.random.default_rng(0))
+    scales = update_scales(run, quiet)
+    np.testing.assert_allclose(scales, run.noise_std, rtol=0.2)          # one scale, sigma, at every step
+    # the buggy trainer on D + canary: with |B_t| = 2 the noise has half the scale of the other steps
+    X_in, y_in = np.vstack([X, canary[0]]), np.append(y, canary[1])
+    buggy = buggy_trainer("divide_by_batch_size", **setting["trainer"])(X_in, y_in, np.random.default_rng(3))
+    ratio = update_scales(buggy, quiet) / np.max(update_scales(buggy, quiet))
+    assert np.all((np.abs(ratio - 1) < 0.2) | (np.abs(ratio - 0.5) < 0.1)) and np.any(ratio < 0.6)
+    with pytest.raises(ValueError, match="noise scale"):
+        update_scales(run, [])

@@ -95,8 +95,9 @@ RANDOMISED = [
                                                         steps=5, model=MLP(3, 4), rng=r)),
     ("DPLogisticRegression", lambda r: DPLogisticRegression(epsilon=1.0, epochs=2, sampling_rate=0.2,
                                                             random_state=r).fit(X, Y)),
-    ("DPLogisticRegression.fixed_z", lambda r: DPLogisticRegression(noise_multiplier=1.0, epochs=1, sampling_rate=0.5,
-                                                                    batch_size=None, random_state=r).fit(X, Y)),
+    ("DPLogisticRegression.fixed_z", lambda r: DPLogisticRegression(epsilon=10.0, noise_multiplier=1.0, epochs=1,
+                                                                    sampling_rate=0.5, batch_size=None,
+                                                                    random_state=r).fit(X, Y)),
 ]
 
 IDS = [name for name, _ in RANDOMISED]

@@ -265,23 +265,24 @@ print(plan)
 seeds = np.random.SeedSequence(2024).spawn(pick(5, 2))
 
 
-def accuracies_with(noise_multiplier, epochs, sampling_rate, delta):
+def accuracies_with(noise_multiplier, epochs, sampling_rate, delta, accountant):
     accs, clf = [], None
     for s in seeds:
         clf = DPLogisticRegression(epsilon=0.5, delta=delta, noise_multiplier=noise_multiplier, epochs=epochs,
-                                   sampling_rate=sampling_rate, random_state=np.random.default_rng(s))
+                                   sampling_rate=sampling_rate, accountant=accountant,
+                                   random_state=np.random.default_rng(s))
         accs.append(clf.fit(X_train, y_train).score(X_test, y_test))
     return np.array(accs), clf
 
 
 baseline = experiments.non_private_accuracy((X_train, y_train, X_test, y_test))
-runs = {"pro-active closed form": plan.noise_multiplier,
-        "calibrated on RDP": plan.calibrated_noise_multipliers["rdp"],
-        "calibrated on PLD": plan.calibrated_noise_multipliers["pld"]}
+runs = {"pro-active closed form": (plan.noise_multiplier, "rdp"),   # (z, the accountant the estimator reports)
+        "calibrated on RDP": (plan.calibrated_noise_multipliers["rdp"], "rdp"),
+        "calibrated on PLD": (plan.calibrated_noise_multipliers["pld"], "pld")}
 print(f"\nnon-private (scikit-learn): test accuracy {baseline:.4f}")
 print(f"{'noise':<24}{'z':>7}{'accuracy':>18}   total epsilon at delta = 1/N: RDP / PLD")
-for label, z_run in runs.items():
-    accs, clf = accuracies_with(z_run, plan.epochs, plan.sampling_rate, plan.delta)
+for label, (z_run, accountant) in runs.items():
+    accs, clf = accuracies_with(z_run, plan.epochs, plan.sampling_rate, plan.delta, accountant)
     spent = dp.compare(clf, delta=plan.delta, accountants=("rdp", "pld"))
     print(f"{label:<24}{z_run:7.3f}   {accs.mean():.4f} ± {accs.std():.4f}   "
           f"{spent['rdp']:.4f} / {spent['pld']:.4f}   ({clf.steps_} steps, mean of {len(seeds)} seeds)")
@@ -318,7 +319,7 @@ epoch_grid = pick([k_min, 8, 12, 20], [k_min, 8])
 by_k = []
 for kk in epoch_grid:
     p = proactive.plan(epsilon=0.5, dataset_size=N, epochs=kk, accountants=())
-    accs, _ = accuracies_with(p.noise_multiplier, p.epochs, p.sampling_rate, p.delta)
+    accs, _ = accuracies_with(p.noise_multiplier, p.epochs, p.sampling_rate, p.delta, "rdp")
     by_k.append(accs)
     print(f"k = {kk:2d}: T = {p.steps:4d}, q = {p.sampling_rate:.4f}, batch {p.expected_batch_size:7.1f}, "
           f"z = {p.noise_multiplier:.3f}, all conditions hold: {p.conditions.all_hold}, accuracy {accs.mean():.4f}")

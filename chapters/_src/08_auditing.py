@@ -304,7 +304,9 @@ for bug, why in audit.BUGS.items():
 # Every bug is caught at 95% confidence from a couple of hundred cheap runs, and the correct code is not.
 # `clip_after_sum` needed a special dataset: a record whose gradient the canary flips, showing the
 # sensitivity 2C; `noise_reused` needed q < 1, so that the canary's presence changes between steps while
-# the shared noise cancels in the differences.
+# the shared noise cancels in the differences. `divide_by_batch_size` needed both q < 1 and a tiny dataset
+# with many unused features: one record, so that |B_t| = 2 happens only with the canary, and 200 coordinates
+# that carry nothing but noise, whose scale σ/|B_t| gives |B_t| away at every step.
 
 # %% [markdown]
 # ## Exercises

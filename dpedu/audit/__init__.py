@@ -13,8 +13,10 @@ The package, one subject per module:
 * :mod:`~dpedu.audit.membership`: the loss-threshold attack on one model;
 * :mod:`~dpedu.audit.whitebox`: the auditor sees every noisy update (Nasr et al. 2023);
 * :mod:`~dpedu.audit.one_run`: m canaries in one training run (Steinke, Nasr, Jagielski 2023);
-* :mod:`~dpedu.audit.bugs`: teaching-only trainers with planted bugs, and the hunt that catches them;
-* :mod:`~dpedu.audit.parallel`: independent trainings through joblib, the same result for any ``n_jobs``.
+* :mod:`~dpedu.audit.bugs`: teaching-only trainers with planted bugs, and the hunt that catches them.
+
+Every audit runs its independent trainings through :func:`dpedu.parallel.map_seeded` (``n_jobs=``, joblib,
+a Dask cluster): the same result for any ``n_jobs``.
 
 The classic attacks:
 
@@ -66,7 +68,7 @@ from .canary import AuditResult, canary_audit, dp_sgd_trainer, noisy_gd_trainer,
 from .data import CANARY_KINDS, SCORES, canary_scores, check_canary, make_audit_data, make_canary
 from .one_run import OneRunResult, one_run_audit, one_run_epsilon_lower_bound
 from .membership import MembershipAttackResult, loss_threshold_attack
-from .parallel import map_seeded
+from ..parallel import map_seeded
 from .statistics import (
     clopper_pearson,
     epsilon_from_mu,

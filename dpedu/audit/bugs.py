@@ -10,10 +10,26 @@ report to its accountant), so no accountant can notice; the white-box audit
                                       can move the clipped sum by 2C (from +C to -C), twice the sensitivity
 ``"noise_reused"``                    one noise vector drawn once and added at every step: differences of two
                                       updates cancel the noise and expose the clipped gradients exactly
+``"divide_by_batch_size"``            divides the noisy sum by the realised batch size :math:`|B_t|` instead of
+                                      the public expected size q n (docs/math.md §8) while accounting Poisson
+                                      sampling: the noise scale :math:`\sigma/|B_t|` of every update tells
+                                      :math:`|B_t|`, and on a small data set :math:`|B_t|` tells whether the
+                                      canary was sampled
 ====================================  ==========================================================================
 
 :func:`bug_setting` gives, for each bug, the audit setting that exposes it (data, canary, trainer settings,
 statistic): the auditor may choose the worst-case neighbouring datasets, as the definition of DP allows.
+
+For ``"divide_by_batch_size"`` the auditor chooses one record, a Dirac canary and 200 features that no
+record uses, and q = 1/2. Without the canary :math:`|B_t| \in \{0, 1\}` (the buggy code divides by
+:math:`\max(|B_t|, 1) = 1`); with it :math:`|B_t| = 2` at a quarter of the steps, where the noise on the
+200 unused coordinates has half its scale. The statistic ``"scale_range"``
+(:func:`dpedu.audit.whitebox.update_scales`) is the spread of the log noise scale over the steps: about
+0 for correct DP-SGD in both worlds (its noise has one scale), about ln 2 for the buggy run with the
+canary. Through the *mean* of the updates alone the bug leaks at most twice the sensitivity (even when
+the records' gradients are large and aligned): when the canary joins a batch :math:`B_o`, the update
+:math:`\sum_{i \in B} \bar g_i / |B|` moves by at most :math:`2C/(|B_o|+1)`, against noise of std
+:math:`zC/(|B_o|+1)`; the noise scale is the channel that leaks without bound.
 
 >>> result = bug_hunt("noise_not_scaled_by_clip", runs=50, rng=0)
 >>> result.epsilon_lower > result.upper_bounds["pld"]           # caught
@@ -40,6 +56,9 @@ BUGS = {
                       "the clipped sum from +C to -C, sensitivity 2C, while the claim assumes C)",
     "noise_reused": "draws one noise vector and adds it at every step (wrong: the T releases share their noise, so "
                     "the difference of two updates is noise-free and exposes the clipped gradients)",
+    "divide_by_batch_size": "divides the noisy sum by the realised batch size |B_t| instead of the expected batch size "
+                            "q n (wrong under Poisson sampling: |B_t| counts the canary when it is sampled and is not "
+                            "noised, and the noise scale sigma/|B_t| of each update reveals it)",
 }
 
 
@@ -85,7 +104,10 @@ def buggy_trainer(bug, *, noise_multiplier, sampling_rate, steps, clip_norm=1.0,
         for _ in range(steps):
             batch = poisson_sample(X.shape[0], sampling_rate, rng)
             noisy = _buggy_noisy_sum(bug, model, theta, X, y, batch, clip_norm, noise_std, rng, reused)
-            theta = theta - learning_rate * noisy / divisor
+            if bug == "divide_by_batch_size":
+                theta = theta - learning_rate * noisy / max(batch.size, 1)   # WRONG: the realised |B_t|
+            else:
+                theta = theta - learning_rate * noisy / divisor
             thetas.append(theta)
         thetas = np.array(thetas)
         updates = (thetas[:-1] - thetas[1:]) * (divisor / learning_rate)
@@ -105,6 +127,19 @@ def _counterweight_data(radius=5.0):
     return X, np.array([-1.0]), canary
 
 
+def _batch_size_data(quiet=200, radius=5.0):
+    """D = one record (gradient on coordinate 0) and a Dirac canary (coordinate 1), ``quiet`` noise-only coordinates.
+
+    With one record and q = 1/2, |B_t| is 0 or 1 without the canary, and 2 (probability 1/4 per step) only
+    with it; a trainer that divides by the realised |B_t| then halves its noise at exactly those steps.
+    """
+    X = np.zeros((1, 2 + quiet))
+    X[0, 0] = radius
+    x_canary = np.zeros(2 + quiet)
+    x_canary[1] = 2.0 * radius
+    return X, np.array([-1.0]), (x_canary, 1.0)
+
+
 def bug_setting(bug):
     """The audit setting that exposes ``bug``: ``dict(X, y, canary, trainer, audit)``.
 
@@ -122,6 +157,11 @@ def bug_setting(bug):
         return {"X": X, "y": y, "canary": canary,
                 "trainer": dict(noise_multiplier=2.0, sampling_rate=1.0, steps=4, clip_norm=1.0),
                 "audit": {"coordinates": [3]}}
+    if bug == "divide_by_batch_size":
+        X, y, canary = _batch_size_data()
+        return {"X": X, "y": y, "canary": canary,
+                "trainer": dict(noise_multiplier=5.0, sampling_rate=0.5, steps=16, clip_norm=1.0),
+                "audit": {"statistic": "scale_range", "bound": "clopper_pearson"}}
     X, y = make_audit_data(n=50, d=3, rng=0)
     return {"X": X, "y": y, "canary": make_canary(X, y),
             "trainer": dict(noise_multiplier=5.0, sampling_rate=0.5, steps=8, clip_norm=1.0),

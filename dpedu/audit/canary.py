@@ -34,7 +34,7 @@ from ..validation import (
     check_sampling_rate,
 )
 from .data import SCORES, canary_scores, check_canary
-from .parallel import check_n_jobs, map_seeded
+from ..parallel import check_n_jobs, map_seeded
 from .statistics import best_threshold, check_confidence, error_counts, rate_bounds_epsilon
 
 __all__ = ["dp_sgd_trainer", "noisy_gd_trainer", "AuditResult", "canary_audit", "upper_bounds"]
@@ -195,7 +195,7 @@ def canary_audit(train, X, y, canary, *, runs=1000, delta=1e-5, confidence=0.95,
                  score="margin", accountants=("rdp", "pld"), rng=None, progress=None, n_jobs=1):
     r"""Audit a training algorithm with a canary: an empirical lower bound on its epsilon.
 
-    For r = 1..``runs`` (one generator per pair, spawned from ``rng``: :func:`dpedu.audit.parallel.map_seeded`)::
+    For r = 1..``runs`` (one generator per pair, spawned from ``rng``: :func:`dpedu.parallel.map_seeded`)::
 
         theta_in  <- train(D + canary)        score s_in  = score(theta_in)
         theta_out <- train(D)                 score s_out = score(theta_out)
@@ -268,7 +268,7 @@ def canary_audit(train, X, y, canary, *, runs=1000, delta=1e-5, confidence=0.95,
     y_in = np.append(y, y_c)
     start = time.perf_counter()
     pairs = map_seeded(_PairTask(train, X_in, y_in, X, y), runs, rng=rng, n_jobs=n_jobs, progress=progress,
-                       unit="pairs of trainings")
+                       desc="audit", unit="pairs of trainings")
     thetas_in = [p[0] for p in pairs]
     thetas_out = [p[1] for p in pairs]
     ledger = pairs[0][2]

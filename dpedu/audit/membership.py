@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from ..validation import check_features, check_labels, check_nonnegative, check_theta
 from .statistics import epsilon_from_rate_arrays
@@ -88,6 +87,7 @@ def loss_threshold_attack(theta, X_members, y_members, X_nonmembers, y_nonmember
         tau = check_nonnegative(threshold, "threshold", allow_inf=True)
     tpr = float(np.mean(member_losses <= tau))
     fpr = float(np.mean(nonmember_losses <= tau))
+    from scipy import stats  # imported when used: workers that only train skip it
     ranks = stats.rankdata(np.concatenate([member_losses, nonmember_losses]))   # Mann-Whitney U
     n_m, n_n = member_losses.size, nonmember_losses.size
     u_nonmembers_higher = ranks[n_m:].sum() - n_n * (n_n + 1) / 2

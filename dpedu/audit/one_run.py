@@ -30,7 +30,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, stats
 
 from ..calibrate import noise_multiplier as calibrated_noise_multiplier
 from ..validation import check_delta, check_epsilon, check_features, check_labels, check_positive, check_positive_int, check_rng
@@ -57,6 +56,7 @@ def one_run_p_value(m, r, v, epsilon, delta):
     delta : float
         In [0, 1].
     """
+    from scipy import stats  # imported when used: workers that only train skip it
     p = 1.0 / (1.0 + math.exp(-epsilon))                  # accuracy of epsilon-randomized response
     beta = float(stats.binom.sf(v - 1, r, p))             # P[Bin(r, p) >= v]
     if delta == 0 or v == 0:
@@ -85,6 +85,8 @@ def one_run_epsilon_lower_bound(*, m, r, v, delta, confidence=0.95):
     if not 0 <= delta < 1:
         raise ValueError(f"delta must be in [0, 1); got {delta!r}")
     level = 1.0 - check_confidence(confidence)
+    from scipy import optimize  # imported when used: workers that only train skip it
+
     if one_run_p_value(m, r, v, 0.0, delta) > level:
         return 0.0
     hi = 1.0

@@ -22,7 +22,6 @@ import math
 import numbers
 
 import numpy as np
-from scipy import optimize, stats
 
 from ..gaussian import gaussian_epsilon_exact
 from ..validation import check_array, check_delta, check_in_interval, check_nonnegative, check_positive_int
@@ -104,6 +103,7 @@ def clopper_pearson(successes, trials, *, confidence=0.95, side="upper"):
             raise ValueError("successes must be integer counts >= 0")
     if np.any(k > n):
         raise ValueError(f"successes must be <= trials = {n}; got {int(np.max(k))}")
+    from scipy import stats  # imported when used: workers that only train skip it
     alpha = 1.0 - confidence
 
     def upper(a):
@@ -305,6 +305,7 @@ def gaussian_mu_lower_bound(scores_in, scores_out, *, confidence=0.95):
     n1, n0 = s_in.size, s_out.size
     if n1 < 2 or n0 < 2:
         raise ValueError(f"scores_in and scores_out need at least 2 values each; got {n1} and {n0}")
+    from scipy import optimize, stats  # imported when used: workers that only train skip it
     df = n1 + n0 - 2
     pooled = math.sqrt((np.sum((s_in - s_in.mean()) ** 2) + np.sum((s_out - s_out.mean()) ** 2)) / df)
     if not pooled > 0:

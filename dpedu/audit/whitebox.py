@@ -55,7 +55,7 @@ from ..validation import (
 )
 from .canary import upper_bounds
 from .data import check_canary
-from .parallel import check_n_jobs, map_seeded
+from ..parallel import check_n_jobs, map_seeded
 from .statistics import (
     best_threshold,
     check_confidence,
@@ -66,9 +66,9 @@ from .statistics import (
 )
 
 __all__ = ["ObservedRun", "observed_run", "observed_trainer", "canary_update_scores", "run_statistic",
-           "whitebox_audit", "WhiteBoxResult", "STATISTICS", "BOUNDS"]
+           "quiet_coordinates", "update_scales", "whitebox_audit", "WhiteBoxResult", "STATISTICS", "BOUNDS"]
 
-STATISTICS = ("sum", "likelihood_ratio", "range")
+STATISTICS = ("sum", "likelihood_ratio", "range", "scale_range")
 BOUNDS = ("gaussian", "clopper_pearson")
 
 
@@ -164,6 +164,27 @@ def dirac_coordinates(model, theta, X, y, canary):
     return np.flatnonzero((others == 0) & (own > 0))
 
 
+def quiet_coordinates(model, theta, X, y, canary):
+    """Coordinates where neither any record of (X, y) nor the canary has a gradient at theta: noise only."""
+    others = np.abs(model.per_example_gradients(theta, X, y)).max(axis=0)
+    own = np.abs(model.per_example_gradients(theta, canary[0][None, :], np.array([canary[1]])))[0]
+    return np.flatnonzero((others == 0) & (own == 0))
+
+
+def update_scales(run, coordinates):
+    r"""Per-step noise scale :math:`\lVert \tilde g_t[J]\rVert / \sqrt{|J|}` on the coordinates J (noise only).
+
+    On coordinates no gradient reaches, a correct run releases pure noise :math:`\mathcal N(0, \sigma^2)`
+    at every step, so the scale is :math:`\sigma` up to a relative error of about :math:`1/\sqrt{2|J|}`
+    in both worlds. A run whose noise scale depends on the data (e.g. divided by the realised batch
+    size) shows it here.
+    """
+    coordinates = np.asarray(coordinates, dtype=int)
+    if coordinates.size == 0:
+        raise ValueError("no coordinate is free of every gradient: the noise scale cannot be read off the updates")
+    return np.sqrt(np.mean(run.updates[:, coordinates] ** 2, axis=1))
+
+
 def canary_update_scores(run, X, y, canary, *, coordinates=None):
     r"""Per-step canary scores :math:`s_t = \langle \tilde g_t, \hat c_t\rangle` and expected shifts
     :math:`\lVert c_t\rVert`, on the canary's Dirac coordinates.
@@ -199,6 +220,8 @@ def run_statistic(scores, shifts, statistic, *, noise_std, sampling_rate):
     :math:`\sum_t \ln\big(1-q+q\,e^{(a_t s_t - a_t^2/2)/\sigma^2}\big)` with :math:`a_t` the shifts and the
     claimed :math:`\sigma, q` (the Neyman-Pearson statistic against the claimed mixture). ``"range"``:
     :math:`\max_t s_t - \min_t s_t` (0 when the same noise is reused and the canary is never sampled).
+    ``"scale_range"``: the same range of :math:`\ln s_t` when the scores are the noise scales of
+    :func:`update_scales` (about 0 for a correct run: its noise has one scale at every step).
     """
     if statistic == "sum":
         return float(np.sum(scores))
@@ -208,6 +231,8 @@ def run_statistic(scores, shifts, statistic, *, noise_std, sampling_rate):
                                          math.log(sampling_rate) + log_ratio)))
     if statistic == "range":
         return float(np.max(scores) - np.min(scores))
+    if statistic == "scale_range":
+        return float(np.log(np.max(scores)) - np.log(np.min(scores)))
     raise ValueError(f"statistic must be one of {STATISTICS}; got {statistic!r}")
 
 
@@ -224,7 +249,13 @@ class _WhiteBoxTask:
         out = []
         for data, g in (((X_in, y_in), rng_in), ((self.X, self.y), rng_out)):
             run = self.train(*data, g)
-            scores, shifts = canary_update_scores(run, self.X, self.y, self.canary, coordinates=self.coordinates)
+            if self.statistic == "scale_range":
+                coordinates = self.coordinates
+                if coordinates is None:
+                    coordinates = quiet_coordinates(run.model, run.thetas[0], self.X, self.y, self.canary)
+                scores, shifts = update_scales(run, coordinates), None
+            else:
+                scores, shifts = canary_update_scores(run, self.X, self.y, self.canary, coordinates=self.coordinates)
             out.append(run_statistic(scores, shifts, self.statistic, noise_std=run.noise_std,
                                      sampling_rate=run.sampling_rate))
         return out[0], out[1], run.ledger, run.sampling_rate
@@ -272,7 +303,7 @@ def whitebox_audit(train, X, y, canary, *, runs=1000, delta=1e-5, confidence=0.9
                    coordinates=None, accountants=("moments", "rdp", "pld"), rng=None, n_jobs=1, progress=None):
     r"""Audit from every observed update: a lower bound on epsilon beside the accountants' upper bounds.
 
-    For r = 1..``runs`` (one generator per pair, :func:`dpedu.audit.parallel.map_seeded`), observe a run on
+    For r = 1..``runs`` (one generator per pair, :func:`dpedu.parallel.map_seeded`), observe a run on
     D + canary and one on D, reduce each to a statistic (:func:`canary_update_scores`,
     :func:`run_statistic`), then
 
@@ -298,10 +329,13 @@ def whitebox_audit(train, X, y, canary, *, runs=1000, delta=1e-5, confidence=0.9
     runs : int
         Runs per world (>= 4).
     delta, confidence : float
-    statistic : {"auto", "sum", "likelihood_ratio", "range"}
+    statistic : {"auto", "sum", "likelihood_ratio", "range", "scale_range"}
+        ``"scale_range"`` reads the noise scale of each update off the coordinates no gradient reaches
+        (:func:`update_scales`; ``coordinates`` then names those coordinates, default
+        :func:`quiet_coordinates`), the others project on the canary (:func:`canary_update_scores`).
     bound : {"auto", "gaussian", "clopper_pearson"}
     coordinates : array of int, optional
-        Parameter coordinates the auditor projects on.
+        Parameter coordinates the auditor projects on (with ``"scale_range"``: reads the noise on).
     accountants : sequence of str
     rng : None, int, SeedSequence or Generator
     n_jobs : int
@@ -335,7 +369,7 @@ def whitebox_audit(train, X, y, canary, *, runs=1000, delta=1e-5, confidence=0.9
     if bound == "gaussian" and statistic != "sum":
         raise ValueError(f"bound='gaussian' needs statistic='sum' (the only Gaussian one); got statistic={statistic!r}")
     pairs = map_seeded(_WhiteBoxTask(train, X, y, canary, statistic, coordinates), runs, rng=rng, n_jobs=n_jobs,
-                       progress=progress, unit="pairs of runs")
+                       progress=progress, desc="audit", unit="pairs of runs")
     s_in = np.array([p[0] for p in pairs])
     s_out = np.array([p[1] for p in pairs])
     ledger = pairs[0][2] if pairs[0][2] is not None else "non-private"

@@ -8,6 +8,10 @@ and :func:`run_noisy_gd_tradeoff` (the book's noisy gradient descent, accounted 
 Seeds come from one ``numpy.random.SeedSequence(rng)``: the same ``rng`` gives the same numbers, and seed
 ``j`` is the same stream at every grid point (common random numbers: curves are smoother than with
 independent seeds, and differences between grid points are not seed noise).
+
+Every (grid point, seed) training is an independent task, run through :func:`dpedu.parallel.map_seeded`:
+``n_jobs=2`` trains on two cores, ``joblib.parallel_backend("dask")`` on a Dask cluster, and the numbers
+do not depend on either.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from ..events import steps_from_epochs
 from ..models.logistic import accuracy
 from ..training import noisy_gradient_descent
 from ..validation import check_delta, check_epsilon, check_positive, check_positive_int
+from ..parallel import check_n_jobs, map_seeded
 from .accounting import check_grid
 
 __all__ = [
@@ -61,27 +66,32 @@ def _seeds(seeds, rng):
     return root.spawn(n_seeds)
 
 
-def _fit_score(params, seed, data):
-    from ..estimator import DPLogisticRegression  # imported when first used: it needs scikit-learn
+class _FitScore:
+    """One estimator fit on the training part, scored on the test part (picklable, for :func:`map_seeded`)."""
 
-    X_train, y_train, X_test, y_test = data
-    clf = DPLogisticRegression(**params, random_state=np.random.default_rng(seed)).fit(X_train, y_train)
-    return clf.score(X_test, y_test), clf
+    def __init__(self, data):
+        self.data = data
+
+    def __call__(self, params, rng):
+        from ..estimator import DPLogisticRegression  # imported when first used: it needs scikit-learn
+
+        X_train, y_train, X_test, y_test = self.data
+        clf = DPLogisticRegression(**params, random_state=rng).fit(X_train, y_train)
+        return clf.score(X_test, y_test), clf
 
 
-def _grid(configs, seeds, data, progress, describe):
-    """Fit every config with every seed; (accuracies (n_configs, n_seeds), last classifier per config)."""
-    accuracies = np.empty((len(configs), len(seeds)))
-    fitted = []
-    total, done = len(configs) * len(seeds), 0
-    for i, params in enumerate(configs):
-        clf = None
-        for j, seed in enumerate(seeds):
-            done += 1
-            if progress is not None:
-                progress(f"[{done}/{total}] {describe(params)}, seed {j + 1}/{len(seeds)}")
-            accuracies[i, j], clf = _fit_score(params, seed, data)
-        fitted.append(clf)
+def _grid(configs, seeds, data, progress, describe, n_jobs):
+    """Fit every config with every seed; (accuracies (n_configs, n_seeds), last classifier per config).
+
+    Seed ``j`` is the same stream at every config (common random numbers); the fits run through
+    :func:`dpedu.parallel.map_seeded`, so the result does not depend on ``n_jobs``.
+    """
+    tasks = [(params, j) for params in configs for j in range(len(seeds))]
+    results = map_seeded(_FitScore(data), len(tasks), items=[params for params, _ in tasks],
+                         seeds=[seeds[j] for _, j in tasks], n_jobs=n_jobs, progress=progress,
+                         labels=[f"{describe(params)}, seed {j + 1}/{len(seeds)}" for params, j in tasks])
+    accuracies = np.array([accuracy for accuracy, _ in results]).reshape(len(configs), len(seeds))
+    fitted = [results[(i + 1) * len(seeds) - 1][1] for i in range(len(configs))]
     return accuracies, fitted
 
 
@@ -147,7 +157,8 @@ class TradeoffResult:
 
 
 def run_tradeoff(data, *, epsilons, seeds=5, delta=1e-5, accountant="rdp", epochs=32, sampling_rate=0.05,
-                 clip_norm=0.5, learning_rate=16.0, baseline=True, rng=0, progress=None, estimator_params=None):
+                 clip_norm=0.5, learning_rate=16.0, baseline=True, rng=0, progress=None, estimator_params=None,
+                 n_jobs=1):
     r"""Train DP-SGD logistic regression at each target epsilon, over seeds; test accuracy of each run.
 
     Each run is :class:`~dpedu.estimator.DPLogisticRegression` with ``epsilon=eps``: the noise multiplier
@@ -169,9 +180,12 @@ def run_tradeoff(data, *, epsilons, seeds=5, delta=1e-5, accountant="rdp", epoch
     rng : int or SeedSequence
         Root of the seeds.
     progress : callable, optional
-        Called with a message before each fit.
+        Called with a message as each fit finishes (``"[3/10] epsilon = 0.5, seed 3/5"``).
     estimator_params : dict, optional
         Further ``DPLogisticRegression`` arguments (e.g. ``{"lr_schedule": "constant"}``).
+    n_jobs : int
+        Workers for the independent fits (:func:`dpedu.parallel.map_seeded`; -1: every core). The
+        result does not depend on it.
 
     Returns
     -------
@@ -182,7 +196,8 @@ def run_tradeoff(data, *, epsilons, seeds=5, delta=1e-5, accountant="rdp", epoch
     shared = _estimator_params(epochs=epochs, sampling_rate=sampling_rate, clip_norm=clip_norm,
                                learning_rate=learning_rate, delta=delta, accountant=accountant, extra=estimator_params)
     configs = [dict(shared, epsilon=float(eps)) for eps in epsilons]
-    accuracies, fitted = _grid(configs, _seeds(seeds, rng), data, progress, lambda p: f"epsilon = {p['epsilon']:g}")
+    accuracies, fitted = _grid(configs, _seeds(seeds, rng), data, progress, lambda p: f"epsilon = {p['epsilon']:g}",
+                               check_n_jobs(n_jobs))
     base = None
     if baseline:
         if progress is not None:
@@ -210,11 +225,13 @@ class EpochsResult:
 
 
 def run_epochs_tradeoff(data, *, epsilon, epochs, seeds=3, delta=1e-5, accountant="rdp", sampling_rate=0.05,
-                        clip_norm=0.5, learning_rate=16.0, rng=0, progress=None, estimator_params=None):
+                        clip_norm=0.5, learning_rate=16.0, rng=0, progress=None, estimator_params=None,
+                        n_jobs=1):
     r"""At a fixed total epsilon, train for each number of epochs in ``epochs`` (over seeds).
 
     Privacy fixes the total; each epoch count gets the z that makes ``round(epochs / q)`` steps cost
-    exactly that total, so longer training means noisier steps. Returns :class:`EpochsResult`.
+    exactly that total, so longer training means noisier steps. Arguments as in :func:`run_tradeoff`
+    (``n_jobs``: workers for the independent fits). Returns :class:`EpochsResult`.
     """
     data = _unpack(data)
     epsilon = check_epsilon(epsilon)
@@ -222,7 +239,8 @@ def run_epochs_tradeoff(data, *, epsilon, epochs, seeds=3, delta=1e-5, accountan
     shared = _estimator_params(epochs=None, sampling_rate=sampling_rate, clip_norm=clip_norm,
                                learning_rate=learning_rate, delta=delta, accountant=accountant, extra=estimator_params)
     configs = [dict(shared, epsilon=epsilon, epochs=float(e)) for e in grid]
-    accuracies, fitted = _grid(configs, _seeds(seeds, rng), data, progress, lambda p: f"{p['epochs']:g} epochs")
+    accuracies, fitted = _grid(configs, _seeds(seeds, rng), data, progress, lambda p: f"{p['epochs']:g} epochs",
+                               check_n_jobs(n_jobs))
     return EpochsResult(epochs=grid, accuracies=accuracies,
                         noise_multipliers=np.array([clf.noise_multiplier_ for clf in fitted]),
                         epsilon=epsilon, delta=float(delta), params=shared)
@@ -246,14 +264,15 @@ class ClippingNoiseResult:
 
 def run_clipping_noise_grid(data, *, clip_norms, noise_multipliers, seeds=3, delta=1e-5, accountant="rdp", epochs=8,
                             sampling_rate=0.05, learning_rate=8.0, reference_clip_norm=0.5, rng=0, progress=None,
-                            estimator_params=None):
+                            estimator_params=None, n_jobs=1):
     r"""Train at every (C, z) pair of the grid; returns :class:`ClippingNoiseResult`.
 
     The learning rate is scaled as ``learning_rate * reference_clip_norm / C``: when every gradient is
     clipped, the update is :math:`\eta C (\sum_i u_i + z\,\xi)/(qn)` with unit vectors :math:`u_i`, so
     without the scaling a larger C would only mean a larger step. With it, C trades clipping *bias*
     (small C: every gradient cut to the same length) against *noise* (large C: noise std zC grows while
-    the gradients do not).
+    the gradients do not). Other arguments as in :func:`run_tradeoff` (``n_jobs``: workers for the
+    independent fits).
     """
     data = _unpack(data)
     clip_grid = check_grid(clip_norms, "clip_norms")
@@ -265,12 +284,27 @@ def run_clipping_noise_grid(data, *, clip_norms, noise_multipliers, seeds=3, del
                     learning_rate=learning_rate * reference_clip_norm / float(c))
                for c in clip_grid for z in noise_grid]
     accuracies, fitted = _grid(configs, _seeds(seeds, rng), data, progress,
-                               lambda p: f"C = {p['clip_norm']:g}, z = {p['noise_multiplier']:g}")
+                               lambda p: f"C = {p['clip_norm']:g}, z = {p['noise_multiplier']:g}",
+                               check_n_jobs(n_jobs))
     epsilons = np.array([clf.epsilon_ for clf in fitted[: len(noise_grid)]])
     shared.update(learning_rate=learning_rate, reference_clip_norm=reference_clip_norm)
     return ClippingNoiseResult(clip_norms=clip_grid, noise_multipliers=noise_grid,
                                accuracies=accuracies.reshape(len(clip_grid), len(noise_grid), -1),
                                epsilons=epsilons, delta=float(delta), params=shared)
+
+
+class _NoisyGDRun:
+    """One run of the book's noisy gradient descent and its test accuracy (picklable, for :func:`map_seeded`)."""
+
+    def __init__(self, data, iterations, delta_per_iteration, clip_norm):
+        self.data, self.iterations = data, iterations
+        self.delta_per_iteration, self.clip_norm = delta_per_iteration, clip_norm
+
+    def __call__(self, epsilon, rng):
+        X_train, y_train, X_test, y_test = self.data
+        result = noisy_gradient_descent(X_train, y_train, self.iterations, epsilon, self.delta_per_iteration,
+                                        clip_norm=self.clip_norm, rng=rng)
+        return accuracy(result.theta, X_test, y_test), result
 
 
 @dataclass
@@ -291,31 +325,32 @@ class NoisyGDResult:
 
 
 def run_noisy_gd_tradeoff(data, *, epsilons_per_iteration, iterations=10, delta_per_iteration=1e-5, clip_norm=5.0,
-                          seeds=3, accountants=("rdp",), rng=0, progress=None):
+                          seeds=3, accountants=("rdp",), rng=0, progress=None, n_jobs=1):
     r"""The book's noisy gradient descent (classic calibration, per-iteration budget) over a grid.
 
     Each run is ``iterations`` Gaussian steps that are each (eps, delta_per_iteration)-DP plus one
     eps-DP noisy count. Its total is reported at ``delta = iterations * delta_per_iteration`` (what
     sequential composition spends): as the book states it (key ``"book"``, :math:`(k+1)\varepsilon`) and
-    by every accountant in ``accountants``. Returns :class:`NoisyGDResult`.
+    by every accountant in ``accountants``. ``n_jobs`` runs the independent trainings in parallel
+    (:func:`dpedu.parallel.map_seeded`; the result does not depend on it). Returns :class:`NoisyGDResult`.
     """
-    X_train, y_train, X_test, y_test = _unpack(data)
+    data = _unpack(data)
     grid = check_grid(epsilons_per_iteration, "epsilons_per_iteration")
     iterations = check_positive_int(iterations, "iterations")
     delta = iterations * check_delta(delta_per_iteration, "delta_per_iteration")
+    n_jobs = check_n_jobs(n_jobs)
     seed_list = _seeds(seeds, rng)
-    accuracies = np.empty((len(grid), len(seed_list)))
     accountants = tuple(accountants)
+    tasks = [(float(eps), j) for eps in grid for j in range(len(seed_list))]
+    results = map_seeded(_NoisyGDRun(data, iterations, delta_per_iteration, clip_norm), len(tasks),
+                         items=[eps for eps, _ in tasks], seeds=[seed_list[j] for _, j in tasks], n_jobs=n_jobs,
+                         progress=progress,
+                         labels=[f"noisy GD, epsilon per iteration {eps:g}, seed {j + 1}" for eps, j in tasks])
+    accuracies = np.array([acc for acc, _ in results]).reshape(len(grid), len(seed_list))
     totals = {name: np.empty(len(grid)) for name in ("book", *accountants)}
-    for i, eps in enumerate(grid):
-        for j, seed in enumerate(seed_list):
-            if progress is not None:
-                progress(f"[{i * len(seed_list) + j + 1}/{accuracies.size}] noisy GD, epsilon per iteration {eps:g}, "
-                         f"seed {j + 1}")
-            result = noisy_gradient_descent(X_train, y_train, iterations, float(eps), delta_per_iteration, clip_norm=clip_norm,
-                                            rng=np.random.default_rng(seed))
-            accuracies[i, j] = accuracy(result.theta, X_test, y_test)
-        totals["book"][i] = result.epsilon            # the runs differ only in their noise: same ledger
+    for i in range(len(grid)):
+        result = results[(i + 1) * len(seed_list) - 1][1]  # the runs differ only in their noise: same ledger
+        totals["book"][i] = result.epsilon
         table = compare(result, delta=delta, accountants=accountants)
         for name in accountants:
             totals[name][i] = table[name]
