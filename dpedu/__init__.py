@@ -9,14 +9,14 @@ Layers (imports point only downward: a module imports from its own layer or a lo
 higher one, not even inside a function; no module imports another module's private ``_names``;
 ``tests/test_layers.py`` checks both):
 
-1. validation, datasets - argument checks; reading the data
+1. validation, datasets, parallel - argument checks; reading the data; seeded parallel maps
 2. events, gaussian - what a release did; the Gaussian mechanism's closed forms
 3. clipping, mechanisms, snapping, models - the building blocks
 4. training - gradient descent, noisy gradient descent, DP-SGD
 5. accountants - the privacy of a ledger of events, seven ways
 6. calibrate, proactive, budget, estimator - choosing noise from a budget; spending it
 7. audit, experiments - empirical lower bounds; accounting tables and training sweeps
-8. plotting, notebook, checks, exercises - the course
+8. plotting, notebook, checks, exercises, instructor - the course
 9. cli - ``python -m dpedu``
 
 >>> import dpedu
