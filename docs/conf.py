@@ -29,7 +29,6 @@ import shutil
 import sys
 from pathlib import Path
 
-from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
@@ -61,6 +60,12 @@ for _old in STAGED_CHAPTERS.glob("*.ipynb"):             # a chapter renamed or 
         _old.unlink()
 for _src in CHAPTER_SOURCES:
     _stage(_src, STAGED_CHAPTERS / _src.name)
+    # A chapter links the notes as ../docs/math.md (right beside the repository's chapters/); its staged copy
+    # sits in docs/chapters/, where the same file is ../math.md.
+    _staged = STAGED_CHAPTERS / _src.name
+    _text = _staged.read_text(encoding="utf-8")
+    if "](../docs/math.md" in _text:
+        _staged.write_text(_text.replace("](../docs/math.md", "](../math.md"), encoding="utf-8")
 _stage(ROOT / "data" / "README.md", DOCS / "data" / "README.md")
 HAS_MATH_NOTES = (DOCS / "math.md").is_file()
 

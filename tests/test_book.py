@@ -24,8 +24,6 @@ import http.server
 import importlib.util
 import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
 import threading

@@ -20,6 +20,7 @@
 # *Uses:* [`load_adult`](dpedu.datasets.load_adult) · [`logistic`](dpedu.models.logistic) ·
 # [`gradient_descent`](dpedu.training.gradient_descent) · [`plot_loss_curves`](dpedu.plotting.plot_loss_curves) (see
 # the API reference).
+# *Notes:* [§6](../docs/math.md#6-logistic-loss-and-gradient) in the mathematical notes.
 
 # %%
 import math

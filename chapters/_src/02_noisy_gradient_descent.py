@@ -18,6 +18,7 @@
 # [`gaussian_noise_multiplier`](dpedu.mechanisms.gaussian_noise_multiplier) ·
 # [`noisy_gradient_descent`](dpedu.training.noisy_gradient_descent) ·
 # [`run_noisy_gd_tradeoff`](dpedu.experiments.run_noisy_gd_tradeoff) (see the API reference).
+# *Notes:* [§2](../docs/math.md#2-sensitivity) · [§5](../docs/math.md#5-l2-clipping-and-the-sensitivity-of-a-clipped-sum) · [§7](../docs/math.md#7-noisy-gradient-descent-the-books-algorithm) in the mathematical notes.
 
 # %%
 import math

@@ -21,6 +21,7 @@
 # [`zcdp_epsilon`](dpedu.accountants.zcdp.zcdp_epsilon) · [`make_accountant`](dpedu.accountants.make_accountant) ·
 # [`compare`](dpedu.accountants.compare) · [`noise_multiplier`](dpedu.calibrate.noise_multiplier) (see the API
 # reference).
+# *Notes:* [§9](../docs/math.md#9-sequential-and-parallel-composition) · [§10](../docs/math.md#10-advanced-composition) in the mathematical notes.
 
 # %%
 import math

@@ -23,6 +23,7 @@
 # [`proactive_noise_multiplier`](dpedu.proactive.proactive_noise_multiplier) ·
 # [`minimum_steps`](dpedu.proactive.minimum_steps) · [`proactive_conditions`](dpedu.proactive.proactive_conditions)
 # · [`compare`](dpedu.accountants.compare) (see the API reference).
+# *Notes:* [§16](../docs/math.md#16-pro-active-dp) · [§17](../docs/math.md#17-calibration-by-bisection) in the mathematical notes.
 
 # %%
 import math

@@ -24,6 +24,7 @@
 # [`run_clipping_noise_grid`](dpedu.experiments.run_clipping_noise_grid) ·
 # [`plot_accuracy_vs_epsilon`](dpedu.plotting.plot_accuracy_vs_epsilon) ·
 # [`noise_multiplier`](dpedu.calibrate.noise_multiplier) (see the API reference).
+# *Notes:* [§8](../docs/math.md#8-dp-sgd-abadi-et-al-2016-algorithm-1) · [§17](../docs/math.md#17-calibration-by-bisection) in the mathematical notes.
 
 # %%
 import math

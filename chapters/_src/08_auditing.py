@@ -24,6 +24,7 @@
 # *Uses:* [`make_canary`](dpedu.audit.make_canary) · [`loss_threshold_attack`](dpedu.audit.loss_threshold_attack) ·
 # [`canary_audit`](dpedu.audit.canary_audit) · [`epsilon_lower_bound`](dpedu.audit.epsilon_lower_bound) ·
 # [`epsilon_from_rates`](dpedu.audit.epsilon_from_rates) (see the API reference).
+# *Notes:* [§20](../docs/math.md#20-auditing-lower-bounds-on-epsilon) · [§20.2](../docs/math.md#202-white-box-gaussian-audit-μ-gdp-from-observed-updates) · [§20.3](../docs/math.md#203-one-training-run-steinke-nasr--jagielski-2023) in the mathematical notes.
 
 # %%
 import math

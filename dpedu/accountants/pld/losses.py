@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.special import expit, log_ndtr, ndtr, ndtri
+from scipy.special import expit, ndtr, ndtri
 
 from ...events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
