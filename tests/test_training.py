@@ -207,3 +207,18 @@ def test_failed_call_spends_no_budget(toy):
         with pytest.raises((ValueError, TypeError)):
             noisy_gradient_descent(X, y, 2, 0.5, 1e-5, budget=budget, **dict(dict(rng=0), **bad))
     assert budget.ledger == []
+
+
+def test_loss_every_records_a_subset_and_changes_nothing_else():
+    from dpedu.datasets import make_toy
+
+    X, y = make_toy(n=200, d=3, rng=0)
+    every = noisy_gradient_descent(X, y, 7, 0.5, 1e-5, clip_norm=1.0, rng=3)
+    sparse = noisy_gradient_descent(X, y, 7, 0.5, 1e-5, clip_norm=1.0, rng=3, loss_every=3)
+    np.testing.assert_array_equal(every.theta, sparse.theta)       # the diagnostic never changes the run
+    np.testing.assert_array_equal(every.details["loss_steps"], np.arange(1, 8))
+    np.testing.assert_array_equal(sparse.details["loss_steps"], [3, 6, 7])
+    np.testing.assert_allclose(sparse.losses, every.losses[[2, 5, 6]], rtol=1e-12)
+    for bad, error in ((0, ValueError), (1.5, TypeError), (True, TypeError), ("2", TypeError)):
+        with pytest.raises(error, match="loss_every"):
+            noisy_gradient_descent(X, y, 3, 0.5, 1e-5, rng=0, loss_every=bad)

@@ -67,7 +67,18 @@ def _mean_loss_and_sigmoids(margins):
     """
     e = np.exp(-np.abs(margins))
     mean_loss = float(np.mean(np.maximum(-margins, 0.0) + np.log1p(e)))
-    return mean_loss, np.where(margins >= 0, e, 1.0) / (1.0 + e)
+    return mean_loss, _negative_sigmoids(margins, e)
+
+
+def _negative_sigmoids(margins, e=None):
+    r""":math:`\sigma(-m_i)` from :math:`e = e^{-|m|}`: :math:`e/(1+e)` for m >= 0, :math:`1/(1+e)` for m < 0.
+
+    The clipped gradient sum always computes its sigmoids this way, with or without the loss, so recording
+    the loss (which shares ``e``) never changes a training run, not even in the last bit.
+    """
+    if e is None:
+        e = np.exp(-np.abs(margins))
+    return np.where(margins >= 0, e, 1.0) / (1.0 + e)
 
 
 def _clipped_sum_from_sigmoids(sigmoids, X, y, clip_norm, row_norms):
@@ -169,7 +180,7 @@ def clipped_gradient_sum(theta, X, y, clip_norm, row_norms=None, *, check_input=
         theta, X, y, clip_norm, row_norms = _check_clip_arguments(theta, X, y, clip_norm, row_norms)
     if row_norms is None:
         row_norms = l2_norms(X, name="X")[:, 0]
-    return _clipped_sum_from_sigmoids(expit(-y * (X @ theta)), X, y, clip_norm, row_norms)
+    return _clipped_sum_from_sigmoids(_negative_sigmoids(y * (X @ theta)), X, y, clip_norm, row_norms)
 
 
 def loss_and_clipped_gradient_sum(theta, X, y, clip_norm, row_norms=None, *, check_input=True):

@@ -23,7 +23,7 @@ from ..clipping import L2_clip, l2_norms
 from ..events import GaussianEvent, LaplaceEvent
 from ..mechanisms import gaussian_mechanism, gaussian_noise_multiplier, laplace_mechanism
 from ..models import logistic
-from ..validation import check_budget, check_delta, check_epsilon, check_positive, check_rng
+from ..validation import check_budget, check_delta, check_epsilon, check_positive, check_positive_int, check_rng
 from .common import CLIP_MODES, TrainingResult, check_steps, check_training_data, initial_theta, overflow_guard
 
 __all__ = ["gradient_descent", "noisy_gradient_descent", "NoisyGDPlan", "check_noisy_gd_arguments",
@@ -83,6 +83,7 @@ class NoisyGDPlan:
     clip_mode: str
     learning_rate: float
     calibration: str
+    loss_every: int = 1
 
     @property
     def ledger(self):
@@ -91,7 +92,7 @@ class NoisyGDPlan:
 
 
 def check_noisy_gd_arguments(X, y, iterations, epsilon, delta, *, clip_norm, clip_mode, learning_rate,
-                             budget_split, calibration, theta0, rng, budget=None):
+                             budget_split, calibration, theta0, rng, budget=None, loss_every=1):
     """Check every argument of :func:`noisy_gradient_descent` at once; returns ``(X, y, theta, rng, plan)``.
 
     Splits the budget (``budget_split``) and calibrates the noise multiplier, so a setting whose noise would
@@ -117,15 +118,16 @@ def check_noisy_gd_arguments(X, y, iterations, epsilon, delta, *, clip_norm, cli
                          f"overflows; use a smaller clip_norm or a larger epsilon")
     rng = check_rng(rng)
     check_budget(budget)
+    loss_every = check_positive_int(loss_every, "loss_every")
     theta = initial_theta(theta0, X.shape[1])
     plan = NoisyGDPlan(iterations, eps_iter, delta_iter, eps_count, z, clip_norm, clip_mode, learning_rate,
-                       calibration)
+                       calibration, loss_every)
     return X, y, theta, rng, plan
 
 
 def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, clip_mode="gradients",
                            learning_rate=1.0, budget_split="per_iteration", calibration="classic", theta0=None,
-                           rng=None, budget=None):
+                           rng=None, budget=None, loss_every=1):
     r"""The book's noisy gradient descent: full batch, add/remove neighbours (docs/math.md §5).
 
     ::
@@ -169,6 +171,12 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, c
     budget : dpedu.budget.PrivacyBudget, optional
         Charged with the whole ledger after every argument was checked and before the data is touched;
         refuses (trains nothing) if it would overspend.
+    loss_every : int, default 1
+        Record the mean training loss (a diagnostic on the private data, not privatised) after every this
+        many iterations, and after the last; ``details["loss_steps"]`` says after which. The loss after
+        iteration t is read off the margins the gradient of iteration t + 1 computes anyway, so recording it
+        costs no extra pass over X, but its logarithm and exponential still cost about half a pass: a larger
+        ``loss_every`` makes the other iterations run at the speed of the two matrix-vector products.
 
     Returns
     -------
@@ -183,7 +191,8 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, c
     """
     X, y, theta, rng, plan = check_noisy_gd_arguments(
         X, y, iterations, epsilon, delta, clip_norm=clip_norm, clip_mode=clip_mode, learning_rate=learning_rate,
-        budget_split=budget_split, calibration=calibration, theta0=theta0, rng=rng, budget=budget)
+        budget_split=budget_split, calibration=calibration, theta0=theta0, rng=rng, budget=budget,
+        loss_every=loss_every)
     if budget is not None:
         budget.spend(plan.ledger)                      # every argument is valid; nothing has touched the data
     C, z, eta = plan.clip_norm, plan.noise_multiplier, plan.learning_rate
@@ -192,19 +201,25 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, c
     gradient_clip = np.inf if clip_mode == "inputs" else C
     row_norms = l2_norms(X)[:, 0]                      # rows never change: computed once
     noisy_count = max(laplace_mechanism(X.shape[0], l1_sensitivity=1.0, epsilon=plan.epsilon_count, rng=rng), 1.0)
-    losses = []                                        # losses[t]: loss at theta_t, a by-product of gradient t + 1
+    losses, loss_steps = [], []                        # the loss at theta_t is a by-product of gradient t + 1
     with overflow_guard():
         for t in range(plan.iterations):
-            loss, G = logistic.loss_and_clipped_gradient_sum(theta, X, y, gradient_clip, row_norms, check_input=False)
+            if t > 0 and t % plan.loss_every == 0:
+                loss, G = logistic.loss_and_clipped_gradient_sum(theta, X, y, gradient_clip, row_norms,
+                                                                 check_input=False)
+                losses.append(loss)
+                loss_steps.append(t)
+            else:
+                G = logistic.clipped_gradient_sum(theta, X, y, gradient_clip, row_norms, check_input=False)
             noisy_G = gaussian_mechanism(G, l2_sensitivity=C, noise_multiplier=z, rng=rng)   # G + N(0, z^2 C^2 I)
             theta = theta - eta * noisy_G / noisy_count
-            losses.append(loss)
         losses.append(logistic.loss(theta, X, y, check_input=False))
+        loss_steps.append(plan.iterations)
     return TrainingResult(
-        theta=theta, losses=np.array(losses[1:]), ledger=plan.ledger,
+        theta=theta, losses=np.array(losses), ledger=plan.ledger,
         epsilon=plan.iterations * plan.epsilon_per_iteration + plan.epsilon_count,
         delta=plan.iterations * plan.delta_per_iteration,
         epsilon_per_iteration=plan.epsilon_per_iteration, delta_per_iteration=plan.delta_per_iteration,
         details={"noise_multiplier": z, "noise_std": z * C, "noisy_count": noisy_count, "clip_norm": C,
-                 "clip_mode": clip_mode, "calibration": calibration},
+                 "clip_mode": clip_mode, "calibration": calibration, "loss_steps": np.array(loss_steps)},
     )
