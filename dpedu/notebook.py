@@ -32,7 +32,7 @@ import re
 import sys
 
 __all__ = ["fast_mode", "pick", "show_source", "FAST_ENV_VAR", "CheckFailed", "feedback_text",
-           "install_feedback", "progress_bar"]
+           "install_feedback", "progress_bar", "progress_count"]
 
 FAST_ENV_VAR = "DPEDU_FAST"
 _TRUE = {"1", "true", "yes", "on"}
@@ -175,6 +175,18 @@ install_feedback()
 _COUNTER = re.compile(r"^\s*(?:[A-Za-z ]+:\s*)?\[?(?P<done>\d+)/(?P<total>\d+)\]?\s*(?P<rest>.*)$")
 
 
+def progress_count(message):
+    """``(done, total, rest)`` of a counted progress message (``"[3/10] ..."``, ``"audit: 3/10 ..."``), else None.
+
+    >>> progress_count("[3/10] epsilon = 0.5, seed 1"), progress_count("non-private baseline ...")
+    ((3, 10, 'epsilon = 0.5, seed 1'), None)
+    """
+    match = _COUNTER.match(str(message))
+    if match is None:
+        return None
+    return int(match["done"]), int(match["total"]), match["rest"]
+
+
 class _ProgressBar:
     """Callable ``progress(message)`` that moves a tqdm bar to the ``done/total`` the message starts with."""
 
@@ -184,15 +196,15 @@ class _ProgressBar:
         self.bar = tqdm(total=total, desc=desc, disable=disable, file=sys.stderr, leave=False)
 
     def __call__(self, message):
-        match = _COUNTER.match(str(message))
-        if match is None:                             # a phase without a count ("non-private baseline ...")
+        count = progress_count(message)
+        if count is None:                             # a phase without a count ("non-private baseline ...")
             self.bar.set_postfix_str(str(message), refresh=True)
             return
-        done, total = int(match["done"]), int(match["total"])
+        done, total, rest = count
         if self.bar.total != total:
             self.bar.total = total
         self.bar.update(done - self.bar.n)
-        self.bar.set_postfix_str(match["rest"], refresh=True)
+        self.bar.set_postfix_str(rest, refresh=True)
         if done >= total:
             self.close()
 

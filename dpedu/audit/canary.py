@@ -35,7 +35,7 @@ from ..validation import (
 )
 from .data import SCORES, canary_scores, check_canary
 from ..parallel import check_n_jobs, map_seeded
-from .statistics import best_threshold, check_confidence, error_counts, rate_bounds_epsilon
+from .statistics import best_threshold, bound_is_consistent, check_confidence, error_counts, rate_bounds_epsilon
 
 __all__ = ["dp_sgd_trainer", "noisy_gd_trainer", "AuditResult", "canary_audit", "upper_bounds"]
 
@@ -136,8 +136,7 @@ class AuditResult:
     @property
     def consistent(self):
         """True when the lower bound does not exceed any finite valid upper bound (no bug detected)."""
-        finite = [u for u in self.upper_bounds.values() if not math.isnan(u)]
-        return all(self.epsilon_lower <= u for u in finite)
+        return bound_is_consistent(self.epsilon_lower, self.upper_bounds)
 
     def __str__(self):
         how = {"split": "chosen on the first half of the runs, rates measured on the second half",

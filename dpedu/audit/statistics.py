@@ -27,6 +27,7 @@ from ..gaussian import gaussian_epsilon_exact
 from ..validation import check_array, check_delta, check_in_interval, check_nonnegative, check_positive_int
 
 __all__ = [
+    "bound_is_consistent",
     "check_confidence",
     "clopper_pearson",
     "epsilon_from_rates",
@@ -344,3 +345,14 @@ def epsilon_from_mu(mu, *, delta):
     if mu == 0:
         return 0.0
     return float(gaussian_epsilon_exact(delta, 1.0 / mu))
+
+
+def bound_is_consistent(epsilon_lower, upper_bounds):
+    """True when an audited lower bound does not exceed any finite upper bound (no bug detected).
+
+    ``upper_bounds`` maps accountant names to epsilons; ``nan`` (an accountant that does not apply) is skipped.
+
+    >>> bound_is_consistent(1.2, {"pld": 1.5, "zcdp": float("nan")}), bound_is_consistent(2.0, {"pld": 1.5})
+    (True, False)
+    """
+    return all(epsilon_lower <= u for u in upper_bounds.values() if not math.isnan(u))

@@ -57,6 +57,7 @@ from .canary import upper_bounds
 from .data import check_canary
 from ..parallel import check_n_jobs, map_seeded
 from .statistics import (
+    bound_is_consistent,
     best_threshold,
     check_confidence,
     epsilon_from_mu,
@@ -282,7 +283,7 @@ class WhiteBoxResult:
     @property
     def consistent(self):
         """True when the lower bound does not exceed any finite upper bound (no bug detected)."""
-        return all(self.epsilon_lower <= u for u in self.upper_bounds.values() if not math.isnan(u))
+        return bound_is_consistent(self.epsilon_lower, self.upper_bounds)
 
     def __str__(self):
         how = (f"Gaussian: mu >= {self.mu_lower:.4f} (noncentral t), epsilon on the Gaussian curve"

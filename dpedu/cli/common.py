@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 
 from ..validation import MAX_STEPS
@@ -25,25 +24,25 @@ class Progress:
     bar; elsewhere (a pipe, a log file, a test) every message is one line.
     """
 
-    _COUNT = re.compile(r"^\s*(?:[A-Za-z ]+:\s*)?\[?(?P<done>\d+)/(?P<total>\d+)\]?\s*(?P<rest>.*)$")
-
     def __init__(self):
         self._bar = None
 
     def __call__(self, message):
-        match = self._COUNT.match(str(message)) if sys.stderr.isatty() else None
-        if match is None:
+        from ..notebook import progress_count
+
+        count = progress_count(message) if sys.stderr.isatty() else None
+        if count is None:
             self.close()
             print(message, file=sys.stderr, flush=True)
             return
-        done, total = int(match["done"]), int(match["total"])
+        done, total, rest = count
         if self._bar is None or self._bar.total != total or done < self._bar.n:
             from tqdm import tqdm
 
             self.close()
             self._bar = tqdm(total=total, file=sys.stderr, leave=False)
         self._bar.update(done - self._bar.n)
-        self._bar.set_postfix_str(match["rest"])
+        self._bar.set_postfix_str(rest)
         if done >= total:
             self.close()
 
