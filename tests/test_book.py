@@ -195,7 +195,7 @@ def _check_page(driver, url, *, expect_math=None):
     text = driver.execute_script(
         "const c = document.querySelector('article') || document.body;"
         "const clone = c.cloneNode(true);"
-        "clone.querySelectorAll('pre, code, script, style, mjx-container, .highlight').forEach(e => e.remove());"
+        "clone.querySelectorAll('pre, code, script, style, mjx-container, .highlight, .sig').forEach(e => e.remove());"
         "return clone.innerText;")
     raw = RAW_MATH.findall(text)
     if raw:
