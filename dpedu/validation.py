@@ -200,6 +200,8 @@ def all_finite(arr):
     A sum of finite numbers is finite unless it overflows, and NaN or inf anywhere makes the sum NaN or inf;
     so a finite sum settles it, and only an overflowing one needs the entry-wise check.
     """
+    if arr.size < 4096:                                # small: the direct check is cheaper than the errstate
+        return bool(np.isfinite(arr).all())
     with np.errstate(over="ignore", invalid="ignore"):
         total = np.add.reduce(arr, axis=None)
     return bool(np.isfinite(total)) or bool(np.isfinite(arr).all())

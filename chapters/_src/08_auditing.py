@@ -269,7 +269,7 @@ print(f"  the final-model audit of the same training proved eps >= {dp_run.epsil
 # Many-run audits cost hundreds of trainings. Steinke, Nasr & Jagielski (2023) insert m canaries, each with
 # probability ½, train **once**, and guess membership of the k most and k least confident canaries. An
 # (ε, δ)-DP training cannot make the guesses much better than randomized response: v correct out of r has
-# P[V ≥ v] ≤ P[Bin(r, e^ε/(1+e^ε)) ≥ v] plus a δ term (their Theorem 3). The largest ε this rejects is the
+# P[V ≥ v] ≤ P[Bin(r, e^ε/(1+e^ε)) ≥ v] plus a δ term (their main result). The largest ε this rejects is the
 # lower bound.
 
 # %%

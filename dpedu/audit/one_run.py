@@ -2,14 +2,15 @@ r"""Privacy auditing with one training run (Steinke, Nasr & Jagielski 2023, Neur
 
 Insert m canaries, each independently with probability 1/2, train **once**, score every canary, guess
 "in" for the k+ highest scores and "out" for the k- lowest (abstain on the rest), and count the correct
-guesses v of the r = k+ + k- made. For an (epsilon, delta)-DP training, Theorem 3 of the paper (Theorem 1
-for delta = 0) bounds the tail of v by a binomial one,
+guesses v of the r = k+ + k- made. For an (epsilon, delta)-DP training, the paper's main result (in its
+pure form for delta = 0, and its extension to delta > 0) bounds the tail of v by a binomial one,
 
 .. math:: P[V \ge v] \ \le\ \beta + 2m\delta\,\alpha, \qquad
           \beta = P[\mathrm{Bin}(r, p_\varepsilon) \ge v],\quad p_\varepsilon = \frac{e^\varepsilon}{1+e^\varepsilon},\quad
           \alpha = \max_{1\le i\le v} \frac{P[\mathrm{Bin}(r, p_\varepsilon) \ge v-i] - \beta}{i},
 
-as computed by the paper's Algorithm 2. :func:`one_run_epsilon_lower_bound` returns the largest epsilon
+with alpha the largest average of the binomial mass just below v, as the paper computes it.
+:func:`one_run_epsilon_lower_bound` returns the largest epsilon
 this test rejects at level 1 - confidence (docs/math.md §20.3): a lower bound holding with probability
 >= confidence, from one training. The price: v/r can never exceed the accuracy of randomized response,
 so each canary carries at most one bit, and the bound is far below the many-run audits.
@@ -43,7 +44,7 @@ MODES = ("whitebox", "blackbox")
 
 
 def one_run_p_value(m, r, v, epsilon, delta):
-    r"""Upper bound on :math:`P[V \ge v]` for an (epsilon, delta)-DP run (Steinke et al. 2023, Thm 3).
+    r"""Upper bound on :math:`P[V \ge v]` for an (epsilon, delta)-DP run (Steinke et al. 2023, main result for delta > 0).
 
     Parameters
     ----------
@@ -70,7 +71,7 @@ def one_run_epsilon_lower_bound(*, m, r, v, delta, confidence=0.95):
     """The largest epsilon whose null hypothesis "the run is (epsilon, delta)-DP" the count v rejects.
 
     :func:`one_run_p_value` increases with epsilon, so the bound is found by bisection; it holds with
-    probability >= ``confidence`` (Steinke et al. 2023, Thm 3 with Algorithm 2).
+    probability >= ``confidence`` (Steinke et al. 2023, main result for delta > 0).
 
     Returns
     -------
