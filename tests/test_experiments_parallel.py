@@ -129,3 +129,23 @@ def test_a_sweep_on_a_dask_cluster_gives_the_serial_result():
             remote = _quietly(call, n_jobs=-1)
     for a, b in zip(parts(serial), parts(remote)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("bit_generator", [np.random.PCG64, np.random.Philox, np.random.SFC64])
+def test_map_seeded_spawns_exactly_as_generator_spawn_whatever_the_root(bit_generator):
+    # the workers receive seed sequences and build the generators themselves: the streams must be those of
+    # Generator.spawn, for any bit generator, for a root that has spawned before, and for a nested root
+    root = np.random.Generator(bit_generator(np.random.SeedSequence(11).spawn(2)[1]))
+    twin = np.random.Generator(bit_generator(np.random.SeedSequence(11).spawn(2)[1]))
+    root.spawn(3)
+    twin.spawn(3)
+    expected = [float(g.random()) for g in twin.spawn(9)]
+    assert map_seeded(_draw, 9, rng=root, n_jobs=2, chunks_per_job=2) == expected
+    assert [float(g.random()) for g in root.spawn(2)] == [float(g.random()) for g in twin.spawn(2)]  # same state
+
+
+def test_map_seeded_checks_every_seed_before_running_a_task():
+    ran = []
+    with pytest.raises(TypeError, match=r"seeds\[2\]"):
+        map_seeded(lambda rng: ran.append(1), 3, seeds=[1, 2, "x"])
+    assert ran == []

@@ -156,3 +156,26 @@ def test_check_count_states_its_limit():
 def test_check_budget_names_the_argument(bad):
     with pytest.raises(TypeError, match=r"^budget must be None or a privacy budget"):
         validation.check_budget(bad)
+
+
+@pytest.mark.parametrize("size", [3, 10_000])                       # below and above the summing fast path
+def test_all_finite_is_exact_even_when_the_sum_overflows(size):
+    values = np.full(size, 1e308)                                     # finite entries whose sum is inf
+    assert validation.all_finite(values)
+    for bad in (np.nan, np.inf, -np.inf):
+        broken = values.copy()
+        broken[size // 2] = bad
+        assert not validation.all_finite(broken)
+    mixed = np.zeros(size)
+    mixed[0], mixed[-1] = np.inf, -np.inf                             # inf - inf = nan in the sum
+    assert not validation.all_finite(mixed)
+    with pytest.raises(ValueError, match="values contains NaN"):
+        validation.check_array(mixed, "values")
+
+
+def test_check_scalar_fast_path_for_floats_keeps_the_rules():
+    assert validation.check_scalar(2.5, "x") == 2.5
+    assert math.isinf(validation.check_scalar(math.inf, "x"))
+    with pytest.raises(ValueError, match="x must be a number, not NaN"):
+        validation.check_scalar(math.nan, "x")
+    assert math.isnan(validation.check_scalar(math.nan, "x", allow_nan=True))
