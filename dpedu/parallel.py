@@ -11,7 +11,8 @@ the tasks through :mod:`joblib`:
 
 Either way the i-th result depends only on the seeds and i, never on ``n_jobs``, on the order in which
 tasks finish, or on the backend. The tasks are sent to the workers in a few contiguous chunks (about
-``chunks_per_job`` per worker), so that thousands of tiny tasks do not pay joblib's per-task overhead.
+``chunks_per_job`` per worker, largest first: :func:`chunk_bounds`), so that thousands of tiny tasks do not pay
+joblib's per-task overhead and the workers finish together.
 
 **On a Dask cluster.** Create a :class:`dask.distributed.Client` (it registers joblib's ``"dask"``
 backend) and run inside ``joblib.parallel_backend("dask")``::
@@ -55,18 +56,30 @@ def check_n_jobs(n_jobs):
     return int(n_jobs)
 
 
-def chunk_bounds(n, chunks):
-    """Boundaries ``[0, b_1, ..., n]`` of ``min(n, chunks)`` contiguous chunks of ``range(n)``, sizes differing by <= 1.
+def chunk_bounds(n, workers, chunks_per_job=4):
+    """Boundaries ``[0, b_1, ..., n]`` of contiguous chunks of ``range(n)`` for ``workers`` workers, largest first.
 
-    >>> chunk_bounds(10, 4)
-    [0, 3, 6, 8, 10]
+    Each round of ``workers`` chunks takes half of the tasks still left, until a chunk would be smaller than
+    ``n / (2 * workers * chunks_per_job)``; the rest goes out in chunks of that size. Big chunks first keep the
+    number of dispatches small (about ``chunks_per_job`` per worker); small chunks last keep the workers
+    finishing together, so none waits idle at the end for one that drew a big last chunk.
+
+    >>> chunk_bounds(2000, 2)
+    [0, 500, 1000, 1250, 1500, 1625, 1750, 1875, 2000]
+    >>> chunk_bounds(5, 2)
+    [0, 2, 4, 5]
     """
     n = check_positive_int(n, "n")
-    chunks = min(n, check_positive_int(chunks, "chunks"))
-    size, extra = divmod(n, chunks)
+    workers = check_positive_int(workers, "workers")
+    chunks_per_job = check_positive_int(chunks_per_job, "chunks_per_job")
+    smallest = -(-n // (2 * workers * chunks_per_job))            # ceil
     bounds = [0]
-    for k in range(chunks):
-        bounds.append(bounds[-1] + size + (k < extra))
+    while bounds[-1] < n:
+        left = n - bounds[-1]
+        size = max(smallest, -(-left // (2 * workers)))
+        for _ in range(workers):
+            if bounds[-1] < n:
+                bounds.append(min(n, bounds[-1] + size))
     return bounds
 
 
@@ -118,7 +131,7 @@ def _run(chunk, pairs, n_jobs, chunks_per_job):
     import joblib
 
     workers = joblib.effective_n_jobs(n_jobs)
-    bounds = chunk_bounds(len(pairs), max(1, workers) * chunks_per_job)
+    bounds = chunk_bounds(len(pairs), max(1, workers), chunks_per_job)
     parallel = joblib.Parallel(n_jobs=n_jobs, return_as="generator")
     yield from parallel(joblib.delayed(chunk)(pairs[a:b]) for a, b in zip(bounds[:-1], bounds[1:]))
 
@@ -148,9 +161,9 @@ def map_seeded(task, n, *, rng=None, seeds=None, items=None, n_jobs=1, chunks_pe
         under the active joblib backend: loky processes by default, ``joblib.parallel_backend("dask")`` for
         a Dask cluster (see the module docstring), ``"threading"`` for threads.
     chunks_per_job : int
-        With ``n_jobs != 1`` the tasks go out as ``chunks_per_job`` contiguous chunks per worker (fewer if
-        ``n`` is smaller): few enough that per-dispatch costs do not dominate tiny tasks, enough that a slow
-        chunk does not leave the other workers idle. It does not change the results.
+        With ``n_jobs != 1`` the tasks go out as about ``chunks_per_job`` contiguous chunks per worker, largest
+        first (:func:`chunk_bounds`): few enough that per-dispatch costs do not dominate tiny tasks, small
+        enough at the end that no worker waits idle for another. It does not change the results.
     progress : None, bool or callable
         ``True``: a tqdm progress bar. A callable: called with a message, ``"audit: 20/200 trainings
         (1.2 s)"`` after about every 10% of the tasks, or, with ``labels``, ``"[k/n] <label of task k>"``

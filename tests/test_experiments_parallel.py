@@ -26,12 +26,16 @@ def _shifted(item, rng):
 # --- map_seeded ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n, chunks", [(1, 1), (1, 8), (7, 3), (10, 4), (2000, 8), (5, 5)])
-def test_chunks_cover_the_tasks_in_order_with_sizes_differing_by_at_most_one(n, chunks):
-    bounds = chunk_bounds(n, chunks)
+@pytest.mark.parametrize("n, workers, chunks_per_job", [(1, 1, 4), (1, 8, 4), (7, 3, 1), (10, 4, 4), (2000, 2, 4),
+                                                       (2000, 2, 8), (5, 5, 2), (99_999, 8, 4)])
+def test_chunks_cover_the_tasks_in_order_largest_first(n, workers, chunks_per_job):
+    bounds = chunk_bounds(n, workers, chunks_per_job)
     sizes = np.diff(bounds)
-    assert bounds[0] == 0 and bounds[-1] == n and len(sizes) == min(n, chunks)
-    assert sizes.min() >= 1 and sizes.max() - sizes.min() <= 1
+    assert bounds[0] == 0 and bounds[-1] == n and sizes.min() >= 1
+    assert np.all(sizes[1:] <= sizes[:-1])                        # never a bigger chunk after a smaller one
+    assert len(sizes) <= workers * (chunks_per_job + 2 + np.log2(n))   # few dispatches
+    smallest = -(-n // (2 * workers * chunks_per_job))
+    assert sizes[-1] <= max(smallest, 1)                          # the last chunks are small
 
 
 @pytest.mark.parametrize("n_jobs, chunks_per_job", [(2, 1), (2, 4), (2, 50), (-1, 4)])
