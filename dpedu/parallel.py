@@ -84,19 +84,43 @@ def chunk_bounds(n, workers, chunks_per_job=4):
 
 
 class _Chunk:
-    """Runs one task over a contiguous slice of (item, seed) pairs in a worker (picklable).
-
-    The seeds travel, not generators: a seed sequence pickles in half the bytes and a third of the time,
-    and the worker builds its generators itself.
-    """
+    """Runs one task over a contiguous slice of items and seeds in a worker (picklable)."""
 
     def __init__(self, task, with_items):
         self.task, self.with_items = task, with_items
 
-    def __call__(self, pairs):
+    def __call__(self, items, seeds):
+        generators = [_generator(seed) for seed in seeds]
         if self.with_items:
-            return [self.task(item, _generator(seed)) for item, seed in pairs]
-        return [self.task(_generator(seed)) for _, seed in pairs]
+            return [self.task(item, g) for item, g in zip(items, generators)]
+        return [self.task(g) for g in generators]
+
+
+class _SpawnedSeeds:
+    """Children ``first .. stop - 1`` of one seed sequence, as a few numbers rather than n objects.
+
+    ``SeedSequence.spawn`` gives child k the parent's entropy and pool size and the spawn key
+    ``parent.spawn_key + (k,)`` (NumPy's documented scheme), so a chunk of children travels to a worker as
+    (entropy, key prefix, pool size, range) and is rebuilt there: bytes instead of kilobytes per chunk.
+    Slicing gives a sub-range; iterating gives ``(bit generator class, SeedSequence)`` pairs.
+    """
+
+    def __init__(self, bit_generator, entropy, prefix, pool_size, first, stop):
+        self.bit_generator, self.entropy, self.prefix, self.pool_size = bit_generator, entropy, prefix, pool_size
+        self.first, self.stop = first, stop
+
+    def __len__(self):
+        return self.stop - self.first
+
+    def __getitem__(self, part):
+        first, stop, _ = part.indices(len(self))
+        return _SpawnedSeeds(self.bit_generator, self.entropy, self.prefix, self.pool_size,
+                             self.first + first, self.first + max(first, stop))
+
+    def __iter__(self):
+        for k in range(self.first, self.stop):
+            yield self.bit_generator, np.random.SeedSequence(self.entropy, spawn_key=self.prefix + (k,),
+                                                             pool_size=self.pool_size)
 
 
 def _generator(seed):
@@ -111,7 +135,13 @@ def _seeds(n, rng, seeds):
     """One seed per task: spawned from ``rng`` exactly as ``Generator.spawn`` would, or the caller's, checked."""
     if seeds is None:
         root = check_rng(rng).bit_generator
-        return [(type(root), child) for child in root.seed_seq.spawn(n)]
+        children = root.seed_seq.spawn(n)             # advances the root, as Generator.spawn does
+        first, last = children[0].spawn_key, children[-1].spawn_key
+        prefix = first[:-1]
+        if last != prefix + (first[-1] + n - 1,):     # not NumPy's documented scheme: send the children
+            return [(type(root), child) for child in children]
+        return _SpawnedSeeds(type(root), children[0].entropy, prefix, children[0].pool_size,
+                             first[-1], first[-1] + n)
     if rng is not None:
         raise ValueError("give either rng (a root to spawn the tasks' generators from) or seeds (one per task), not both")
     seeds = list(seeds)
@@ -122,18 +152,19 @@ def _seeds(n, rng, seeds):
     return seeds
 
 
-def _run(chunk, pairs, n_jobs, chunks_per_job):
-    """Yield the results of ``chunk`` over ``pairs``, in order, one chunk's list at a time."""
+def _run(chunk, items, seeds, n_jobs, chunks_per_job):
+    """Yield the results of ``chunk`` over ``items`` and ``seeds``, in order, one chunk's list at a time."""
+    n = len(seeds)
     if n_jobs == 1:
-        for pair in pairs:                        # one at a time, so that progress is reported as it happens
-            yield chunk([pair])
+        for i in range(n):                        # one at a time, so that progress is reported as it happens
+            yield chunk(items[i:i + 1], seeds[i:i + 1])
         return
     import joblib
 
     workers = joblib.effective_n_jobs(n_jobs)
-    bounds = chunk_bounds(len(pairs), max(1, workers), chunks_per_job)
+    bounds = chunk_bounds(n, max(1, workers), chunks_per_job)
     parallel = joblib.Parallel(n_jobs=n_jobs, return_as="generator")
-    yield from parallel(joblib.delayed(chunk)(pairs[a:b]) for a, b in zip(bounds[:-1], bounds[1:]))
+    yield from parallel(joblib.delayed(chunk)(items[a:b], seeds[a:b]) for a, b in zip(bounds[:-1], bounds[1:]))
 
 
 def map_seeded(task, n, *, rng=None, seeds=None, items=None, n_jobs=1, chunks_per_job=4, progress=None,
@@ -202,8 +233,8 @@ def map_seeded(task, n, *, rng=None, seeds=None, items=None, n_jobs=1, chunks_pe
     for name, values in (("items", items), ("labels", labels)):
         if values is not None and len(values) != n:
             raise ValueError(f"{name} must hold one entry per task ({n}); got {len(values)}")
-    pairs = list(zip(items if items is not None else [None] * n, _seeds(n, rng, seeds)))
-    chunks = _run(_Chunk(task, items is not None), pairs, n_jobs, chunks_per_job)
+    chunks = _run(_Chunk(task, items is not None), list(items) if items is not None else [None] * n,
+                  _seeds(n, rng, seeds), n_jobs, chunks_per_job)
     bar = None
     if progress is True:
         from tqdm.auto import tqdm
