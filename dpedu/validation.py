@@ -195,11 +195,19 @@ def check_array(value, name, *, ndim=None, allow_empty=False):
 
 
 def all_finite(arr):
-    """Whether every entry of a float array is finite, in one pass and without an n-sized temporary.
+    """Whether every entry of a real array is finite, in one pass and without an n-sized temporary.
 
     A sum of finite numbers is finite unless it overflows, and NaN or inf anywhere makes the sum NaN or inf;
-    so a finite sum settles it, and only an overflowing one needs the entry-wise check.
+    so a finite sum settles it, and only an overflowing one needs the entry-wise check. Raises ``TypeError``
+    for anything but an array of real numbers (or booleans).
+
+    >>> all_finite(np.array([1.0, 1e308, 1e308])), all_finite(np.array([1.0, np.nan]))
+    (True, False)
     """
+    if not isinstance(arr, np.ndarray) or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_) \
+            or np.issubdtype(arr.dtype, np.complexfloating):
+        raise TypeError(f"arr must be a numpy array of real numbers; got {type(arr).__name__}"
+                        + (f" of dtype {arr.dtype}" if isinstance(arr, np.ndarray) else ""))
     if arr.size < 4096:                                # small: the direct check is cheaper than the errstate
         return bool(np.isfinite(arr).all())
     with np.errstate(over="ignore", invalid="ignore"):

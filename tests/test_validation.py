@@ -179,3 +179,9 @@ def test_check_scalar_fast_path_for_floats_keeps_the_rules():
     with pytest.raises(ValueError, match="x must be a number, not NaN"):
         validation.check_scalar(math.nan, "x")
     assert math.isnan(validation.check_scalar(math.nan, "x", allow_nan=True))
+
+
+@pytest.mark.parametrize("bad", [[1.0, 2.0], 3.0, "x", np.array(["a"]), np.array([1j]), np.array([None])])
+def test_all_finite_refuses_what_is_not_a_real_array(bad):
+    with pytest.raises(TypeError, match="arr must be a numpy array of real numbers"):
+        validation.all_finite(bad)
