@@ -10,9 +10,9 @@ the tasks through :mod:`joblib`:
   sweep (common random numbers).
 
 Either way the i-th result depends only on the seeds and i, never on ``n_jobs``, on the order in which
-tasks finish, or on the backend. The tasks are sent to the workers in a few contiguous chunks (about
-``chunks_per_job`` per worker, largest first: :func:`chunk_bounds`), so that thousands of tiny tasks do not pay
-joblib's per-task overhead and the workers finish together.
+tasks finish, or on the backend. The tasks are sent to the workers in a few contiguous chunks
+(about ``chunks_per_job`` per worker, halving in size: :func:`chunk_bounds`), so that thousands of tiny tasks do not
+pay joblib's per-task overhead and the workers finish together.
 
 **On a Dask cluster.** Create a :class:`dask.distributed.Client` (it registers joblib's ``"dask"``
 backend) and run inside ``joblib.parallel_backend("dask")``::
@@ -56,23 +56,26 @@ def check_n_jobs(n_jobs):
     return int(n_jobs)
 
 
-def chunk_bounds(n, workers, chunks_per_job=4):
+def chunk_bounds(n, workers, chunks_per_job=6):
     """Boundaries ``[0, b_1, ..., n]`` of contiguous chunks of ``range(n)`` for ``workers`` workers, largest first.
 
-    Each round of ``workers`` chunks takes half of the tasks still left, until a chunk would be smaller than
-    ``n / (2 * workers * chunks_per_job)``; the rest goes out in chunks of that size. Big chunks first keep the
-    number of dispatches small (about ``chunks_per_job`` per worker); small chunks last keep the workers
-    finishing together, so none waits idle at the end for one that drew a big last chunk.
+    Each worker's share, ``n / workers`` tasks, goes out as about ``chunks_per_job`` chunks of halving size:
+    1/2, 1/4, ..., down to ``1/2**(chunks_per_job - 1)`` of a share, the size of the last ones (rounding can add
+    one; small ``n`` gives fewer). Each round of ``workers`` chunks takes half of the tasks still left. Big chunks first keep the dispatches few;
+    small chunks last keep the workers finishing together, so none waits idle at the end for one that drew a
+    big last chunk (on a busy machine one worker can run a chunk 1.5x slower than the other).
 
-    >>> chunk_bounds(2000, 2)
+    >>> chunk_bounds(2000, 2, chunks_per_job=4)
     [0, 500, 1000, 1250, 1500, 1625, 1750, 1875, 2000]
+    >>> chunk_bounds(2000, 2)[-5:]
+    [1876, 1908, 1940, 1972, 2000]
     >>> chunk_bounds(5, 2)
     [0, 2, 4, 5]
     """
     n = check_positive_int(n, "n")
     workers = check_positive_int(workers, "workers")
-    chunks_per_job = check_positive_int(chunks_per_job, "chunks_per_job")
-    smallest = -(-n // (2 * workers * chunks_per_job))            # ceil
+    chunks_per_job = check_positive_int(chunks_per_job, "chunks_per_job", maximum=60)
+    smallest = -(-n // (workers * 2 ** (chunks_per_job - 1)))     # ceil
     bounds = [0]
     while bounds[-1] < n:
         left = n - bounds[-1]
@@ -167,7 +170,7 @@ def _run(chunk, items, seeds, n_jobs, chunks_per_job):
     yield from parallel(joblib.delayed(chunk)(items[a:b], seeds[a:b]) for a, b in zip(bounds[:-1], bounds[1:]))
 
 
-def map_seeded(task, n, *, rng=None, seeds=None, items=None, n_jobs=1, chunks_per_job=4, progress=None,
+def map_seeded(task, n, *, rng=None, seeds=None, items=None, n_jobs=1, chunks_per_job=6, progress=None,
                desc="tasks", unit="tasks", labels=None):
     """``[task(rng_0), ..., task(rng_{n-1})]`` with one generator per task, in any number of workers.
 
@@ -192,9 +195,10 @@ def map_seeded(task, n, *, rng=None, seeds=None, items=None, n_jobs=1, chunks_pe
         under the active joblib backend: loky processes by default, ``joblib.parallel_backend("dask")`` for
         a Dask cluster (see the module docstring), ``"threading"`` for threads.
     chunks_per_job : int
-        With ``n_jobs != 1`` the tasks go out as about ``chunks_per_job`` contiguous chunks per worker, largest
-        first (:func:`chunk_bounds`): few enough that per-dispatch costs do not dominate tiny tasks, small
-        enough at the end that no worker waits idle for another. It does not change the results.
+        With ``n_jobs != 1`` each worker's share of the tasks goes out as about ``chunks_per_job`` contiguous chunks,
+        halving in size (:func:`chunk_bounds`; 1 to 60): few enough that per-dispatch costs do not dominate
+        tiny tasks, small enough at the end that no worker waits idle for another. It does not change the
+        results.
     progress : None, bool or callable
         ``True``: a tqdm progress bar. A callable: called with a message, ``"audit: 20/200 trainings
         (1.2 s)"`` after about every 10% of the tasks, or, with ``labels``, ``"[k/n] <label of task k>"``
@@ -227,7 +231,7 @@ def map_seeded(task, n, *, rng=None, seeds=None, items=None, n_jobs=1, chunks_pe
         raise TypeError(f"task must be callable; got {task!r}")
     n = check_positive_int(n, "n")
     n_jobs = check_n_jobs(n_jobs)
-    chunks_per_job = check_positive_int(chunks_per_job, "chunks_per_job")
+    chunks_per_job = check_positive_int(chunks_per_job, "chunks_per_job", maximum=60)
     if not (progress is None or isinstance(progress, bool) or callable(progress)):
         raise TypeError(f"progress must be None, True/False or a callable taking one message; got {progress!r}")
     for name, values in (("items", items), ("labels", labels)):

@@ -27,15 +27,20 @@ def _shifted(item, rng):
 
 
 @pytest.mark.parametrize("n, workers, chunks_per_job", [(1, 1, 4), (1, 8, 4), (7, 3, 1), (10, 4, 4), (2000, 2, 4),
-                                                       (2000, 2, 8), (5, 5, 2), (99_999, 8, 4)])
+                                                       (2000, 2, 6), (2000, 2, 8), (5, 5, 2), (99_999, 8, 6),
+                                                       (10**6, 3, 60)])
 def test_chunks_cover_the_tasks_in_order_largest_first(n, workers, chunks_per_job):
     bounds = chunk_bounds(n, workers, chunks_per_job)
     sizes = np.diff(bounds)
     assert bounds[0] == 0 and bounds[-1] == n and sizes.min() >= 1
     assert np.all(sizes[1:] <= sizes[:-1])                        # never a bigger chunk after a smaller one
-    assert len(sizes) <= workers * (chunks_per_job + 2 + np.log2(n))   # few dispatches
-    smallest = -(-n // (2 * workers * chunks_per_job))
-    assert sizes[-1] <= max(smallest, 1)                          # the last chunks are small
+    assert len(sizes) <= workers * (chunks_per_job + 1)             # about chunks_per_job per worker
+    share = n / workers
+    smallest = -(-n // (workers * 2 ** (chunks_per_job - 1)))
+    assert sizes[-1] <= smallest                                  # the last chunks are small ...
+    assert sizes[0] == max(smallest, -(-n // (2 * workers)))      # ... the first half a share
+    if chunks_per_job == 1:
+        assert sizes[0] >= share - 1                              # one chunk per worker
 
 
 @pytest.mark.parametrize("n_jobs, chunks_per_job", [(2, 1), (2, 4), (2, 50), (-1, 4)])

@@ -165,19 +165,27 @@ def _theta_of(output, name="train"):
 
 
 class _PairTask:
-    """One pair of trainings, with and without the canary, on two generators spawned from one (picklable)."""
+    """One pair of trainings, with and without the canary, on two generators spawned from one (picklable).
+
+    Returns ``(thetas, ledger)``: the two parameter vectors as the rows of one array (one array, not two, to
+    send back from a worker), and the run's ledger when ``keep_ledger`` (asked of the first pair only: every
+    pair runs the same algorithm, so one ledger accounts for all).
+    """
 
     def __init__(self, train, X_in, y_in, X, y):
         self.train, self.X_in, self.y_in, self.X, self.y = train, X_in, y_in, X, y
 
-    def __call__(self, rng):
+    def __call__(self, keep_ledger, rng):
         rng_in, rng_out = rng.spawn(2)
         result = self.train(self.X_in, self.y_in, rng_in)
-        theta_out = _theta_of(self.train(self.X, self.y, rng_out))
+        theta_in, theta_out = _theta_of(result), _theta_of(self.train(self.X, self.y, rng_out))
+        if theta_in.shape != theta_out.shape:
+            raise ValueError(f"train returned {theta_in.size} parameters with the canary and {theta_out.size} "
+                             "without: the audit compares the same model trained on both datasets")
         ledger = None
-        if isinstance(result, TrainingResult):
+        if keep_ledger and isinstance(result, TrainingResult):
             ledger = result.ledger if result.private else "non-private"
-        return _theta_of(result), theta_out, ledger
+        return np.stack([theta_in, theta_out]), ledger
 
 
 def upper_bounds(ledger, delta, accountants):
@@ -266,13 +274,12 @@ def canary_audit(train, X, y, canary, *, runs=1000, delta=1e-5, confidence=0.95,
     X_in = np.vstack([X, x_c])
     y_in = np.append(y, y_c)
     start = time.perf_counter()
-    pairs = map_seeded(_PairTask(train, X_in, y_in, X, y), runs, rng=rng, n_jobs=n_jobs, progress=progress,
-                       desc="audit", unit="pairs of trainings")
-    thetas_in = [p[0] for p in pairs]
-    thetas_out = [p[1] for p in pairs]
-    ledger = pairs[0][2]
-    s_in = canary_scores(np.array(thetas_in), (x_c, y_c), score=score)
-    s_out = canary_scores(np.array(thetas_out), (x_c, y_c), score=score)
+    pairs = map_seeded(_PairTask(train, X_in, y_in, X, y), runs, items=[True] + [False] * (runs - 1), rng=rng,
+                       n_jobs=n_jobs, progress=progress, desc="audit", unit="pairs of trainings")
+    thetas = np.array([p[0] for p in pairs])          # (runs, 2, d): with, without the canary
+    ledger = pairs[0][1]
+    s_in = canary_scores(thetas[:, 0], (x_c, y_c), score=score)
+    s_out = canary_scores(thetas[:, 1], (x_c, y_c), score=score)
 
     alpha = 1.0 - confidence
     if thresholds is None:

@@ -238,13 +238,17 @@ def run_statistic(scores, shifts, statistic, *, noise_std, sampling_rate):
 
 
 class _WhiteBoxTask:
-    """One pair of observed runs (with, without the canary) reduced to their run statistics (picklable)."""
+    """One pair of observed runs (with, without the canary) reduced to their run statistics (picklable).
+
+    Returns ``(statistic in, statistic out, ledger)``, the ledger only when ``keep_ledger`` (asked of the first
+    pair: every pair runs the same algorithm).
+    """
 
     def __init__(self, train, X, y, canary, statistic, coordinates):
         self.train, self.X, self.y, self.canary = train, X, y, canary
         self.statistic, self.coordinates = statistic, coordinates
 
-    def __call__(self, rng):
+    def __call__(self, keep_ledger, rng):
         rng_in, rng_out = rng.spawn(2)
         X_in, y_in = np.vstack([self.X, self.canary[0]]), np.append(self.y, self.canary[1])
         out = []
@@ -259,7 +263,7 @@ class _WhiteBoxTask:
                 scores, shifts = canary_update_scores(run, self.X, self.y, self.canary, coordinates=self.coordinates)
             out.append(run_statistic(scores, shifts, self.statistic, noise_std=run.noise_std,
                                      sampling_rate=run.sampling_rate))
-        return out[0], out[1], run.ledger, run.sampling_rate
+        return out[0], out[1], run.ledger if keep_ledger else None
 
 
 @dataclass
@@ -369,8 +373,9 @@ def whitebox_audit(train, X, y, canary, *, runs=1000, delta=1e-5, confidence=0.9
     bound = ("gaussian" if full and statistic == "sum" else "clopper_pearson") if bound == "auto" else bound
     if bound == "gaussian" and statistic != "sum":
         raise ValueError(f"bound='gaussian' needs statistic='sum' (the only Gaussian one); got statistic={statistic!r}")
-    pairs = map_seeded(_WhiteBoxTask(train, X, y, canary, statistic, coordinates), runs, rng=rng, n_jobs=n_jobs,
-                       progress=progress, desc="audit", unit="pairs of runs")
+    pairs = map_seeded(_WhiteBoxTask(train, X, y, canary, statistic, coordinates), runs,
+                       items=[True] + [False] * (runs - 1), rng=rng, n_jobs=n_jobs, progress=progress, desc="audit",
+                       unit="pairs of runs")
     s_in = np.array([p[0] for p in pairs])
     s_out = np.array([p[1] for p in pairs])
     ledger = pairs[0][2] if pairs[0][2] is not None else "non-private"
