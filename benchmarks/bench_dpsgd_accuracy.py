@@ -1,6 +1,6 @@
 """Accuracy of DPLogisticRegression (DP-SGD) on Adult versus epsilon, beside non-private baselines.
 
-Run:  python benchmarks/bench_dpsgd_accuracy.py [--fast] [--jobs N] [--seeds 10]
+Run:  python benchmarks/bench_dpsgd_accuracy.py [--fast] [--n-jobs N] [--seeds 10]
 
 Procedure (everything the numbers depend on is printed):
 
@@ -89,7 +89,7 @@ class _FitScore:
 
 
 def _fits(task, items_and_seeds, jobs):
-    """``task`` over (item, seed) pairs through dpedu.parallel.map_seeded: seed s is default_rng(s), any --jobs."""
+    """``task`` over (item, seed) pairs through dpedu.parallel.map_seeded: seed s is default_rng(s), any --n-jobs."""
     items = [item for item, _ in items_and_seeds]
     return map_seeded(task, len(items), items=items, seeds=[seed for _, seed in items_and_seeds], n_jobs=jobs)
 
@@ -131,7 +131,7 @@ def _fmt(values):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fast", action="store_true", help="small grid, 3 seeds: a quick check, not the table")
-    parser.add_argument("--jobs", type=int, default=1,
+    parser.add_argument("--n-jobs", "--jobs", dest="jobs", type=int, default=1,
                         help="workers for the independent trainings (dpedu.parallel.map_seeded; -1: every core); the numbers do not depend on it")
     parser.add_argument("--seeds", type=int, default=None, help="evaluation seeds per epsilon (default 10; 3 with --fast)")
     parser.add_argument("--defaults-only", action="store_true",

@@ -204,7 +204,7 @@ def test_results_do_not_depend_on_n_jobs(data):
 
 
 def test_dask_cluster_gives_the_serial_result(data):
-    distributed = pytest.importorskip("dask.distributed")
+    import dask.distributed as distributed
     import joblib
 
     X, y, canary = data

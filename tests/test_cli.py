@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from dpedu import cli, datasets
@@ -56,6 +57,8 @@ def test_adult_data_missing_is_one_clear_line(capsys, monkeypatch, command):
     (["epsilon", "-z", "-4", "-q", "0.01", "--steps", "10"], "--noise-multiplier must be"),
     (["epsilon", "-z", "4", "-q", "0.01", "--epochs", "1", "--delta", "2"], "--delta must be"),
     (["tradeoff", "--clip-norm", "-1"], "--clip-norm must be"),
+    (["tradeoff", "--n-jobs", "0"], "--n-jobs must be"),
+    (["audit", "--runs", "4", "--n-jobs", "0"], "--n-jobs must be"),
     (["plan", "--epsilon", "0.5", "--dataset-size", "1"], "--dataset-size must be"),
 ])
 def test_option_errors_name_the_option(capsys, argv, option):
@@ -71,6 +74,22 @@ def test_absurd_sizes_are_refused_quickly(capsys):
     _fails_with(capsys, ["epsilon", "-z", "4", "-q", "0.01", "--steps", str(MAX_STEPS + 1)], "--steps")
     _fails_with(capsys, ["figure2", "--max-epochs", "1e300"], "--max-epochs")
     _fails_with(capsys, ["tradeoff", "--epochs", "1e300"], "--epochs")
+
+
+def test_tradeoff_numbers_do_not_depend_on_n_jobs(capsys, monkeypatch, tmp_path):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 4)) / 2
+    y = np.where(X @ np.array([1.0, -1.0, 0.5, 0.0]) + 0.1 * rng.normal(size=200) > 0, 1.0, -1.0)
+    monkeypatch.setattr(datasets, "load_adult", lambda *args, **kwargs: (X, y, X, y))
+    tables = []
+    for n_jobs in ("1", "2"):
+        csv = tmp_path / f"t{n_jobs}.csv"
+        argv = ["tradeoff", "--epsilons", "0.5,4", "--seeds", "2", "--epochs", "2", "--sampling-rate", "0.1",
+                "--n-jobs", n_jobs, "--out", str(tmp_path / f"t{n_jobs}.png"), "--csv", str(csv)]
+        assert cli.main(argv) == 0
+        tables.append(csv.read_text())
+    capsys.readouterr()
+    assert tables[0] == tables[1] and tables[0].count("\n") >= 5       # header and 2 x 2 runs, equal to the bit
 
 
 def test_debug_shows_the_traceback():

@@ -127,7 +127,7 @@ def test_sweeps_report_each_fit_and_refuse_a_bad_n_jobs(name, call, parts):
 
 
 def test_a_sweep_on_a_dask_cluster_gives_the_serial_result():
-    distributed = pytest.importorskip("dask.distributed")
+    import dask.distributed as distributed
     import joblib
 
     call, parts = SWEEPS[0][1], SWEEPS[0][2]

@@ -108,6 +108,9 @@ def _add_tradeoff(sub):
     p.add_argument("--out", default="tradeoff.png", help="output PNG (default tradeoff.png)")
     p.add_argument("--csv", default="tradeoff.csv", help="output CSV (default tradeoff.csv)")
     p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    p.add_argument("--n-jobs", type=int, default=1,
+                   help="joblib workers for the independent trainings; -1: every core; the numbers do not depend on it "
+                        "(default 1)")
     p.add_argument("--data-home", default=None, help="directory with adult.data(.gz) and adult.test(.gz)")
     p.set_defaults(func=cmd_tradeoff)
 
@@ -119,6 +122,8 @@ def cmd_tradeoff(args):
 
     if args.seeds < 1:
         raise ValueError(f"--seeds must be >= 1; got {args.seeds}")
+    if args.n_jobs == 0:
+        raise ValueError("--n-jobs must be a nonzero integer (1: serial, -1: every core); got 0")
     steps = check_steps(args.epochs, args.sampling_rate)
     check_output(args.out, "--out")
     check_output(args.csv, "--csv")
@@ -126,7 +131,7 @@ def cmd_tradeoff(args):
     data = load_adult(args.data_home)
     result = run_tradeoff(data, epsilons=args.epsilons, seeds=args.seeds, delta=args.delta, accountant=args.accountant,
                           epochs=args.epochs, sampling_rate=args.sampling_rate, clip_norm=args.clip_norm,
-                          learning_rate=args.learning_rate, rng=args.seed, progress=_progress)
+                          learning_rate=args.learning_rate, rng=args.seed, progress=_progress, n_jobs=args.n_jobs)
     result.to_csv(args.csv)
     fig, ax = _figure()
     plot_accuracy_vs_epsilon(result.epsilons, result.accuracies, baseline=result.baseline, delta=result.delta, ax=ax,
