@@ -61,9 +61,10 @@ def chunk_bounds(n, workers, chunks_per_job=6):
 
     Each worker's share, ``n / workers`` tasks, goes out as about ``chunks_per_job`` chunks of halving size:
     1/2, 1/4, ..., down to ``1/2**(chunks_per_job - 1)`` of a share, the size of the last ones (rounding can add
-    one; small ``n`` gives fewer). Each round of ``workers`` chunks takes half of the tasks still left. Big chunks first keep the dispatches few;
-    small chunks last keep the workers finishing together, so none waits idle at the end for one that drew a
-    big last chunk (on a busy machine one worker can run a chunk 1.5x slower than the other).
+    one; small ``n`` gives fewer). Each round of ``workers`` chunks takes half of the tasks still left. Big
+    chunks first keep the dispatches few; small chunks last keep the workers finishing together, so none waits
+    idle at the end for one that drew a big last chunk (on a busy machine one worker can run a chunk 1.5x
+    slower than the other).
 
     >>> chunk_bounds(2000, 2, chunks_per_job=4)
     [0, 500, 1000, 1250, 1500, 1625, 1750, 1875, 2000]
@@ -195,10 +196,10 @@ def map_seeded(task, n, *, rng=None, seeds=None, items=None, n_jobs=1, chunks_pe
         under the active joblib backend: loky processes by default, ``joblib.parallel_backend("dask")`` for
         a Dask cluster (see the module docstring), ``"threading"`` for threads.
     chunks_per_job : int
-        With ``n_jobs != 1`` each worker's share of the tasks goes out as about ``chunks_per_job`` contiguous chunks,
-        halving in size (:func:`chunk_bounds`; 1 to 60): few enough that per-dispatch costs do not dominate
-        tiny tasks, small enough at the end that no worker waits idle for another. It does not change the
-        results.
+        With ``n_jobs != 1`` each worker's share of the tasks goes out as about ``chunks_per_job`` contiguous
+        chunks, halving in size (:func:`chunk_bounds`; 1 to 60): few enough that per-dispatch costs do not
+        dominate tiny tasks, small enough at the end that no worker waits idle for another. It does not change
+        the results.
     progress : None, bool or callable
         ``True``: a tqdm progress bar. A callable: called with a message, ``"audit: 20/200 trainings
         (1.2 s)"`` after about every 10% of the tasks, or, with ``labels``, ``"[k/n] <label of task k>"``

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import check_output, check_steps
+from .common import check_n_jobs, check_output, check_steps
 from .common import figure as _figure
 from .common import floats as _floats
 from .common import progress as _progress
@@ -122,8 +122,7 @@ def cmd_tradeoff(args):
 
     if args.seeds < 1:
         raise ValueError(f"--seeds must be >= 1; got {args.seeds}")
-    if args.n_jobs == 0:
-        raise ValueError("--n-jobs must be a nonzero integer (1: serial, -1: every core); got 0")
+    check_n_jobs(args.n_jobs)
     steps = check_steps(args.epochs, args.sampling_rate)
     check_output(args.out, "--out")
     check_output(args.csv, "--csv")
