@@ -153,15 +153,15 @@ def speedup(runs, seed, repeats=11):
     "cold": the first n_jobs=2 call, which also starts the worker processes (each imports numpy, scipy and
     dpedu: about a second each, the fixed cost of going parallel); "warm": later calls, which reuse them
     (joblib keeps its loky workers alive). The tasks go out in about 6 chunks per worker, halving in size
-    (:func:`dpedu.parallel.map_seeded`), so 2,000 tiny trainings cost 13 dispatches, not 2,000. The start of
+    (:func:`dpedu.parallel.map_seeded`), so 2,000 tiny trainings cost 12 dispatches, not 2,000. The start of
     the workers is a fixed cost, so a last line times a ten times longer audit cold (the workers shut down
     first), where it is paid once over more work.
 
     Each round also times the machine's ceiling: the same number of seconds of small NumPy work, with no data
-    and no communication, once twice in this process and once split over the two (warm) workers. Two
-    processes on two cores of a shared virtual machine give less than 2x (shared caches, memory bandwidth,
-    neighbours); the ratio of the audit's speed-up to this ceiling is the part of the loss that is the
-    audit's own (dispatch, results sent back, the workers not finishing together).
+    and no communication, run twice in a row in this process, then once in each of the two (warm) workers at
+    the same time. Two processes on two cores of a shared virtual machine can give less than 2x (shared caches,
+    memory bandwidth, neighbours); the ratio of the audit's speed-up to this ceiling is the part of the loss
+    that is the audit's own (dispatch, results sent back, the workers not finishing together).
     """
     import os
 
