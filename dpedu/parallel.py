@@ -43,8 +43,10 @@ from .validation import check_positive_int, check_rng
 __all__ = ["map_seeded", "check_n_jobs", "chunk_bounds"]
 
 
-def check_n_jobs(n_jobs):
+def check_n_jobs(n_jobs, name="n_jobs"):
     """``n_jobs`` as joblib reads it: a positive integer, or a negative one (-1: every core); not 0.
+
+    ``name`` is what the error calls it (the command line passes ``"--n-jobs"``).
 
     Raises
     ------
@@ -52,7 +54,7 @@ def check_n_jobs(n_jobs):
         For 0, a bool or a non-integer.
     """
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be a nonzero integer (1: serial, 2: two workers, -1: every core); got {n_jobs!r}")
+        raise ValueError(f"{name} must be a nonzero integer (1: serial, 2: two workers, -1: every core); got {n_jobs!r}")
     return int(n_jobs)
 
 

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .common import check_n_jobs
+from ..parallel import check_n_jobs
 from .common import progress as _progress
 from .common import wrap as _wrap
 
@@ -55,7 +55,7 @@ def cmd_audit(args):
 
     if args.runs < 4:
         raise ValueError(f"--runs must be >= 4 (half choose the threshold, half measure it); got {args.runs}")
-    check_n_jobs(args.n_jobs)
+    check_n_jobs(args.n_jobs, "--n-jobs")
     if args.mode == "bugs":
         print(f"{'bug':<26} {'claimed eps (PLD)':>17} {'audited lower':>14}  caught")
         for bug in audit.BUGS:

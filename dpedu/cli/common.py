@@ -7,7 +7,7 @@ import sys
 
 from ..validation import MAX_STEPS
 
-__all__ = ["MAX_STEPS", "CliError", "progress", "floats", "names", "check_steps", "check_n_jobs", "check_output", "steps_and_epochs", "figure",
+__all__ = ["MAX_STEPS", "CliError", "progress", "floats", "names", "check_steps", "check_output", "steps_and_epochs", "figure",
            "wrap"]
 
 """The most steps (trainings or accountant compositions) a command accepts: 1,000x Abadi et al.'s longest run."""
@@ -82,13 +82,6 @@ def check_steps(epochs, sampling_rate, option="--epochs"):
     from ..events import steps_from_epochs
 
     return steps_from_epochs(epochs, sampling_rate)
-
-
-def check_n_jobs(n_jobs):
-    """``--n-jobs``: a nonzero integer (1: serial, -1: every core), refused before any work."""
-    if n_jobs == 0:
-        raise CliError("--n-jobs must be a nonzero integer (1: serial, 2: two workers, -1: every core); got 0")
-    return n_jobs
 
 
 def steps_and_epochs(args):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import check_n_jobs, check_output, check_steps
+from ..parallel import check_n_jobs
+from .common import check_output, check_steps
 from .common import figure as _figure
 from .common import floats as _floats
 from .common import progress as _progress
@@ -122,7 +123,7 @@ def cmd_tradeoff(args):
 
     if args.seeds < 1:
         raise ValueError(f"--seeds must be >= 1; got {args.seeds}")
-    check_n_jobs(args.n_jobs)
+    check_n_jobs(args.n_jobs, "--n-jobs")
     steps = check_steps(args.epochs, args.sampling_rate)
     check_output(args.out, "--out")
     check_output(args.csv, "--csv")

@@ -60,8 +60,7 @@ def _margins(theta, X, y):
 
 def _gradient_scalars(theta, X, y):
     """s_i with per-example gradient g_i = s_i x_i:  s_i = -y_i sigmoid(-m_i)."""
-    margins = y * (X @ theta)
-    return -y * expit(-margins)
+    return -y * expit(-_margins(theta, X, y))
 
 
 def _mean_loss_and_sigmoids(margins):
