@@ -330,3 +330,17 @@ def test_chapter8_check_hints_for_other_mistakes():
         checks.check_clopper_pearson_upper(lambda k, n, c: 1.0 if k == n else stats.beta.ppf(c, max(k, 1), n - k + 1))
     with pytest.raises(AssertionError, match="observed rates"):
         checks.check_audit_lower_bound(lambda fp, no, fn, ni, d, c: _ref_rates(fp / no, fn / ni, d))
+
+
+def test_bound_is_consistent_compares_with_every_applicable_upper_bound():
+    from dpedu.audit.statistics import bound_is_consistent
+
+    assert bound_is_consistent(1.0, {"pld": 1.0, "rdp": 1.2, "zcdp": math.nan})          # equal is consistent
+    assert not bound_is_consistent(1.1, {"pld": 1.0, "rdp": 1.2})                        # any one crossing
+    assert bound_is_consistent(50.0, {"pld": math.inf}) and bound_is_consistent(0.0, {})
+    for bad, kind, name in [((math.nan, {"pld": 1.0}), ValueError, "epsilon_lower"),
+                            (("1", {"pld": 1.0}), TypeError, "epsilon_lower"),
+                            ((1.0, [1.0]), TypeError, "upper_bounds"),
+                            ((1.0, {"pld": "2"}), TypeError, "upper_bounds\\['pld'\\]")]:
+        with pytest.raises(kind, match=name):
+            bound_is_consistent(*bad)

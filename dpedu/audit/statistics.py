@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 
 import numpy as np
 
 from ..gaussian import gaussian_epsilon_exact
-from ..validation import check_array, check_delta, check_in_interval, check_nonnegative, check_positive_int
+from ..validation import check_array, check_delta, check_in_interval, check_nonnegative, check_positive_int, check_scalar
 
 __all__ = [
     "bound_is_consistent",
@@ -354,5 +355,12 @@ def bound_is_consistent(epsilon_lower, upper_bounds):
 
     >>> bound_is_consistent(1.2, {"pld": 1.5, "zcdp": float("nan")}), bound_is_consistent(2.0, {"pld": 1.5})
     (True, False)
+
+    Raises ``TypeError`` if ``upper_bounds`` is not a mapping or holds a non-number, ``ValueError`` if
+    ``epsilon_lower`` is NaN.
     """
-    return all(epsilon_lower <= u for u in upper_bounds.values() if not math.isnan(u))
+    epsilon_lower = check_scalar(epsilon_lower, "epsilon_lower")
+    if not isinstance(upper_bounds, Mapping):
+        raise TypeError(f"upper_bounds must be a mapping {{accountant: epsilon}}; got {type(upper_bounds).__name__}")
+    uppers = [check_scalar(u, f"upper_bounds[{name!r}]", allow_nan=True) for name, u in upper_bounds.items()]
+    return all(epsilon_lower <= u for u in uppers if not math.isnan(u))
