@@ -17,7 +17,15 @@ from typing import ClassVar
 import numpy as np
 
 from ..validation import check_delta, check_epsilon, check_positive_int
-from ..events import ADD_REMOVE, NEIGHBOURING_RELATIONS, EpsilonDeltaEvent, Event, add_remove_equivalent
+from ..events import (
+    ADD_REMOVE,
+    NEIGHBOURING_RELATIONS,
+    EpsilonDeltaEvent,
+    Event,
+    GaussianEvent,
+    LaplaceEvent,
+    add_remove_equivalent,
+)
 
 __all__ = ["Accountant", "UnsupportedEventError", "ConversionUnavailableError", "check_epsilons"]
 
@@ -86,9 +94,11 @@ class Accountant(abc.ABC):
         """The neighbouring relations under which this accountant covers events of ``event_type``."""
         if not issubclass(event_type, cls.supported_events):
             return ()
-        if issubclass(event_type, EpsilonDeltaEvent):
-            return NEIGHBOURING_RELATIONS
-        return cls.relations.get(event_type, (ADD_REMOVE,))
+        relations = cls.relations.get(event_type, (ADD_REMOVE,))
+        if issubclass(event_type, EpsilonDeltaEvent) or (
+                issubclass(event_type, (GaussianEvent, LaplaceEvent)) and ADD_REMOVE in relations):
+            return NEIGHBOURING_RELATIONS  # as stated / through add_remove_equivalent
+        return relations
 
     def supports(self, event) -> bool:
         """Whether this accountant's theorem covers ``event`` (its type, under its relation)."""
