@@ -22,7 +22,7 @@ chord of upper bounds stays an upper bound (Wang, Balle & Kasiviswanathan 2019, 
 >>> import numpy as np
 >>> curve = rdp_without_replacement(1.0, 600, 60_000, np.array([2.0, 8.0]))
 >>> [round(float(v), 6) for v in curve]
-[0.001075, 0.014006]
+[0.01086, 10.835969]
 >>> float(rdp_without_replacement(2.0, 10, 10, np.array([3.0]))[0])   # m = n: the replace-one Gaussian
 1.5
 """
