@@ -88,6 +88,8 @@ def rdp_without_replacement(noise_multiplier, batch_size, dataset_size, orders):
     alphas = np.atleast_1d(check_orders(orders))
     if np.any(alphas > MAX_INTEGER_ORDER):
         raise ValueError(f"orders must be at most {MAX_INTEGER_ORDER} here; got {alphas.max():g}")
+    if batch_size == dataset_size:  # nothing is sampled: the exact replace-one Gaussian at every order
+        return 2.0 * alphas / check_noise_multiplier(noise_multiplier) ** 2
     cache = {}
 
     def at(k):

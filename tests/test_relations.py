@@ -1,0 +1,124 @@
+"""Neighbouring relations (docs/math.md §22): events state them, accountants state and enforce them."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpedu.accountants import ACCOUNTANT_NAMES, UnsupportedEventError, make_accountant
+from dpedu.accountants.pld.replace_one import replace_one_model
+from dpedu.accountants.rdp_without_replacement import rdp_without_replacement
+from dpedu.audit.shuffle import shuffle_epsilon_lower_bound
+from dpedu.events import (
+    EpsilonDeltaEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    SampledWithoutReplacementGaussianEvent,
+    ShuffledBatchGaussianEvent,
+    SubsampledGaussianEvent,
+    TruncatedPoissonGaussianEvent,
+    add_remove_equivalent,
+    check_relation,
+)
+from dpedu.gaussian import gaussian_epsilon_exact
+
+
+def test_relation_is_validated_and_shown_only_when_not_default():
+    assert repr(GaussianEvent(1.0)) == "GaussianEvent(noise_multiplier=1.0)"
+    assert "relation='replace_one'" in repr(GaussianEvent(1.0, relation="replace_one"))
+    with pytest.raises(ValueError, match="relation"):
+        GaussianEvent(1.0, relation="swap")
+    with pytest.raises(TypeError, match="relation"):
+        check_relation(1)
+    assert GaussianEvent(1.0) != GaussianEvent(1.0, relation="replace_one")
+
+
+@pytest.mark.parametrize("name", ACCOUNTANT_NAMES)
+def test_full_batch_replace_one_is_the_gaussian_with_half_the_multiplier(name):
+    replace = make_accountant(name).compose(GaussianEvent(2.0, relation="replace_one"), 3).get_epsilon(1e-5)
+    assert replace == make_accountant(name).compose(GaussianEvent(1.0), 3).get_epsilon(1e-5)
+
+
+def test_pld_full_batch_replace_one_is_the_exact_gaussian():
+    eps = make_accountant("pld").compose(GaussianEvent(2.0, relation="replace_one"), 4).get_epsilon(1e-5)
+    assert eps == pytest.approx(gaussian_epsilon_exact(1e-5, 1.0 / 2.0), rel=1e-9)  # z/2 / sqrt(4)
+
+
+def test_laplace_replace_one_doubles_epsilon():
+    assert add_remove_equivalent(LaplaceEvent(0.5, relation="replace_one")) == LaplaceEvent(1.0)
+    assert make_accountant("sequential").compose(LaplaceEvent(0.5, relation="replace_one"), 2).get_epsilon(1e-5) \
+        == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("name", ACCOUNTANT_NAMES)
+def test_unsupported_pairs_are_refused_by_name_without_changing_state(name):
+    acc = make_accountant(name)
+    for event in (ShuffledBatchGaussianEvent(1.0, 6, 60), ShuffledBatchGaussianEvent(1.0, 6, 60, relation="replace_one"),
+                  TruncatedPoissonGaussianEvent(1.0, 0.1, 8, 60),
+                  SampledWithoutReplacementGaussianEvent(1.0, 6, 60)):
+        with pytest.raises(UnsupportedEventError, match=type(event).__name__):
+            acc.compose(event)
+    assert acc.ledger == [] and acc.relation is None
+
+
+def test_a_ledger_has_one_relation():
+    acc = make_accountant("pld").compose(SubsampledGaussianEvent(1.0, 0.01, relation="replace_one"), 10)
+    with pytest.raises(UnsupportedEventError, match="relation"):
+        acc.compose(SubsampledGaussianEvent(1.0, 0.01))
+    assert len(acc.ledger) == 1
+    acc.compose(EpsilonDeltaEvent(0.1, relation="replace_one"))   # black-box guarantees keep their relation
+
+
+def test_supported_relations_are_stated():
+    rdp, pld = make_accountant("rdp"), make_accountant("pld")
+    assert rdp.supported_relations(SampledWithoutReplacementGaussianEvent) == ("replace_one",)
+    assert pld.supported_relations(SubsampledGaussianEvent) == ("add_remove", "replace_one")
+    assert rdp.supported_relations(SubsampledGaussianEvent) == ("add_remove",)
+    assert pld.supported_relations(ShuffledBatchGaussianEvent) == ()
+
+
+def test_without_replacement_at_full_batch_is_the_replace_one_gaussian():
+    orders = np.array([2.0, 3.5, 10.0])
+    assert np.allclose(rdp_without_replacement(3.0, 50, 50, orders), 2 * orders / 9.0)
+
+
+def test_without_replacement_is_at_least_the_full_batch_bound_at_rate_one_minus():
+    # a bound for m = n - 1 of n can never be below q^2-scaled zero and must not exceed infinity; and at
+    # every order it is at most the full-batch replace-one curve plus the Thm 9 slack: check monotone in m
+    orders = np.array([2.0, 4.0, 8.0])
+    small = rdp_without_replacement(2.0, 10, 1000, orders)
+    large = rdp_without_replacement(2.0, 100, 1000, orders)
+    assert np.all(small < large) and np.all(small > 0)
+
+
+def test_replace_one_pld_lies_between_add_remove_and_the_doubled_sensitivity():
+    r = make_accountant("pld").compose(SubsampledGaussianEvent(1.0, 0.01, relation="replace_one"), 1000)
+    a = make_accountant("pld").compose(SubsampledGaussianEvent(1.0, 0.01), 1000)
+    h = make_accountant("pld").compose(SubsampledGaussianEvent(0.5, 0.01), 1000)
+    assert a.get_epsilon(1e-5) < r.get_epsilon(1e-5) < h.get_epsilon(1e-5)
+    low, high = r.epsilon_bracket(1e-5)
+    assert low <= high and high - low < 1e-2 * high
+    assert r.get_epsilon(1e-5) == pytest.approx(2.8434458, rel=3e-3)  # dp_accounting 0.4, REPLACE_ONE, 1e-4 grid
+
+
+def test_replace_one_model_is_symmetric_and_inverts():
+    model = replace_one_model(0.7, 0.05, 1e-15)
+    x = np.linspace(-5, 5, 41)
+    assert np.allclose(model.loss(-x), -model.loss(x))
+    assert np.allclose(model.preimage(model.loss(x)), x, atol=1e-9)
+
+
+def test_shuffle_lower_bound_is_below_the_exact_value_and_close_at_one_batch():
+    # b = 1: every epoch is one full-batch Gaussian, so the exact epsilon is known
+    exact = gaussian_epsilon_exact(1e-3, 0.7 / math.sqrt(4))
+    low = shuffle_epsilon_lower_bound(0.7, batches_per_epoch=1, epochs=4, delta=1e-3, n_samples=100_000, rng=3)
+    assert 0.9 * exact < low <= exact
+
+
+def test_shuffle_lower_bound_never_exceeds_one_gaussian_step_per_epoch_and_is_seeded():
+    kwargs = dict(batches_per_epoch=20, epochs=2, delta=1e-3, n_samples=50_000)
+    a = shuffle_epsilon_lower_bound(0.4, rng=7, **kwargs)
+    assert a == shuffle_epsilon_lower_bound(0.4, rng=7, **kwargs)
+    assert 0 < a <= gaussian_epsilon_exact(1e-3, 0.4 / math.sqrt(2))
+    with pytest.raises(TypeError, match="rng"):
+        shuffle_epsilon_lower_bound(0.4, **kwargs)
