@@ -82,9 +82,7 @@ def test_without_replacement_at_full_batch_is_the_replace_one_gaussian():
     assert np.allclose(rdp_without_replacement(3.0, 50, 50, orders), 2 * orders / 9.0)
 
 
-def test_without_replacement_is_at_least_the_full_batch_bound_at_rate_one_minus():
-    # a bound for m = n - 1 of n can never be below q^2-scaled zero and must not exceed infinity; and at
-    # every order it is at most the full-batch replace-one curve plus the Thm 9 slack: check monotone in m
+def test_without_replacement_bound_grows_with_the_batch():
     orders = np.array([2.0, 4.0, 8.0])
     small = rdp_without_replacement(2.0, 10, 1000, orders)
     large = rdp_without_replacement(2.0, 100, 1000, orders)
@@ -122,3 +120,39 @@ def test_shuffle_lower_bound_never_exceeds_one_gaussian_step_per_epoch_and_is_se
     assert 0 < a <= gaussian_epsilon_exact(1e-3, 0.4 / math.sqrt(2))
     with pytest.raises(TypeError, match="rng"):
         shuffle_epsilon_lower_bound(0.4, **kwargs)
+
+
+def _renyi_of_replace_one_pair(z, gamma, alpha):
+    """D_alpha of ((1-g)N(0,z^2) + g N(1,z^2), (1-g)N(0,z^2) + g N(-1,z^2)) by quadrature on a fine grid."""
+    from scipy.special import logsumexp
+    x = np.linspace(-1 - 40 * z, 1 + 40 * z, 400_001)
+    def log_mix(shift):
+        return np.logaddexp(np.log1p(-gamma) - x**2 / (2 * z * z), np.log(gamma) - (x - shift) ** 2 / (2 * z * z)) \
+            - 0.5 * np.log(2 * np.pi * z * z)
+    log_integrand = alpha * log_mix(1.0) + (1 - alpha) * log_mix(-1.0)
+    return (logsumexp(log_integrand) + np.log(x[1] - x[0])) / (alpha - 1)
+
+
+@pytest.mark.parametrize("z, m, n", [(1.0, 10, 100), (2.0, 600, 60_000), (4.0, 30, 100), (0.7, 1, 3)])
+def test_without_replacement_bound_is_above_a_pair_of_neighbouring_datasets(z, m, n):
+    # all other records with gradient 0, the replaced one +C in one dataset and -C in the other: the batch
+    # holds it with probability m/n, so this pair's Renyi divergence lower-bounds the true curve (§22.3)
+    orders = np.array([2.0, 3.0, 5.0, 8.0, 2.5])
+    bound = rdp_without_replacement(z, m, n, orders)
+    exact = np.array([_renyi_of_replace_one_pair(z, m / n, a) for a in orders])
+    assert np.all(bound >= exact * (1 - 1e-9))
+
+
+def test_without_replacement_order_two_by_hand():
+    z, gamma = 1.5, 0.1
+    e2 = 4.0 / z**2  # eps(2) = 2 * 2 / z^2 under replace-one
+    expected = math.log1p(gamma**2 * min(4 * math.expm1(e2), 2 * math.exp(e2)))
+    assert rdp_without_replacement(z, 10, 100, np.array([2.0]))[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_replace_one_poisson_pld_is_below_the_without_replacement_rdp():
+    # the PLD's pair is a pair of neighbouring datasets for sampling without replacement too (§22.3, §22.4)
+    pld = make_accountant("pld").compose(SubsampledGaussianEvent(2.0, 0.01, relation="replace_one"), 1000)
+    rdp = make_accountant("rdp").compose(SampledWithoutReplacementGaussianEvent(2.0, 600, 60_000,
+                                                                                relation="replace_one"), 1000)
+    assert pld.epsilon_bracket(1e-5)[0] < rdp.get_epsilon(1e-5)

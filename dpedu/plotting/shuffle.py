@@ -34,13 +34,13 @@ def first_crossing(noise_multipliers, poisson_upper, shuffle_lower):
 
 def plot_shuffle_gap(noise_multipliers, poisson_upper, shuffle_lower, one_step_per_epoch, *, delta, ax=None):
     r"""Plot epsilon at ``delta`` against z: the Poisson PLD upper bound, the shuffled-batch Monte Carlo lower
-    bound (docs/math.md §22.6), and the shuffle upper bound of one full Gaussian step per epoch; the first
+    bound (docs/math.md §22.6), and that pair's own upper bound, one full Gaussian step per epoch; the first
     noise multiplier where the lower bound crosses the Poisson number is marked (none: said in the title)."""
     ax = get_axes(ax)
     zs = as_1d(noise_multipliers, "noise_multipliers")
     crossing = first_crossing(zs, poisson_upper, shuffle_lower)
     ax.plot(zs, as_1d(one_step_per_epoch, "one_step_per_epoch"), color="#999999", linestyle=":", marker=".",
-            label="shuffled, upper: one Gaussian step per epoch")
+            label="the same pair, upper: one Gaussian step per epoch")
     ax.plot(zs, as_1d(poisson_upper, "poisson_upper"), color="#0072B2", marker="o",
             label="Poisson sampling, upper (PLD)")
     ax.plot(zs, as_1d(shuffle_lower, "shuffle_lower"), color="#D55E00", marker="s", linestyle="--",
