@@ -29,20 +29,27 @@ def compare():
         print("dp_accounting is not installed: comparison skipped (pip install dp-accounting)")
         return
     replace = dpa.NeighboringRelation.REPLACE_ONE
-    print(f"{'case':<44} {'dpedu':>10} {'dp_acc':>10} {'ratio':>8}")
+    # "lower": dpedu's optimistic PLD of the replace-one Poisson pair, a pair of neighbouring datasets for both
+    # schemes (docs/math.md §22.3, §22.4): no valid upper bound may be below it
+    print(f"{'case':<44} {'dpedu':>10} {'dp_acc':>10} {'ratio':>8} {'lower':>10}")
     for z in (0.8, 1.0, 2.0, 4.0):
         ours = make_accountant("pld").compose(SubsampledGaussianEvent(z, BATCH / N, relation="replace_one"), STEPS)
+        lower = ours.epsilon_bracket(DELTA)[0]
         theirs = pld.PLDAccountant(replace, value_discretization_interval=1e-4)
         theirs.compose(dpa.PoissonSampledDpEvent(BATCH / N, dpa.GaussianDpEvent(z)), STEPS)
         a, b = ours.get_epsilon(DELTA), theirs.get_epsilon(DELTA)
-        print(f"{f'Poisson, replace-one, PLD, z={z}':<44} {a:>10.5f} {b:>10.5f} {a / b:>8.5f}")
+        print(f"{f'Poisson, replace-one, PLD, z={z}':<44} {a:>10.5f} {b:>10.5f} {a / b:>8.5f} {lower:>10.5f}")
+        assert a >= lower and abs(a / b - 1) < 3e-3, "replace-one Poisson PLD: outside 0.3% or below the lower bound"
     for z in (1.0, 2.0, 4.0):
         ours = make_accountant("rdp").compose(
             SampledWithoutReplacementGaussianEvent(z, BATCH, N, relation="replace_one"), STEPS)
+        lower = make_accountant("pld").compose(SubsampledGaussianEvent(z, BATCH / N, relation="replace_one"),
+                                               STEPS).epsilon_bracket(DELTA)[0]
         theirs = rdp.RdpAccountant(neighboring_relation=replace)
         theirs.compose(dpa.SampledWithoutReplacementDpEvent(N, BATCH, dpa.GaussianDpEvent(z / 2)), STEPS)
         a, b = ours.get_epsilon(DELTA), theirs.get_epsilon(DELTA)
-        print(f"{f'without replacement, replace-one, RDP, z={z}':<44} {a:>10.5f} {b:>10.5f} {a / b:>8.5f}")
+        print(f"{f'without replacement, replace-one, RDP, z={z}':<44} {a:>10.5f} {b:>10.5f} {a / b:>8.5f} {lower:>10.5f}")
+        assert a >= b * (1 - 1e-9) and a >= lower, "WOR RDP below dp_accounting's bound or below the lower bound"
     theirs = pld.PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=1e-4)
     theirs.compose(dpa.TruncatedSubsampledGaussianDpEvent(N, BATCH / N, 2 * BATCH, 1.0), STEPS)
     print(f"{'truncated Poisson (cap 1200), add/remove, PLD':<44} {'refused':>10} {theirs.get_epsilon(DELTA):>10.5f}")
