@@ -156,3 +156,18 @@ def test_replace_one_poisson_pld_is_below_the_without_replacement_rdp():
     rdp = make_accountant("rdp").compose(SampledWithoutReplacementGaussianEvent(2.0, 600, 60_000,
                                                                                 relation="replace_one"), 1000)
     assert pld.epsilon_bracket(1e-5)[0] < rdp.get_epsilon(1e-5)
+
+
+def test_shuffle_replace_one_lower_bound_exceeds_the_poisson_upper_bound():
+    # docs/math.md §22.6: other gradients -C, the record's +C replaced by -C; the fixed batch size gives it away
+    from dpedu.audit.shuffle import shuffle_gap
+    upper, lower = shuffle_gap([1.0], batches_per_epoch=100, epochs=1, delta=1e-3, n_samples=50_000,
+                               relation="replace_one", rng=11)
+    assert lower[0] > 2 * upper[0]
+    assert lower[0] <= gaussian_epsilon_exact(1e-3, 0.5)   # the pair's own upper bound: one step, height 2
+
+
+def test_shuffle_relation_is_validated():
+    with pytest.raises(ValueError, match="relation"):
+        shuffle_epsilon_lower_bound(1.0, batches_per_epoch=2, epochs=1, delta=1e-3, n_samples=10, relation="x",
+                                    rng=0)

@@ -3,17 +3,18 @@ r"""How private are shuffled batches? A Monte Carlo lower bound on epsilon besid
 Training code usually shuffles the data once per epoch and cuts it into :math:`b = n/B` batches of B
 records; the accountants price *Poisson* sampling at rate :math:`q = B/n` instead, and no accountant covers
 shuffling (docs/math.md §1.3). Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha & Zhang (ICML 2024) showed the
-gap by exhibiting a pair of neighbouring datasets (docs/math.md §22.6): every record but one has gradient 0,
-the differing record has gradient of norm C in one world and 0 in the other (a replace-one pair; it is also
-an add/remove pair when removing the record leaves b batches per epoch). The differing record is in exactly
-one of the b batches of each epoch, uniformly, so one epoch's outputs (in units of C) are
+gap with pairs of neighbouring datasets whose other records all have the same gradient, so that a fixed-size
+batch's sum is known except for the differing record (docs/math.md §22.6). The differing record is in exactly
+one of the b batches of each epoch, uniformly, so one epoch's outputs, centred and in units of C, are
 
 .. math::
 
-    P = \frac1b\sum_{t=1}^{b} \mathcal N(e_t, z^2 I_b), \qquad Q = \mathcal N(0, z^2 I_b),
+    P = \frac1b\sum_{t=1}^{b} \mathcal N(h e_t, z^2 I_b), \qquad Q = \mathcal N(0, z^2 I_b),
 
-with privacy loss :math:`L(y) = \ln\frac1b\sum_t e^{(y_t - 1/2)/z^2}`; E epochs add E independent copies.
-Any pair of neighbouring datasets gives a lower bound on the true curve:
+with spike height h = 1 under **add/remove** (other gradients 0, the record's gradient of norm C present or
+removed; valid when removal keeps b steps per epoch) and h = 2 under **replace-one** (other gradients -C,
+the record's +C replaced by -C). The privacy loss is :math:`L(y) = \ln\frac1b\sum_t e^{(h y_t - h^2/2)/z^2}`;
+E epochs add E independent copies. Any pair of neighbouring datasets gives a lower bound on the true curve:
 :math:`\delta_{\text{true}}(\varepsilon) \ge \delta_{P,Q}(\varepsilon) = E_P[(1-e^{\varepsilon-L})_+]`.
 
 We estimate it without bias: with :math:`U \sim \mathrm{Uniform}(0, 1)`, the indicator
@@ -38,7 +39,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..accountants import make_accountant
-from ..events import SubsampledGaussianEvent
+from ..events import REPLACE_ONE, SubsampledGaussianEvent, check_relation
 from ..validation import check_delta, check_noise_multiplier, check_positive_int, check_rng
 from .statistics import check_confidence, clopper_pearson
 
@@ -50,7 +51,8 @@ _CHUNK = 2**22  # Gaussian draws per chunk
 
 
 def shuffle_privacy_losses(noise_multiplier, batches_per_epoch, epochs, n_samples, rng):
-    r"""``n_samples`` draws of the composed privacy loss :math:`\sum_{e=1}^{E} L(y_e)`, :math:`y_e \sim P`.
+    r"""``n_samples`` draws of the composed privacy loss :math:`\sum_{e=1}^{E} L(y_e)`, :math:`y_e \sim P`, for spike
+    height 1 (a spike of height h with multiplier z is the same pair as height 1 with multiplier z / h).
 
     Drawn in chunks with one explicit ``numpy.random.Generator`` (``rng``: a Generator or a seed), so the same
     seed gives the same losses.
@@ -76,7 +78,7 @@ def shuffle_privacy_losses(noise_multiplier, batches_per_epoch, epochs, n_sample
 
 
 def shuffle_epsilon_lower_bound(noise_multiplier, *, batches_per_epoch, epochs, delta, n_samples=200_000,
-                                confidence=0.95, rng=None):
+                                confidence=0.95, relation="add_remove", rng=None):
     r"""Lower bound on epsilon at ``delta`` of shuffled-batch DP-SGD, holding with probability ``confidence``.
 
     Parameters
@@ -93,6 +95,8 @@ def shuffle_epsilon_lower_bound(noise_multiplier, *, batches_per_epoch, epochs, 
         Monte Carlo draws N.
     confidence : float
         Of the Clopper-Pearson bound, in (0, 1).
+    relation : {"add_remove", "replace_one"}
+        The neighbouring relation, which sets the spike height h (1 or 2).
     rng : numpy.random.Generator or int
         Required: the draws are random (docs/math.md §22.6).
 
@@ -103,10 +107,12 @@ def shuffle_epsilon_lower_bound(noise_multiplier, *, batches_per_epoch, epochs, 
     """
     delta = check_delta(delta)
     confidence = check_confidence(confidence)
+    height = 2.0 if check_relation(relation) == REPLACE_ONE else 1.0
     if rng is None:
         raise TypeError("rng must be a numpy.random.Generator or a seed: the lower bound is a Monte Carlo estimate")
     rng = check_rng(rng)
-    losses = shuffle_privacy_losses(noise_multiplier, batches_per_epoch, epochs, n_samples, rng)
+    z = check_noise_multiplier(noise_multiplier)
+    losses = shuffle_privacy_losses(z / height, batches_per_epoch, epochs, n_samples, rng)
     uniforms = rng.random(losses.size)
     # hit at epsilon  <=>  U <= 1 - e^(epsilon - L)  <=>  epsilon <= L + ln(1 - U): one threshold per draw
     thresholds = np.sort(losses + np.log1p(-uniforms))[::-1]   # descending: hits(eps) = #{thresholds >= eps}
@@ -125,13 +131,14 @@ def shuffle_epsilon_lower_bound(noise_multiplier, *, batches_per_epoch, epochs, 
 
 
 def shuffle_gap(noise_multipliers, *, batches_per_epoch, epochs, delta, n_samples=200_000, confidence=0.95,
-                rng=None):
+                relation="add_remove", rng=None):
     """For each noise multiplier: ``(poisson_upper, shuffle_lower)`` epsilons at ``delta``, as two arrays.
 
     ``poisson_upper`` is the PLD accountant's epsilon for Poisson sampling at q = 1 / ``batches_per_epoch`` over
-    the same number of steps (add/remove); ``shuffle_lower`` is :func:`shuffle_epsilon_lower_bound`. Where the
-    second exceeds the first, the Poisson number is *not* a valid guarantee for shuffled training.
+    the same number of steps, under ``relation``; ``shuffle_lower`` is :func:`shuffle_epsilon_lower_bound`. Where
+    the second exceeds the first, the Poisson number is *not* a valid guarantee for shuffled training.
     """
+    check_relation(relation)
     b = check_positive_int(batches_per_epoch, "batches_per_epoch")
     epochs = check_positive_int(epochs, "epochs")
     if rng is None:
@@ -140,8 +147,8 @@ def shuffle_gap(noise_multipliers, *, batches_per_epoch, epochs, delta, n_sample
     zs = np.atleast_1d(np.asarray(noise_multipliers, dtype=float))
     upper, lower = np.empty(zs.shape), np.empty(zs.shape)
     for i, z in enumerate(zs):
-        accountant = make_accountant("pld").compose(SubsampledGaussianEvent(float(z), 1.0 / b), b * epochs)
-        upper[i] = accountant.get_epsilon(delta)
+        event = SubsampledGaussianEvent(float(z), 1.0 / b, relation=relation)
+        upper[i] = make_accountant("pld").compose(event, b * epochs).get_epsilon(delta)
         lower[i] = shuffle_epsilon_lower_bound(float(z), batches_per_epoch=b, epochs=epochs, delta=delta,
-                                               n_samples=n_samples, confidence=confidence, rng=rng)
+                                               n_samples=n_samples, confidence=confidence, relation=relation, rng=rng)
     return upper, lower

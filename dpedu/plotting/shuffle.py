@@ -19,6 +19,8 @@ __all__ = ["plot_shuffle_gap", "first_crossing"]
 def first_crossing(noise_multipliers, poisson_upper, shuffle_lower):
     """The smallest noise multiplier at which the shuffle lower bound exceeds the Poisson upper bound, or None.
 
+    When it does so already at the first (smallest) noise multiplier, the curves cross outside the range shown.
+
     >>> first_crossing([0.5, 1.0, 2.0], [3.0, 1.0, 0.5], [2.0, 1.2, 0.6])
     1.0
     """
@@ -32,10 +34,12 @@ def first_crossing(noise_multipliers, poisson_upper, shuffle_lower):
     return float(zs[above[0]]) if above.size else None
 
 
-def plot_shuffle_gap(noise_multipliers, poisson_upper, shuffle_lower, one_step_per_epoch, *, delta, ax=None):
+def plot_shuffle_gap(noise_multipliers, poisson_upper, shuffle_lower, one_step_per_epoch, *, delta, relation="add_remove",
+                     ax=None):
     r"""Plot epsilon at ``delta`` against z: the Poisson PLD upper bound, the shuffled-batch Monte Carlo lower
     bound (docs/math.md §22.6), and that pair's own upper bound, one full Gaussian step per epoch; the first
-    noise multiplier where the lower bound crosses the Poisson number is marked (none: said in the title)."""
+    noise multiplier where the lower bound crosses the Poisson number is marked (none: said in the title).
+    ``relation`` ("add_remove" or "replace_one") only labels the panel: the values come from the caller."""
     ax = get_axes(ax)
     zs = as_1d(noise_multipliers, "noise_multipliers")
     crossing = first_crossing(zs, poisson_upper, shuffle_lower)
@@ -45,12 +49,18 @@ def plot_shuffle_gap(noise_multipliers, poisson_upper, shuffle_lower, one_step_p
             label="Poisson sampling, upper (PLD)")
     ax.plot(zs, as_1d(shuffle_lower, "shuffle_lower"), color="#D55E00", marker="s", linestyle="--",
             label="shuffled batches, lower (Monte Carlo, 95%)")
-    if crossing is not None:
+    if crossing is not None and crossing > zs[0]:
         ax.axvline(crossing, color="#D55E00", linewidth=0.8)
     ax.set_yscale("log")
     ax.set_xlabel("noise multiplier $z$")
     ax.set_ylabel(rf"$\varepsilon$ at $\delta = {delta_text(delta)}$")
-    ax.set_title("shuffle lower bound crosses Poisson at $z = %g$" % crossing if crossing is not None
-                 else "shuffle lower bound stays below the Poisson upper bound here", fontsize=10)
+    name = relation.replace("_", "/" if relation == "add_remove" else "-")
+    if crossing is None:
+        verdict = "shuffle lower bound below the Poisson upper bound"
+    elif crossing > zs[0]:
+        verdict = f"shuffle lower bound above Poisson from $z = {crossing:g}$"
+    else:
+        verdict = "shuffle lower bound above the Poisson upper bound at every $z$ shown"
+    ax.set_title(f"{name}: {verdict}", fontsize=10)
     ax.legend(fontsize=9)
     return ax
