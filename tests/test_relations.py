@@ -171,3 +171,13 @@ def test_shuffle_relation_is_validated():
     with pytest.raises(ValueError, match="relation"):
         shuffle_epsilon_lower_bound(1.0, batches_per_epoch=2, epochs=1, delta=1e-3, n_samples=10, relation="x",
                                     rng=0)
+
+
+@pytest.mark.parametrize("name", ["sequential", "advanced"])
+def test_composition_accountants_amplify_without_replacement_like_poisson_at_half_the_multiplier(name):
+    # §11.2: the same amplification formula with q = m/n, for the replace-one Gaussian (multiplier z / 2)
+    wor = make_accountant(name).compose(SampledWithoutReplacementGaussianEvent(2.0, 50, 1000, relation="replace_one"),
+                                        100)
+    poisson = make_accountant(name).compose(SubsampledGaussianEvent(1.0, 0.05), 100)
+    assert wor.get_epsilon(1e-5) == pytest.approx(poisson.get_epsilon(1e-5), rel=1e-12)
+    assert wor.relation == "replace_one"
