@@ -48,7 +48,8 @@ def compare():
         theirs = rdp.RdpAccountant(neighboring_relation=replace)
         theirs.compose(dpa.SampledWithoutReplacementDpEvent(N, BATCH, dpa.GaussianDpEvent(z / 2)), STEPS)
         a, b = ours.get_epsilon(DELTA), theirs.get_epsilon(DELTA)
-        print(f"{f'without replacement, replace-one, RDP, z={z}':<44} {a:>10.5f} {b:>10.5f} {a / b:>8.5f} {lower:>10.5f}")
+        label = f"without replacement, replace-one, RDP, z={z}"
+        print(f"{label:<44} {a:>10.5f} {b:>10.5f} {a / b:>8.5f} {lower:>10.5f}")
         assert a >= b * (1 - 1e-9) and a >= lower, "WOR RDP below dp_accounting's bound or below the lower bound"
     theirs = pld.PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=1e-4)
     theirs.compose(dpa.TruncatedSubsampledGaussianDpEvent(N, BATCH / N, 2 * BATCH, 1.0), STEPS)

@@ -287,7 +287,7 @@ def steps_from_epochs(epochs, sampling_rate):
 
 
 def _check_batch_fields(event):
-    """Validate ``noise_multiplier``, ``batch_size`` <= ``dataset_size`` and ``relation`` of a fixed-size batch event."""
+    """Check ``noise_multiplier``, ``batch_size`` <= ``dataset_size`` and ``relation`` of a fixed-size batch event."""
     object.__setattr__(event, "noise_multiplier", _check_event_noise_multiplier(event.noise_multiplier))
     object.__setattr__(event, "batch_size", check_positive_int(event.batch_size, "batch_size"))
     object.__setattr__(event, "dataset_size", check_positive_int(event.dataset_size, "dataset_size"))

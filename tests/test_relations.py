@@ -53,7 +53,8 @@ def test_laplace_replace_one_doubles_epsilon():
 @pytest.mark.parametrize("name", ACCOUNTANT_NAMES)
 def test_unsupported_pairs_are_refused_by_name_without_changing_state(name):
     acc = make_accountant(name)
-    for event in (ShuffledBatchGaussianEvent(1.0, 6, 60), ShuffledBatchGaussianEvent(1.0, 6, 60, relation="replace_one"),
+    for event in (ShuffledBatchGaussianEvent(1.0, 6, 60),
+                  ShuffledBatchGaussianEvent(1.0, 6, 60, relation="replace_one"),
                   TruncatedPoissonGaussianEvent(1.0, 0.1, 8, 60),
                   SampledWithoutReplacementGaussianEvent(1.0, 6, 60)):
         with pytest.raises(UnsupportedEventError, match=type(event).__name__):
@@ -181,3 +182,16 @@ def test_composition_accountants_amplify_without_replacement_like_poisson_at_hal
     poisson = make_accountant(name).compose(SubsampledGaussianEvent(1.0, 0.05), 100)
     assert wor.get_epsilon(1e-5) == pytest.approx(poisson.get_epsilon(1e-5), rel=1e-12)
     assert wor.relation == "replace_one"
+
+
+def test_relations_table_states_every_pair():
+    from dpedu.experiments.relations import format_relations_table, relations_table
+    table = relations_table(steps=10, accountants=("rdp", "pld", "sequential"))
+    assert len(table) == 10
+    for (scheme, _), row in table.items():
+        if scheme in ("shuffled", "truncated Poisson"):
+            assert set(row.values()) == {"refused"}
+    assert table[("Poisson", "replace_one")]["rdp"] == "refused"
+    assert table[("full batch", "replace_one")]["pld"] == pytest.approx(
+        gaussian_epsilon_exact(1e-5, 0.5 / math.sqrt(10)), rel=1e-9)
+    assert "without replacement" in format_relations_table(table)

@@ -122,7 +122,8 @@ class Accountant(abc.ABC):
         return self
 
     def _unsupported_message(self, event) -> str:
-        reason = self.unsupported_reasons.get((type(event), getattr(event, "relation", ADD_REMOVE))) or self.unsupported_reasons.get(type(event))
+        relation = getattr(event, "relation", ADD_REMOVE)
+        reason = self.unsupported_reasons.get((type(event), relation)) or self.unsupported_reasons.get(type(event))
         supported = ", ".join(
             t.__name__ + f" [{', '.join(self.supported_relations(t))}]"
             + (f" ({self.support_notes[t]})" if t in self.support_notes else "")

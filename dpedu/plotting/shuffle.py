@@ -34,8 +34,8 @@ def first_crossing(noise_multipliers, poisson_upper, shuffle_lower):
     return float(zs[above[0]]) if above.size else None
 
 
-def plot_shuffle_gap(noise_multipliers, poisson_upper, shuffle_lower, one_step_per_epoch, *, delta, relation="add_remove",
-                     ax=None):
+def plot_shuffle_gap(noise_multipliers, poisson_upper, shuffle_lower, one_step_per_epoch, *, delta,
+                     relation="add_remove", ax=None):
     r"""Plot epsilon at ``delta`` against z: the Poisson PLD upper bound, the shuffled-batch Monte Carlo lower
     bound (docs/math.md §22.6), and that pair's own upper bound, one full Gaussian step per epoch; the first
     noise multiplier where the lower bound crosses the Poisson number is marked (none: said in the title).
