@@ -327,8 +327,8 @@ class TruncatedPoissonGaussianEvent(Event):
     r"""One Gaussian step on a Poisson sample (rate ``sampling_rate`` of ``dataset_size`` records) cut down to
     at most ``max_batch_size`` records by keeping a uniformly random subset when it is larger.
 
-    Fixed memory, as training code wants, but no longer Poisson sampling: every accountant here refuses it
-    (docs/math.md §22.5).
+    Fixed memory, as training code wants, but no longer Poisson sampling. Under add/remove the RDP accountant
+    bounds it (docs/math.md §22.5); every other (accountant, relation) pair refuses it.
     """
 
     noise_multiplier: float

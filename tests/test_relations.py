@@ -55,7 +55,8 @@ def test_unsupported_pairs_are_refused_by_name_without_changing_state(name):
     acc = make_accountant(name)
     for event in (ShuffledBatchGaussianEvent(1.0, 6, 60),
                   ShuffledBatchGaussianEvent(1.0, 6, 60, relation="replace_one"),
-                  TruncatedPoissonGaussianEvent(1.0, 0.1, 8, 60),
+                  TruncatedPoissonGaussianEvent(1.0, 0.1, 8, 60, relation="replace_one"),
+                  *([] if name == "rdp" else [TruncatedPoissonGaussianEvent(1.0, 0.1, 8, 60)]),
                   SampledWithoutReplacementGaussianEvent(1.0, 6, 60)):
         with pytest.raises(UnsupportedEventError, match=type(event).__name__):
             acc.compose(event)
@@ -189,9 +190,58 @@ def test_relations_table_states_every_pair():
     table = relations_table(steps=10, accountants=("rdp", "pld", "sequential"))
     assert len(table) == 10
     for (scheme, _), row in table.items():
-        if scheme in ("shuffled", "truncated Poisson"):
+        if scheme == "shuffled" or (scheme, _) == ("truncated Poisson", "replace_one"):
             assert set(row.values()) == {"refused"}
     assert table[("Poisson", "replace_one")]["rdp"] == "refused"
     assert table[("full batch", "replace_one")]["pld"] == pytest.approx(
         gaussian_epsilon_exact(1e-5, 0.5 / math.sqrt(10)), rel=1e-9)
     assert "without replacement" in format_relations_table(table)
+
+
+def _truncated_poisson_means(values, x, q, cap):
+    """{mean: probability} of the truncated Poisson batch sum over the records ``values`` (+ ``x`` if not None)."""
+    import itertools
+    from collections import defaultdict
+    records = list(values) + ([] if x is None else [x])
+    law = defaultdict(float)
+    for drawn in itertools.product((0, 1), repeat=len(records)):
+        chosen = [v for v, d in zip(records, drawn) if d]
+        weight = math.prod(q if d else 1 - q for d in drawn)
+        if len(chosen) <= cap:
+            law[round(sum(chosen), 9)] += weight
+        else:
+            subsets = list(itertools.combinations(chosen, cap))
+            for subset in subsets:
+                law[round(sum(subset), 9)] += weight / len(subsets)
+    return law
+
+
+@pytest.mark.parametrize("others_value", [-1.0, 0.0, 1.0])
+def test_truncated_poisson_rdp_is_above_a_brute_force_pair(others_value):
+    # 5 other records with gradient `others_value`, the differing one +1 (present or removed); enumerate every
+    # sample and truncation, integrate the two Gaussian mixtures, compare both directions with the bound (§22.5)
+    from dpedu.accountants.rdp_truncated_poisson import rdp_truncated_poisson
+    z, q, cap = 0.8, 0.4, 2
+    with_x = _truncated_poisson_means([others_value] * 5, 1.0, q, cap)
+    without = _truncated_poisson_means([others_value] * 5, None, q, cap)
+    grid = np.linspace(-12, 12, 24_001)
+
+    def density(law):
+        return sum(w * np.exp(-(grid - m) ** 2 / (2 * z * z)) for m, w in law.items()) / math.sqrt(2 * math.pi * z * z)
+
+    p, r = density(with_x), density(without)
+    for alpha in (2.0, 3.0, 6.0):
+        bound = rdp_truncated_poisson(z, q, cap, 6, np.array([alpha]))[0]
+        for a, b in ((p, r), (r, p)):
+            exact = math.log(np.sum(a**alpha * b ** (1 - alpha)) * (grid[1] - grid[0])) / (alpha - 1)
+            assert exact <= bound * (1 + 1e-9)
+
+
+def test_truncated_poisson_without_cuts_is_poisson_and_replace_one_is_refused():
+    from dpedu.accountants.rdp_truncated_poisson import rdp_truncated_poisson
+    from dpedu.accountants.rdp_curves import rdp_sampled_gaussian
+    orders = np.array([2.0, 3.0])  # Pr[cut] = Pr[Bin(50, 0.1) >= 50] = 1e-50 (high orders still feel it)
+    assert np.allclose(rdp_truncated_poisson(1.0, 0.1, 50, 50, orders), rdp_sampled_gaussian(0.1, 1.0, orders),
+                       rtol=1e-12, atol=0)
+    with pytest.raises(UnsupportedEventError, match="add/remove"):
+        make_accountant("rdp").compose(TruncatedPoissonGaussianEvent(1.0, 0.1, 8, 60, relation="replace_one"))

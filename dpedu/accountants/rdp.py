@@ -7,7 +7,7 @@ converted to :math:`(\varepsilon, \delta)` by minimising over the grid (§13.4).
 Neighbouring relation and subsampling: **add/remove** with **Poisson** sampling (what the sampled-Gaussian
 bound of Mironov, Talwar & Zhang 2019 assumes); **replace-one** with fixed-size batches sampled **without
 replacement** (Wang, Balle & Kasiviswanathan 2019, docs/math.md §22.3); full-batch releases under either
-relation. Shuffled fixed-size batches and truncated Poisson samples are refused.
+relation; truncated Poisson samples under add/remove (§22.5). Shuffled fixed-size batches are refused.
 
 >>> from dpedu.accountants import SubsampledGaussianEvent
 >>> acc = RDPAccountant().compose(SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01), 10_000)
@@ -28,6 +28,7 @@ from ..validation import check_delta
 from .conversions import check_conversion, delta_from_rdp, epsilon_from_rdp
 from .orders import DEFAULT_ORDERS, OrderGridEdgeWarning, check_orders, warn_if_at_edge
 from .rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
+from .rdp_truncated_poisson import rdp_truncated_poisson
 from .rdp_without_replacement import rdp_without_replacement
 from .base import Accountant
 from ..events import (
@@ -57,7 +58,9 @@ def event_rdp_curve(event, orders):
     - ``EpsilonDeltaEvent(eps, 0)``: :math:`\min(\varepsilon, \alpha\varepsilon^2/2)` (Mironov 2017,
       Prop. 3; Bun & Steinke 2016, Prop. 3.3);
     - ``SampledWithoutReplacementGaussianEvent(z, m, n)`` under replace-one: Wang, Balle &
-      Kasiviswanathan (2019), Thm 9 (docs/math.md §22.3).
+      Kasiviswanathan (2019), Thm 9 (docs/math.md §22.3);
+    - ``TruncatedPoissonGaussianEvent(z, q, B, n)`` under add/remove: a two-branch mixture of sampled-Gaussian
+      curves (docs/math.md §22.5).
     """
     alphas = np.asarray(orders, dtype=float)
     if isinstance(event, SubsampledGaussianEvent):
@@ -70,6 +73,9 @@ def event_rdp_curve(event, orders):
         curve = rdp_pure_dp(event.epsilon, alphas)
     elif isinstance(event, SampledWithoutReplacementGaussianEvent):  # replace-one only (docs/math.md §22.3)
         curve = rdp_without_replacement(event.noise_multiplier, event.batch_size, event.dataset_size, alphas)
+    elif isinstance(event, TruncatedPoissonGaussianEvent):  # add/remove only (docs/math.md §22.5)
+        curve = rdp_truncated_poisson(event.noise_multiplier, event.sampling_rate, event.max_batch_size,
+                                      event.dataset_size, alphas)
     else:
         raise TypeError(f"no RDP curve for {event!r}")
     curve = np.array(curve, dtype=float)
@@ -104,7 +110,7 @@ class RDPAccountant(Accountant):
 
     name = "rdp"
     supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent,
-                        SampledWithoutReplacementGaussianEvent)
+                        SampledWithoutReplacementGaussianEvent, TruncatedPoissonGaussianEvent)
     support_notes = {EpsilonDeltaEvent: "delta = 0 only"}
     relations = {SampledWithoutReplacementGaussianEvent: (REPLACE_ONE,)}
     unsupported_reasons = {
@@ -116,9 +122,9 @@ class RDPAccountant(Accountant):
             "the bound for sampling without replacement (Wang, Balle & Kasiviswanathan 2019, Thm 9) is for "
             "replace-one neighbours (the dataset size is public); record the event with relation='replace_one'"
         ),
-        TruncatedPoissonGaussianEvent: (
-            "a Poisson sample cut at a maximum batch size is not Poisson sampling, and dpedu implements no "
-            "theorem for it (docs/math.md §22.5)"
+        (TruncatedPoissonGaussianEvent, REPLACE_ONE): (
+            "the bound for a Poisson sample cut at a maximum batch size (docs/math.md §22.5) is for add/remove "
+            "neighbours"
         ),
         EpsilonDeltaEvent: (
             "an (epsilon, delta)-DP guarantee with delta > 0 gives no Rényi bound at any order: with "
