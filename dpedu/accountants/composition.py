@@ -56,8 +56,8 @@ SHUFFLED_BATCH_REASON = (
 )
 SHUFFLED_BATCH = {
     ShuffledBatchGaussianEvent: SHUFFLED_BATCH_REASON,
-    TruncatedPoissonGaussianEvent: "a Poisson sample cut at a maximum batch size is not Poisson sampling, and dpedu "
-    "implements no theorem for it (docs/math.md §22.5)",
+    TruncatedPoissonGaussianEvent: "a Poisson sample cut at a maximum batch size is not Poisson sampling; the 'rdp' "
+    "accountant bounds it under add/remove (docs/math.md §22.5)",
     (SampledWithoutReplacementGaussianEvent, "add_remove"): "amplification by sampling without replacement is "
     "stated for replace-one neighbours (docs/math.md §11.2); record the event with relation='replace_one'",
 }

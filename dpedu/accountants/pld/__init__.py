@@ -147,8 +147,8 @@ class PLDAccountant(Accountant):
             "replace-one the 'rdp' accountant bounds it (docs/math.md §22.3)"
         ),
         TruncatedPoissonGaussianEvent: (
-            "a Poisson sample cut at a maximum batch size is not Poisson sampling, and dpedu implements no "
-            "theorem for it (docs/math.md §22.5)"
+            "a Poisson sample cut at a maximum batch size is not Poisson sampling and has no PLD here; the "
+            "'rdp' accountant bounds it under add/remove (docs/math.md §22.5)"
         ),
         ShuffledBatchGaussianEvent: (
             "fixed-size batches from a shuffled pass have no known dominating pair, and the Poisson-"
