@@ -245,3 +245,11 @@ def test_truncated_poisson_without_cuts_is_poisson_and_replace_one_is_refused():
                        rtol=1e-12, atol=0)
     with pytest.raises(UnsupportedEventError, match="add/remove"):
         make_accountant("rdp").compose(TruncatedPoissonGaussianEvent(1.0, 0.1, 8, 60, relation="replace_one"))
+
+
+def test_supported_pairs_list_each_type_with_its_relations():
+    pairs = make_accountant("rdp").supported_pairs()
+    assert (SampledWithoutReplacementGaussianEvent, "replace_one") in pairs
+    assert (SampledWithoutReplacementGaussianEvent, "add_remove") not in pairs
+    assert (TruncatedPoissonGaussianEvent, "add_remove") in pairs
+    assert all(relation in ("add_remove", "replace_one") for _, relation in pairs)

@@ -100,6 +100,11 @@ class Accountant(abc.ABC):
             return NEIGHBOURING_RELATIONS  # as stated / through add_remove_equivalent
         return relations
 
+    @classmethod
+    def supported_pairs(cls) -> list[tuple[type, str]]:
+        """Every (event type, relation) pair this accountant covers, e.g. for a table of what is accounted where."""
+        return [(t, relation) for t in cls.supported_events for relation in cls.supported_relations(t)]
+
     def supports(self, event) -> bool:
         """Whether this accountant's theorem covers ``event`` (its type, under its relation)."""
         event = add_remove_equivalent(event)
