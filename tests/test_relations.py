@@ -253,3 +253,12 @@ def test_supported_pairs_list_each_type_with_its_relations():
     assert (SampledWithoutReplacementGaussianEvent, "add_remove") not in pairs
     assert (TruncatedPoissonGaussianEvent, "add_remove") in pairs
     assert all(relation in ("add_remove", "replace_one") for _, relation in pairs)
+
+
+@pytest.mark.parametrize("z", [1.0, 2.0, 4.0])
+def test_without_replacement_rdp_is_above_the_fixed_batch_lower_bound(z):
+    # §22.3: other gradients -C, +C replaced by -C: the pair is the Poisson add/remove pair at z / 2
+    rdp = make_accountant("rdp").compose(SampledWithoutReplacementGaussianEvent(z, 600, 60_000,
+                                                                                relation="replace_one"), 1000)
+    lower = make_accountant("pld").compose(SubsampledGaussianEvent(z / 2, 0.01), 1000).epsilon_bracket(1e-5)[0]
+    assert lower < rdp.get_epsilon(1e-5)
