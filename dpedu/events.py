@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from .validation import (
     check_in_interval,
+    check_scalar,
     check_noise_multiplier,
     check_positive,
     check_positive_int,
@@ -37,6 +38,7 @@ __all__ = [
     "LaplaceEvent",
     "EpsilonDeltaEvent",
     "ShuffledBatchGaussianEvent",
+    "RepeatAndSelectEvent",
     "MAX_EVENT_EPSILON",
     "MIN_EVENT_NOISE_MULTIPLIER",
     "gaussian_step_event",
@@ -158,6 +160,60 @@ class ShuffledBatchGaussianEvent(Event):
         object.__setattr__(self, "dataset_size", check_positive_int(self.dataset_size, "dataset_size"))
         if self.batch_size > self.dataset_size:
             raise ValueError(f"batch_size ({self.batch_size}) must not exceed dataset_size ({self.dataset_size})")
+
+
+def _check_inner_ledger(ledger):
+    """One run's ledger as a tuple of ``(event, count)`` pairs (an event alone counts once); refused by name."""
+    items = (ledger,) if isinstance(ledger, Event) else ledger
+    if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
+        raise TypeError(f"ledger must be an event or a ledger [(event, count), ...]; got {type(ledger).__name__} "
+                        f"{ledger!r}")
+    pairs = []
+    for item in items:
+        if isinstance(item, Event):
+            item = (item, 1)
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Event)):
+            raise TypeError(f"ledger must hold events or (event, count) pairs; got {item!r}")
+        pairs.append((item[0], check_positive_int(item[1], "ledger count")))
+    if not pairs:
+        raise ValueError("ledger must hold at least one event: one run of the repeated mechanism")
+    return tuple(pairs)
+
+
+@dataclass(frozen=True)
+class RepeatAndSelectEvent(Event):
+    r"""Run a private mechanism K times, K random and independent of the data, and release only the best run.
+
+    ``ledger`` is what ONE run releases, its private score included (a tuple of ``(event, count)``
+    pairs; an event or a list is accepted). K is drawn from a distribution with mean ``mean`` and shape
+    :math:`\eta` = ``shape`` (Papernot & Steinke 2022; docs/math.md §23.1):
+
+    * ``shape`` in :math:`(-1, \infty)`: the truncated negative binomial (K >= 1), ``mean`` > 1;
+      ``shape = 1`` is the geometric distribution, ``shape = 0`` the logarithmic one;
+    * ``shape = math.inf``: Poisson(``mean``) (K = 0 releases nothing), ``mean`` >= 1.
+
+    Only the Rényi-DP accountant accounts it (docs/math.md §23.2-23.3).
+    """
+
+    ledger: tuple
+    mean: float
+    shape: float = 1.0
+
+    unsupported_reason = ("the repeat-and-select theorems (Papernot & Steinke 2022, Thm 2 and Thm 6) are Rényi-DP "
+                          "statements: account this event with the 'rdp' accountant (docs/math.md §23)")
+
+    def __post_init__(self):
+        object.__setattr__(self, "ledger", _check_inner_ledger(self.ledger))
+        shape = check_scalar(self.shape, "shape")
+        if not shape > -1:
+            raise ValueError(f"shape must be in (-1, inf] (inf: Poisson); got {shape!r}")
+        mean = check_scalar(self.mean, "mean")
+        if math.isinf(shape):
+            mean = check_in_interval(mean, "mean", 1.0, MAX_ACCOUNTED_STEPS)
+        else:
+            mean = check_in_interval(mean, "mean", 1.0, MAX_ACCOUNTED_STEPS, low_open=True)
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "mean", mean)
 
 
 def gaussian_step_event(noise_multiplier, sampling_rate):

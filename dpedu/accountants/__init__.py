@@ -38,6 +38,7 @@ from ..events import (
     Event,
     GaussianEvent,
     LaplaceEvent,
+    RepeatAndSelectEvent,
     ShuffledBatchGaussianEvent,
     SubsampledGaussianEvent,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "LaplaceEvent",
     "EpsilonDeltaEvent",
     "ShuffledBatchGaussianEvent",
+    "RepeatAndSelectEvent",
     "ACCOUNTANT_NAMES",
     "accountant_class",
     "make_accountant",

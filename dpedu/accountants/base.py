@@ -86,7 +86,7 @@ class Accountant(abc.ABC):
         return self
 
     def _unsupported_message(self, event) -> str:
-        reason = self.unsupported_reasons.get(type(event))
+        reason = self.unsupported_reasons.get(type(event)) or getattr(event, "unsupported_reason", None)
         supported = ", ".join(
             t.__name__ + (f" ({self.support_notes[t]})" if t in self.support_notes else "")
             for t in self.supported_events

@@ -26,11 +26,13 @@ from ..validation import check_delta
 from .conversions import check_conversion, delta_from_rdp, epsilon_from_rdp
 from .orders import DEFAULT_ORDERS, OrderGridEdgeWarning, check_orders, warn_if_at_edge
 from .rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
+from .selection import repeat_and_select_rdp
 from .base import Accountant
 from ..events import (
     EpsilonDeltaEvent,
     GaussianEvent,
     LaplaceEvent,
+    RepeatAndSelectEvent,
     ShuffledBatchGaussianEvent,
     SubsampledGaussianEvent,
 )
@@ -49,7 +51,9 @@ def event_rdp_curve(event, orders):
     - ``SubsampledGaussianEvent(z, q)``: :math:`\ln A_\alpha/(\alpha-1)` (Mironov, Talwar & Zhang 2019, §3);
     - ``LaplaceEvent(eps)``: the Laplace curve with :math:`b = 1/\varepsilon` (Mironov 2017, Table II);
     - ``EpsilonDeltaEvent(eps, 0)``: :math:`\min(\varepsilon, \alpha\varepsilon^2/2)` (Mironov 2017,
-      Prop. 3; Bun & Steinke 2016, Prop. 3.3).
+      Prop. 3; Bun & Steinke 2016, Prop. 3.3);
+    - ``RepeatAndSelectEvent``: the best of K runs of its ledger (Papernot & Steinke 2022, Thm 2 and Thm 6;
+      docs/math.md §23), from the run's curve at the same orders.
     """
     alphas = np.asarray(orders, dtype=float)
     if isinstance(event, SubsampledGaussianEvent):
@@ -60,6 +64,9 @@ def event_rdp_curve(event, orders):
         curve = rdp_laplace(event.scale, alphas)
     elif isinstance(event, EpsilonDeltaEvent) and event.delta == 0:
         curve = rdp_pure_dp(event.epsilon, alphas)
+    elif isinstance(event, RepeatAndSelectEvent):
+        run = sum(count * event_rdp_curve(inner, orders) for inner, count in event.ledger)
+        curve = repeat_and_select_rdp(alphas, run, event.mean, event.shape)
     else:
         raise TypeError(f"no RDP curve for {event!r}")
     curve = np.array(curve, dtype=float)
@@ -85,17 +92,20 @@ class RDPAccountant(Accountant):
 
     Notes
     -----
-    Supported events: ``GaussianEvent``, ``SubsampledGaussianEvent``, ``LaplaceEvent``, and
-    ``EpsilonDeltaEvent`` with ``delta == 0``; see :func:`event_rdp_curve` for the curves.
+    Supported events: ``GaussianEvent``, ``SubsampledGaussianEvent``, ``LaplaceEvent``,
+    ``EpsilonDeltaEvent`` with ``delta == 0``, and ``RepeatAndSelectEvent`` of those; see
+    :func:`event_rdp_curve` for the curves.
 
     When the minimising order is an end of the grid, :class:`OrderGridEdgeWarning` is raised: a
     wider grid could give a smaller epsilon.
     """
 
     name = "rdp"
-    supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent)
-    support_notes = {EpsilonDeltaEvent: "delta = 0 only"}
+    supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent, RepeatAndSelectEvent)
+    support_notes = {EpsilonDeltaEvent: "delta = 0 only", RepeatAndSelectEvent: "of supported events"}
     unsupported_reasons = {
+        RepeatAndSelectEvent: "its one-run ledger holds an event this accountant refuses (compose that event alone to "
+                              "see why)",
         EpsilonDeltaEvent: (
             "an (epsilon, delta)-DP guarantee with delta > 0 gives no Rényi bound at any order: with "
             "probability delta the privacy loss may be unbounded, so every Rényi divergence can be infinite. "
@@ -121,6 +131,8 @@ class RDPAccountant(Accountant):
         """Whether ``event`` has an RDP curve (an ``EpsilonDeltaEvent`` only with ``delta == 0``)."""
         if isinstance(event, EpsilonDeltaEvent) and event.delta > 0:
             return False
+        if isinstance(event, RepeatAndSelectEvent):
+            return all(self.supports(inner) for inner, _ in event.ledger)
         return super().supports(event)
 
     def rdp_curve(self):
