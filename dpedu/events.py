@@ -210,8 +210,9 @@ class RepeatAndSelectEvent(Event):
         mean = check_scalar(self.mean, "mean")
         if math.isinf(shape):
             mean = check_in_interval(mean, "mean", 1.0, MAX_ACCOUNTED_STEPS)
-        else:
-            mean = check_in_interval(mean, "mean", 1.0, MAX_ACCOUNTED_STEPS, low_open=True)
+        elif not 1 < mean <= MAX_ACCOUNTED_STEPS:
+            raise ValueError(f"mean must be in (1, {MAX_ACCOUNTED_STEPS:g}] for a truncated negative binomial number "
+                             f"of runs (a mean of 1 is always exactly one run: account its ledger directly); got {mean!r}")
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "mean", mean)
 

@@ -36,7 +36,7 @@ from .accountants.trials import sample_trials
 from .parallel import check_n_jobs, map_seeded
 from .validation import check_rng, check_scalar
 
-__all__ = ["Selection", "private_selection", "sample_config"]
+__all__ = ["Selection", "private_selection", "sample_config", "check_search_space"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,20 @@ class Selection:
     event: RepeatAndSelectEvent
 
 
+def check_search_space(search_space):
+    """``search_space`` unchanged if :func:`sample_config` can draw from it, else ``TypeError`` naming it."""
+    if callable(search_space):
+        return search_space
+    if not isinstance(search_space, dict) or not search_space:
+        raise TypeError(f"search_space must be a non-empty dict {{name: choices}} or a callable rng -> dict; got "
+                        f"{search_space!r}")
+    for name, choices in search_space.items():
+        if not (hasattr(choices, "rvs") or (isinstance(choices, (list, tuple)) and choices)):
+            raise TypeError(f"search_space[{name!r}] must be a non-empty list or tuple of values or a distribution "
+                            f"with rvs(); got {choices!r}")
+    return search_space
+
+
 def sample_config(search_space, rng):
     """One configuration drawn from ``search_space`` with the generator ``rng``.
 
@@ -83,24 +97,18 @@ def sample_config(search_space, rng):
     >>> sample_config({"lr": [0.1, 1.0], "clip": (1.0,)}, np.random.default_rng(0))["clip"]
     1.0
     """
-    if callable(search_space):
+    if callable(check_search_space(search_space)):
         config = search_space(rng)
         if not isinstance(config, dict):
             raise TypeError(f"search_space(rng) must return a dict; got {type(config).__name__} {config!r}")
         return config
-    if not isinstance(search_space, dict) or not search_space:
-        raise TypeError(f"search_space must be a non-empty dict {{name: choices}} or a callable rng -> dict; got "
-                        f"{search_space!r}")
     config = {}
     for name in sorted(search_space):
         choices = search_space[name]
         if hasattr(choices, "rvs"):
             config[name] = choices.rvs(random_state=rng)
-        elif isinstance(choices, (list, tuple)) and choices:
-            config[name] = choices[int(rng.integers(len(choices)))]
         else:
-            raise TypeError(f"search_space[{name!r}] must be a non-empty list or tuple of values or a distribution "
-                            f"with rvs(); got {choices!r}")
+            config[name] = choices[int(rng.integers(len(choices)))]
     return config
 
 
@@ -169,8 +177,7 @@ def private_selection(train, search_space, run_ledger, *, mean_trials, shape=1.0
     event = RepeatAndSelectEvent(run_ledger, mean_trials, shape)   # checks the ledger, the mean and the shape
     if not callable(train):
         raise TypeError(f"train must be a callable train(config, rng) -> (model, score, ledger); got {train!r}")
-    if not (callable(search_space) or isinstance(search_space, dict)):
-        sample_config(search_space, None)                          # raises the TypeError naming search_space
+    check_search_space(search_space)
     n_jobs = check_n_jobs(n_jobs)
     rng = check_rng(rng)
     trials = sample_trials(event.mean, event.shape, rng)

@@ -169,12 +169,12 @@ class PrivateHyperparameterSearch(ClassifierMixin, BaseEstimator):
         result = private_selection(run, self.param_distributions, run_ledger, mean_trials=self.mean_trials,
                                    shape=self.shape, rng=rng, n_jobs=self.n_jobs)
         delta = base.get_params()["delta"]
-        self.best_params_, self.best_estimator_, self.best_score_ = result.config, result.model, result.score
-        self.ledger_ = [(result.event, 1)]
-        self.epsilon_ = account(self.ledger_, "rdp", delta=delta, strict=True).epsilon
-        self.run_epsilon_ = account(run_ledger, "rdp", delta=delta, strict=True).epsilon
-        self.delta_ = delta
-        self.classes_ = np.unique(y)
+        ledger = [(result.event, 1)]
+        vars(self).update(                               # all together, after everything succeeded
+            best_params_=result.config, best_estimator_=result.model, best_score_=result.score, ledger_=ledger,
+            epsilon_=account(ledger, "rdp", delta=delta, strict=True).epsilon,
+            run_epsilon_=account(run_ledger, "rdp", delta=delta, strict=True).epsilon,
+            delta_=delta, classes_=np.unique(y))
         return self
 
     def _selected(self):

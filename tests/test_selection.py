@@ -84,6 +84,8 @@ def test_bad_arguments_are_refused_before_any_run():
         private_selection("train", SPACE, RUN, mean_trials=5, rng=0)
     with pytest.raises(TypeError, match="search_space"):
         private_selection(recorder, ["x"], RUN, mean_trials=5, rng=0)
+    with pytest.raises(TypeError, match=r"search_space\['x'\]"):
+        private_selection(recorder, {"x": []}, RUN, mean_trials=5, shape=math.inf, rng=0)
     with pytest.raises(TypeError, match="ledger"):
         private_selection(recorder, SPACE, "run", mean_trials=5, rng=0)
     with pytest.raises(TypeError, match=r"\(model, score, ledger\)"):
