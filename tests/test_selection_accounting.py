@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 
 from dpedu.accountants import (
     ACCOUNTANT_NAMES,
@@ -295,3 +296,43 @@ def test_pure_selection_epsilon_refuses_poisson_and_non_pure_runs():
 def test_poisson_bound_refuses_a_mean_below_one():
     with pytest.raises(ValueError, match="mean"):
         poisson_rdp([2.0], [0.1], 0.5)
+
+
+# --- the bound holds for a mechanism whose selection we can compute exactly ------------------------------
+
+
+def renyi(p, q, order):
+    """D_order(p || q) of two discrete distributions (full support)."""
+    return float(logsumexp(order * np.log(p) + (1 - order) * np.log(q))) / (order - 1)
+
+
+def best_of_k(p, shape, mean):
+    """Distribution of the largest of K i.i.d. draws from p (outcomes ordered by index), K ~ the trials law;
+    a Poisson K = 0 is one more outcome, "nothing"."""
+    cdf = np.concatenate([[0.0], np.cumsum(p)])
+    if math.isinf(shape):
+        pgf = np.exp(mean * (cdf - 1))                      # E[s^K] = exp(mean (s - 1))
+        return np.concatenate([[pgf[0]], np.diff(pgf)])    # first entry: K = 0
+    gamma = math.exp(-log_inverse_gamma(mean, shape))   # the negative binomial's PGF, truncated at K >= 1
+    if shape == 0:
+        pgf = np.log1p(-(1 - gamma) * cdf) / math.log(gamma)
+    else:
+        pgf = ((1 - (1 - gamma) * cdf) ** (-shape) - 1) / (gamma ** (-shape) - 1)
+    return np.diff(pgf)
+
+
+@pytest.mark.parametrize("shape", SHAPES + (math.inf,))
+@pytest.mark.parametrize("mean", [2.0, 10.0])
+def test_the_bound_holds_for_an_exactly_computed_selection(shape, mean):
+    """Q: a discrete Laplace-like release on 0..40 centred at 20 (D) or 21 (D'). The Rényi divergences of the
+    best of K runs, computed exactly in both directions, never exceed the accountant's bound."""
+    y = np.arange(41)
+    p = np.exp(-0.5 * np.abs(y - 20.0)); p /= p.sum()
+    p_prime = np.exp(-0.5 * np.abs(y - 21.0)); p_prime /= p_prime.sum()
+    orders = DEFAULT_ORDERS[(DEFAULT_ORDERS <= 64)]
+    run = np.array([max(renyi(p, p_prime, a), renyi(p_prime, p, a)) for a in orders])
+    bound = repeat_and_select_rdp(orders, run, mean, shape)
+    best, best_prime = best_of_k(p, shape, mean), best_of_k(p_prime, shape, mean)
+    for order, value in zip(orders, bound):
+        true = max(renyi(best, best_prime, order), renyi(best_prime, best, order))
+        assert true <= value + 1e-12, order
