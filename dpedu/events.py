@@ -166,17 +166,17 @@ def _check_inner_ledger(ledger):
     """One run's ledger as a tuple of ``(event, count)`` pairs (an event alone counts once); refused by name."""
     items = (ledger,) if isinstance(ledger, Event) else ledger
     if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
-        raise TypeError(f"ledger must be an event or a ledger [(event, count), ...]; got {type(ledger).__name__} "
+        raise TypeError(f"run_ledger must be an event or a ledger [(event, count), ...]; got {type(ledger).__name__} "
                         f"{ledger!r}")
     pairs = []
     for item in items:
         if isinstance(item, Event):
             item = (item, 1)
         if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Event)):
-            raise TypeError(f"ledger must hold events or (event, count) pairs; got {item!r}")
-        pairs.append((item[0], check_positive_int(item[1], "ledger count")))
+            raise TypeError(f"run_ledger must hold events or (event, count) pairs; got {item!r}")
+        pairs.append((item[0], check_positive_int(item[1], "run_ledger count")))
     if not pairs:
-        raise ValueError("ledger must hold at least one event: one run of the repeated mechanism")
+        raise ValueError("run_ledger must hold at least one event: one run of the repeated mechanism")
     return tuple(pairs)
 
 
@@ -184,8 +184,9 @@ def _check_inner_ledger(ledger):
 class RepeatAndSelectEvent(Event):
     r"""Run a private mechanism K times, K random and independent of the data, and release only the best run.
 
-    ``ledger`` is what ONE run releases, its private score included (a tuple of ``(event, count)``
-    pairs; an event or a list is accepted). K is drawn from a distribution with mean ``mean`` and shape
+    ``run_ledger`` is what ONE run releases, its private score included (a tuple of ``(event, count)``
+    pairs; an event or a list is accepted). It is not called ``ledger``: an object with a ``ledger`` is a
+    whole history to :func:`dpedu.accountants.as_ledger`, and this event's history is the selection, not one run. K is drawn from a distribution with mean ``mean`` and shape
     :math:`\eta` = ``shape`` (Papernot & Steinke 2022; docs/math.md §23.1):
 
     * ``shape`` in :math:`(-1, \infty)`: the truncated negative binomial (K >= 1), ``mean`` > 1;
@@ -195,7 +196,7 @@ class RepeatAndSelectEvent(Event):
     Only the Rényi-DP accountant accounts it (docs/math.md §23.2-23.3).
     """
 
-    ledger: tuple
+    run_ledger: tuple
     mean: float
     shape: float = 1.0
 
@@ -203,7 +204,7 @@ class RepeatAndSelectEvent(Event):
                           "statements: account this event with the 'rdp' accountant (docs/math.md §23)")
 
     def __post_init__(self):
-        object.__setattr__(self, "ledger", _check_inner_ledger(self.ledger))
+        object.__setattr__(self, "run_ledger", _check_inner_ledger(self.run_ledger))
         shape = check_scalar(self.shape, "shape")
         if not shape > -1:
             raise ValueError(f"shape must be in (-1, inf] (inf: Poisson); got {shape!r}")

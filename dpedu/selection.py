@@ -184,7 +184,7 @@ def private_selection(train, search_space, run_ledger, *, mean_trials, shape=1.0
     if trials == 0:
         return Selection(config=None, model=None, score=None, event=event)
     configs = [sample_config(search_space, rng) for _ in range(trials)]
-    runs = map_seeded(_Trial(train, event.ledger), trials, rng=rng, items=configs, n_jobs=n_jobs)
+    runs = map_seeded(_Trial(train, event.run_ledger), trials, rng=rng, items=configs, n_jobs=n_jobs)
     best = max(range(trials), key=lambda j: (runs[j][1], -j))
     model, score = runs[best]
     return Selection(config=configs[best], model=model, score=score, event=event)

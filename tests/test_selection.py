@@ -120,7 +120,7 @@ def test_epsilon_covers_the_tuning_and_is_the_rdp_epsilon_of_the_event():
     fitted = search().fit(X, Y)
     (event, count), = fitted.ledger_
     assert isinstance(event, RepeatAndSelectEvent) and count == 1 and event.mean == 3.0
-    assert event.ledger[-1] == (LaplaceEvent(0.1), 1)
+    assert event.run_ledger[-1] == (LaplaceEvent(0.1), 1)
     assert fitted.epsilon_ == account(fitted.ledger_, "rdp", delta=1e-5).epsilon
     assert fitted.run_epsilon_ < fitted.epsilon_
     assert set(fitted.best_params_) == {"learning_rate", "clip_norm"}

@@ -242,7 +242,7 @@ def test_dispatch_by_shape():
 
 def test_the_event_normalises_its_ledger():
     event = RepeatAndSelectEvent(GaussianEvent(2.0), mean=3)
-    assert event.ledger == ((GaussianEvent(2.0), 1),) and event.shape == 1.0 and event.mean == 3.0
+    assert event.run_ledger == ((GaussianEvent(2.0), 1),) and event.shape == 1.0 and event.mean == 3.0
     assert RepeatAndSelectEvent([GaussianEvent(2.0)], 3) == event and hash(event) == hash(RepeatAndSelectEvent(
         [(GaussianEvent(2.0), 1)], 3.0))
 
@@ -336,3 +336,24 @@ def test_the_bound_holds_for_an_exactly_computed_selection(shape, mean):
     for order, value in zip(orders, bound):
         true = max(renyi(best, best_prime, order), renyi(best_prime, best, order))
         assert true <= value + 1e-12, order
+
+
+def test_a_bare_event_is_accounted_as_the_selection_not_as_one_run():
+    """as_ledger reads any object with a ``ledger`` as a history: the event's field is ``run_ledger``, so
+    account(event), a budget and compare all see the selection."""
+    from dpedu.accountants import as_ledger, compare
+    from dpedu.budget import PrivacyBudget
+
+    event = RepeatAndSelectEvent(DPSGD_RUN, 10.0, 1.0)
+    selection = _epsilon_of([(event, 1)], 1e-5)
+    assert as_ledger(event) == [(event, 1)]
+    assert account_epsilon(event) == pytest.approx(selection)
+    assert compare(event, delta=1e-5)["rdp"] == pytest.approx(selection)
+    assert PrivacyBudget(10.0, 1e-5).spend(event) == pytest.approx(selection)
+    assert selection > _epsilon_of(DPSGD_RUN, 1e-5)
+
+
+def account_epsilon(history):
+    from dpedu.accountants import account
+
+    return account(history, "rdp", delta=1e-5).epsilon

@@ -65,7 +65,7 @@ def event_rdp_curve(event, orders):
     elif isinstance(event, EpsilonDeltaEvent) and event.delta == 0:
         curve = rdp_pure_dp(event.epsilon, alphas)
     elif isinstance(event, RepeatAndSelectEvent):
-        run = sum(count * event_rdp_curve(inner, orders) for inner, count in event.ledger)
+        run = sum(count * event_rdp_curve(inner, orders) for inner, count in event.run_ledger)
         curve = repeat_and_select_rdp(alphas, run, event.mean, event.shape)
     else:
         raise TypeError(f"no RDP curve for {event!r}")
@@ -132,7 +132,7 @@ class RDPAccountant(Accountant):
         if isinstance(event, EpsilonDeltaEvent) and event.delta > 0:
             return False
         if isinstance(event, RepeatAndSelectEvent):
-            return all(self.supports(inner) for inner, _ in event.ledger)
+            return all(self.supports(inner) for inner, _ in event.run_ledger)
         return super().supports(event)
 
     def rdp_curve(self):

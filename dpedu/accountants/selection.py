@@ -176,5 +176,5 @@ def pure_selection_epsilon(event):
     if math.isinf(event.shape):
         raise UnsupportedEventError("pure_selection_epsilon covers the truncated negative binomial (finite shape) "
                                     "only; a Poisson number of runs is accounted by the 'rdp' accountant")
-    run_epsilon = math.fsum(count * _pure_epsilon(inner) for inner, count in event.ledger)
+    run_epsilon = math.fsum(count * _pure_epsilon(inner) for inner, count in event.run_ledger)
     return (2 + event.shape) * run_epsilon
