@@ -10,7 +10,8 @@ Modules: ``base`` (the interface), ``accounting`` (registry, :func:`account`, :f
 module per theorem family (``sequential``, ``advanced``, ``strong``, ``moments``, ``rdp``, ``zcdp``,
 ``pld``), and the mathematics they share: ``orders`` (grids of Rényi orders), ``log_moments`` and
 ``log_moments_integrated`` (the sampled Gaussian's moments), ``rdp_curves``, ``conversions``
-(RDP to (epsilon, delta)) and ``composition`` (per-step conversions for the composition theorems).
+(RDP to (epsilon, delta)), ``composition`` (per-step conversions for the composition theorems), and
+``selection`` with ``trials`` (private selection's RDP bounds and the law of its number of runs).
 
 >>> from dpedu.accountants import compare, SubsampledGaussianEvent
 >>> table = compare([(SubsampledGaussianEvent(4.0, 0.01), 10_000)], delta=1e-5)
