@@ -357,3 +357,12 @@ def account_epsilon(history):
     from dpedu.accountants import account
 
     return account(history, "rdp", delta=1e-5).epsilon
+
+
+def test_the_order_of_the_grid_does_not_matter():
+    orders = np.array([8.0, 2.0, 4.0, 32.0])
+    ascending = np.argsort(orders)
+    for shape in (1.0, math.inf):
+        shuffled = repeat_and_select_rdp(orders, rdp_gaussian(3.0, orders), 5.0, shape)
+        sorted_ = repeat_and_select_rdp(orders[ascending], rdp_gaussian(3.0, orders[ascending]), 5.0, shape)
+        assert shuffled[ascending] == pytest.approx(sorted_, rel=1e-15)
