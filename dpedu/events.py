@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from .validation import (
     check_in_interval,
+    check_scalar,
     check_noise_multiplier,
     check_positive,
     check_positive_int,
@@ -46,6 +47,7 @@ __all__ = [
     "LaplaceEvent",
     "EpsilonDeltaEvent",
     "ShuffledBatchGaussianEvent",
+    "RepeatAndSelectEvent",
     "MAX_EVENT_EPSILON",
     "MIN_EVENT_NOISE_MULTIPLIER",
     "gaussian_step_event",
@@ -219,6 +221,70 @@ class ShuffledBatchGaussianEvent(Event):
 
     def __post_init__(self):
         _check_batch_fields(self)
+
+
+def _check_inner_ledger(ledger):
+    """One run's ledger as a tuple of ``(event, count)`` pairs (an event alone counts once); refused by name."""
+    items = (ledger,) if isinstance(ledger, Event) else ledger
+    if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
+        raise TypeError(f"run_ledger must be an event or a ledger [(event, count), ...]; got {type(ledger).__name__} "
+                        f"{ledger!r}")
+    pairs = []
+    for item in items:
+        if isinstance(item, Event):
+            item = (item, 1)
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Event)):
+            raise TypeError(f"run_ledger must hold events or (event, count) pairs; got {item!r}")
+        pairs.append((item[0], check_positive_int(item[1], "run_ledger count")))
+    if not pairs:
+        raise ValueError("run_ledger must hold at least one event: one run of the repeated mechanism")
+    relations = {event.relation for event, _ in pairs}
+    if len(relations) > 1:
+        raise ValueError(f"run_ledger must hold events under one neighbouring relation; got {sorted(relations)}")
+    return tuple(pairs)
+
+
+@dataclass(frozen=True)
+class RepeatAndSelectEvent(Event):
+    r"""Run a private mechanism K times, K random and independent of the data, and release only the best run.
+
+    ``run_ledger`` is what ONE run releases, its private score included (a tuple of ``(event, count)``
+    pairs; an event or a list is accepted). It is not called ``ledger``: an object with a ``ledger`` is a
+    whole history to :func:`dpedu.accountants.as_ledger`, and this event's history is the selection, not one run. K is drawn from a distribution with mean ``mean`` and shape
+    :math:`\eta` = ``shape`` (Papernot & Steinke 2022; docs/math.md §23.1):
+
+    * ``shape`` in :math:`(-1, \infty)`: the truncated negative binomial (K >= 1), ``mean`` > 1;
+      ``shape = 1`` is the geometric distribution, ``shape = 0`` the logarithmic one;
+    * ``shape = math.inf``: Poisson(``mean``) (K = 0 releases nothing), ``mean`` >= 1.
+
+    Only the Rényi-DP accountant accounts it (docs/math.md §23.2-23.3).
+    """
+
+    run_ledger: tuple
+    mean: float
+    shape: float = 1.0
+
+    unsupported_reason = ("the repeat-and-select theorems (Papernot & Steinke 2022, Thm 2 and Thm 6) are Rényi-DP "
+                          "statements: account this event with the 'rdp' accountant (docs/math.md §23)")
+
+    def __post_init__(self):
+        object.__setattr__(self, "run_ledger", _check_inner_ledger(self.run_ledger))
+        shape = check_scalar(self.shape, "shape")
+        if not shape > -1:
+            raise ValueError(f"shape must be in (-1, inf] (inf: Poisson); got {shape!r}")
+        mean = check_scalar(self.mean, "mean")
+        if math.isinf(shape):
+            mean = check_in_interval(mean, "mean", 1.0, MAX_ACCOUNTED_STEPS)
+        elif not 1 < mean <= MAX_ACCOUNTED_STEPS:
+            raise ValueError(f"mean must be in (1, {MAX_ACCOUNTED_STEPS:g}] for a truncated negative binomial number "
+                             f"of runs (a mean of 1 is always exactly one run: account its ledger directly); got {mean!r}")
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "mean", mean)
+
+    @property
+    def relation(self) -> str:
+        """The neighbouring relation of the runs (one for the whole run ledger), and so of the selection."""
+        return self.run_ledger[0][0].relation
 
 
 def gaussian_step_event(noise_multiplier, sampling_rate):

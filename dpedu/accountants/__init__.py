@@ -10,7 +10,8 @@ Modules: ``base`` (the interface), ``accounting`` (registry, :func:`account`, :f
 module per theorem family (``sequential``, ``advanced``, ``strong``, ``moments``, ``rdp``, ``zcdp``,
 ``pld``), and the mathematics they share: ``orders`` (grids of Rényi orders), ``log_moments`` and
 ``log_moments_integrated`` (the sampled Gaussian's moments), ``rdp_curves``, ``conversions``
-(RDP to (epsilon, delta)) and ``composition`` (per-step conversions for the composition theorems).
+(RDP to (epsilon, delta)), ``composition`` (per-step conversions for the composition theorems), and
+``selection`` with ``trials`` (private selection's RDP bounds and the law of its number of runs).
 
 >>> from dpedu.accountants import compare, SubsampledGaussianEvent
 >>> table = compare([(SubsampledGaussianEvent(4.0, 0.01), 10_000)], delta=1e-5)
@@ -39,6 +40,7 @@ from ..events import (
     GaussianEvent,
     LaplaceEvent,
     SampledWithoutReplacementGaussianEvent,
+    RepeatAndSelectEvent,
     ShuffledBatchGaussianEvent,
     SubsampledGaussianEvent,
     TruncatedPoissonGaussianEvent,
@@ -57,6 +59,7 @@ __all__ = [
     "ShuffledBatchGaussianEvent",
     "SampledWithoutReplacementGaussianEvent",
     "TruncatedPoissonGaussianEvent",
+    "RepeatAndSelectEvent",
     "ACCOUNTANT_NAMES",
     "accountant_class",
     "make_accountant",

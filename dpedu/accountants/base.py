@@ -128,7 +128,8 @@ class Accountant(abc.ABC):
 
     def _unsupported_message(self, event) -> str:
         relation = getattr(event, "relation", ADD_REMOVE)
-        reason = self.unsupported_reasons.get((type(event), relation)) or self.unsupported_reasons.get(type(event))
+        reason = (self.unsupported_reasons.get((type(event), relation)) or self.unsupported_reasons.get(type(event))
+                  or getattr(event, "unsupported_reason", None))
         supported = ", ".join(
             t.__name__ + f" [{', '.join(self.supported_relations(t))}]"
             + (f" ({self.support_notes[t]})" if t in self.support_notes else "")

@@ -30,13 +30,17 @@ from .orders import DEFAULT_ORDERS, OrderGridEdgeWarning, check_orders, warn_if_
 from .rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
 from .rdp_truncated_poisson import rdp_truncated_poisson
 from .rdp_without_replacement import rdp_without_replacement
+from .selection import repeat_and_select_rdp
 from .base import Accountant
 from ..events import (
     EpsilonDeltaEvent,
     GaussianEvent,
+    NEIGHBOURING_RELATIONS,
     REPLACE_ONE,
     LaplaceEvent,
+    add_remove_equivalent,
     SampledWithoutReplacementGaussianEvent,
+    RepeatAndSelectEvent,
     ShuffledBatchGaussianEvent,
     SubsampledGaussianEvent,
     TruncatedPoissonGaussianEvent,
@@ -61,6 +65,8 @@ def event_rdp_curve(event, orders):
       Kasiviswanathan (2019), Thm 9 (docs/math.md §22.3);
     - ``TruncatedPoissonGaussianEvent(z, q, B, n)`` under add/remove: a two-branch mixture of sampled-Gaussian
       curves (docs/math.md §22.5).
+    - ``RepeatAndSelectEvent``: the best of K runs of its ledger (Papernot & Steinke 2022, Thm 2 and Thm 6;
+      docs/math.md §23), from the run's curve at the same orders.
     """
     alphas = np.asarray(orders, dtype=float)
     if isinstance(event, SubsampledGaussianEvent):
@@ -76,6 +82,9 @@ def event_rdp_curve(event, orders):
     elif isinstance(event, TruncatedPoissonGaussianEvent):  # add/remove only (docs/math.md §22.5)
         curve = rdp_truncated_poisson(event.noise_multiplier, event.sampling_rate, event.max_batch_size,
                                       event.dataset_size, alphas)
+    elif isinstance(event, RepeatAndSelectEvent):
+        run = sum(count * event_rdp_curve(add_remove_equivalent(inner), orders) for inner, count in event.run_ledger)
+        curve = repeat_and_select_rdp(alphas, run, event.mean, event.shape)
     else:
         raise TypeError(f"no RDP curve for {event!r}")
     curve = np.array(curve, dtype=float)
@@ -101,8 +110,9 @@ class RDPAccountant(Accountant):
 
     Notes
     -----
-    Supported events: ``GaussianEvent``, ``SubsampledGaussianEvent``, ``LaplaceEvent``, and
-    ``EpsilonDeltaEvent`` with ``delta == 0``; see :func:`event_rdp_curve` for the curves.
+    Supported events: ``GaussianEvent``, ``SubsampledGaussianEvent``, ``LaplaceEvent``,
+    ``EpsilonDeltaEvent`` with ``delta == 0``, and ``RepeatAndSelectEvent`` of those; see
+    :func:`event_rdp_curve` for the curves.
 
     When the minimising order is an end of the grid, :class:`OrderGridEdgeWarning` is raised: a
     wider grid could give a smaller epsilon.
@@ -110,9 +120,10 @@ class RDPAccountant(Accountant):
 
     name = "rdp"
     supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent,
-                        SampledWithoutReplacementGaussianEvent, TruncatedPoissonGaussianEvent)
-    support_notes = {EpsilonDeltaEvent: "delta = 0 only"}
-    relations = {SampledWithoutReplacementGaussianEvent: (REPLACE_ONE,)}
+                        SampledWithoutReplacementGaussianEvent, TruncatedPoissonGaussianEvent, RepeatAndSelectEvent)
+    support_notes = {EpsilonDeltaEvent: "delta = 0 only", RepeatAndSelectEvent: "of supported events"}
+    relations = {SampledWithoutReplacementGaussianEvent: (REPLACE_ONE,),
+                 RepeatAndSelectEvent: NEIGHBOURING_RELATIONS}  # the relation of its runs, each checked (supports)
     unsupported_reasons = {
         (SubsampledGaussianEvent, REPLACE_ONE): (
             "the sampled-Gaussian RDP bound (Mironov, Talwar & Zhang 2019) is for add/remove neighbours; under "
@@ -126,6 +137,8 @@ class RDPAccountant(Accountant):
             "the bound for a Poisson sample cut at a maximum batch size (docs/math.md §22.5) is for add/remove "
             "neighbours"
         ),
+        RepeatAndSelectEvent: "its one-run ledger holds an event this accountant refuses (compose that event alone to "
+                              "see why)",
         EpsilonDeltaEvent: (
             "an (epsilon, delta)-DP guarantee with delta > 0 gives no Rényi bound at any order: with "
             "probability delta the privacy loss may be unbounded, so every Rényi divergence can be infinite. "
@@ -151,6 +164,8 @@ class RDPAccountant(Accountant):
         """Whether ``event`` has an RDP curve (an ``EpsilonDeltaEvent`` only with ``delta == 0``)."""
         if isinstance(event, EpsilonDeltaEvent) and event.delta > 0:
             return False
+        if isinstance(event, RepeatAndSelectEvent):
+            return all(self.supports(inner) for inner, _ in event.run_ledger)
         return super().supports(event)
 
     def rdp_curve(self):

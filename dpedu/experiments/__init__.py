@@ -1,12 +1,14 @@
 r"""Experiments behind the course figures and the ``python -m dpedu`` commands.
 
-Two kinds, in two modules:
+Two kinds, in three modules:
 
 * :mod:`dpedu.experiments.accounting` - **accounting only** (no data, fast, deterministic):
   :func:`epsilon_for_run`, :func:`epsilon_curves`, :func:`noise_for_target`.
 * :mod:`dpedu.experiments.sweeps` - **training** (Adult or any data, over several seeds):
   :func:`run_tradeoff`, :func:`run_epochs_tradeoff`, :func:`run_clipping_noise_grid`,
   :func:`run_noisy_gd_tradeoff`.
+* :mod:`dpedu.experiments.tuning_cost` - **accounting only**: what tuning costs, a grid search by composition
+  or private selection (:func:`tuning_cost`, :func:`affordable_noise`).
 
 Every epsilon here is the **total** epsilon of a whole training run, after composition.
 
@@ -39,6 +41,7 @@ from .sweeps import (
     run_noisy_gd_tradeoff,
     run_tradeoff,
 )
+from .tuning_cost import TuningCost, affordable_noise, tuning_cost
 
 __all__ = [
     "ACCOUNTANT_KEYS",
@@ -61,4 +64,7 @@ __all__ = [
     "NoisyGDResult",
     "run_noisy_gd_tradeoff",
     "non_private_accuracy",
+    "TuningCost",
+    "tuning_cost",
+    "affordable_noise",
 ]

@@ -1,0 +1,197 @@
+r"""``PrivateHyperparameterSearch``: random search over ``DPLogisticRegression`` that pays for its tuning.
+
+A scikit-learn-style search whose ``fit`` is :func:`dpedu.selection.private_selection` (docs/math.md §23):
+it splits the private data at random into a training and a validation part, draws K from the chosen
+distribution, trains K models with random settings, scores each by a **Laplace-noised count of correct
+predictions on the private validation part** (a count changes by at most 1 when one record is added or
+removed: :math:`\Delta_1 = 1`), and keeps only the best. ``epsilon_`` is the RDP accountant's epsilon for
+the *whole* search, tuning included.
+
+Only settings that leave each run's privacy unchanged are searched: ``clip_norm``, ``learning_rate``,
+``lr_schedule`` and ``fit_intercept`` (the noise multiplier is calibrated from the per-run budget, not
+from these). The per-run budget (``epsilon``, ``delta``, ``epochs``, ``sampling_rate``, ...) goes in
+``estimator_params`` and is the same for every run, as the theorem requires.
+
+>>> from dpedu.datasets import make_toy
+>>> X, y = make_toy(n=1500, d=3, rng=0)
+>>> search = PrivateHyperparameterSearch({"learning_rate": [1.0, 4.0], "clip_norm": [0.5, 1.0]}, mean_trials=3,
+...                                      estimator_params={"epsilon": 0.5, "epochs": 2}, random_state=0).fit(X, y)
+>>> sorted(search.best_params_), bool(search.epsilon_ > 0.5), bool(search.score(X, y) > 0.7)
+(['clip_norm', 'learning_rate'], True, True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from . import calibrate
+from .accountants import LaplaceEvent, account
+from .estimator import DPLogisticRegression, tuned_defaults
+from .events import gaussian_step_event, steps_from_epochs
+from .mechanisms import laplace_mechanism
+from .selection import private_selection
+from .validation import check_epsilon, check_in_interval, check_rng
+
+__all__ = ["PrivateHyperparameterSearch", "SEARCHABLE", "planned_run_ledger"]
+
+#: DPLogisticRegression parameters the search may vary: none of them changes a run's privacy ledger.
+SEARCHABLE = ("clip_norm", "learning_rate", "lr_schedule", "fit_intercept")
+#: Parameters the search sets itself: each run's generator, and no per-run budget (the search is one release).
+_SET_BY_SEARCH = ("random_state", "budget")
+
+
+def planned_run_ledger(estimator, n_samples):
+    """The ledger ``estimator.fit`` on ``n_samples`` rows will report, known before it runs.
+
+    The same rule as :class:`~dpedu.estimator.DPLogisticRegression`: the tuned defaults for its epsilon
+    where a parameter is ``None``, T = ``steps_from_epochs(epochs, q)``, and the noise multiplier from
+    :func:`dpedu.calibrate.noise_multiplier` unless given. The search checks every fitted run against it.
+    """
+    p = estimator.get_params()
+    tuned = tuned_defaults(p["epsilon"])
+    if p["batch_size"] is not None:
+        sampling_rate = p["batch_size"] / n_samples
+    else:
+        sampling_rate = tuned.sampling_rate if p["sampling_rate"] is None else p["sampling_rate"]
+    steps = steps_from_epochs(tuned.epochs if p["epochs"] is None else p["epochs"], sampling_rate)
+    z = p["noise_multiplier"]
+    if z is None:
+        z = calibrate.noise_multiplier(target_epsilon=p["epsilon"], target_delta=p["delta"],
+                                       sampling_rate=sampling_rate, steps=steps, accountant=p["accountant"])
+    if z == 0:
+        raise ValueError("estimator_params noise_multiplier=0 trains without privacy; private selection needs "
+                         "private runs")
+    return [(gaussian_step_event(z, sampling_rate), steps)]
+
+
+class _LogisticRun:
+    """One run: fit on the training part, score by a noisy count of correct validation predictions."""
+
+    def __init__(self, params, X_train, y_train, X_valid, y_valid, score_epsilon, run_ledger):
+        self.params, self.score_epsilon, self.run_ledger = params, score_epsilon, run_ledger
+        self.X_train, self.y_train, self.X_valid, self.y_valid = X_train, y_train, X_valid, y_valid
+
+    def __call__(self, config, rng):
+        model = DPLogisticRegression(**self.params, **config, random_state=rng).fit(self.X_train, self.y_train)
+        if model.ledger_ != self.run_ledger:  # pragma: no cover - planned_run_ledger mirrors the estimator
+            raise RuntimeError(f"internal error: the run reported {model.ledger_}, the search planned {self.run_ledger}")
+        correct = int(np.sum(model.predict(self.X_valid) == self.y_valid))
+        score = laplace_mechanism(float(correct), l1_sensitivity=1.0, epsilon=self.score_epsilon, rng=rng)
+        return model, score, model.ledger_ + [(LaplaceEvent(self.score_epsilon), 1)]
+
+
+class PrivateHyperparameterSearch(ClassifierMixin, BaseEstimator):
+    r"""Random search over :class:`~dpedu.estimator.DPLogisticRegression` by private selection.
+
+    Parameters
+    ----------
+    param_distributions : dict
+        ``{name: list of values or scipy.stats distribution}`` for names in :data:`SEARCHABLE`.
+    mean_trials : float, default 10.0
+        :math:`\mathbb E[K]`, the mean number of trainings.
+    shape : float, default 1.0
+        Distribution of K: :math:`\eta` of the truncated negative binomial (1 geometric, 0
+        logarithmic, any value in (-1, inf)), or ``math.inf`` for Poisson (docs/math.md §23.1).
+    estimator_params : dict, optional
+        Fixed :class:`DPLogisticRegression` parameters of every run (``epsilon`` is the per-run training
+        budget, ``delta`` also the delta of ``epsilon_``). Not ``random_state`` or ``budget``.
+    score_epsilon : float, default 0.1
+        Epsilon of each run's Laplace-noised validation count.
+    validation_fraction : float, default 0.2
+        Each record goes to the validation part with this probability, independently.
+    n_jobs : int, default 1
+        Trainings in parallel; the result does not depend on it.
+    random_state : None, int, SeedSequence or Generator
+        The same int gives the same split, K, configurations, models and scores.
+
+    Attributes
+    ----------
+    best_params_ : dict or None
+        The selected settings (``None`` if a Poisson K was 0: nothing was trained).
+    best_estimator_ : DPLogisticRegression or None
+    best_score_ : float or None
+        The selected run's noisy number of correct validation predictions.
+    epsilon_ : float
+        Epsilon of the whole search at ``delta_`` (RDP accountant; Papernot & Steinke 2022).
+    run_epsilon_ : float
+        Epsilon of one run (training and score) by the same accountant, for comparison.
+    ledger_ : list
+        ``[(RepeatAndSelectEvent(run ledger, mean_trials, shape), 1)]``.
+    classes_ : ndarray
+    """
+
+    def __init__(self, param_distributions, *, mean_trials=10.0, shape=1.0, estimator_params=None,
+                 score_epsilon=0.1, validation_fraction=0.2, n_jobs=1, random_state=None):
+        self.param_distributions = param_distributions
+        self.mean_trials = mean_trials
+        self.shape = shape
+        self.estimator_params = estimator_params
+        self.score_epsilon = score_epsilon
+        self.validation_fraction = validation_fraction
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _checked_params(self):
+        params = dict(self.estimator_params or {})
+        for name in params:
+            if name in _SET_BY_SEARCH:
+                raise ValueError(f"estimator_params must not set {name!r}: the search draws each run's generator, "
+                                 f"and the whole search is one release (charge its ledger_ to a budget instead)")
+        if not isinstance(self.param_distributions, dict) or not self.param_distributions:
+            raise TypeError(f"param_distributions must be a non-empty dict; got {self.param_distributions!r}")
+        for name in self.param_distributions:
+            if name not in SEARCHABLE:
+                raise ValueError(f"param_distributions may vary only {', '.join(SEARCHABLE)} (settings that keep "
+                                 f"every run the same private mechanism); got {name!r}. Fix the per-run budget "
+                                 f"in estimator_params")
+            if name in params:
+                raise ValueError(f"{name!r} is both searched and fixed in estimator_params")
+        DPLogisticRegression(**params)                  # an unknown name raises TypeError here
+        return params
+
+    def fit(self, X, y):
+        """Split, run the private selection, keep the best run; ``epsilon_`` covers the whole search."""
+        params = self._checked_params()
+        score_epsilon = check_epsilon(self.score_epsilon, "score_epsilon")
+        fraction = check_in_interval(self.validation_fraction, "validation_fraction", 0.0, 1.0,
+                                     low_open=True, high_open=True)
+        rng = check_rng(self.random_state, "random_state")
+        X, y = np.asarray(X), np.asarray(y)
+        if X.ndim != 2 or len(X) != len(y):
+            raise ValueError(f"X must be 2-D with one row per label in y; got X {X.shape}, y {y.shape}")
+        in_validation = rng.random(len(X)) < fraction
+        X_train, y_train = X[~in_validation], y[~in_validation]
+        base = DPLogisticRegression(**params)
+        run_ledger = planned_run_ledger(base, len(X_train))
+        run = _LogisticRun(params, X_train, y_train, X[in_validation], y[in_validation], score_epsilon, run_ledger)
+        run_ledger = run_ledger + [(LaplaceEvent(score_epsilon), 1)]
+        result = private_selection(run, self.param_distributions, run_ledger, mean_trials=self.mean_trials,
+                                   shape=self.shape, rng=rng, n_jobs=self.n_jobs)
+        delta = base.get_params()["delta"]
+        ledger = [(result.event, 1)]
+        vars(self).update(                               # all together, after everything succeeded
+            best_params_=result.config, best_estimator_=result.model, best_score_=result.score, ledger_=ledger,
+            epsilon_=account(ledger, "rdp", delta=delta, strict=True).epsilon,
+            run_epsilon_=account(run_ledger, "rdp", delta=delta, strict=True).epsilon,
+            delta_=delta, classes_=np.unique(y))
+        return self
+
+    def _selected(self):
+        if not hasattr(self, "ledger_"):
+            raise ValueError("this PrivateHyperparameterSearch is not fitted yet; call fit(X, y) first")
+        if self.best_estimator_ is None:
+            raise ValueError("the search trained nothing (a Poisson number of runs came out 0): there is no model")
+        return self.best_estimator_
+
+    def predict(self, X):
+        """Predictions of the selected model."""
+        return self._selected().predict(X)
+
+    def predict_proba(self, X):
+        """Class probabilities of the selected model."""
+        return self._selected().predict_proba(X)
+
+    def decision_function(self, X):
+        """Scores of the selected model."""
+        return self._selected().decision_function(X)
