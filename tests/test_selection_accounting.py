@@ -366,3 +366,16 @@ def test_the_order_of_the_grid_does_not_matter():
         shuffled = repeat_and_select_rdp(orders, rdp_gaussian(3.0, orders), 5.0, shape)
         sorted_ = repeat_and_select_rdp(orders[ascending], rdp_gaussian(3.0, orders[ascending]), 5.0, shape)
         assert shuffled[ascending] == pytest.approx(sorted_, rel=1e-15)
+
+
+def test_selection_of_replace_one_runs_is_accounted_at_their_add_remove_equivalent():
+    """A replace-one Gaussian run is GaussianEvent(z / 2) (docs/math.md §22.2), also inside a selection."""
+    from dpedu.events import GaussianEvent, RepeatAndSelectEvent
+
+    replace_one = RepeatAndSelectEvent([(GaussianEvent(8.0, relation="replace_one"), 3)], mean=5, shape=0.5)
+    add_remove = RepeatAndSelectEvent([(GaussianEvent(4.0), 3)], mean=5, shape=0.5)
+    accountant = make_accountant("rdp").compose(replace_one)
+    assert accountant.relation == "replace_one"
+    assert accountant.get_epsilon(1e-5) == make_accountant("rdp").compose(add_remove).get_epsilon(1e-5)
+    with pytest.raises(ValueError, match="one neighbouring relation"):
+        RepeatAndSelectEvent([(GaussianEvent(8.0, relation="replace_one"), 1), (GaussianEvent(8.0), 1)], mean=5)
