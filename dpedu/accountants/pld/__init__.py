@@ -253,9 +253,6 @@ class PLDAccountant(Accountant):
     def _epsilon(self, delta):
         return self._epsilon_at(delta, self.pessimistic)
 
-    def _delta(self, epsilon):
-        return float(self._delta_at(epsilon, self.pessimistic))
-
     def _deltas(self, epsilons):
         return self._delta_at(epsilons, self.pessimistic)
 
