@@ -249,7 +249,7 @@ def test_pessimistic_at_least_the_closed_form_for_many_steps_and_multipliers():
 
 
 def test_optimistic_estimate_on_a_finer_grid_is_tighter_and_still_below(monkeypatch):
-    import dpedu.accountants.pld as pld_module
+    import dpedu.accountants.pld.grid as pld_module
 
     event, steps, delta = SubsampledGaussianEvent(1.0, 0.001), 200_000, 1e-5
     low, high = pld([(event, steps)]).epsilon_bracket(delta)

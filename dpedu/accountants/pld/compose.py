@@ -8,7 +8,8 @@ r"""Composing discretised PLDs, and reading :math:`\delta(\varepsilon)` and :mat
   bound goes to :math:`+\infty`. The FFT is circular; it is padded beyond the window, so mass outside the
   window can only land in the padding, which is discarded (and, pessimistically, also counted at
   :math:`+\infty`).
-* :func:`convolve` — two different PLDs by one linear (zero-padded) FFT convolution.
+* :func:`convolve` — two different PLDs by one linear (zero-padded) FFT convolution, on one grid
+  (:func:`on_finer_grid` puts a PMF on a grid that refines its own, exactly).
 * :class:`PrivacyCurve` — :math:`\delta(\varepsilon) = m_\infty + \sum_{\ell_i>\varepsilon} p_i (1-e^{\varepsilon-\ell_i})`
   from suffix sums, and its exact inverse on each segment between grid losses.
 """
@@ -22,7 +23,7 @@ from scipy import fft as sp_fft
 
 from .losses import GridPMF
 
-__all__ = ["chernoff_window", "self_compose", "convolve", "PrivacyCurve"]
+__all__ = ["chernoff_window", "self_compose", "self_compose_size", "on_finer_grid", "convolve", "PrivacyCurve"]
 
 
 def chernoff_window(pmfs_and_counts, tail):
@@ -66,16 +67,25 @@ def _shift_phase(size, shift):
     return np.exp(2j * np.pi * ((f * (shift % size)) % size) / size)
 
 
-def self_compose(g, count, tail, pessimistic, max_size):
+def self_compose_size(g, count, window):
+    """FFT points :func:`self_compose` needs for ``count`` copies of ``g`` with the Chernoff ``window``."""
+    if count == 1:
+        return g.pmf.size
+    width = window[1] - window[0] + 1
+    return sp_fft.next_fast_len(width + g.pmf.size + width // 8, real=True)
+
+
+def self_compose(g, count, tail, pessimistic, max_size, window=None):
     """The PMF of ``count`` independent copies of ``g``: one FFT, the spectrum to the power ``count``.
 
-    Raises ``ValueError`` when the window needs more than ``max_size`` points.
+    ``window`` is ``chernoff_window([(g, count)], tail)`` when already known. Raises ``ValueError`` when the
+    window needs more than ``max_size`` points (the accountant plans its grids so that this does not happen).
     """
     if count == 1:
         return g
-    low, high = chernoff_window([(g, count)], tail)
+    low, high = window if window is not None else chernoff_window([(g, count)], tail)
     width = high - low + 1
-    size = sp_fft.next_fast_len(width + g.pmf.size + width // 8, real=True)
+    size = self_compose_size(g, count, (low, high))
     if size > max_size:
         raise ValueError(f"composing {count} events needs an FFT of {size} points, more than max_grid_size="
                          f"{max_size}; pass a coarser discretization, a larger accuracy or a larger max_grid_size")
@@ -88,6 +98,16 @@ def self_compose(g, count, tail, pessimistic, max_size):
         cut = (tail if low > 0 else 0.0) + (tail if high < count * (g.pmf.size - 1) else 0.0)
         infinity += cut + float(np.maximum(out[width:], 0.0).sum()) * (cut > 0)
     return GridPMF(g.spacing, count * g.start + low, count * g.offset, kept, min(infinity, 1.0))
+
+
+def on_finer_grid(g, spacing):
+    """``g`` on the grid ``spacing`` that refines its own (``g.spacing`` = 2^j ``spacing``): zeros in between, exact."""
+    ratio = round(g.spacing / spacing)
+    if ratio == 1:
+        return g
+    pmf = np.zeros((g.pmf.size - 1) * ratio + 1)
+    pmf[::ratio] = g.pmf
+    return GridPMF(spacing, g.start * ratio, g.offset, pmf, g.infinity_mass)
 
 
 def convolve(a, b):
@@ -109,7 +129,7 @@ class PrivacyCurve:
     """
 
     def __init__(self, g):
-        loss = (g.start + np.arange(g.pmf.size)) * g.spacing + g.offset
+        loss = (float(g.start) + np.arange(g.pmf.size)) * g.spacing + g.offset  # floats: no integer overflow
         positive = (loss > 0) & (g.pmf > 0)
         self.loss, pmf = loss[positive], g.pmf[positive]
         self.infinity_mass = g.infinity_mass

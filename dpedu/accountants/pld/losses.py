@@ -32,7 +32,7 @@ from scipy.special import expit, ndtr, ndtri
 
 from ...events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
-__all__ = ["LossModel", "loss_model", "loss_moments", "connect_the_dots", "grid_binning", "GridPMF"]
+__all__ = ["LossModel", "loss_model", "loss_moments", "loss_range", "connect_the_dots", "grid_binning", "GridPMF"]
 
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(6)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -174,12 +174,17 @@ def _index(values, spacing):
     return np.where(on_grid, nearest, np.floor(ratio)).astype(np.int64), on_grid
 
 
-def _check_size(model, spacing, max_size):
-    """Refuse (``ValueError``) a grid of more than ``max_size`` points for one event."""
+def loss_range(model):
+    """Width of the finite losses ``model`` can take (continuous part and atoms)."""
     values = [a for a, _ in model.atoms]
     if model.loss is not None:
         values += [float(model.loss(np.array(model.x_low))), float(model.loss(np.array(model.x_high)))]
-    points = (max(values) - min(values)) / spacing + 3
+    return max(values) - min(values)
+
+
+def _check_size(model, spacing, max_size):
+    """Refuse (``ValueError``) a grid of more than ``max_size`` points for one event."""
+    points = loss_range(model) / spacing + 3
     if not points <= max_size:
         raise ValueError(f"one event needs {points:.3g} grid points at spacing {spacing:.3g}, more than "
                          f"max_grid_size={max_size}; pass a coarser discretization or a larger accuracy")
