@@ -26,6 +26,25 @@ from .losses import GridPMF
 __all__ = ["chernoff_window", "self_compose", "self_compose_size", "on_finer_grid", "convolve", "PrivacyCurve"]
 
 
+def _log_mgf(pmf, t_values):
+    r""":math:`\ln \sum_k p_k e^{tk}` for each :math:`t > 0` in ``t_values``, with few exponentials.
+
+    The indices are cut into blocks of B points, :math:`k = Bi + j`: then
+    :math:`\sum_k p_k e^{tk} = \sum_i e^{t(Bi + B - 1)} \sum_j p_{Bi+j} e^{t(j - B + 1)}`, one matrix product for
+    the inner sums and a log-sum-exp over the blocks. B is small enough that :math:`e^{-t(B-1)}` stays far above
+    underflow, so no term is lost.
+    """
+    block = int(min(1024, max(1, 700.0 / float(t_values.max()))))
+    rows = -(-pmf.size // block)
+    padded = np.zeros(rows * block)
+    padded[:pmf.size] = pmf
+    inner = padded.reshape(rows, block) @ np.exp(np.outer(np.arange(block) - (block - 1), t_values))
+    with np.errstate(divide="ignore"):  # empty blocks: log 0 = -inf, dropped by the sum
+        log_terms = np.log(inner) + np.outer(np.arange(rows) * block + (block - 1), t_values)
+    top = log_terms.max(axis=0)
+    return top + np.log(np.exp(log_terms - top).sum(axis=0))
+
+
 def chernoff_window(pmfs_and_counts, tail):
     r"""``(low, high)``: index bounds (relative to the sum of the parts' ``start``) outside which the
     composed PMF holds at most ``tail`` of mass on each side.
@@ -36,22 +55,21 @@ def chernoff_window(pmfs_and_counts, tail):
     """
     parts, centre, variance, span = [], 0.0, 0.0, 0
     for g, count in pmfs_and_counts:
-        support = np.flatnonzero(g.pmf > 0)
-        mass, k = g.pmf[support], support.astype(float)
-        mean = float(np.sum(mass * k) / mass.sum())
+        k = np.arange(g.pmf.size, dtype=float)
+        total = g.pmf.sum()
+        mean = float(g.pmf @ k / total)
         centre += count * mean
-        variance += count * float(np.sum(mass * (k - mean) ** 2) / mass.sum())
+        variance += count * float(g.pmf @ (k - mean) ** 2 / total)
         span += count * (g.pmf.size - 1)
-        parts.append((count, mass, k - mean))
+        parts.append((count, g.pmf, mean))
     scale = math.sqrt(max(variance, 1e-12))
     bounds = []
     for sign in (1.0, -1.0):
         def bound(t_values):
             log_mgf = np.zeros_like(t_values)
-            for count, mass, k in parts:
-                exponent = np.outer(t_values, sign * k)
-                top = exponent.max(axis=1)
-                log_mgf += count * (top + np.log(np.exp(exponent - top[:, None]) @ mass))
+            for count, pmf, mean in parts:  # the lower side is the upper side of the reversed PMF
+                shift = mean if sign > 0 else pmf.size - 1 - mean
+                log_mgf += count * (_log_mgf(pmf if sign > 0 else pmf[::-1], t_values) - t_values * shift)
             values = (log_mgf - math.log(tail)) / t_values
             return float(values.min()), float(t_values[np.argmin(values)])
 

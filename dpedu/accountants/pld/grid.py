@@ -15,8 +15,8 @@ ledger spread over ``max_grid_size / 4`` points. The range only grows with the l
 finer when events are added. An entry that the floor coarsens is reported (``coarsened``) unless its own scale is
 negligible beside the ledger's.
 
->>> entry_spacing(0.5, 1.0, 1, 1e-3)      # one Gaussian release with z = 1: 2^-5
-0.03125
+>>> entry_spacing(0.5, 1.0, 1, 1e-3)      # one Gaussian release with z = 1: 0.0507, so 2^-4
+0.0625
 >>> dyadic_floor(0.1), dyadic_ceil(0.1)
 (0.0625, 0.125)
 """
@@ -45,7 +45,7 @@ def dyadic_ceil(x):
 
 
 def entry_spacing(mean, variance, count, accuracy, atom=None):
-    r"""Grid spacing (a power of two) for ``count`` copies of an event whose loss has ``mean`` and ``variance``.
+    r"""Grid spacing (the nearest power of two) for ``count`` copies of an event whose loss has ``mean`` and ``variance``.
 
     Connect the dots adds, per event, about :math:`\Delta^2/12` to the mean loss and :math:`\Delta^2/6` to its
     variance. Over :math:`c` copies, with composed mean :math:`m = c\mu` and standard deviation :math:`s =
@@ -68,7 +68,7 @@ def entry_spacing(mean, variance, count, accuracy, atom=None):
     spacing = min(math.sqrt(bound) if bound > 0 else math.inf, 0.25 * sd, COARSEST)
     if atom is not None:
         spacing = min(spacing, accuracy * atom * x)
-    return dyadic_floor(spacing) if spacing > 0 else 0.0
+    return dyadic_floor(math.sqrt(2.0) * spacing)  # the power of two nearest to it (by ratio)
 
 
 def entry_span(mean, variance, loss_range, count, tail):
