@@ -2,12 +2,12 @@ r"""What the moments and the RDP accountant share: one curve per event on a grid
 
 Both accountants give every event a curve over a grid of orders (log-moments :math:`\alpha(\lambda)` for the
 moments accountant, :math:`\varepsilon_{\mathrm{RDP}}(\alpha)` for the RDP one), add the curves over the
-ledger (composition, adaptive or not: docs/math.md §12.3, §13.3) and turn the total into
+ledger (composition, adaptive or not: docs/math.md §12.2, §13.3) and turn the total into
 :math:`(\varepsilon, \delta)` by minimising a conversion over the grid (§12.3, §13.4). A subclass says
 only which curve, which grid and which conversion: :class:`CurveAccountant` does the rest, including the
 warning when the best order is an end of the grid. With :math:`\alpha(\lambda) = \lambda\,
 \varepsilon_{\mathrm{RDP}}(\lambda + 1)`, the moments accountant is the RDP one on integer orders with the
-classic conversion (docs/math.md §12.3).
+classic conversion (docs/math.md §12.7).
 
 >>> from dpedu.accountants import make_accountant, SubsampledGaussianEvent
 >>> acc = make_accountant("rdp").compose(SubsampledGaussianEvent(4.0, 0.01), 100)
