@@ -14,9 +14,9 @@ from dpedu.accountants import (
     SubsampledGaussianEvent,
     UnsupportedEventError,
 )
-from dpedu.accountants.log_moments import log_moment
-from dpedu.accountants.log_moments_integrated import abadi_log_moments_integrated
-from dpedu.accountants.rdp_curves import rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
+from dpedu.accountants.analysis.log_moments import log_moment
+from dpedu.accountants.analysis.log_moments_integrated import abadi_log_moments_integrated
+from dpedu.accountants.analysis.rdp_curves import rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
 from dpedu.accountants.moments import (
     MomentsAccountant,
     OrderGridEdgeWarning,

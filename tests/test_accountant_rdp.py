@@ -17,11 +17,11 @@ from dpedu.accountants import (
     SubsampledGaussianEvent,
     UnsupportedEventError,
 )
-from dpedu.accountants.conversions import delta_from_rdp, epsilon_from_rdp
-from dpedu.accountants.log_moments import log_a, log_a_fractional, log_a_integer
-from dpedu.accountants.log_moments_integrated import log_a_integrated
-from dpedu.accountants.orders import DEFAULT_ORDERS
-from dpedu.accountants.rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
+from dpedu.accountants.analysis.conversions import delta_from_rdp, epsilon_from_rdp
+from dpedu.accountants.analysis.log_moments import log_a, log_a_fractional, log_a_integer
+from dpedu.accountants.analysis.log_moments_integrated import log_a_integrated
+from dpedu.accountants.analysis.orders import DEFAULT_ORDERS
+from dpedu.accountants.analysis.rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
 from dpedu.accountants.rdp import OrderGridEdgeWarning, RDPAccountant, event_rdp_curve
 from dpedu.calibrate import gaussian_epsilon_exact
 

@@ -24,7 +24,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
 from ..validation import check_delta, check_epsilon, check_in_interval, check_positive_int
-from .composition import SHUFFLED_BATCH, CompositionBreakdown, fixed_delta, gaussian_step, split_ledger
+from .analysis.composition import SHUFFLED_BATCH, CompositionBreakdown, fixed_delta, gaussian_step, split_ledger
 from .base import Accountant
 from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 

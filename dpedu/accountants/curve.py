@@ -25,7 +25,7 @@ import numpy as np
 from ..events import EpsilonDeltaEvent
 from ..validation import check_delta
 from .base import Accountant
-from .orders import warn_if_at_edge
+from .analysis.orders import warn_if_at_edge
 
 __all__ = ["CurveAccountant"]
 

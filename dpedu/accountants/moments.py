@@ -30,11 +30,11 @@ import math
 import numpy as np
 
 from ..validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
-from .conversions import check_curve_values
-from .log_moments import log_moment
-from .log_moments_integrated import abadi_log_moments_integrated
-from .orders import OrderGridEdgeWarning, check_orders
-from .rdp_curves import rdp_laplace, rdp_pure_dp
+from .analysis.conversions import check_curve_values
+from .analysis.log_moments import log_moment
+from .analysis.log_moments_integrated import abadi_log_moments_integrated
+from .analysis.orders import OrderGridEdgeWarning, check_orders
+from .analysis.rdp_curves import rdp_laplace, rdp_pure_dp
 from .curve import CurveAccountant
 from ..events import (
     EpsilonDeltaEvent,
@@ -105,7 +105,7 @@ def event_log_moments(event, moment_orders, method="closed_form"):
     r"""Log-moments :math:`\alpha(\lambda)` of one event at ``moment_orders`` (a tuple of ints), read-only.
 
     - ``SubsampledGaussianEvent(z, q)``: :math:`\ln\max(E_1, E_2)` ([ACG16]_ §3.2). ``"closed_form"``
-      uses :math:`\ln E_2` from the binomial sum (:func:`dpedu.accountants.log_moments.log_moment`), because
+      uses :math:`\ln E_2` from the binomial sum (:func:`dpedu.accountants.analysis.log_moments.log_moment`), because
       :math:`E_1 \le E_2` for the sampled Gaussian (Mironov, Talwar & Zhang 2019, §3; checked by
       integration on a grid of (q, z, λ) in the tests). ``"integration"`` integrates both numerically,
       as the paper's implementation did, and takes the max.

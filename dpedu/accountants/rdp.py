@@ -22,9 +22,9 @@ import functools
 
 import numpy as np
 
-from .conversions import check_conversion, delta_from_rdp, epsilon_from_rdp
-from .orders import DEFAULT_ORDERS, OrderGridEdgeWarning, check_orders
-from .rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
+from .analysis.conversions import check_conversion, delta_from_rdp, epsilon_from_rdp
+from .analysis.orders import DEFAULT_ORDERS, OrderGridEdgeWarning, check_orders
+from .analysis.rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
 from .curve import CurveAccountant
 from ..events import (
     EpsilonDeltaEvent,

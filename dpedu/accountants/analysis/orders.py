@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from ..validation import check_array, check_real_entries
+from ...validation import check_array, check_real_entries
 
 __all__ = ["DEFAULT_ORDERS", "OrderGridEdgeWarning", "check_orders", "shape_like_orders", "warn_if_at_edge",
            "caller_stacklevel"]
@@ -77,7 +77,7 @@ def shape_like_orders(values, orders_array):
     return float(values) if values.ndim == 0 else values
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # .../dpedu/
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep  # .../dpedu/
 
 
 def caller_stacklevel():
