@@ -17,11 +17,14 @@ and composing mechanisms *adds* independent losses, so PLDs *convolve*.
    ``docs/math.md §15.7``): a loss :math:`\ell` between grid points :math:`\ell_i<\ell<\ell_{i+1}` splits its
    mass between the two so that both its P-mass and its Q-mass are kept. The result *dominates* the event
    (its curve lies above the true one), so every later answer is an upper bound, yet the error is of
-   second order in :math:`\Delta`. Pure atoms (Laplace, (ε, 0) events) sit exactly on grid points.
+   second order in :math:`\Delta`. Each ledger entry gets its own grid, a power of two chosen before any FFT
+   from the event and its count alone (:mod:`.grid`, ``docs/math.md §15.9``), so adding an event never lowers
+   epsilon. The atoms of a ledger of (ε, δ) events only sit exactly on grid points.
    Beside it an *optimistic* PMF (outputs grouped into bins: post-processing, so a lower bound), on a grid
    up to ``OPTIMISTIC_REFINEMENT`` times finer, since its error grows like T times a second-order shift.
 3. *Compose* T copies of one event by one FFT raised to the T-th power, keeping a Chernoff window whose
-   discarded tails go to :math:`+\infty` (``docs/math.md §15.8``); different events by convolution.
+   discarded tails go to :math:`+\infty` (``docs/math.md §15.8``); different events by convolution on the
+   finest of their grids (:mod:`.ledger`). The accountant (:mod:`.accountant`) only reads the curves off.
 4. *Read off* :math:`\delta(\varepsilon)`, and :math:`\varepsilon(\delta)` exactly between grid points.
    Poisson subsampling has two directions, *remove* and *add* (``docs/math.md §15.2``): each is composed
    over the whole ledger and the worse one is reported.

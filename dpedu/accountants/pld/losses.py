@@ -17,8 +17,10 @@ Two discretisations put the loss on the grid:
   :math:`\ln(P(\text{bin})/Q(\text{bin}))` sit within :math:`O(\Delta^2)` of the grid points and are
   placed on the grid shifted down by the largest such deviation, a lower bound again of second order.
 
-Integrals over a bin are Gauss-Legendre sums on panels of x no wider than a fixed fraction of the
-noise scale, so tiny tail masses keep their relative precision (no differences of CDFs).
+For the Gaussian and the subsampled Gaussian, connect the dots needs only each bin's P-mass and Q-mass, which
+are differences of the normal CDF (of its survival function in the upper half, so tail masses keep their
+relative precision): the split is exact. Other integrals over a bin are Gauss-Legendre sums on panels of x no
+wider than a fixed fraction of the noise scale.
 """
 
 from __future__ import annotations
