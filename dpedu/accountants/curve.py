@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..events import EpsilonDeltaEvent
+from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 from ..validation import check_delta
 from .base import Accountant
 from .analysis.orders import warn_if_at_edge
@@ -40,6 +40,8 @@ class CurveAccountant(Accountant):
 
     grid_name: ClassVar[str] = "orders"
     lowest_order: ClassVar[float | None] = None
+    supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent)
+    support_notes = {EpsilonDeltaEvent: "delta = 0 only"}
 
     def supports(self, event) -> bool:
         """Whether ``event`` has a curve here (an ``EpsilonDeltaEvent`` only with ``delta == 0``)."""

@@ -163,8 +163,6 @@ class MomentsAccountant(CurveAccountant):
     """
 
     name = "moments"
-    supported_events = (SubsampledGaussianEvent, GaussianEvent, LaplaceEvent, EpsilonDeltaEvent)
-    support_notes = {EpsilonDeltaEvent: "delta = 0 only"}
     unsupported_reasons = {
         EpsilonDeltaEvent: (
             "an (epsilon, delta)-DP guarantee with delta > 0 does not bound the moment generating function "

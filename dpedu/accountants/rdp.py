@@ -92,8 +92,6 @@ class RDPAccountant(CurveAccountant):
     """
 
     name = "rdp"
-    supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent)
-    support_notes = {EpsilonDeltaEvent: "delta = 0 only"}
     unsupported_reasons = {
         EpsilonDeltaEvent: (
             "an (epsilon, delta)-DP guarantee with delta > 0 gives no Rényi bound at any order: with "

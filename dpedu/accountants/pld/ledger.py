@@ -142,7 +142,7 @@ def _curve(models, counts, events, options, pessimistic, tail, refinement):
     return PrivacyCurve(total), coarsened
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=2)  # the two estimates of the last ledger (a curve may hold millions of points)
 def composed_curves(mu2, entries, options, pessimistic, refinement=grid.OPTIMISTIC_REFINEMENT):
     """:class:`Composition` of the grouped ledger ``(mu2, entries)`` (see :func:`group_ledger`) under ``options``
     ``(accuracy, discretization, tail_mass, max_grid_size)``; ``pessimistic`` picks connect the dots or binning,
