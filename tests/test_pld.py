@@ -332,3 +332,16 @@ def test_a_query_changes_nothing():
     state = dict(vars(acc))
     acc.get_epsilon(1e-5), acc.epsilon_bracket(1e-5), acc.get_delta([0.5, 1.0]), acc.caveat
     assert vars(acc) == state and "caveat" not in vars(acc)
+
+
+@pytest.mark.parametrize("event", [SubsampledGaussianEvent(1.0, 1e-4), SubsampledGaussianEvent(0.7, 0.3),
+                                   GaussianEvent(2.0), LaplaceEvent(0.05), EpsilonDeltaEvent(0.5)])
+def test_entry_spacing_is_a_power_of_two_that_never_gets_finer_with_the_count(event):
+    from dpedu.accountants.pld.grid import entry_spacing
+    from dpedu.accountants.pld.losses import loss_model, loss_moments
+
+    mean, variance = loss_moments(loss_model(event, "remove", 1e-20))
+    atom = getattr(event, "epsilon", None)
+    spacings = [entry_spacing(mean, variance, count, 1e-3, atom) for count in (1, 2, 10, 10**3, 10**5, 10**8)]
+    assert all(math.log2(s) == round(math.log2(s)) for s in spacings)
+    assert all(a <= b for a, b in zip(spacings, spacings[1:]))
