@@ -29,7 +29,7 @@ CALIBRATION_TARGET_S = {"rdp": 0.5, "pld": None}
 
 def clear_accountant_caches():
     """Empty every functools cache in dpedu.accountants.* (so a timing includes the real work)."""
-    for name in ACCOUNTANT_NAMES + ("log_moments", "composition"):
+    for name in ACCOUNTANT_NAMES + ("analysis.log_moments", "analysis.composition", "pld.ledger"):
         module = importlib.import_module(f"dpedu.accountants.{name}")
         for obj in vars(module).values():
             if isinstance(obj, functools._lru_cache_wrapper):

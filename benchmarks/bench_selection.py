@@ -24,7 +24,7 @@ import math
 import warnings
 
 from dpedu.accountants import GaussianEvent, RepeatAndSelectEvent, SubsampledGaussianEvent
-from dpedu.accountants.orders import DEFAULT_ORDERS
+from dpedu.accountants.analysis.orders import DEFAULT_ORDERS
 from dpedu.accountants.rdp import RDPAccountant
 
 try:
@@ -77,7 +77,7 @@ def integrated_sampled_gaussian_rdp(q, z, order):
 
 
 def compare_fractional_orders(q=0.004, z=0.8):
-    from dpedu.accountants.rdp_curves import rdp_sampled_gaussian
+    from dpedu.accountants.analysis.rdp_curves import rdp_sampled_gaussian
 
     print(f"\none sampled-Gaussian step (q = {q:g}, z = {z:g}): RDP at fractional orders")
     print(f"{'order':>8}{'integral':>16}{'dpedu':>16}{'dp_accounting':>16}")

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .accountants import RepeatAndSelectEvent, as_ledger
-from .accountants.composition import group_ledger
-from .accountants.trials import sample_trials
+from .accountants.analysis.composition import group_ledger
+from .accountants.analysis.trials import sample_trials
 from .parallel import check_n_jobs, map_seeded
 from .validation import check_rng, check_scalar
 

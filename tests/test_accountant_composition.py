@@ -18,7 +18,7 @@ from dpedu.accountants import (
     SubsampledGaussianEvent,
     UnsupportedEventError,
 )
-from dpedu.accountants.composition import amplify_by_subsampling, gaussian_step
+from dpedu.accountants.analysis.composition import amplify_by_subsampling, gaussian_step
 from dpedu.accountants.advanced import (
     AdvancedAccountant,
     advanced_composition,

@@ -17,11 +17,11 @@ from dpedu.accountants import (
     SubsampledGaussianEvent,
     UnsupportedEventError,
 )
-from dpedu.accountants.conversions import delta_from_rdp, epsilon_from_rdp
-from dpedu.accountants.log_moments import log_a, log_a_fractional, log_a_integer
-from dpedu.accountants.log_moments_integrated import log_a_integrated
-from dpedu.accountants.orders import DEFAULT_ORDERS
-from dpedu.accountants.rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
+from dpedu.accountants.analysis.conversions import delta_from_rdp, epsilon_from_rdp
+from dpedu.accountants.analysis.log_moments import log_a, log_a_fractional, log_a_integer
+from dpedu.accountants.analysis.log_moments_integrated import log_a_integrated
+from dpedu.accountants.analysis.orders import DEFAULT_ORDERS
+from dpedu.accountants.analysis.rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
 from dpedu.accountants.rdp import OrderGridEdgeWarning, RDPAccountant, event_rdp_curve
 from dpedu.calibrate import gaussian_epsilon_exact
 
@@ -293,19 +293,7 @@ def test_identical_steps_are_evaluated_once():
     assert not curve.flags.writeable  # the cached array cannot be corrupted by a caller
 
 
-@pytest.mark.parametrize("z", [0.5, 1.0, 4.0])
-def test_monotone_in_steps_sampling_rate_and_noise(z):
-    def eps(noise, q, steps):
-        return RDPAccountant().compose(SubsampledGaussianEvent(noise, q), steps).get_epsilon(1e-5)
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", OrderGridEdgeWarning)
-        by_steps = [eps(z, 0.01, t) for t in (1, 10, 100, 1000, 10_000)]
-        by_rate = [eps(z, q, 100) for q in (1e-4, 1e-3, 0.01, 0.1, 1.0)]
-        by_noise = [eps(z * f, 0.01, 100) for f in (1.0, 1.5, 2.0, 4.0)]
-    assert np.all(np.diff(by_steps) >= 0)
-    assert np.all(np.diff(by_rate) >= 0)
-    assert np.all(np.diff(by_noise) <= 0)
+# monotonicity in steps, sampling rate and noise: tests/test_accountant_contract.py (every accountant)
 
 
 @pytest.mark.parametrize("conversion", ["classic", "improved"])

@@ -7,7 +7,7 @@ import pytest
 
 from dpedu.accountants import ACCOUNTANT_NAMES, UnsupportedEventError, make_accountant
 from dpedu.accountants.pld.replace_one import replace_one_model
-from dpedu.accountants.rdp_without_replacement import rdp_without_replacement
+from dpedu.accountants.analysis.rdp_without_replacement import rdp_without_replacement
 from dpedu.audit.shuffle import shuffle_epsilon_lower_bound
 from dpedu.events import (
     EpsilonDeltaEvent,
@@ -220,7 +220,7 @@ def _truncated_poisson_means(values, x, q, cap):
 def test_truncated_poisson_rdp_is_above_a_brute_force_pair(others_value):
     # 5 other records with gradient `others_value`, the differing one +1 (present or removed); enumerate every
     # sample and truncation, integrate the two Gaussian mixtures, compare both directions with the bound (§22.5)
-    from dpedu.accountants.rdp_truncated_poisson import rdp_truncated_poisson
+    from dpedu.accountants.analysis.rdp_truncated_poisson import rdp_truncated_poisson
     z, q, cap = 0.8, 0.4, 2
     with_x = _truncated_poisson_means([others_value] * 5, 1.0, q, cap)
     without = _truncated_poisson_means([others_value] * 5, None, q, cap)
@@ -238,8 +238,8 @@ def test_truncated_poisson_rdp_is_above_a_brute_force_pair(others_value):
 
 
 def test_truncated_poisson_without_cuts_is_poisson_and_replace_one_is_refused():
-    from dpedu.accountants.rdp_truncated_poisson import rdp_truncated_poisson
-    from dpedu.accountants.rdp_curves import rdp_sampled_gaussian
+    from dpedu.accountants.analysis.rdp_truncated_poisson import rdp_truncated_poisson
+    from dpedu.accountants.analysis.rdp_curves import rdp_sampled_gaussian
     orders = np.array([2.0, 3.0])  # Pr[cut] = Pr[Bin(50, 0.1) >= 50] = 1e-50 (high orders still feel it)
     assert np.allclose(rdp_truncated_poisson(1.0, 0.1, 50, 50, orders), rdp_sampled_gaussian(0.1, 1.0, orders),
                        rtol=1e-12, atol=0)

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from dpedu.accountants import GaussianEvent, LaplaceEvent, RepeatAndSelectEvent, account
-from dpedu.accountants.trials import sample_trials
+from dpedu.accountants.analysis.trials import sample_trials
 from dpedu.datasets import make_toy
 from dpedu.selection import Selection, private_selection, sample_config
 from dpedu.tuning import SEARCHABLE, PrivateHyperparameterSearch

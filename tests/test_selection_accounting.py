@@ -24,17 +24,17 @@ from dpedu.accountants import (
     UnsupportedEventError,
     make_accountant,
 )
-from dpedu.accountants.conversions import delta_from_rdp
-from dpedu.accountants.orders import DEFAULT_ORDERS
+from dpedu.accountants.analysis.conversions import delta_from_rdp
+from dpedu.accountants.analysis.orders import DEFAULT_ORDERS
 from dpedu.accountants.rdp import RDPAccountant, event_rdp_curve
-from dpedu.accountants.rdp_curves import rdp_gaussian, rdp_laplace, rdp_sampled_gaussian
-from dpedu.accountants.selection import (
+from dpedu.accountants.analysis.rdp_curves import rdp_gaussian, rdp_laplace, rdp_sampled_gaussian
+from dpedu.accountants.analysis.selection import (
     poisson_rdp,
     pure_selection_epsilon,
     repeat_and_select_rdp,
     truncated_negative_binomial_rdp,
 )
-from dpedu.accountants.trials import log_inverse_gamma, sample_trials, trials_mean, trials_pmf
+from dpedu.accountants.analysis.trials import log_inverse_gamma, sample_trials, trials_mean, trials_pmf
 
 SHAPES = (-0.5, 0.0, 0.5, 1.0, 2.0)
 DPSGD_RUN = ((SubsampledGaussianEvent(1.0, 0.01), 1000), (LaplaceEvent(0.1), 1))

@@ -23,7 +23,7 @@
 # [`StrongCompositionAccountant`](dpedu.accountants.strong.StrongCompositionAccountant) ·
 # [`epsilon_curves`](dpedu.experiments.epsilon_curves) ·
 # [`plot_privacy_curves`](dpedu.plotting.plot_privacy_curves) ·
-# [`PLDAccountant`](dpedu.accountants.pld.PLDAccountant) (see the API reference).
+# [`PLDAccountant`](dpedu.accountants.pld.accountant.PLDAccountant) (see the API reference).
 # *Notes:* [§12](../docs/math.md#12-the-moments-accountant) · [§13](../docs/math.md#13-rényi-differential-privacy) · [§14](../docs/math.md#14-zero-concentrated-dp) · [§15](../docs/math.md#15-privacy-loss-distributions) in the mathematical notes.
 
 # %%

@@ -6,12 +6,14 @@ One theorem family per module; every accountant has the same small interface
 returns its epsilon with the caveats (:class:`Accounting`); :func:`compare` does it with every
 accountant at once.
 
-Modules: ``base`` (the interface), ``accounting`` (registry, :func:`account`, :func:`compare`), one
-module per theorem family (``sequential``, ``advanced``, ``strong``, ``moments``, ``rdp``, ``zcdp``,
-``pld``), and the mathematics they share: ``orders`` (grids of Rényi orders), ``log_moments`` and
-``log_moments_integrated`` (the sampled Gaussian's moments), ``rdp_curves``, ``conversions``
-(RDP to (epsilon, delta)), ``composition`` (per-step conversions for the composition theorems), and
-``selection`` with ``trials`` (private selection's RDP bounds and the law of its number of runs).
+Modules: ``base`` (the interface), ``registry`` (the registry, :func:`account`, :func:`compare`), ``curve``
+(what the moments and RDP accountants share), one module per theorem family (``sequential``, ``advanced``,
+``strong``, ``moments``, ``rdp``, ``zcdp``, and the package ``pld``), and, apart from the accountant classes,
+the mathematics they share in the subpackage ``analysis``: ``orders`` (grids of Rényi orders), ``log_moments``
+and ``log_moments_integrated`` (the sampled Gaussian's moments), ``rdp_curves``, ``conversions`` (RDP to
+(epsilon, delta)), ``composition`` (per-step conversions for the composition theorems), the bounds for
+sampling without replacement and truncated Poisson sampling, and ``selection`` with ``trials`` (private
+selection's RDP bounds and the law of its number of runs).
 
 >>> from dpedu.accountants import compare, SubsampledGaussianEvent
 >>> table = compare([(SubsampledGaussianEvent(4.0, 0.01), 10_000)], delta=1e-5)
@@ -21,7 +23,7 @@ module per theorem family (``sequential``, ``advanced``, ``strong``, ``moments``
 
 from __future__ import annotations
 
-from .accounting import (
+from .registry import (
     ACCOUNTANT_NAMES,
     Accounting,
     Comparison,
@@ -32,7 +34,7 @@ from .accounting import (
     compare,
     make_accountant,
 )
-from .orders import OrderGridEdgeWarning
+from .analysis.orders import OrderGridEdgeWarning
 from .base import Accountant, ConversionUnavailableError, UnsupportedEventError
 from ..events import (
     EpsilonDeltaEvent,

@@ -24,8 +24,8 @@ from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
 from ..validation import check_delta, check_epsilon, check_in_interval, check_positive_int
-from .composition import (SHUFFLED_BATCH, WITHOUT_REPLACEMENT, CompositionBreakdown, fixed_delta, gaussian_step,
-                          split_ledger)
+from .analysis.composition import (SHUFFLED_BATCH, WITHOUT_REPLACEMENT, CompositionBreakdown, fixed_delta,
+                                   gaussian_step, split_ledger)
 from .base import Accountant
 from ..events import (EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SampledWithoutReplacementGaussianEvent,
                       SubsampledGaussianEvent)

@@ -157,23 +157,21 @@ class Accountant(abc.ABC):
             scalar = np.ndim(epsilon) == 0
         except ValueError:  # ragged nesting: check_epsilons names it
             scalar = False
-        if scalar:
-            epsilon = check_epsilon(epsilon)
-            return self._delta(epsilon) if self.ledger else 0.0
-        values = check_epsilons(epsilon)
-        if not self.ledger:
-            return np.zeros_like(values)
-        return np.asarray(self._deltas(values), dtype=float)
+        values = np.array([check_epsilon(epsilon)]) if scalar else check_epsilons(epsilon)
+        deltas = np.asarray(self._deltas(values), dtype=float) if self.ledger else np.zeros_like(values)
+        return float(deltas[0]) if scalar else deltas
 
     @abc.abstractmethod
     def _epsilon(self, delta: float) -> float:
         """epsilon(delta) for a non-empty ledger; ``delta`` already validated."""
 
     def _delta(self, epsilon: float) -> float:
+        """delta at one validated epsilon (non-empty ledger); an accountant implements this or :meth:`_deltas`."""
         raise ConversionUnavailableError(f"the {self.name!r} accountant gives no epsilon -> delta conversion")
 
     def _deltas(self, epsilons):
-        """delta at each of ``epsilons`` (a validated float array, non-empty ledger): one ``_delta`` per value."""
+        """delta at each of ``epsilons`` (a validated float array, non-empty ledger): one ``_delta`` per value,
+        unless the accountant computes them all at once (PLD). ``get_delta`` always comes here."""
         return np.array([self._delta(float(e)) for e in epsilons])
 
     def __repr__(self) -> str:

@@ -30,12 +30,12 @@ import math
 import numpy as np
 
 from ..validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
-from .conversions import check_curve_values
-from .log_moments import log_moment
-from .log_moments_integrated import abadi_log_moments_integrated
-from .orders import OrderGridEdgeWarning, check_orders, warn_if_at_edge
-from .rdp_curves import rdp_laplace, rdp_pure_dp
-from .base import Accountant
+from .analysis.conversions import check_curve_values
+from .analysis.log_moments import log_moment
+from .analysis.log_moments_integrated import abadi_log_moments_integrated
+from .analysis.orders import OrderGridEdgeWarning, check_orders
+from .analysis.rdp_curves import rdp_laplace, rdp_pure_dp
+from .curve import CurveAccountant
 from ..events import (
     EpsilonDeltaEvent,
     GaussianEvent,
@@ -105,7 +105,7 @@ def event_log_moments(event, moment_orders, method="closed_form"):
     r"""Log-moments :math:`\alpha(\lambda)` of one event at ``moment_orders`` (a tuple of ints), read-only.
 
     - ``SubsampledGaussianEvent(z, q)``: :math:`\ln\max(E_1, E_2)` ([ACG16]_ §3.2). ``"closed_form"``
-      uses :math:`\ln E_2` from the binomial sum (:func:`dpedu.accountants.log_moments.log_moment`), because
+      uses :math:`\ln E_2` from the binomial sum (:func:`dpedu.accountants.analysis.log_moments.log_moment`), because
       :math:`E_1 \le E_2` for the sampled Gaussian (Mironov, Talwar & Zhang 2019, §3; checked by
       integration on a grid of (q, z, λ) in the tests). ``"integration"`` integrates both numerically,
       as the paper's implementation did, and takes the max.
@@ -136,7 +136,7 @@ def event_log_moments(event, moment_orders, method="closed_form"):
     return values
 
 
-class MomentsAccountant(Accountant):
+class MomentsAccountant(CurveAccountant):
     r"""Abadi et al. (2016)'s moments accountant: integer log-moments, summed, then the tail bound.
 
     Parameters
@@ -163,8 +163,6 @@ class MomentsAccountant(Accountant):
     """
 
     name = "moments"
-    supported_events = (SubsampledGaussianEvent, GaussianEvent, LaplaceEvent, EpsilonDeltaEvent)
-    support_notes = {EpsilonDeltaEvent: "delta = 0 only"}
     unsupported_reasons = {
         EpsilonDeltaEvent: (
             "an (epsilon, delta)-DP guarantee with delta > 0 does not bound the moment generating function "
@@ -193,48 +191,33 @@ class MomentsAccountant(Accountant):
             raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
         self.method = method
 
-    def supports(self, event) -> bool:
-        """Whether ``event`` has log-moments here (an ``EpsilonDeltaEvent`` only with ``delta == 0``)."""
-        if isinstance(event, EpsilonDeltaEvent) and event.delta > 0:
-            return False
-        return super().supports(event)
+    grid_name, lowest_order = "moment_orders", 1
+
+    def _grid(self):
+        return self.moment_orders
+
+    def _event_curve(self, event, grid_key):
+        return event_log_moments(event, grid_key, self.method)
+
+    def _convert_epsilon(self, grid, total, delta):
+        return epsilon_from_log_moments(grid, total, delta)
+
+    def _convert_delta(self, grid, total, epsilon):
+        return delta_from_log_moments(grid, total, epsilon)
 
     def log_moments(self):
         r"""``(moment_orders, alpha)``: the composed :math:`\sum_t \text{count}_t\,\alpha_t(\lambda)`.
 
         Log-moments of adaptively composed mechanisms add ([ACG16]_ Thm 2, part 1).
         """
-        key = tuple(self.moment_orders.tolist())
-        total = np.zeros(self.moment_orders.shape)
-        for event, count in self.ledger:
-            total += count * event_log_moments(event, key, self.method)
-        return self.moment_orders.copy(), total
+        return self.composed_curve()
 
     def get_epsilon_and_moment_order(self, delta):
         """``(epsilon, best_lambda)`` at ``delta``; ``(0.0, None)`` for an empty ledger.
 
         Warns with :class:`OrderGridEdgeWarning` when the best :math:`\\lambda` is an end of the grid.
         """
-        delta = check_delta(delta)
-        if not self.ledger:
-            return 0.0, None
-        return self._epsilon_and_order(delta, stacklevel=4)
-
-    def _epsilon(self, delta):
-        return self._epsilon_and_order(delta, stacklevel=5)[0]
-
-    def _epsilon_and_order(self, delta, stacklevel):
-        lambdas, alpha = self.log_moments()
-        epsilon, lam = epsilon_from_log_moments(lambdas, alpha, delta)
-        warn_if_at_edge(lam, lambdas, "moment_orders", stacklevel=stacklevel, lower_limit=1)
-        return epsilon, lam
-
-    def _delta(self, epsilon):
-        lambdas, alpha = self.log_moments()
-        delta, lam = delta_from_log_moments(lambdas, alpha, epsilon)
-        if delta < 1:
-            warn_if_at_edge(lam, lambdas, "moment_orders", stacklevel=4, lower_limit=1)
-        return delta
+        return self._epsilon_and_order(delta)
 
     def __repr__(self):
         return (f"MomentsAccountant(moment_orders {self.moment_orders[0]}..{self.moment_orders[-1]}, "

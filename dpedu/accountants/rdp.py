@@ -24,14 +24,13 @@ import functools
 
 import numpy as np
 
-from ..validation import check_delta
-from .conversions import check_conversion, delta_from_rdp, epsilon_from_rdp
-from .orders import DEFAULT_ORDERS, OrderGridEdgeWarning, check_orders, warn_if_at_edge
-from .rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
-from .rdp_truncated_poisson import rdp_truncated_poisson
-from .rdp_without_replacement import rdp_without_replacement
-from .selection import repeat_and_select_rdp
-from .base import Accountant
+from .analysis.conversions import check_conversion, delta_from_rdp, epsilon_from_rdp
+from .analysis.orders import DEFAULT_ORDERS, OrderGridEdgeWarning, check_orders
+from .analysis.rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
+from .curve import CurveAccountant
+from .analysis.rdp_truncated_poisson import rdp_truncated_poisson
+from .analysis.rdp_without_replacement import rdp_without_replacement
+from .analysis.selection import repeat_and_select_rdp
 from ..events import (
     EpsilonDeltaEvent,
     GaussianEvent,
@@ -92,7 +91,7 @@ def event_rdp_curve(event, orders):
     return curve
 
 
-class RDPAccountant(Accountant):
+class RDPAccountant(CurveAccountant):
     r"""Rényi differential privacy accountant (Mironov 2017; Mironov, Talwar & Zhang 2019).
 
     Parameters
@@ -161,47 +160,33 @@ class RDPAccountant(Accountant):
         self.conversion = check_conversion(conversion)
 
     def supports(self, event) -> bool:
-        """Whether ``event`` has an RDP curve (an ``EpsilonDeltaEvent`` only with ``delta == 0``)."""
-        if isinstance(event, EpsilonDeltaEvent) and event.delta > 0:
-            return False
+        """Whether ``event`` has an RDP curve; a ``RepeatAndSelectEvent`` when every event of its run has one."""
         if isinstance(event, RepeatAndSelectEvent):
             return all(self.supports(inner) for inner, _ in event.run_ledger)
         return super().supports(event)
 
+    def _grid(self):
+        return self.orders
+
+    def _event_curve(self, event, grid_key):
+        return event_rdp_curve(event, grid_key)
+
+    def _convert_epsilon(self, grid, total, delta):
+        return epsilon_from_rdp(grid, total, delta, self.conversion)
+
+    def _convert_delta(self, grid, total, epsilon):
+        return delta_from_rdp(grid, total, epsilon, self.conversion)
+
     def rdp_curve(self):
         r"""The composed curve: ``(orders, rdp)`` with :math:`\sum_t \text{count}_t \cdot \varepsilon_t(\alpha)`."""
-        key = tuple(self.orders.tolist())
-        total = np.zeros(self.orders.shape)
-        for event, count in self.ledger:
-            total += count * event_rdp_curve(event, key)
-        return self.orders.copy(), total
+        return self.composed_curve()
 
     def get_epsilon_and_order(self, delta):
         """``(epsilon, best_order)`` at ``delta``; ``(0.0, None)`` for an empty ledger.
 
         Warns with :class:`OrderGridEdgeWarning` when the best order is an end of the grid.
         """
-        delta = check_delta(delta)
-        if not self.ledger:
-            return 0.0, None
-        return self._epsilon_and_order(delta, stacklevel=4)
-
-    def _epsilon(self, delta):
-        return self._epsilon_and_order(delta, stacklevel=5)[0]
-
-    def _epsilon_and_order(self, delta, stacklevel):
-        orders, rdp = self.rdp_curve()
-        epsilon, order = epsilon_from_rdp(orders, rdp, delta, self.conversion)
-        if epsilon > 0:  # at epsilon = 0 every order is as good as any other
-            warn_if_at_edge(order, orders, "orders", stacklevel=stacklevel)
-        return epsilon, order
-
-    def _delta(self, epsilon):
-        orders, rdp = self.rdp_curve()
-        delta, order = delta_from_rdp(orders, rdp, epsilon, self.conversion)
-        if delta < 1:
-            warn_if_at_edge(order, orders, "orders", stacklevel=4)
-        return delta
+        return self._epsilon_and_order(delta)
 
     def __repr__(self):
         return (f"RDPAccountant({len(self.orders)} orders {self.orders[0]:g}..{self.orders[-1]:g}, "

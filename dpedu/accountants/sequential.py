@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from ..validation import check_delta
-from .composition import (
+from .analysis.composition import (
     SHUFFLED_BATCH,
     WITHOUT_REPLACEMENT,
     CompositionBreakdown,

@@ -26,9 +26,9 @@ import math
 from scipy.optimize import minimize_scalar
 
 from ..validation import check_delta, check_epsilon, check_nonnegative
-from .composition import SHUFFLED_BATCH, group_ledger
+from .analysis.composition import SHUFFLED_BATCH, group_ledger
 from .base import Accountant
-from .conversions import check_conversion
+from .analysis.conversions import check_conversion
 from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
 __all__ = ["ZCDPAccountant", "zcdp_epsilon", "zcdp_delta"]

@@ -8,7 +8,8 @@ r"""Composing discretised PLDs, and reading :math:`\delta(\varepsilon)` and :mat
   bound goes to :math:`+\infty`. The FFT is circular; it is padded beyond the window, so mass outside the
   window can only land in the padding, which is discarded (and, pessimistically, also counted at
   :math:`+\infty`).
-* :func:`convolve` — two different PLDs by one linear (zero-padded) FFT convolution.
+* :func:`convolve` — two different PLDs by one linear (zero-padded) FFT convolution, on one grid
+  (:func:`on_finer_grid` puts a PMF on a grid that refines its own, exactly).
 * :class:`PrivacyCurve` — :math:`\delta(\varepsilon) = m_\infty + \sum_{\ell_i>\varepsilon} p_i (1-e^{\varepsilon-\ell_i})`
   from suffix sums, and its exact inverse on each segment between grid losses.
 """
@@ -22,7 +23,26 @@ from scipy import fft as sp_fft
 
 from .losses import GridPMF
 
-__all__ = ["chernoff_window", "self_compose", "convolve", "PrivacyCurve"]
+__all__ = ["chernoff_window", "self_compose", "self_compose_size", "on_finer_grid", "convolve", "PrivacyCurve"]
+
+
+def _log_mgf(pmf, t_values):
+    r""":math:`\ln \sum_k p_k e^{tk}` for each :math:`t > 0` in ``t_values``, with few exponentials.
+
+    The indices are cut into blocks of B points, :math:`k = Bi + j`: then
+    :math:`\sum_k p_k e^{tk} = \sum_i e^{t(Bi + B - 1)} \sum_j p_{Bi+j} e^{t(j - B + 1)}`, one matrix product for
+    the inner sums and a log-sum-exp over the blocks. B is small enough that :math:`e^{-t(B-1)}` stays far above
+    underflow, so no term is lost.
+    """
+    block = int(min(1024, max(1, 700.0 / float(t_values.max()))))
+    rows = -(-pmf.size // block)
+    padded = np.zeros(rows * block)
+    padded[:pmf.size] = pmf
+    inner = padded.reshape(rows, block) @ np.exp(np.outer(np.arange(block) - (block - 1), t_values))
+    with np.errstate(divide="ignore"):  # empty blocks: log 0 = -inf, dropped by the sum
+        log_terms = np.log(inner) + np.outer(np.arange(rows) * block + (block - 1), t_values)
+    top = log_terms.max(axis=0)
+    return top + np.log(np.exp(log_terms - top).sum(axis=0))
 
 
 def chernoff_window(pmfs_and_counts, tail):
@@ -35,22 +55,21 @@ def chernoff_window(pmfs_and_counts, tail):
     """
     parts, centre, variance, span = [], 0.0, 0.0, 0
     for g, count in pmfs_and_counts:
-        support = np.flatnonzero(g.pmf > 0)
-        mass, k = g.pmf[support], support.astype(float)
-        mean = float(np.sum(mass * k) / mass.sum())
+        k = np.arange(g.pmf.size, dtype=float)
+        total = g.pmf.sum()
+        mean = float(g.pmf @ k / total)
         centre += count * mean
-        variance += count * float(np.sum(mass * (k - mean) ** 2) / mass.sum())
+        variance += count * float(g.pmf @ (k - mean) ** 2 / total)
         span += count * (g.pmf.size - 1)
-        parts.append((count, mass, k - mean))
+        parts.append((count, g.pmf, mean))
     scale = math.sqrt(max(variance, 1e-12))
     bounds = []
     for sign in (1.0, -1.0):
         def bound(t_values):
             log_mgf = np.zeros_like(t_values)
-            for count, mass, k in parts:
-                exponent = np.outer(t_values, sign * k)
-                top = exponent.max(axis=1)
-                log_mgf += count * (top + np.log(np.exp(exponent - top[:, None]) @ mass))
+            for count, pmf, mean in parts:  # the lower side is the upper side of the reversed PMF
+                shift = mean if sign > 0 else pmf.size - 1 - mean
+                log_mgf += count * (_log_mgf(pmf if sign > 0 else pmf[::-1], t_values) - t_values * shift)
             values = (log_mgf - math.log(tail)) / t_values
             return float(values.min()), float(t_values[np.argmin(values)])
 
@@ -66,16 +85,25 @@ def _shift_phase(size, shift):
     return np.exp(2j * np.pi * ((f * (shift % size)) % size) / size)
 
 
-def self_compose(g, count, tail, pessimistic, max_size):
+def self_compose_size(g, count, window):
+    """FFT points :func:`self_compose` needs for ``count`` copies of ``g`` with the Chernoff ``window``."""
+    if count == 1:
+        return g.pmf.size
+    width = window[1] - window[0] + 1
+    return sp_fft.next_fast_len(width + g.pmf.size + width // 8, real=True)
+
+
+def self_compose(g, count, tail, pessimistic, max_size, window=None):
     """The PMF of ``count`` independent copies of ``g``: one FFT, the spectrum to the power ``count``.
 
-    Raises ``ValueError`` when the window needs more than ``max_size`` points.
+    ``window`` is ``chernoff_window([(g, count)], tail)`` when already known. Raises ``ValueError`` when the
+    window needs more than ``max_size`` points (the accountant plans its grids so that this does not happen).
     """
     if count == 1:
         return g
-    low, high = chernoff_window([(g, count)], tail)
+    low, high = window if window is not None else chernoff_window([(g, count)], tail)
     width = high - low + 1
-    size = sp_fft.next_fast_len(width + g.pmf.size + width // 8, real=True)
+    size = self_compose_size(g, count, (low, high))
     if size > max_size:
         raise ValueError(f"composing {count} events needs an FFT of {size} points, more than max_grid_size="
                          f"{max_size}; pass a coarser discretization, a larger accuracy or a larger max_grid_size")
@@ -88,6 +116,16 @@ def self_compose(g, count, tail, pessimistic, max_size):
         cut = (tail if low > 0 else 0.0) + (tail if high < count * (g.pmf.size - 1) else 0.0)
         infinity += cut + float(np.maximum(out[width:], 0.0).sum()) * (cut > 0)
     return GridPMF(g.spacing, count * g.start + low, count * g.offset, kept, min(infinity, 1.0))
+
+
+def on_finer_grid(g, spacing):
+    """``g`` on the grid ``spacing`` that refines its own (``g.spacing`` = 2^j ``spacing``): zeros in between, exact."""
+    ratio = round(g.spacing / spacing)
+    if ratio == 1:
+        return g
+    pmf = np.zeros((g.pmf.size - 1) * ratio + 1)
+    pmf[::ratio] = g.pmf
+    return GridPMF(spacing, g.start * ratio, g.offset, pmf, g.infinity_mass)
 
 
 def convolve(a, b):
@@ -109,7 +147,7 @@ class PrivacyCurve:
     """
 
     def __init__(self, g):
-        loss = (g.start + np.arange(g.pmf.size)) * g.spacing + g.offset
+        loss = (float(g.start) + np.arange(g.pmf.size)) * g.spacing + g.offset  # floats: no integer overflow
         positive = (loss > 0) & (g.pmf > 0)
         self.loss, pmf = loss[positive], g.pmf[positive]
         self.infinity_mass = g.infinity_mass

@@ -17,8 +17,10 @@ Two discretisations put the loss on the grid:
   :math:`\ln(P(\text{bin})/Q(\text{bin}))` sit within :math:`O(\Delta^2)` of the grid points and are
   placed on the grid shifted down by the largest such deviation, a lower bound again of second order.
 
-Integrals over a bin are Gauss-Legendre sums on panels of x no wider than a fixed fraction of the
-noise scale, so tiny tail masses keep their relative precision (no differences of CDFs).
+For the Gaussian and the subsampled Gaussian, connect the dots needs only each bin's P-mass and Q-mass, which
+are differences of the normal CDF (of its survival function in the upper half, so tail masses keep their
+relative precision): the split is exact. Other integrals over a bin are Gauss-Legendre sums on panels of x no
+wider than a fixed fraction of the noise scale.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from scipy.special import expit, ndtr, ndtri
 
 from ...events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
-__all__ = ["LossModel", "loss_model", "loss_moments", "connect_the_dots", "grid_binning", "GridPMF"]
+__all__ = ["LossModel", "loss_model", "loss_moments", "loss_range", "connect_the_dots", "grid_binning", "GridPMF"]
 
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(6)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -55,7 +57,9 @@ class LossModel:
     """Continuous part ``loss(x)`` (increasing) with ``log_density(x)`` under P on ``[x_low, x_high]``;
     ``preimage(l)`` inverts ``loss``; ``atoms`` are ``(loss, P-mass)`` pairs; ``infinity_mass`` is
     P[L = +inf]. ``panel`` is the widest x-panel of the quadrature. ``cut_low`` is the P-mass below
-    ``x_low`` (losses at most ``loss(x_low)``) and ``cut_high`` the P-mass above ``x_high``."""
+    ``x_low`` (losses at most ``loss(x_low)``) and ``cut_high`` the P-mass above ``x_high``.
+    ``interval_masses(edges)``, when known in closed form, gives the P-mass and the Q-mass of x between
+    consecutive ``edges``."""
 
     loss: Callable | None
     log_density: Callable | None
@@ -67,6 +71,7 @@ class LossModel:
     infinity_mass: float
     cut_low: float = 0.0
     cut_high: float = 0.0
+    interval_masses: Callable | None = None
 
 
 def _log_normal(x, mean, scale):
@@ -115,6 +120,11 @@ def _gaussian_model(z, q, direction, tail):
             excess = l + np.log1p(-np.exp(log_1mq - l)) if q < 1.0 else l
             return z * z * (excess - log_q) + 0.5
 
+        def interval_masses(x):  # P = (1-q)N(0, z^2) + qN(1, z^2), Q = N(0, z^2)
+            return (_between((1.0 - q) * ndtr(x / z) + q * ndtr((x - 1.0) / z),
+                             (1.0 - q) * ndtr(-x / z) + q * ndtr((1.0 - x) / z)),
+                    _between(ndtr(x / z), ndtr(-x / z)))
+
         x_low, x_high = (cut, 1.0 - cut) if q < 1.0 else (1.0 + cut, 1.0 - cut)
         below = (1.0 - q) * ndtr(x_low / z) + q * ndtr((x_low - 1.0) / z)
         above = (1.0 - q) * ndtr(-x_high / z) + q * ndtr((1.0 - x_high) / z)
@@ -128,9 +138,22 @@ def _gaussian_model(z, q, direction, tail):
         def preimage(l):  # y with loss(y) = l, for l < -ln(1-q)
             return -z * z * (-l + np.log1p(-np.exp(log_1mq + l)) - log_q) - 0.5
 
+        def interval_masses(y):  # P = N(0, z^2), Q = (1-q)N(0, z^2) + qN(-1, z^2) in y = -x
+            return (_between(ndtr(y / z), ndtr(-y / z)),
+                    _between((1.0 - q) * ndtr(y / z) + q * ndtr((y + 1.0) / z),
+                             (1.0 - q) * ndtr(-y / z) + q * ndtr(-(y + 1.0) / z)))
+
         x_low, x_high = cut, -cut
         below = above = float(ndtr(cut / z))
-    return LossModel(loss, log_density, preimage, x_low, x_high, z / 16.0, (), 0.0, float(below), float(above))
+    return LossModel(loss, log_density, preimage, x_low, x_high, z / 16.0, (), 0.0, float(below), float(above),
+                     interval_masses)
+
+
+def _between(cdf, survival):
+    """Masses between consecutive edges from the CDF and the survival function at the edges: the CDF's
+    difference below the median, the survival function's above it, so tail masses keep their relative
+    precision."""
+    return np.maximum(np.where(cdf[1:] <= 0.5, cdf[1:] - cdf[:-1], survival[:-1] - survival[1:]), 0.0)
 
 
 def loss_moments(model):
@@ -174,12 +197,17 @@ def _index(values, spacing):
     return np.where(on_grid, nearest, np.floor(ratio)).astype(np.int64), on_grid
 
 
-def _check_size(model, spacing, max_size):
-    """Refuse (``ValueError``) a grid of more than ``max_size`` points for one event."""
+def loss_range(model):
+    """Width of the finite losses ``model`` can take (continuous part and atoms)."""
     values = [a for a, _ in model.atoms]
     if model.loss is not None:
         values += [float(model.loss(np.array(model.x_low))), float(model.loss(np.array(model.x_high)))]
-    points = (max(values) - min(values)) / spacing + 3
+    return max(values) - min(values)
+
+
+def _check_size(model, spacing, max_size):
+    """Refuse (``ValueError``) a grid of more than ``max_size`` points for one event."""
+    points = loss_range(model) / spacing + 3
     if not points <= max_size:
         raise ValueError(f"one event needs {points:.3g} grid points at spacing {spacing:.3g}, more than "
                          f"max_grid_size={max_size}; pass a coarser discretization or a larger accuracy")
@@ -195,20 +223,42 @@ def connect_the_dots(model, spacing, max_size=2**24):
     if model.cut_low > 0:  # the cut lower tail moves up to the lowest loss kept
         atoms = atoms + ((float(model.loss(np.array(model.x_low))), model.cut_low),)
     values, masses = [np.array([a for a, _ in atoms])], [np.array([m for _, m in atoms])]
+    index, down, up = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)  # bins done in closed form
     if model.loss is not None:
         low, high = model.loss(np.array(model.x_low)), model.loss(np.array(model.x_high))
         edges = np.arange(math.floor(low / spacing), math.ceil(high / spacing) + 1) * spacing
-        loss, mass = _continuous_nodes(model, edges)
-        values.append(loss)
-        masses.append(mass)
+        if model.interval_masses is not None and max(abs(low), abs(high)) < 600.0:
+            index, down, up = _exact_bins(model, edges, spacing, low, high)
+        else:
+            loss, mass = _continuous_nodes(model, edges)
+            values.append(loss)
+            masses.append(mass)
     loss, mass = np.concatenate(values), np.concatenate(masses)
     below, on_grid = _index(loss, spacing)
-    up = np.where(on_grid, 0.0, np.expm1(-(loss - below * spacing)) / math.expm1(-spacing))
+    fraction = np.where(on_grid, 0.0, np.expm1(-(loss - below * spacing)) / math.expm1(-spacing))
+    below = np.concatenate((below, index))
+    down_mass, up_mass = np.concatenate((mass * (1.0 - fraction), down)), np.concatenate((mass * fraction, up))
     start = int(below.min())
     size = int(below.max()) - start + 2
-    pmf = np.bincount(below - start, weights=mass * (1.0 - up), minlength=size)
-    pmf += np.bincount(below - start + 1, weights=mass * up, minlength=size)
+    pmf = np.bincount(below - start, weights=down_mass, minlength=size)
+    pmf += np.bincount(below - start + 1, weights=up_mass, minlength=size)
     return _trimmed(GridPMF(spacing, start, 0.0, pmf, model.infinity_mass + model.cut_high))
+
+
+def _exact_bins(model, edges, spacing, low, high):
+    r"""Connect the dots of the continuous part bin by bin, from each bin's P-mass A and Q-mass B in closed form.
+
+    Every loss :math:`\ell \in [\ell_k, \ell_{k+1})` sends :math:`(1 - e^{\ell_k - \ell})/(1 - e^{-\Delta})` of its
+    P-mass up, and :math:`e^{-\ell}dP = dQ`, so the bin sends up exactly
+    :math:`(A - e^{\ell_k}B)/(1 - e^{-\Delta})` (no quadrature). Returns ``(index, down, up)`` per bin.
+    """
+    inner = edges[(edges > low) & (edges < high)]
+    x = np.concatenate(([model.x_low], np.clip(model.preimage(inner), model.x_low, model.x_high), [model.x_high]))
+    p_mass, q_mass = model.interval_masses(x)
+    first, _ = _index(np.array([low]), spacing)
+    index = np.concatenate((first, np.round(inner / spacing).astype(np.int64)))
+    up = np.clip((p_mass - np.exp(index * spacing) * q_mass) / -math.expm1(-spacing), 0.0, p_mass)
+    return index, p_mass - up, up
 
 
 def grid_binning(model, spacing, max_size=2**24):

@@ -34,7 +34,7 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
-from ..validation import check_noise_multiplier, check_positive_int
+from ...validation import check_noise_multiplier, check_positive_int
 from .orders import check_orders
 
 __all__ = ["rdp_without_replacement", "log_moment_without_replacement", "MAX_INTEGER_ORDER"]

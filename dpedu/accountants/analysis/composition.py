@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .. import gaussian
-from ..validation import check_nonnegative, check_sampling_rate
-from ..events import (
+from ... import gaussian
+from ...validation import check_nonnegative, check_sampling_rate
+from ...events import (
     REPLACE_ONE,
     GaussianEvent,
     SampledWithoutReplacementGaussianEvent,

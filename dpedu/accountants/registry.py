@@ -189,7 +189,7 @@ def account(history, accountant="rdp", *, delta, accountant_options=None, strict
     Notes
     -----
     Warnings that are :class:`UserWarning` (the accountants' caveats, such as
-    :class:`~dpedu.accountants.orders.OrderGridEdgeWarning`) are captured into ``notes`` and
+    :class:`~dpedu.accountants.analysis.orders.OrderGridEdgeWarning`) are captured into ``notes`` and
     ``warnings`` instead of being printed; every other warning (e.g. a numerical ``RuntimeWarning``) is
     passed on unchanged.
 

@@ -42,8 +42,8 @@ import math
 
 import numpy as np
 
-from ..events import EpsilonDeltaEvent, LaplaceEvent, RepeatAndSelectEvent
-from .base import UnsupportedEventError
+from ...events import EpsilonDeltaEvent, LaplaceEvent, RepeatAndSelectEvent
+from ..base import UnsupportedEventError
 from .conversions import check_curve, delta_from_rdp
 from .trials import log_inverse_gamma, trials_mean
 

@@ -3,8 +3,8 @@ r"""From a Rényi-DP curve to :math:`(\varepsilon, \delta)`: the classic and the
 An RDP curve :math:`\varepsilon_{\mathrm{RDP}}(\alpha)` certifies :math:`(\varepsilon, \delta)`-DP at every
 order; the best certificate minimises over the orders (docs/math.md §13.4).
 
->>> from dpedu.accountants.orders import DEFAULT_ORDERS
->>> from dpedu.accountants.rdp_curves import rdp_sampled_gaussian
+>>> from dpedu.accountants.analysis.orders import DEFAULT_ORDERS
+>>> from dpedu.accountants.analysis.rdp_curves import rdp_sampled_gaussian
 >>> eps, order = epsilon_from_rdp(DEFAULT_ORDERS, 10_000 * rdp_sampled_gaussian(0.01, 4.0, DEFAULT_ORDERS), 1e-5)
 >>> round(eps, 4), order
 (1.0355, 17.0)
@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ..validation import check_delta, check_epsilon, check_real_entries
+from ...validation import check_delta, check_epsilon, check_real_entries
 from .orders import check_orders
 
 __all__ = [

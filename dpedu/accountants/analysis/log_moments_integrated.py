@@ -3,9 +3,9 @@ r"""Reference values of the sampled Gaussian's moments by numerical integration 
 :func:`log_a_integrated` integrates :math:`\mathbb E_{x\sim\mu_0}[(\mu(x)/\mu_0(x))^p]` for any real power
 p with the trapezoid rule in log space; :func:`abadi_log_moments_integrated` gives both of Abadi et al.'s
 directions :math:`E_1, E_2` the way the paper's implementation computed them (docs/math.md §12.4). The
-closed forms of :mod:`dpedu.accountants.log_moments` are tested against these.
+closed forms of :mod:`dpedu.accountants.analysis.log_moments` are tested against these.
 
->>> from dpedu.accountants.log_moments import log_a_integer
+>>> from dpedu.accountants.analysis.log_moments import log_a_integer
 >>> abs(log_a_integrated(0.01, 4.0, 20.0) - log_a_integer(0.01, 4.0, 20)) < 1e-10
 True
 
@@ -22,7 +22,7 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-from ..validation import check_array, check_noise_multiplier, check_sampling_rate
+from ...validation import check_array, check_noise_multiplier, check_sampling_rate
 from .orders import check_orders
 
 __all__ = ["log_a_integrated", "abadi_log_moments_integrated"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import check_epsilon, check_noise_multiplier, check_positive, check_sampling_rate
+from ...validation import check_epsilon, check_noise_multiplier, check_positive, check_sampling_rate
 from .log_moments import log_a
 from .orders import check_orders, shape_like_orders
 

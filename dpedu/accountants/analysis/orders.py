@@ -12,13 +12,16 @@ array([2., 3.])
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
 import numpy as np
 
-from ..validation import check_array, check_real_entries
+from ...validation import check_array, check_real_entries
 
-__all__ = ["DEFAULT_ORDERS", "OrderGridEdgeWarning", "check_orders", "shape_like_orders", "warn_if_at_edge"]
+__all__ = ["DEFAULT_ORDERS", "OrderGridEdgeWarning", "check_orders", "shape_like_orders", "warn_if_at_edge",
+           "caller_stacklevel"]
 
 #: Opacus's default grid {1.1, 1.2, ..., 10.9} U {12, ..., 63}, extended with larger orders (ratio
 #: <= 4/3 apart, so epsilon stays within ~1 % of the continuous optimum) up to 1024. Large orders are
@@ -74,8 +77,25 @@ def shape_like_orders(values, orders_array):
     return float(values) if values.ndim == 0 else values
 
 
-def warn_if_at_edge(best_order, orders, parameter="orders", stacklevel=3, *, lower_limit=None):
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep  # .../dpedu/
+
+
+def caller_stacklevel():
+    """The ``stacklevel`` that makes a warning point at the first caller outside ``dpedu`` (the user's line).
+
+    Counted from the function that calls :func:`warnings.warn` (level 1), however deep inside the package
+    the warning is raised, so no module hard-codes how many frames lie between it and the user.
+    """
+    frame, level = sys._getframe(1), 1  # level 1: the function that calls warnings.warn
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_if_at_edge(best_order, orders, parameter="orders", *, lower_limit=None):
     """Emit :class:`OrderGridEdgeWarning` when ``best_order`` is the smallest or largest of ``orders``.
+
+    The warning points at the first caller outside dpedu (:func:`caller_stacklevel`).
 
     ``lower_limit`` is the smallest order the method allows at all (1 for Abadi's integer moment
     orders): at that edge the advice is to use another method, not to extend the grid.
@@ -97,5 +117,5 @@ def warn_if_at_edge(best_order, orders, parameter="orders", stacklevel=3, *, low
         f"the best order {best_order:g} is the {edge} in {parameter} ({smallest:g} .. {largest:g}), so epsilon "
         f"may be smaller outside the grid: {advice}",
         OrderGridEdgeWarning,
-        stacklevel=stacklevel,
+        stacklevel=caller_stacklevel(),
     )

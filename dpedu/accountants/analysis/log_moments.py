@@ -19,7 +19,7 @@ the terms range from :math:`e^{-10^5}` to :math:`e^{10^6}` for the parameters st
 0.6527
 
 The numerical integration that checks these values independently is in
-:mod:`dpedu.accountants.log_moments_integrated`.
+:mod:`dpedu.accountants.analysis.log_moments_integrated`.
 
 References
 ----------
@@ -36,7 +36,7 @@ import math
 import numpy as np
 from scipy.special import gammaln, log_ndtr, logsumexp
 
-from ..validation import check_noise_multiplier, check_sampling_rate
+from ...validation import check_noise_multiplier, check_sampling_rate
 from .orders import check_orders, shape_like_orders
 
 __all__ = ["SeriesDidNotConvergeError", "log_a_integer", "log_a_fractional", "log_a", "log_moment"]
