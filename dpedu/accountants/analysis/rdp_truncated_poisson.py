@@ -19,7 +19,7 @@ with the differing record has :math:`n` or :math:`n+1` records (removal or addit
 :math:`n_o = n-1` and :math:`n_o = n` are computed and the larger curve is kept.
 
 >>> import numpy as np
->>> from dpedu.accountants.rdp_curves import rdp_sampled_gaussian
+>>> from dpedu.accountants.analysis.rdp_curves import rdp_sampled_gaussian
 >>> p, gamma_bar = truncation_branches(0.01, 620, 59_999)           # a cap 20 above the mean batch of 600
 >>> round(p, 4), round(gamma_bar, 5)
 (0.211, 0.00977)

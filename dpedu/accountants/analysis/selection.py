@@ -26,7 +26,7 @@ The RDP accountant evaluates both RDP theorems on its grid of orders: :math:`\ha
 the same grid (the best one is taken), and, since a Rényi divergence never decreases with the order
 (van Erven & Harremoës 2014, Thm 3), the bound at an order also holds at every smaller order.
 
->>> from dpedu.accountants.rdp_curves import rdp_gaussian
+>>> from dpedu.accountants.analysis.rdp_curves import rdp_gaussian
 >>> orders = np.array([2.0, 4.0, 8.0, 16.0, 32.0])
 >>> bound = truncated_negative_binomial_rdp(orders, rdp_gaussian(8.0, orders), mean=10.0, shape=1.0)
 >>> bool(np.all(bound > rdp_gaussian(8.0, orders)))
@@ -114,7 +114,7 @@ def poisson_rdp(orders, rdp, mean):
 
     Examples
     --------
-    >>> from dpedu.accountants.rdp_curves import rdp_gaussian
+    >>> from dpedu.accountants.analysis.rdp_curves import rdp_gaussian
     >>> orders = np.array([2.0, 8.0, 32.0])
     >>> bool(np.all(poisson_rdp(orders, rdp_gaussian(8.0, orders), 10.0) > rdp_gaussian(8.0, orders)))
     True
