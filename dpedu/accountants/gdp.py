@@ -15,7 +15,7 @@ Three mus for a DP-SGD ledger:
 * :func:`mu_from_epsilon` - the mu whose single :math:`(\varepsilon, \delta)` matches a reported pair.
 
 >>> round(clt_mu(noise_multiplier=4.0, sampling_rate=0.01, steps=10_000), 4)
-0.2537
+0.254
 >>> from dpedu.events import GaussianEvent
 >>> certified_mu([(GaussianEvent(2.0), 4)])            # exact for full-batch Gaussians: sqrt(4) / 2
 1.0
