@@ -65,12 +65,12 @@ def default_epsilons():
                                      np.geomspace(20.0, 100.0, 17)]))
 
 
-def check_alphas(alphas, name="alphas"):
-    """A 1-D array of FPRs in [0, 1], sorted; bad input raises naming ``name``."""
+def check_alphas(alphas, name="alphas", *, sort=True):
+    """A 1-D array of FPRs in [0, 1] (sorted unless ``sort=False``); bad input raises naming ``name``."""
     values = check_array(alphas, name, ndim=1)
     if np.any(values < 0) or np.any(values > 1):
         raise ValueError(f"{name} must lie in [0, 1] (they are false-positive rates); got {alphas!r}")
-    return np.sort(values)
+    return np.sort(values) if sort else values
 
 
 def gaussian_tradeoff(alpha, mu):
@@ -84,9 +84,7 @@ def gaussian_tradeoff(alpha, mu):
     """
     mu = check_nonnegative(mu, "mu", allow_inf=True)
     scalar = np.ndim(alpha) == 0
-    a = check_alphas(np.atleast_1d(alpha), "alpha") if scalar else check_array(alpha, "alpha", ndim=1)
-    if np.any(a < 0) or np.any(a > 1):
-        raise ValueError(f"alpha must lie in [0, 1]; got {alpha!r}")
+    a = check_alphas(np.atleast_1d(alpha), "alpha", sort=False)
     with np.errstate(over="ignore", invalid="ignore"):
         beta = np.where(a <= 0, 1.0, ndtr(ndtri(1.0 - a) - mu)) if math.isfinite(mu) else np.where(a <= 0, 1.0, 0.0)
     return float(beta[0]) if scalar else beta
@@ -100,9 +98,9 @@ def profile_tradeoff(alphas, epsilons, deltas):
 
     Every pair :math:`(\varepsilon_j, \delta_j)` the mechanism satisfies is a floor under its curve (DRS
     Prop. 2.5), so the maximum over a finite set of them is a valid floor (docs/math.md §21.3). Vectorised
-    over ``alphas`` (sorted FPRs in [0, 1]) and the pairs.
+    over ``alphas`` (FPRs in [0, 1], in any order) and the pairs.
     """
-    alphas = check_alphas(alphas)
+    alphas = check_alphas(alphas, sort=False)
     epsilons = np.asarray(epsilons, dtype=float)
     deltas = np.asarray(deltas, dtype=float)
     keep = np.isfinite(epsilons) & np.isfinite(deltas) & (deltas < 1)
@@ -163,7 +161,7 @@ class TradeoffCurve:
     def beta_at(self, alpha):
         """The floor at FPRs ``alpha`` (number or array), computed exactly, not interpolated."""
         scalar = np.ndim(alpha) == 0
-        a = check_alphas(np.atleast_1d(alpha), "alpha")
+        a = check_alphas(np.atleast_1d(alpha), "alpha", sort=False)
         if self.mu is not None:
             out = gaussian_tradeoff(a, self.mu)
         elif not self.applies:
