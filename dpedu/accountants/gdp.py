@@ -107,22 +107,26 @@ def _gdp_deltas(epsilons, mu):
 
 
 def certification_epsilons():
-    """The epsilon grid of :func:`certified_mu`: 1e-9, then steps of 0.002 up to 6, coarser up to 100."""
+    """The epsilon grid of :func:`certified_mu`: 1e-9, then steps of 0.002 up to 6, coarser up to 5000.
+
+    The grid must reach an epsilon where the PLD's delta is below the slack; a run whose delta is still
+    larger at 5000 gets no certificate (``inf``).
+    """
     return np.unique(np.concatenate([[1e-9], np.linspace(0.002, 6.0, 3000), np.linspace(6.0, 20.0, 1401),
-                                     np.geomspace(20.0, 100.0, 81)]))
+                                     np.linspace(20.0, 200.0, 3601), np.geomspace(200.0, 5000.0, 1001)]))
 
 
 def _certifies(mu, epsilons, deltas, slack):
     """Whether delta(eps) <= delta_mu(eps) + slack for every eps >= 0, from a non-increasing delta on a grid.
 
     Between grid points e_j <= eps <= e_{j+1}: delta(eps) <= delta(e_j) and delta_mu(eps) >= delta_mu(e_{j+1});
-    below e_0: delta(eps) <= delta(0) <= delta(e_0) + expm1(e_0); above the grid: delta(eps) <= delta(e_last).
+    below e_0: delta(eps) <= delta(0) <= min(1, delta(e_0) + expm1(e_0)); above the grid: delta(eps) <= delta(e_last).
     """
     if mu == 0:
         target = np.zeros_like(epsilons)
     else:
         target = _gdp_deltas(epsilons, mu)
-    return bool(deltas[0] + math.expm1(epsilons[0]) <= target[0] + slack
+    return bool(min(1.0, deltas[0] + math.expm1(epsilons[0])) <= target[0] + slack
                 and np.all(deltas[:-1] <= target[1:] + slack) and deltas[-1] <= slack)
 
 
