@@ -22,7 +22,7 @@ LAYERS = [
     ("dpedu.clipping", "dpedu.mechanisms", "dpedu.snapping", "dpedu.models"),
     ("dpedu.training",),                                                   # gradient descent, noisy GD, DP-SGD
     ("dpedu.accountants",),
-    ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator"),
+    ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator", "dpedu.statement"),
     ("dpedu.audit", "dpedu.experiments"),
     ("dpedu.plotting", "dpedu.notebook", "dpedu.checks", "dpedu.exercises",
      "dpedu.instructor"),
