@@ -52,7 +52,7 @@ MAX_MU = 64.0
 def clt_mu(noise_multiplier, sampling_rate, steps):
     r"""The central-limit mu of T Poisson-subsampled Gaussian steps: :math:`q\sqrt{T(e^{1/z^2}-1)}`.
 
-    Bu, Dong, Long & Su (2020), Thm 1 (Dong, Roth & Su 2022, Cor. 5.4): as :math:`T \to \infty` with
+    Bu, Dong, Long & Su (2020), §3 (Dong, Roth & Su 2022, Thm 3.5, Cor. 5.4): as :math:`T \to \infty` with
     :math:`q\sqrt T \to \nu`, the T-fold composition converges to :math:`\nu\sqrt{e^{1/z^2}-1}`-GDP.
     **An approximation, not a bound**: for finite T, and above all for large q or few steps, the true
     curve can lie below :math:`G_\mu` (docs/math.md §21.5; ``benchmarks/bench_gdp.py``). Returns ``inf``
