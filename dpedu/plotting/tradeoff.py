@@ -75,7 +75,7 @@ def _xy(alpha, beta, kind):
     return alpha[keep], np.maximum(1.0 - beta[keep], _ROC_FLOOR)
 
 
-def plot_tradeoff(curves, *, audits=(), kind="tradeoff", ax=None, title=None, legend=True, fontsize=9):
+def plot_tradeoff(curves, *, audits=(), kind="tradeoff", ax=None, title=None, legend=True, annotate=True, fontsize=9):
     r"""Accountants' trade-off curves, the GDP curve and audits on one Axes.
 
     Parameters
@@ -91,7 +91,8 @@ def plot_tradeoff(curves, *, audits=(), kind="tradeoff", ax=None, title=None, le
     ax : matplotlib Axes, optional
         Draw here (e.g. on a pyplot-free ``matplotlib.figure.Figure``); by default a new pyplot figure.
     title : str, optional
-    legend : bool
+    legend, annotate : bool
+        Draw the legend; write "proven violation" beside each audit that is one (the flag is returned either way).
     fontsize : float
         Points for the legend and annotations (9 or more keeps them readable in a 730-pixel column).
 
@@ -104,8 +105,9 @@ def plot_tradeoff(curves, *, audits=(), kind="tradeoff", ax=None, title=None, le
     audits = _check_items(audits, AuditRegion, "audits")
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
-    if not isinstance(legend, bool):
-        raise TypeError(f"legend must be True or False; got {legend!r}")
+    for name, flag in (("legend", legend), ("annotate", annotate)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be True or False; got {flag!r}")
     ax = get_axes(ax)
     _ensure_canvas(ax.figure)
     grid = np.linspace(0.0, 1.0, 201) if kind == "tradeoff" else np.geomspace(_ROC_FLOOR, 1.0, 201)
@@ -121,11 +123,10 @@ def plot_tradeoff(curves, *, audits=(), kind="tradeoff", ax=None, title=None, le
         broken = tuple(c.label for c in curves if region.violates(c))
         if broken:
             violations[region.label] = broken
-        _draw_audit(ax, region, color, kind, broken, fontsize)
+        _draw_audit(ax, region, color, kind, broken if annotate else (), fontsize)
     if kind == "tradeoff":
         ax.set(xlim=(0, 1), ylim=(0, 1), xlabel=r"false-positive rate $\alpha$ (FPR)",
                ylabel=r"false-negative rate $\beta$ (FNR)")
-        ax.set_aspect("equal")
     else:
         ax.set(xscale="log", yscale="log", xlim=(_ROC_FLOOR, 1), ylim=(_ROC_FLOOR, 1),
                xlabel="false-positive rate (FPR)", ylabel="true-positive rate (TPR)")
@@ -170,14 +171,16 @@ def _draw_audit(ax, region, color, kind, broken, fontsize):
                 label=f"{region.label}: observed (FPR, FNR), {region.confidence:.0%} Clopper-Pearson box")
         anchor = (x1, y1 if kind == "tradeoff" else y0)
     if broken:
-        text = f"proven violation ({region.confidence:.0%}):\nbelow " + ", ".join(broken)
-        ax.annotate(text, xy=anchor, xytext=(0.97, 0.55) if kind == "tradeoff" else (0.03, 0.5),
-                    textcoords="axes fraction", ha="right" if kind == "tradeoff" else "left", fontsize=fontsize,
-                    color=color, arrowprops={"arrowstyle": "->", "color": color})
+        # in the empty triangle of each view: above beta = 1 - alpha, or below TPR = FPR
+        text = f"proven violation ({region.confidence:.0%}):\nbelow " + ",\n".join(broken)
+        ax.annotate(text, xy=anchor, xytext=(0.97, 0.95) if kind == "tradeoff" else (0.97, 0.05),
+                    textcoords="axes fraction", ha="right", va="top" if kind == "tradeoff" else "bottom",
+                    fontsize=fontsize, color=color, arrowprops={"arrowstyle": "->", "color": color})
 
 
 def plot_tradeoff_panels(curves, *, audits=(), figure=None, title=None, fontsize=9):
-    """Two stacked panels: the trade-off view over the ROC view on log axes (see :func:`plot_tradeoff`).
+    """Two stacked panels: the trade-off view (with the violation notes) over the ROC view on log axes (with
+    the legend, in its empty lower-right triangle); see :func:`plot_tradeoff`.
 
     ``figure``: a ``matplotlib.figure.Figure`` to draw on (e.g. one not attached to pyplot); by default a new
     pyplot figure 7 inches wide. Returns ``(axes, violations)``.
@@ -185,10 +188,11 @@ def plot_tradeoff_panels(curves, *, audits=(), figure=None, title=None, fontsize
     if figure is None:
         import matplotlib.pyplot as plt
 
-        figure = plt.figure(figsize=(7.0, 11.0))
+        figure = plt.figure(figsize=(7.0, 10.5))
     _ensure_canvas(figure)
     axes = figure.subplots(2, 1)
-    top = plot_tradeoff(curves, audits=audits, kind="tradeoff", ax=axes[0], title=title, fontsize=fontsize)
-    plot_tradeoff(curves, audits=audits, kind="roc", ax=axes[1], legend=False, fontsize=fontsize)
+    top = plot_tradeoff(curves, audits=audits, kind="tradeoff", ax=axes[0], title=title, legend=False,
+                        fontsize=fontsize)
+    plot_tradeoff(curves, audits=audits, kind="roc", ax=axes[1], annotate=False, fontsize=fontsize)
     figure.tight_layout()
     return axes, top.violations
