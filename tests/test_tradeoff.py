@@ -206,3 +206,13 @@ def test_group_mu_and_bad_input():
         group_mu(0.5, 2.0)
     with pytest.raises(ValueError, match="slack"):
         certified_mu(ABADI, slack=0.0)
+
+
+def test_pld_bracket_of_a_gaussian_ledger_holds_the_exact_curve():
+    """For a Gaussian ledger the PLD's two deltas are the exact one: lower <= G_mu <= upper. The gap is the epsilon
+    grids' alone: second order for the lower curve, first order (spacing 0.001) for the upper one."""
+    alphas = default_alphas()
+    lower, upper = pld_tradeoff_bracket(GAUSSIAN, alphas=alphas)
+    exact = gaussian_tradeoff(alphas, 1.0)
+    assert np.all(lower.beta <= exact + 1e-12) and np.all(upper.beta >= exact - 1e-12)
+    assert np.max(upper.beta - lower.beta) < 1e-3 and np.max(exact - lower.beta) < 1e-5

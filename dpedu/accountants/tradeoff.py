@@ -45,6 +45,8 @@ __all__ = [
     "tradeoff_curve",
     "pld_tradeoff_bracket",
     "pld_delta_bracket",
+    "upper_tradeoff",
+    "upper_epsilons",
     "gaussian_ledger_mu",
     "gaussian_curve",
 ]
@@ -143,6 +145,9 @@ class TradeoffCurve:
         Set for a Gaussian (mu-GDP) curve.
     notes : tuple of str
         Caveats (warnings of the accountant, why it does not apply).
+    upper : bool
+        True for a curve that bounds a trade-off curve from *above* (no guarantee; see
+        :func:`pld_tradeoff_bracket`): ``beta_at`` then evaluates that upper bound.
     """
 
     label: str
@@ -152,6 +157,7 @@ class TradeoffCurve:
     deltas: np.ndarray | None = None
     mu: float | None = None
     notes: tuple = ()
+    upper: bool = False
 
     @property
     def applies(self):
@@ -167,7 +173,7 @@ class TradeoffCurve:
         elif not self.applies:
             out = np.full(a.shape, math.nan)
         else:
-            out = profile_tradeoff(a, self.epsilons, self.deltas)
+            out = (upper_tradeoff if self.upper else profile_tradeoff)(a, self.epsilons, self.deltas)
         return float(out[0]) if scalar else out
 
     def best_tpr(self, fpr):
@@ -240,19 +246,35 @@ def tradeoff_curve(history, accountant="pld", *, alphas=None, epsilons=None, acc
     return TradeoffCurve(label=accountant, alpha=alphas, beta=beta, epsilons=epsilons, deltas=deltas, notes=notes)
 
 
-def _upper_tradeoff(alphas, epsilons, deltas):
-    r"""An upper bound on :math:`\sup_{\varepsilon \ge 0} f_{\varepsilon,\delta(\varepsilon)}` for a
+def upper_epsilons():
+    """The finer epsilon grid of the *upper* PLD curve: steps of 0.001 up to 6, 0.01 up to 30, then to 100.
+
+    The upper curve's grid error is of first order in the spacing (docs/math.md §21.3), the lower one's of
+    second order, so the upper curve needs the finer grid.
+    """
+    return np.unique(np.concatenate([np.linspace(0.001, 6.0, 6000), np.linspace(6.0, 30.0, 2401),
+                                     np.geomspace(30.0, 100.0, 41)]))
+
+
+def upper_tradeoff(alphas, epsilons, deltas):
+    r"""An upper bound on :math:`\sup_{\varepsilon \ge 0} f_{\varepsilon,\delta(\varepsilon)}(\alpha)` for a
     non-increasing :math:`\delta` known on a grid (docs/math.md §21.3): between grid points
     :math:`\varepsilon_j \le \varepsilon \le \varepsilon_{j+1}`, pair :math:`e^{\pm\varepsilon}` with its
     extreme and :math:`\delta(\varepsilon)` with :math:`\delta(\varepsilon_{j+1})`; below the grid use
-    :math:`\varepsilon = 0` with :math:`\delta(\varepsilon_0)`, above it :math:`\delta = 0`.
+    :math:`\varepsilon = 0` with :math:`\delta(\varepsilon_0)`, above it :math:`\delta = 0`. Computed in
+    blocks of FPRs, so a fine grid of epsilons needs little memory.
     """
-    a = alphas[:, None]
-    lo = np.concatenate([[0.0], epsilons])                 # left end of each interval
-    hi_delta = np.concatenate([deltas, [0.0]])              # delta at the right end (0 beyond the grid)
-    steep = (1.0 - hi_delta)[None, :] - np.exp(lo)[None, :] * a
-    flat = np.exp(-lo)[None, :] * np.maximum((1.0 - hi_delta)[None, :] - a, 0.0)
-    return np.clip(np.maximum(steep, flat).max(axis=1), 0.0, 1.0)
+    alphas = check_alphas(alphas, sort=False)
+    lo = np.concatenate([[0.0], np.asarray(epsilons, dtype=float)])      # left end of each interval
+    slack = 1.0 - np.concatenate([np.asarray(deltas, dtype=float), [0.0]])   # 1 - delta at the right end
+    grow, shrink = np.exp(lo), np.exp(-lo)
+    out = np.empty(alphas.shape)
+    for start in range(0, alphas.size, 32):
+        a = alphas[start:start + 32, None]
+        steep = slack[None, :] - grow[None, :] * a
+        flat = shrink[None, :] * np.maximum(slack[None, :] - a, 0.0)
+        out[start:start + 32] = np.maximum(steep, flat).max(axis=1)
+    return np.clip(out, 0.0, 1.0)
 
 
 def pld_tradeoff_bracket(history, *, alphas=None, epsilons=None, accountant_options=None):
@@ -261,15 +283,19 @@ def pld_tradeoff_bracket(history, *, alphas=None, epsilons=None, accountant_opti
     ``lower`` is the curve of the PLD accountant's *pessimistic* (connect-the-dots) delta, a valid
     guarantee; ``upper`` bounds the curve of its *optimistic* (grid-binning) delta from above, interval by
     interval (docs/math.md §21.3), so it is no guarantee: the exact curve lies between the two. The gap is
-    the PLD's discretisation error plus the epsilon grid's.
+    the PLD's discretisation error plus the epsilon grids' (``epsilons`` for the lower curve, by default
+    :func:`upper_epsilons` for the upper one, whose grid error is of first order).
     """
     alphas = default_alphas() if alphas is None else check_alphas(alphas)
-    epsilons = default_epsilons() if epsilons is None else np.sort(check_epsilons(epsilons, "epsilons"))
-    (optimistic, pessimistic), notes = pld_delta_bracket(history, epsilons, accountant_options, with_notes=True)
+    given = epsilons is not None
+    epsilons = np.sort(check_epsilons(epsilons, "epsilons")) if given else default_epsilons()
+    fine = epsilons if given else upper_epsilons()
+    (_, pessimistic), notes = pld_delta_bracket(history, epsilons, accountant_options, with_notes=True)
+    (optimistic, _) = pld_delta_bracket(history, fine, accountant_options)
     lower = TradeoffCurve("pld (pessimistic)", alphas, profile_tradeoff(alphas, epsilons, pessimistic),
                           epsilons, pessimistic, notes=notes)
-    upper = TradeoffCurve("pld (optimistic, upper)", alphas, _upper_tradeoff(alphas, epsilons, optimistic),
-                          epsilons, optimistic, notes=("an upper bound on the exact curve, no guarantee",))
+    upper = TradeoffCurve("pld (optimistic, upper)", alphas, upper_tradeoff(alphas, fine, optimistic),
+                          fine, optimistic, notes=("an upper bound on the exact curve, no guarantee",), upper=True)
     return lower, upper
 
 
