@@ -216,3 +216,12 @@ def test_pld_bracket_of_a_gaussian_ledger_holds_the_exact_curve():
     exact = gaussian_tradeoff(alphas, 1.0)
     assert np.all(lower.beta <= exact + 1e-12) and np.all(upper.beta >= exact - 1e-12)
     assert np.max(upper.beta - lower.beta) < 1e-3 and np.max(exact - lower.beta) < 1e-5
+
+
+@pytest.mark.parametrize("name", [n for n in ACCOUNTANT_NAMES if n != "zcdp"])
+def test_no_accountant_claims_more_than_the_true_subsampled_curve(name):
+    """The exact curve of Abadi et al.'s run lies below the PLD's upper curve (optimistic delta, fine grid): every
+    accountant's floor must lie below it too."""
+    _, upper = pld_tradeoff_bracket(ABADI, alphas=LINEAR)
+    curve = tradeoff_curve(ABADI, name, alphas=LINEAR, epsilons=grid_for(name))
+    assert np.all(curve.beta <= upper.beta + 1e-12)
