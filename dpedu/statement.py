@@ -214,7 +214,7 @@ def _report_lines(s):
               f"pessimistic; exact value in [{s.epsilon_bracket[0]:.4g}, {s.epsilon_bracket[1]:.4g}])"]
     rdp = "not applicable" if math.isnan(s.epsilon_rdp) else f"{s.epsilon_rdp:.4g}"
     lines.append(f"  beside it, RDP:           epsilon = {rdp} (Mironov 2017; what Opacus / TF Privacy report)")
-    lines.append(f"  Gaussian DP:              mu = {s.mu:.4g} (certified: the PLD curve lies above G_mu); "
+    lines.append(f"  Gaussian DP:              mu = {s.mu:.4g} (certified: the PLD curve lies above G_mu - 1e-10); "
                  f"its epsilon at delta = {s.delta:g} is {s.epsilon_from_mu:.4g}")
     lines.append(f"  what an attacker can do:  at FPR {s.fpr:.0%} no test of 'was this example in?' has TPR above {s.best_tpr:.2%}")
     lines.append(f"  what is protected:        every intermediate model (all {_updates(s)}), hence the final model and "
