@@ -225,3 +225,10 @@ def test_no_accountant_claims_more_than_the_true_subsampled_curve(name):
     _, upper = pld_tradeoff_bracket(ABADI, alphas=LINEAR)
     curve = tradeoff_curve(ABADI, name, alphas=LINEAR, epsilons=grid_for(name))
     assert np.all(curve.beta <= upper.beta + 1e-12)
+
+
+def test_accountant_options_must_be_a_dict():
+    with pytest.raises(TypeError, match="accountant_options"):
+        tradeoff_curve(GAUSSIAN, "rdp", accountant_options=["orders"])
+    with pytest.raises(TypeError, match="accountant_options"):
+        pld_tradeoff_bracket(GAUSSIAN, accountant_options="fine")

@@ -31,7 +31,7 @@ from scipy.special import ndtr, ndtri
 from ..events import GaussianEvent, SubsampledGaussianEvent
 from ..validation import check_array, check_in_interval, check_nonnegative
 from .accounting import as_ledger, make_accountant
-from .base import check_epsilons
+from .base import ConversionUnavailableError, UnsupportedEventError, check_epsilons
 
 __all__ = [
     "TradeoffCurve",
@@ -165,7 +165,7 @@ class TradeoffCurve:
         return bool(np.all(np.isfinite(self.beta)))
 
     def beta_at(self, alpha):
-        """The floor at FPRs ``alpha`` (number or array), computed exactly, not interpolated."""
+        """The curve at FPRs ``alpha`` (number or array), computed exactly from its profile, not interpolated."""
         scalar = np.ndim(alpha) == 0
         a = check_alphas(np.atleast_1d(alpha), "alpha", sort=False)
         if self.mu is not None:
@@ -182,6 +182,14 @@ class TradeoffCurve:
         return 1.0 - beta
 
 
+def _options(accountant_options):
+    """The accountant's constructor options: a dict or None, refused by name otherwise."""
+    if accountant_options is not None and not isinstance(accountant_options, dict):
+        raise TypeError(f"accountant_options must be a dict of keyword arguments or None; got "
+                        f"{type(accountant_options).__name__}")
+    return accountant_options or {}
+
+
 def privacy_profile(history, accountant, epsilons=None, *, accountant_options=None):
     """``(epsilons, deltas, notes)``: the accountant's certified delta at each epsilon of the grid.
 
@@ -189,11 +197,9 @@ def privacy_profile(history, accountant, epsilons=None, *, accountant_options=No
     accountant that cannot account the ledger, or gives no delta for an epsilon, returns NaN deltas and the
     reason in ``notes``.
     """
-    from .base import ConversionUnavailableError, UnsupportedEventError
-
     epsilons = default_epsilons() if epsilons is None else np.sort(check_epsilons(epsilons, "epsilons"))
     ledger = as_ledger(history)
-    acc = make_accountant(accountant, **(accountant_options or {}))
+    acc = make_accountant(accountant, **_options(accountant_options))
     notes = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
@@ -301,7 +307,7 @@ def pld_tradeoff_bracket(history, *, alphas=None, epsilons=None, accountant_opti
 
 def pld_delta_bracket(history, epsilons, accountant_options=None, *, with_notes=False):
     """``(optimistic, pessimistic)`` deltas of the PLD accountant at ``epsilons`` (and its caveats)."""
-    acc = make_accountant("pld", **(accountant_options or {}))
+    acc = make_accountant("pld", **_options(accountant_options))
     for event, count in as_ledger(history):
         acc.compose(event, count)
     optimistic, pessimistic = acc.delta_bracket(np.asarray(epsilons, dtype=float))
