@@ -225,12 +225,15 @@ def _report_lines(s):
     else:
         lines.append(f"  a person with k examples: k mu-GDP (Dong, Roth & Su 2022, Thm 2.14), e.g. k = 2: mu = "
                      f"{2 * s.mu:.4g}, epsilon {_mu_epsilon(2 * s.mu, s.delta):.4g} at delta = {s.delta:g}")
+    sampled = any(isinstance(e, SubsampledGaussianEvent) and e.sampling_rate < 1 for e, _ in s.ledger)
     lines += ["", "Assumptions (the guarantee does not hold without them)",
-              "  - batches are Poisson samples, as implemented; shuffled fixed-size batches are NOT covered",
+              "  - batches are Poisson samples, as implemented; shuffled fixed-size batches are NOT covered" if sampled
+              else "  - every example is used at every step (no sampling), as implemented",
               "  - C, z, q, T and every hyperparameter were fixed without looking at the private data; tuning on "
-              "the same data is not included unless its runs are accounted too",
-              "  - n is treated as public (each update divides by the expected batch size q n)",
-              "  - the training loss and other diagnostics computed on the data are not released",
+              "the same data is not included unless its runs are accounted too"]
+    if sampled:
+        lines.append("  - n is treated as public (each update divides by the expected batch size q n)")
+    lines += ["  - the training loss and other diagnostics computed on the data are not released",
               "  - floating-point noise is not hardened against precision attacks (Mironov 2012)"]
     for note in s.notes:
         lines.append(f"  ! {note}")

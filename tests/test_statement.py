@@ -106,3 +106,9 @@ def test_cli_statement_names_the_bad_option(capsys, argv, message):
     assert main(["statement", *argv]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_full_batch_runs_do_not_claim_poisson_sampling():
+    text = str(privacy_statement([(GaussianEvent(2.0), 4)], delta=1e-5))
+    assert "no sampling" in text and "Poisson" not in text
+    assert "Poisson" in str(privacy_statement(ABADI, delta=1e-5))
