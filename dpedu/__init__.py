@@ -14,8 +14,8 @@ higher one, not even inside a function; no module imports another module's priva
 3. clipping, mechanisms, snapping, models - the building blocks
 4. training - gradient descent, noisy gradient descent, DP-SGD
 5. accountants - the privacy of a ledger of events, seven ways
-6. calibrate, proactive, budget, estimator, selection, tuning - choosing noise from a budget; spending it;
-   private hyperparameter selection
+6. calibrate, proactive, budget, estimator, selection, tuning, statement - choosing noise from a budget; spending
+   it; private hyperparameter selection; reporting it
 7. audit, experiments - empirical lower bounds; accounting tables and training sweeps
 8. plotting, notebook, checks, exercises, instructor - the course
 9. cli - ``python -m dpedu``

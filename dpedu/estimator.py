@@ -435,3 +435,11 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         """Logarithm of :meth:`predict_proba`, computed stably."""
         s = self.decision_function(X)
         return np.column_stack([-np.logaddexp(0.0, s), -np.logaddexp(0.0, -s)])
+
+    @property
+    def privacy_statement_(self):
+        """What this fit guarantees, every number from an accountant (:func:`dpedu.statement.privacy_statement`)."""
+        from .statement import privacy_statement
+
+        check_is_fitted(self)
+        return privacy_statement(self, delta=self.delta_)

@@ -22,7 +22,8 @@ LAYERS = [
     ("dpedu.clipping", "dpedu.mechanisms", "dpedu.snapping", "dpedu.models"),
     ("dpedu.training",),                                                   # gradient descent, noisy GD, DP-SGD
     ("dpedu.accountants",),
-    ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator", "dpedu.selection", "dpedu.tuning"),
+    ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator", "dpedu.selection", "dpedu.tuning",
+     "dpedu.statement"),
     ("dpedu.audit", "dpedu.experiments"),
     ("dpedu.plotting", "dpedu.notebook", "dpedu.checks", "dpedu.exercises",
      "dpedu.instructor"),

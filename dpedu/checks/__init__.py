@@ -7,7 +7,7 @@ Checks draw their test data from their own ``seed`` (never from the student's ra
 student's seed cannot make a wrong answer pass, and the same answer always gets the same verdict. A function that still raises
 the stub's ``NotImplementedError`` fails with "not written yet".
 
-One module per chapter (``dpedu.checks.ch01`` ... ``ch08``), sharing the machinery of
+One module per chapter (``dpedu.checks.ch01`` ... ``ch09``), sharing the machinery of
 ``dpedu.checks.common``; this package re-exports every check. Chapter by chapter:
 
 ========  =========================================================================================
@@ -26,6 +26,7 @@ One module per chapter (``dpedu.checks.ch01`` ... ``ch08``), sharing the machine
           :func:`check_smallest_epsilon_reaching`
 8         :func:`check_epsilon_from_rates`, :func:`check_clopper_pearson_upper`,
           :func:`check_audit_lower_bound`
+9         :func:`check_gaussian_tradeoff`, :func:`check_epsilon_delta_tradeoff`, :func:`check_best_tpr`
 ========  =========================================================================================
 
 >>> import numpy as np
@@ -91,6 +92,7 @@ from .ch08 import (
                    check_clopper_pearson_upper,
                    check_epsilon_from_rates,
 )
+from .ch09 import check_best_tpr, check_epsilon_delta_tradeoff, check_gaussian_tradeoff
 
 __all__ = [
     "CheckFailed",
@@ -126,4 +128,7 @@ __all__ = [
     "check_gaussian_shift_lower_bound",
     "check_epsilon_from_gdp",
     "check_one_run_bound",
+    "check_gaussian_tradeoff",
+    "check_epsilon_delta_tradeoff",
+    "check_best_tpr",
 ]

@@ -2,7 +2,8 @@
 
 Each subcommand lives in a small function ``cmd_<name>(args)`` in one module per command group
 (:mod:`~dpedu.cli.training`: demo, tradeoff; :mod:`~dpedu.cli.accounting`: epsilon, plan, figure2;
-:mod:`~dpedu.cli.auditing`: audit; :mod:`~dpedu.cli.course`: strip-solutions), registered with its
+:mod:`~dpedu.cli.auditing`: audit; :mod:`~dpedu.cli.course`: strip-solutions;
+:mod:`~dpedu.cli.statement`: statement), registered with its
 argument parser, so ``python -m dpedu --help`` lists them all.
 
 A user error (a bad number, a missing file, the Adult data not found) prints ONE line on stderr,
@@ -16,13 +17,13 @@ import argparse
 import re
 import sys
 
-from . import accounting, auditing, course, training
+from . import accounting, auditing, course, statement, training
 from .common import MAX_STEPS, CliError
 
 __all__ = ["main", "build_parser", "user_message", "CliError", "MAX_STEPS"]
 
 COMMANDS = [*training.COMMANDS[:1], *accounting.COMMANDS, training.COMMANDS[1], *auditing.COMMANDS,
-            *course.COMMANDS]
+            *course.COMMANDS, *statement.COMMANDS]
 
 # argument names of dpedu's functions that a command fills from an option of another name
 ALIASES = {

@@ -10,7 +10,9 @@ r"""Plot helpers for the course: each takes an optional matplotlib ``Axes`` and 
 * :func:`plot_loss_curves` - training loss against epochs (or steps);
 * :func:`plot_clipping_noise_tradeoff` - accuracy against the clip norm C, one line per noise multiplier;
 * :func:`plot_accuracy_vs_epochs` - accuracy against epochs at one total epsilon, with the noise
-  multiplier each needs on a second axis.
+  multiplier each needs on a second axis;
+* :func:`plot_tradeoff`, :func:`plot_tradeoff_panels` - trade-off curves of a run under every accountant,
+  its mu-GDP curve and audits on the same axes (:mod:`dpedu.plotting.tradeoff`).
 
 No ``plt.show()`` and no global style changes: the caller owns the figure. Every helper checks its arguments
 (``TypeError``/``ValueError`` naming the argument) and places its legend where it covers no data: in the
@@ -36,6 +38,7 @@ from .accounting import plot_epsilon_vs_epochs, plot_figure2, plot_privacy_curve
 from .accuracy import plot_accuracy_vs_epochs, plot_accuracy_vs_epsilon, plot_clipping_noise_tradeoff
 from .common import ACCOUNTANT_STYLES, place_legend
 from .losses import plot_loss_curves
+from .tradeoff import plot_tradeoff, plot_tradeoff_panels
 
 __all__ = [
     "ACCOUNTANT_STYLES",
@@ -47,4 +50,6 @@ __all__ = [
     "plot_loss_curves",
     "plot_clipping_noise_tradeoff",
     "plot_accuracy_vs_epochs",
+    "plot_tradeoff",
+    "plot_tradeoff_panels",
 ]

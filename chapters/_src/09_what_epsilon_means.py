@@ -1,0 +1,327 @@
+# %% [markdown]
+# # Chapter 9 — What ε means: trade-off curves, Gaussian DP and a privacy statement
+#
+# > **Learning objectives**
+# >
+# > After this chapter you can
+# > 1. read a guarantee as a floor under an attacker's errors: the **trade-off curve** $\beta(\alpha)$ of the
+# >    test "was this example in the training data?";
+# > 2. turn one $(\varepsilon, \delta)$ pair, and a whole privacy profile $\delta(\varepsilon)$, into that curve;
+# > 3. draw the curves of one run under every accountant, and read the attacker's best true-positive rate at a
+# >    false-positive rate of 1 %;
+# > 4. summarise a run by one number, $\mu$-Gaussian DP, certified rather than approximated by the central limit
+# >    theorem;
+# > 5. put audits on the same axes, and recognise a proven violation;
+# > 6. state what a run guarantees the way a careful paper does, including groups of examples.
+#
+# Chapters 3 to 6 computed $\varepsilon$ with ever tighter accountants, and chapter 8 attacked the code. This
+# chapter asks what the number means. Differential privacy is a statement about **every** attack, and the
+# cleanest way to see it is the game behind the definition (Wasserman & Zhou 2010; Kairouz, Oh & Viswanath 2015;
+# Dong, Roth & Su 2022).
+
+# %% [markdown]
+# *Uses:* [`tradeoff_curve`](dpedu.accountants.tradeoff.tradeoff_curve) ·
+# [`gaussian_tradeoff`](dpedu.accountants.tradeoff.gaussian_tradeoff) ·
+# [`certified_mu`](dpedu.accountants.gdp.certified_mu) · [`clt_mu`](dpedu.accountants.gdp.clt_mu) ·
+# [`audit_region`](dpedu.audit.regions.audit_region) ·
+# [`plot_tradeoff_panels`](dpedu.plotting.tradeoff.plot_tradeoff_panels) ·
+# [`privacy_statement`](dpedu.statement.privacy_statement) (see the API reference).
+# *Notes:* [§21](../docs/math.md#21-what-ε-means-trade-off-curves-and-gaussian-dp) in the mathematical notes.
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from dpedu import audit, checks
+from dpedu.accountants import ACCOUNTANT_NAMES, GaussianEvent, SubsampledGaussianEvent, make_accountant
+from dpedu.accountants.gdp import certified_mu, clt_mu, group_mu, mu_from_epsilon
+from dpedu.accountants.tradeoff import (epsilon_delta_tradeoff, gaussian_curve, gaussian_tradeoff,
+                                        pld_tradeoff_bracket, tradeoff_curve)
+from dpedu.audit.regions import audit_region, result_ledger
+from dpedu.gaussian import gaussian_epsilon_exact
+from dpedu.notebook import fast_mode, pick
+from dpedu.plotting.tradeoff import plot_tradeoff, plot_tradeoff_panels
+from dpedu.statement import privacy_statement
+
+FAST = fast_mode()
+RUNS = pick(1000, 200)             # trainings per world in each audit: the only thing fast mode shrinks
+DELTA = 1e-5
+ABADI = [(SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01), 10_000)]   # 100 epochs
+print("fast mode" if FAST else "full mode", f"- {RUNS} runs per world in each audit")
+
+# %% [markdown]
+# ## The testing game
+#
+# An attacker sees the output of a training run (here: every noisy update) and must say whether it came from
+# $D$ or from $D'$, the same data with one more example. Any rule it uses has two error rates:
+#
+# * the **false-positive rate** $\alpha$ (FPR): it says "in" although the example was out;
+# * the **false-negative rate** $\beta$ (FNR): it says "out" although the example was in. Its true-positive
+#   rate is $1 - \beta$.
+#
+# A mechanism is $(\varepsilon, \delta)$-DP if and only if every rule satisfies
+# $\alpha + e^{\varepsilon}\beta \ge 1 - \delta$ and $\beta + e^{\varepsilon}\alpha \ge 1 - \delta$
+# (docs/math.md §21.1). The best rule at each $\alpha$ has the smallest $\beta$; as a function of $\alpha$ this is
+# the **trade-off curve** $f(\alpha)$, and a mechanism is $f$-DP when no rule gets below it (§21.2).
+#
+# Take the simplest mechanism, one Gaussian release with $\mu = 1/z$: the attacker sees $\mathcal N(0, 1)$
+# without the example and $\mathcal N(\mu, 1)$ with it. The best rule thresholds the output, and its curve is
+# $G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$. Let us play the game 200,000 times and compare.
+
+# %%
+rng = np.random.default_rng(0)
+mu = 1.0
+out_world = rng.normal(0.0, 1.0, 200_000)          # without the example
+in_world = rng.normal(mu, 1.0, 200_000)            # with it
+thresholds = np.quantile(out_world, [0.99, 0.9, 0.5])   # rules "in if the output exceeds t"
+for t in thresholds:
+    fpr, fnr = np.mean(out_world > t), np.mean(in_world <= t)
+    print(f"threshold {t:5.2f}: FPR {fpr:.3f}  FNR {fnr:.3f}   curve G_1(FPR) = {gaussian_tradeoff(fpr, mu):.3f}")
+
+# %% [markdown]
+# The measured FNR sits on the curve: at an FPR of 1 % the attacker misses about 91 % of the members (its TPR is
+# about 9 %). No rule, however clever, does better, because the threshold rule is the Neyman–Pearson test.
+#
+# ## From $(\varepsilon, \delta)$ to a curve
+#
+# One pair $(\varepsilon, \delta)$ is exactly the two lines of the game: its curve is
+# $f_{\varepsilon,\delta}(\alpha) = \max(0,\ 1-\delta-e^{\varepsilon}\alpha,\ e^{-\varepsilon}(1-\delta-\alpha))$,
+# a broken line (Dong, Roth & Su 2022, Prop. 2.5; docs/math.md §21.3). An accountant gives more than one pair: a
+# $\delta(\varepsilon)$ for every $\varepsilon$. Every pair is a floor, so the curve of the run is the highest of
+# them, $f(\alpha) = \sup_{\varepsilon} f_{\varepsilon, \delta(\varepsilon)}(\alpha)$ (Prop. 2.12). Below: the
+# Gaussian with $\mu = 1$, three of its pairs, and the curve they build.
+
+# %%
+alphas = np.linspace(0.0, 1.0, 401)
+fig, ax = plt.subplots(figsize=(6.5, 5.0))
+ax.plot(alphas, gaussian_tradeoff(alphas, 1.0), color="black", linewidth=2.5, label=r"$G_1$ (exact)")
+for eps in (0.25, 1.0, 2.5):
+    d = make_accountant("pld").compose(GaussianEvent(1.0)).get_delta(eps)
+    ax.plot(alphas, epsilon_delta_tradeoff(alphas, eps, d), linestyle="--",
+            label=rf"$f_{{\varepsilon,\delta}}$ at $\varepsilon = {eps}$, $\delta = {d:.3f}$")
+ax.plot(alphas, 1 - alphas, color="#BBBBBB", linestyle=":", label="perfect privacy (guessing)")
+ax.set(xlabel=r"false-positive rate $\alpha$", ylabel=r"false-negative rate $\beta$", xlim=(0, 1), ylim=(0, 1))
+ax.legend(fontsize=9)
+plt.show()
+
+# %% [markdown]
+# Each broken line touches the curve at one point and lies below it elsewhere; the upper envelope of all of them
+# is the curve. dpedu takes the envelope over a grid of about 600 values of $\varepsilon$: a finite grid can only
+# make the curve lower, so what is drawn is still a valid floor, never an overstatement (docs/math.md §21.3).
+#
+# ## Abadi et al.'s run under every accountant
+#
+# Now the run of chapter 5: $q = 0.01$, $z = 4$, $T = 10{,}000$ steps (100 epochs). Every accountant's
+# $\delta(\varepsilon)$ becomes a curve. Advanced and strong composition are slow to evaluate at one
+# $\varepsilon$ (each optimises a split of $\delta$), so they get a coarser grid, which again only lowers them.
+
+# %%
+coarse = np.concatenate([np.linspace(0.05, 4.0, 40), np.linspace(4.5, 30.0, 20)])
+curves = {name: tradeoff_curve(ABADI, name, epsilons=coarse if name in ("advanced", "strong") else None)
+          for name in ACCOUNTANT_NAMES}
+pld_low, pld_high = pld_tradeoff_bracket(ABADI)
+abadi_mu = certified_mu(ABADI)
+gdp = gaussian_curve(abadi_mu, label=f"GDP, certified mu = {abadi_mu:.3f}")
+print(f"{'accountant':<11} {'epsilon at 1e-5':>15}   best TPR at FPR 1%   best TPR at FPR 0.1%")
+for name, curve in curves.items():
+    if not curve.applies:
+        print(f"{name:<11} {'n/a':>15}   {curve.notes[0][:60]}...")
+        continue
+    eps = make_accountant(name).compose(*ABADI[0]).get_epsilon(DELTA)
+    print(f"{name:<11} {eps:15.3f}   {curve.best_tpr(0.01):18.4f}   {curve.best_tpr(0.001):20.5f}")
+print(f"{'GDP':<11} {gaussian_epsilon_exact(DELTA, 1 / abadi_mu):15.3f}   {gdp.best_tpr(0.01):18.4f}   "
+      f"{gdp.best_tpr(0.001):20.5f}")
+bracket_tpr = (1 - pld_high.beta_at(0.01), 1 - pld_low.beta_at(0.01))
+print(f"PLD bracket at FPR 1%: the best TPR lies between {bracket_tpr[0]:.6f} and {bracket_tpr[1]:.6f}")
+
+# %% [markdown]
+# Read the PLD line: at an FPR of 1 % no attack finds more than about 1.9 % of the members, barely above the 1 %
+# that guessing gets. The RDP and moments accountants allow a little more (2.1 % and 2.7 %), and the composition
+# theorems allow far more: advanced and strong composition (the same valid recipe here, so their curves coincide)
+# allow 29 %, and sequential composition's $\varepsilon \approx 223$ bounds nothing an attacker would care about
+# (its best TPR is 1). zCDP has no theorem for subsampling, so it gives no curve. The PLD's own bracket
+# (pessimistic and optimistic discretisation) is narrower than $10^{-4}$ in TPR.
+#
+# The picture: the linear view on top, and below it the ROC view on log axes, where the attacks that matter, at
+# small FPR, are visible.
+
+# %%
+fig = plt.figure(figsize=(7.0, 10.5))
+axes, _ = plot_tradeoff_panels(list(curves.values()) + [pld_high, gdp], figure=fig,
+                               title="Abadi et al.'s run: q = 0.01, z = 4, T = 10,000")
+plt.show()
+
+# %% [markdown]
+# ## One number: Gaussian DP
+#
+# The PLD curve and $G_\mu$ with $\mu = 0.256$ are indistinguishable (best TPR 1.91 % against 1.92 %). A mechanism is **$\mu$-GDP** when its curve
+# lies above $G_\mu$ (Dong, Roth & Su 2022; docs/math.md §21.4). Gaussian DP composes by adding $\mu^2$, its
+# $\delta(\varepsilon)$ is known in closed form, and groups of $k$ examples get $k\mu$. For full-batch Gaussian
+# steps it is exact: $\mu = \sqrt{T}/z$. For subsampled steps, two ways to get a $\mu$:
+#
+# * the **central limit theorem** of Bu, Dong, Long & Su (2020): $\mu_{\mathrm{CLT}} = q\sqrt{T(e^{1/z^2}-1)}$,
+#   the limit as $T \to \infty$ with $q\sqrt{T}$ fixed. A limit is **not a bound**;
+# * a **certified** $\mu$: the smallest $\mu$ such that the PLD's pessimistic $\delta(\varepsilon)$ lies below
+#   $\delta_\mu(\varepsilon) = \Phi(-\varepsilon/\mu + \mu/2) - e^{\varepsilon}\Phi(-\varepsilon/\mu - \mu/2)$ at
+#   every $\varepsilon$, checked between grid points too, up to a slack of $10^{-10}$ (§21.4).
+
+# %%
+settings = [(4.0, 0.01, 10_000), (1.1, 0.01, 10_000), (0.8, 0.01, 100), (1.1, 0.1, 100)]
+print(f"{'z':>4} {'q':>5} {'T':>6} | {'mu CLT':>7} {'mu certified':>12} | eps(1e-5): {'CLT':>6} {'PLD':>6}")
+gdp_rows = {}
+for z, q, steps in settings:
+    ledger = [(SubsampledGaussianEvent(z, q), steps)]
+    clt, cert = clt_mu(z, q, steps), certified_mu(ledger)
+    eps_pld = make_accountant("pld").compose(*ledger[0]).get_epsilon(DELTA)
+    gdp_rows[(z, q, steps)] = (clt, cert, gaussian_epsilon_exact(DELTA, 1 / clt), eps_pld)
+    print(f"{z:4g} {q:5g} {steps:6} | {clt:7.3f} {cert:12.3f} | {gdp_rows[(z, q, steps)][2]:17.3f} {eps_pld:6.3f}")
+
+# %% [markdown]
+# At Abadi et al.'s setting the CLT is excellent (0.254 against 0.256). With a hundred steps of a low-noise
+# mechanism it is not: at $z = 0.8$, $q = 0.01$, $T = 100$ it says $\mu = 0.19$ and $\varepsilon = 0.70$, while the
+# PLD puts the run at $\varepsilon = 1.51$ (and its optimistic lower bound is just as high). The CLT under-reports exactly where its conditions (many steps,
+# a sampled example's loss small) fail; `benchmarks/bench_gdp.py` measures this on 30 settings. Use it for
+# intuition, and the certified $\mu$ for a claim.
+#
+# ## Audits on the same axes
+#
+# Chapter 8's audits measured one attack each. On the trade-off plane an audit is a **point** $(\alpha, \beta)$ of
+# a real attack, and its Clopper–Pearson bounds make it a box. Every accountant's curve is a floor under every
+# attack, so a correct run puts its box on or above every valid curve. If the whole box lies **below** a curve
+# (its upper-right corner does), the attack beats the floor with the audit's confidence: the curve is wrong, a
+# **proven violation** (docs/math.md §21.8). A white-box audit with the Gaussian bound gives a curve instead: the
+# run lies below $G_{\mu_{\mathrm{lb}}}$.
+#
+# Auditing Abadi et al.'s run would need thousands of trainings of 10,000 steps each, and its curve is so close
+# to the diagonal that no audit box could get below it. So audit a run that leaks more: full-batch DP-SGD with
+# $z = 1$ and $T = 4$ steps ($\mu = 2$ exactly), black-box with a canary and white-box from every update.
+
+# %%
+X, y = audit.make_audit_data(n=50, d=2, rng=0)
+canary = audit.make_canary(X, y)
+small = [(GaussianEvent(1.0), 4)]
+black = audit.canary_audit(audit.dp_sgd_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4), X, y, canary,
+                           runs=RUNS, delta=DELTA, rng=1)
+white = audit.whitebox_audit(audit.observed_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4), X, y, canary,
+                             runs=RUNS, delta=DELTA, rng=2)
+regions = [audit_region(black, "canary audit"), audit_region(white, "white-box audit")]
+small_curves = [tradeoff_curve(small, name) for name in ("moments", "rdp", "zcdp", "pld")]
+fig = plt.figure(figsize=(7.0, 10.5))
+axes, small_violations = plot_tradeoff_panels(small_curves + [gaussian_curve(2.0)], audits=regions, figure=fig,
+                                              title="full-batch DP-SGD, z = 1, T = 4 (mu = 2): correct code")
+plt.show()
+print(f"canary audit: FPR {black.fpr:.3f}, FNR {black.fnr:.3f} (upper bounds {black.fpr_upper:.3f}, "
+      f"{black.fnr_upper:.3f}); white-box: mu >= {white.mu_lower:.3f} (true mu = 2)")
+print("proven violations:", small_violations or "none")
+
+# %% [markdown]
+# The canary box is not below the curves: its upper-right corner, the audit's own bound, lies above all of them
+# (the box reaches below them, which proves nothing). The white-box bound $\mu_{\mathrm{lb}}$ is just below the
+# true $\mu = 2$, so its curve runs just above $G_2$. Correct code, no violation. Now one of chapter 8's planted bugs,
+# `noise_reused`, which adds the same noise vector at every step and claims the ledger of correct DP-SGD.
+
+# %%
+bug = audit.bug_hunt("noise_reused", runs=RUNS, rng=0)
+claimed = result_ledger(bug)
+bug_curves = [tradeoff_curve(claimed, name) for name in ("moments", "rdp", "pld")]
+bug_mu = certified_mu(claimed)
+fig = plt.figure(figsize=(7.0, 10.5))
+axes, bug_violations = plot_tradeoff_panels(bug_curves + [gaussian_curve(bug_mu)],
+                                            audits=[audit_region(bug, "white-box audit")], figure=fig,
+                                            title="planted bug 'noise_reused' (claims z = 5, q = 0.5, T = 8)")
+plt.show()
+print(claimed, f"-> certified mu = {bug_mu:.3f}; the claimed PLD curve at FPR 10%: FNR >= "
+      f"{bug_curves[2].beta_at(0.1):.2f}")
+print("proven violations:", bug_violations)
+
+# %% [markdown]
+# The bug's box hugs the origin: the attack almost never errs, while the curves of the *claimed* run demand, at an
+# FPR of 10 %, an FNR of at least 0.8. Every curve is violated. This is the same verdict as chapter
+# 8's "AUDIT FAILED", now for every $\varepsilon$ of the curve at once.
+#
+# ## Groups and people
+#
+# The unit of privacy in DP-SGD is **one example**. A person who contributed $k$ examples is protected as a group
+# of $k$: $\mu$-GDP becomes $k\mu$-GDP (Dong, Roth & Su 2022, Thm 2.14; docs/math.md §21.6), tight for Gaussian
+# releases, since $k$ examples move the clipped sum by up to $kC$.
+
+# %%
+for k in (1, 2, 5, 10):
+    k_mu = group_mu(abadi_mu, k)
+    print(f"k = {k:2}: {k_mu:.3f}-GDP, epsilon {gaussian_epsilon_exact(DELTA, 1 / k_mu):6.3f} at delta = {DELTA:g}, "
+          f"best TPR at FPR 1% {1 - gaussian_tradeoff(0.01, k_mu):.3f}")
+
+# %% [markdown]
+# Ten examples per person turn a run with $\varepsilon \approx 0.95$ into one with $\varepsilon \approx 14$ for
+# that person. If your data has users with many rows, account per user, not per row.
+#
+# ## A privacy statement
+#
+# A number without its conditions is not a guarantee. Ponomareva et al. (2023, §5) list what a paper should
+# report; `privacy_statement` writes it out for a run, with every number computed by the accountants above.
+
+# %%
+statement = privacy_statement(ABADI, delta=DELTA, n=60_000, clip_norm=4.0)
+print(statement)
+
+# %% [markdown]
+# Three things in it deserve a second look. The guarantee covers **every intermediate model**: the accountants
+# assume the attacker sees all 10,000 noisy updates, so releasing checkpoints costs nothing extra. It holds for
+# **Poisson** batches only: the shuffled fixed-size batches most training loops use are a different algorithm,
+# and no accountant here covers them (chapter 4). And it says nothing about the **tuning** that picked $z$, $C$
+# and the learning rate: trying many configurations on the same data and keeping the best is itself a release
+# (chapter 7).
+#
+# ## Exercises
+#
+# You may use `numpy`, `scipy` and `math`, but not `dpedu` itself.
+#
+# **Exercise 9.1 — the Gaussian curve.** Write `gaussian_beta(alpha, mu)` returning the smallest FNR of any test
+# at FPR $\alpha$ when the attacker must tell $\mathcal N(0, 1)$ from $\mathcal N(\mu, 1)$:
+# $G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$ (`scipy.stats.norm.cdf` and `.ppf`).
+
+# %% exercise=9.1
+def gaussian_beta(alpha, mu):
+    ### BEGIN SOLUTION
+    from scipy.stats import norm
+
+    return float(norm.cdf(norm.ppf(1.0 - alpha) - mu))
+    ### END SOLUTION
+
+# %% check=9.1
+checks.check_gaussian_tradeoff(gaussian_beta)
+
+# %% [markdown]
+# **Exercise 9.2 — one pair, one curve.** Write `pair_beta(alpha, epsilon, delta)`: the trade-off curve of one
+# $(\varepsilon, \delta)$ guarantee at FPR $\alpha$. Start from the two inequalities of the testing game and solve
+# each for $\beta$. Why do you need both?
+
+# %% exercise=9.2
+def pair_beta(alpha, epsilon, delta):
+    ### BEGIN SOLUTION
+    steep = 1.0 - delta - math.exp(epsilon) * alpha          # from alpha + e^eps beta >= 1 - delta ... solved
+    flat = math.exp(-epsilon) * (1.0 - delta - alpha)        # ... and from beta + e^eps alpha >= 1 - delta
+    return max(0.0, steep, flat)
+    ### END SOLUTION
+
+# %% check=9.2
+checks.check_epsilon_delta_tradeoff(pair_beta)
+
+# %% [markdown]
+# **Exercise 9.3 — the attacker's best TPR.** An accountant hands you its privacy profile: arrays `epsilons` and
+# `deltas` with the run $(\varepsilon_j, \delta_j)$-DP for every $j$. Write `best_tpr(epsilons, deltas, fpr)`: the
+# largest true-positive rate any attack can have at false-positive rate `fpr`. Then try it on the PLD accountant's
+# profile of Abadi et al.'s run (`make_accountant("pld")`, `get_delta` on a grid of epsilons): do you find the
+# 1.9 % of the table above? Why can a coarser grid of epsilons only give a larger TPR?
+
+# %% exercise=9.3
+def best_tpr(epsilons, deltas, fpr):
+    ### BEGIN SOLUTION
+    floors = [max(0.0, 1.0 - d - math.exp(e) * fpr, math.exp(-e) * (1.0 - d - fpr)) for e, d in zip(epsilons, deltas)]
+    return 1.0 - max(floors)
+    ### END SOLUTION
+
+# %% check=9.3
+checks.check_best_tpr(best_tpr)

@@ -1,0 +1,114 @@
+"""The privacy statement (dpedu.statement) and its command: every number equals the accountants' own."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpedu import dp_sgd
+from dpedu.accountants import GaussianEvent, LaplaceEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent
+from dpedu.accountants import make_accountant
+from dpedu.accountants.gdp import certified_mu
+from dpedu.accountants.tradeoff import tradeoff_curve
+from dpedu.cli import main
+from dpedu.gaussian import gaussian_epsilon_exact
+from dpedu.statement import privacy_statement
+
+ABADI = [(SubsampledGaussianEvent(4.0, 0.01), 10_000)]
+
+
+def accounted(ledger, name, delta):
+    acc = make_accountant(name)
+    for event, count in ledger:
+        acc.compose(event, count)
+    return acc
+
+
+def test_numbers_equal_the_accountants():
+    s = privacy_statement(ABADI, delta=1e-5, n=60_000, clip_norm=4.0, group_size=3)
+    assert s.epsilon == accounted(ABADI, "pld", 1e-5).get_epsilon(1e-5)
+    assert s.epsilon_bracket == accounted(ABADI, "pld", 1e-5).epsilon_bracket(1e-5)
+    assert s.epsilon_rdp == accounted(ABADI, "rdp", 1e-5).get_epsilon(1e-5)
+    assert s.mu == certified_mu(ABADI)
+    assert s.epsilon_from_mu == gaussian_epsilon_exact(1e-5, 1 / s.mu) >= s.epsilon
+    assert s.group_mu == 3 * s.mu and s.group_epsilon == gaussian_epsilon_exact(1e-5, 1 / (3 * s.mu))
+    assert s.best_tpr == tradeoff_curve(ABADI, "pld", alphas=[0.01]).best_tpr(0.01)
+    text = str(s)
+    for shown in (f"{s.epsilon:.4g}", f"{s.epsilon_rdp:.4g}", f"{s.mu:.4g}", "60,000", "q = 0.01", "10,000",
+                  "noise multiplier z:       4", "add/remove", "one example", "every intermediate model", "Poisson", "shuffled", "tuning"):
+        assert shown in text, shown
+
+
+def test_a_training_result_and_an_estimator_report_their_settings():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    result = dp_sgd(X, y, noise_multiplier=2.0, clip_norm=0.5, sampling_rate=0.1, steps=30, rng=0)
+    s = privacy_statement(result, delta=1e-4, n=200)
+    assert (s.noise_multiplier, s.sampling_rate, s.steps, s.clip_norm) == (2.0, 0.1, 30, 0.5)
+    assert s.epsilon == accounted(result.ledger, "pld", 1e-4).get_epsilon(1e-4)
+
+    from dpedu import DPLogisticRegression
+    clf = DPLogisticRegression(epsilon=1.0, delta=1e-3, epochs=2, random_state=0).fit(X, y)
+    s = clf.privacy_statement_
+    assert s.delta == 1e-3 and s.steps == clf.steps_ and s.clip_norm == clf.clip_norm_
+    assert s.epsilon == accounted(clf.ledger_, "pld", 1e-3).get_epsilon(1e-3) <= clf.epsilon_ + 1e-9
+
+
+def test_full_batch_and_mixed_ledgers():
+    s = privacy_statement([(GaussianEvent(2.0), 4)], delta=1e-5)
+    assert s.mu == 1.0 and "full-batch" in str(s)
+    mixed = [(GaussianEvent(2.0), 4), (LaplaceEvent(0.1), 1)]
+    s = privacy_statement(mixed, delta=1e-5)
+    assert "Laplace" in str(s) and s.epsilon == accounted(mixed, "pld", 1e-5).get_epsilon(1e-5)
+
+
+def test_delta_not_below_one_over_n_is_flagged():
+    assert "1/n" in str(privacy_statement(ABADI, delta=1e-3, n=5000))
+
+
+@pytest.mark.parametrize("kwargs, error, name", [
+    ({"delta": 0.0}, ValueError, "delta"), ({"delta": 1e-5, "n": 0}, ValueError, "n"),
+    ({"delta": 1e-5, "n": 10.0}, TypeError, "n"), ({"delta": 1e-5, "clip_norm": -1}, ValueError, "clip_norm"),
+    ({"delta": 1e-5, "group_size": 0}, ValueError, "group_size"), ({"delta": 1e-5, "fpr": 1.0}, ValueError, "fpr"),
+    ({}, TypeError, "delta"),
+])
+def test_bad_arguments_are_named(kwargs, error, name):
+    with pytest.raises(error, match=name):
+        privacy_statement(ABADI, **kwargs)
+
+
+def test_no_statement_without_a_guarantee():
+    with pytest.raises(TypeError, match="not private"):
+        privacy_statement(None, delta=1e-5)
+    with pytest.raises(ValueError, match="shuffled"):
+        privacy_statement([(ShuffledBatchGaussianEvent(1.0, 10, 100), 5)], delta=1e-5)
+
+
+def test_cli_statement_prints_the_same_numbers(capsys):
+    assert main(["statement", "-z", "4", "-q", "0.01", "--epochs", "100", "--n", "60000", "--clip-norm", "4"]) == 0
+    out = capsys.readouterr().out
+    s = privacy_statement(ABADI, delta=1e-5, n=60_000, clip_norm=4.0)
+    assert str(s) in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-z", "0", "-q", "0.1", "--steps", "3"], "--noise-multiplier"), (["-z", "1", "-q", "0", "--steps", "3"],
+                                                                      "--sampling-rate"),
+    (["-z", "1", "-q", "0.1", "--steps", "3", "--delta", "2"], "--delta"),
+    (["-z", "1", "-q", "0.1", "--steps", "3", "--n", "-5"], "--n"),
+    (["-z", "1", "-q", "0.1", "--steps", "3", "--clip-norm", "0"], "--clip-norm"),
+    (["-z", "1", "-q", "0.1", "--steps", "3", "--group-size", "0"], "--group-size"),
+    (["-z", "1", "-q", "0.1", "--steps", "3", "--fpr", "1"], "--fpr"),
+    (["-z", "1", "-q", "0.1", "--steps", "0"], "--steps"),
+])
+def test_cli_statement_names_the_bad_option(capsys, argv, message):
+    assert main(["statement", *argv]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_full_batch_runs_do_not_claim_poisson_sampling():
+    text = str(privacy_statement([(GaussianEvent(2.0), 4)], delta=1e-5))
+    assert "no sampling" in text and "Poisson" not in text
+    assert "Poisson" in str(privacy_statement(ABADI, delta=1e-5))
