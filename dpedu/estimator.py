@@ -34,20 +34,9 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted
 
 from . import calibrate
-from .validation import (
-    MAX_STEPS,
-    check_budget,
-    check_delta,
-    check_epsilon,
-    check_nonnegative,
-    check_positive,
-    check_positive_int,
-    check_rng,
-    check_sampling_rate,
-)
+from .validation import check_budget, check_delta, check_epsilon, check_positive_int, check_rng, check_sampling_rate
 from .accountants import ACCOUNTANT_NAMES, account
-from .events import gaussian_step_event, steps_from_epochs
-from .training import LR_SCHEDULES, dp_sgd
+from .training import plan_dp_sgd, run_dp_sgd
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -94,6 +83,16 @@ def tuned_defaults(epsilon):
     """
     epsilon = check_epsilon(epsilon)
     return min(TUNED_DEFAULTS, key=lambda row: abs(math.log(epsilon / row.epsilon)))
+
+
+class _Settings(NamedTuple):
+    """The checked settings of one ``fit`` that are not part of the DP-SGD plan."""
+
+    epsilon: float
+    delta: float
+    tuned: TunedDefaults
+    budget: object
+    rng: np.random.Generator
 
 
 class NonPrivateWarning(UserWarning):
@@ -291,26 +290,14 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         return default
 
     def _checked_hyperparameters(self):
-        """Every hyperparameter checked (no data looked at, nothing stored): a dict of clean values."""
+        """The settings the DP-SGD plan does not check (no data looked at, nothing stored)."""
         epsilon = check_epsilon(self.epsilon)
-        tuned = tuned_defaults(epsilon)
-        hp = dict(epsilon=epsilon, delta=check_delta(self.delta), tuned=tuned)
-        hp["epochs"] = check_positive(tuned.epochs if self.epochs is None else self.epochs, "epochs")
-        hp["clip_norm"] = check_positive(tuned.clip_norm if self.clip_norm is None else self.clip_norm, "clip_norm",
-                                         allow_inf=True)
-        hp["learning_rate"] = check_positive(tuned.learning_rate if self.learning_rate is None
-                                             else self.learning_rate, "learning_rate")
         if self.accountant not in ACCOUNTANT_NAMES:
             raise ValueError(f"accountant must be one of {', '.join(ACCOUNTANT_NAMES)}; got {self.accountant!r}")
-        if self.lr_schedule not in LR_SCHEDULES:
-            raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}; got {self.lr_schedule!r}")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}")
-        hp["noise_multiplier"] = (None if self.noise_multiplier is None
-                                  else check_nonnegative(self.noise_multiplier, "noise_multiplier"))
-        hp["budget"] = check_budget(self.budget)
-        hp["rng"] = check_rng(self.random_state, "random_state")  # named as the user knows it
-        return hp
+        return _Settings(epsilon, check_delta(self.delta), tuned_defaults(epsilon), check_budget(self.budget),
+                         check_rng(self.random_state, "random_state"))  # named as the user knows it
 
     def _checked_data(self, X, y):
         """(X, classes, labels in {-1, +1}, the estimator carrying n_features_in_ / feature_names_in_)."""
@@ -336,35 +323,36 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         result.reissue_warnings(stacklevel=3)
         return result.epsilon
 
-    def _plan(self, hp, n):
-        """(sampling rate, steps, noise multiplier, ledger, epsilon of the run): the run, before it happens."""
-        epsilon, delta = hp["epsilon"], hp["delta"]
-        sampling_rate = self._sampling_rate(n, hp["tuned"].sampling_rate)
-        if not hp["epochs"] / sampling_rate <= MAX_STEPS:   # before rounding: round(1e300 / q) is no step count
-            raise ValueError(f"epochs={hp['epochs']:g} at sampling_rate={sampling_rate:g} means "
-                             f"{hp['epochs'] / sampling_rate:.3g} steps, over the limit MAX_STEPS = {MAX_STEPS:,}; use "
-                             f"fewer epochs or a larger sampling_rate")
-        steps = steps_from_epochs(hp["epochs"], sampling_rate)
-        z = hp["noise_multiplier"]
+    def _plan(self, settings, n):
+        """The :class:`~dpedu.training.DPSGDPlan` of the run (noise calibrated to its steps) and its epsilon."""
+        tuned, epsilon, delta = settings.tuned, settings.epsilon, settings.delta
+        z = self.noise_multiplier
+        plan = plan_dp_sgd(
+            n, noise_multiplier=0.0 if z is None else z, sampling_rate=self._sampling_rate(n, tuned.sampling_rate),
+            clip_norm=tuned.clip_norm if self.clip_norm is None else self.clip_norm,
+            epochs=tuned.epochs if self.epochs is None else self.epochs,
+            learning_rate=tuned.learning_rate if self.learning_rate is None else self.learning_rate,
+            lr_schedule=self.lr_schedule)
         if z is None:
             try:
-                z = calibrate.noise_multiplier(target_epsilon=epsilon, target_delta=delta, sampling_rate=sampling_rate,
-                                               steps=steps, accountant=self.accountant)
+                z = calibrate.noise_multiplier(target_epsilon=epsilon, target_delta=delta,
+                                               sampling_rate=plan.sampling_rate, steps=plan.steps,
+                                               accountant=self.accountant)
             except (ValueError, ZeroDivisionError, OverflowError) as exc:
                 raise ValueError(f"no noise reaches epsilon={epsilon!r} at delta={delta!r} for this run "
-                                 f"({steps} steps at sampling_rate={sampling_rate:g}): {exc}") from None
-        ledger = None if z == 0 else [(gaussian_step_event(z, sampling_rate), steps)]
-        run_epsilon = self._run_epsilon(ledger, delta)
-        if z == 0:
+                                 f"({plan.steps} steps at sampling_rate={plan.sampling_rate:g}): {exc}") from None
+            plan = plan.with_noise_multiplier(z)
+        run_epsilon = self._run_epsilon(plan.ledger, delta)
+        if not plan.private:
             warnings.warn("noise_multiplier=0: this model is NOT private (epsilon_ = inf). It is the sanity "
                           "setting for comparing with non-private training; never publish it as private.",
                           NonPrivateWarning, stacklevel=3)
         elif run_epsilon > epsilon:
-            warnings.warn(f"noise_multiplier={z:g} wins over epsilon={epsilon:g}: this run costs epsilon_ = "
-                          f"{run_epsilon:.4g} at delta={delta:g} ({self.accountant}). Leave noise_multiplier=None to "
-                          f"calibrate the noise to epsilon, or raise epsilon to the cost you accept.",
-                          EpsilonTargetWarning, stacklevel=3)
-        return sampling_rate, steps, z, ledger, run_epsilon
+            warnings.warn(f"noise_multiplier={plan.noise_multiplier:g} wins over epsilon={epsilon:g}: this run costs "
+                          f"epsilon_ = {run_epsilon:.4g} at delta={delta:g} ({self.accountant}). Leave "
+                          f"noise_multiplier=None to calibrate the noise to epsilon, or raise epsilon to the cost you "
+                          f"accept.", EpsilonTargetWarning, stacklevel=3)
+        return plan, run_epsilon
 
     def fit(self, X, y):
         """Train by DP-SGD; the budget (if any) is charged before the first step.
@@ -374,35 +362,31 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         refused budget) leaves the estimator exactly as it was: still fitted with the previous model, or
         not fitted. The budget is charged only after every check passed.
         """
-        hp = self._checked_hyperparameters()
+        settings = self._checked_hyperparameters()
         X, classes, y_pm, scratch = self._checked_data(X, y)
         n, d = X.shape
-        sampling_rate, steps, z, ledger, run_epsilon = self._plan(hp, n)
+        plan, run_epsilon = self._plan(settings, n)
         design = np.hstack([X, np.ones((n, 1))]) if self.fit_intercept else X
-        result = dp_sgd(design, y_pm, noise_multiplier=z, clip_norm=hp["clip_norm"], sampling_rate=sampling_rate,
-                        steps=steps, learning_rate=hp["learning_rate"], lr_schedule=self.lr_schedule,
-                        budget=hp["budget"], rng=hp["rng"])
+        result = run_dp_sgd(design, y_pm, plan, budget=settings.budget, rng=settings.rng)
         theta = result.theta
         if not np.all(np.isfinite(theta)):             # the run took place (and was charged); store nothing
             raise ValueError("training on X produced non-finite weights (X too large for float64 margins); "
                              "standardise X. Any budget was charged: the run took place.")
-        if result.ledger != ledger:  # pragma: no cover - dp_sgd and _plan must describe the same run
-            raise RuntimeError(f"internal error: dp_sgd ran {result.ledger}, the estimator planned {ledger}")
 
         fitted = dict(
             coef_=theta[:d].reshape(1, -1).copy(),
             intercept_=theta[d:].copy() if self.fit_intercept else np.zeros(1),
             classes_=classes,
-            noise_multiplier_=float(z),
-            sampling_rate_=sampling_rate,
-            epochs_=hp["epochs"],
-            clip_norm_=float(hp["clip_norm"]),
-            learning_rate_=float(hp["learning_rate"]),
-            steps_=steps,
+            noise_multiplier_=float(plan.noise_multiplier),
+            sampling_rate_=plan.sampling_rate,
+            epochs_=float(settings.tuned.epochs if self.epochs is None else self.epochs),
+            clip_norm_=float(plan.clip_norm),
+            learning_rate_=float(plan.learning_rate),
+            steps_=plan.steps,
             ledger_=result.ledger,
             losses_=result.losses,
             epsilon_=run_epsilon,
-            delta_=hp["delta"],
+            delta_=settings.delta,
         )
         for name in ("n_features_in_", "feature_names_in_"):   # set (or cleared) by scikit-learn's checks
             if hasattr(scratch, name):

@@ -35,7 +35,8 @@ import math
 
 import numpy as np
 
-from .validation import check_array, check_budget, check_nonnegative, check_positive, check_rng, check_scalar
+from .validation import check_array, check_budget, check_noise_scale, check_nonnegative, check_positive, check_rng
+from .validation import check_scalar
 from .events import GaussianEvent, LaplaceEvent
 from .gaussian import analytic_noise_multiplier, classic_noise_multiplier
 
@@ -70,11 +71,8 @@ def laplace_scale(l1_sensitivity, epsilon):
     r"""Laplace noise scale :math:`b = \Delta_1/\varepsilon` (Dwork et al. 2006; Dwork & Roth Thm 3.6)."""
     l1_sensitivity = check_positive(l1_sensitivity, "l1_sensitivity")
     epsilon = check_positive(epsilon, "epsilon")
-    scale = l1_sensitivity / epsilon
-    if not scale < 1e300:  # an infinite scale would release inf (or nan): refuse instead
-        raise ValueError(f"the noise scale l1_sensitivity / epsilon = {l1_sensitivity!r} / {epsilon!r} overflows; "
-                         f"use a smaller l1_sensitivity or a larger epsilon")
-    return scale
+    return check_noise_scale(l1_sensitivity / epsilon, f"scale l1_sensitivity / epsilon = {l1_sensitivity!r} / "
+                             f"{epsilon!r}", "a smaller l1_sensitivity or a larger epsilon")
 
 
 def gaussian_noise_multiplier(epsilon, delta, calibration="analytic"):
@@ -181,9 +179,9 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
     if z > 0 and math.isinf(l2_sensitivity):
         raise ValueError("l2_sensitivity=inf: no finite noise protects an unbounded query; it is allowed only with "
                          "noise_multiplier=0 (no noise, non-private)")
-    if z > 0 and not z * l2_sensitivity < 1e300:  # an infinite std would release inf or nan: refuse instead
-        raise ValueError(f"the noise std noise_multiplier * l2_sensitivity = {z!r} * {l2_sensitivity!r} overflows; "
-                         f"use a smaller noise_multiplier or l2_sensitivity")
+    if z > 0:
+        check_noise_scale(z * l2_sensitivity, f"std noise_multiplier * l2_sensitivity = {z!r} * {l2_sensitivity!r}",
+                          "a smaller noise_multiplier or l2_sensitivity")
     value, was_scalar = _check_value(value)
     rng = check_rng(rng)
     budget = check_budget(budget)
