@@ -31,17 +31,12 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import calibrate
 from .validation import check_budget, check_delta, check_epsilon, check_positive_int, check_rng, check_sampling_rate
 from .accountants import ACCOUNTANT_NAMES, account
 from .training import plan_dp_sgd, run_dp_sgd
-
-try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _validate_data
-except ImportError:  # pragma: no cover - older scikit-learn
-    _validate_data = None
 
 __all__ = ["DPLogisticRegression", "NonPrivateWarning", "EpsilonTargetWarning", "TUNED_DEFAULTS", "TunedDefaults",
            "tuned_defaults", "MAX_ABS_FEATURE"]
@@ -143,24 +138,15 @@ _NO_Y = object()                                        # predict: no y (y=None 
 
 
 def _sklearn_validate(estimator, X, y=_NO_Y, *, reset):
-    """scikit-learn's validation (``validate_data`` on >= 1.6), with messages that name X or y."""
+    """scikit-learn's ``validate_data`` (scikit-learn >= 1.6, the floor in requirements.txt), naming X or y."""
     _check_X_kind(X)
     try:
-        if _validate_data is not None:
+        # scikit-learn's quick finiteness test sums X: rows of +-1.7e308 make that sum inf - inf, a bare NumPy
+        # warning, although X is finite; _check_magnitude then refuses such X by name.
+        with np.errstate(over="ignore", invalid="ignore"):
             if y is _NO_Y:
-                return _validate_data(estimator, X, dtype=np.float64, reset=reset)
-            return _validate_data(estimator, X, y, dtype=np.float64, reset=reset)
-        from sklearn.utils.validation import check_array, check_X_y  # pragma: no cover
-
-        if y is _NO_Y:  # pragma: no cover
-            X = check_array(X, dtype=np.float64)
-            if X.shape[1] != estimator.n_features_in_:
-                raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
-                                 f"{estimator.n_features_in_} features as input")
-            return X
-        X, y = check_X_y(X, y, dtype=np.float64)  # pragma: no cover
-        estimator.n_features_in_ = X.shape[1]  # pragma: no cover
-        return X, y  # pragma: no cover
+                return validate_data(estimator, X, dtype=np.float64, reset=reset)
+            return validate_data(estimator, X, y, dtype=np.float64, reset=reset)
     except (ValueError, TypeError) as exc:  # scikit-learn's messages do not always say which argument
         message = str(exc).splitlines()[0]
         named = "X" if y is _NO_Y else "X or y"
@@ -270,9 +256,6 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags
-
-    def _more_tags(self):  # scikit-learn < 1.6
-        return {"binary_only": True}
 
     # --- fitting ---------------------------------------------------------------------------------
 
