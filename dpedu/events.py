@@ -5,9 +5,13 @@ accountant needs and nothing an accountant decides (no delta split, no order gri
 Training functions return a ledger ``[(event, count), ...]`` so the same run can be
 accounted by every accountant in :mod:`dpedu.accountants`.
 
-All events assume **add/remove** neighbouring datasets (docs/math.md §1.2) and are
-*sensitivity-normalised*: a Gaussian with standard deviation ``noise_std`` on a query of
-L2 sensitivity ``l2_sensitivity`` is ``GaussianEvent(noise_std / l2_sensitivity)``.
+Every event states its **neighbouring relation** (docs/math.md §1.2, §22.1): ``relation="add_remove"``
+(the default, :data:`ADD_REMOVE`) or ``"replace_one"`` (:data:`REPLACE_ONE`). Events are
+*normalised by the per-record contribution bound* C (the add/remove sensitivity; the clip norm of
+DP-SGD): a Gaussian with standard deviation ``noise_std`` on a sum of records of norm at most C is
+``GaussianEvent(noise_std / C)``, whatever the relation. Under replace-one such a sum has sensitivity
+2C, and the accountants apply it (:func:`add_remove_equivalent`); an event never stores a value already
+halved or doubled.
 
 >>> SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01)
 SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01)
@@ -15,10 +19,15 @@ SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01)
 2.0
 >>> gaussian_step_event(4.0, 0.01), steps_from_epochs(100, 0.01)
 (SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01), 10000)
+>>> GaussianEvent(2.0, relation="replace_one")
+GaussianEvent(noise_multiplier=2.0, relation='replace_one')
+>>> add_remove_equivalent(GaussianEvent(2.0, relation="replace_one"))
+GaussianEvent(noise_multiplier=1.0)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -41,7 +50,32 @@ __all__ = [
     "MIN_EVENT_NOISE_MULTIPLIER",
     "gaussian_step_event",
     "steps_from_epochs",
+    "ADD_REMOVE",
+    "REPLACE_ONE",
+    "NEIGHBOURING_RELATIONS",
+    "check_relation",
+    "add_remove_equivalent",
+    "SampledWithoutReplacementGaussianEvent",
+    "TruncatedPoissonGaussianEvent",
 ]
+
+#: The two neighbouring relations (docs/math.md §1.2): one record added or deleted, or one record changed.
+ADD_REMOVE, REPLACE_ONE = "add_remove", "replace_one"
+NEIGHBOURING_RELATIONS = (ADD_REMOVE, REPLACE_ONE)
+
+
+def check_relation(relation):
+    """``relation`` if it is one of :data:`NEIGHBOURING_RELATIONS`; otherwise an error naming it.
+
+    >>> check_relation("replace_one")
+    'replace_one'
+    """
+    if not isinstance(relation, str):
+        raise TypeError(f"relation must be one of {NEIGHBOURING_RELATIONS} (a str); got {type(relation).__name__} "
+                        f"{relation!r}")
+    if relation not in NEIGHBOURING_RELATIONS:
+        raise ValueError(f"relation must be one of {NEIGHBOURING_RELATIONS}; got {relation!r}")
+    return relation
 
 
 # A per-release epsilon above this carries no information (e^epsilon overflowed long before), and squaring it
@@ -75,52 +109,76 @@ def _check_event_noise_multiplier(noise_multiplier):
 
 
 class Event:
-    """Base class of every privacy event (a marker: events carry data, not behaviour)."""
+    """Base class of every privacy event (a marker: events carry data, not behaviour).
+
+    Its ``repr`` lists the fields and leaves out ``relation`` when it is the default, add/remove.
+    """
 
     __slots__ = ()
 
+    def __repr__(self):
+        shown = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
+                 if not (f.name == "relation" and getattr(self, f.name) == ADD_REMOVE)]
+        return f"{type(self).__name__}({', '.join(shown)})"
 
-@dataclass(frozen=True)
+
+def _relation_field():
+    """The ``relation`` field every event ends with: keyword-only, add/remove by default."""
+    return dataclasses.field(default=ADD_REMOVE, kw_only=True)
+
+
+@dataclass(frozen=True, repr=False)
 class GaussianEvent(Event):
-    r"""One full-batch Gaussian release with noise multiplier :math:`z = \sigma/\Delta_2`.
+    r"""One full-batch Gaussian release with noise multiplier :math:`z = \sigma/C` (C: each record's bound).
 
-    Dominating pair :math:`(\mathcal N(1, z^2), \mathcal N(0, z^2))` (docs/math.md §4).
+    Dominating pair :math:`(\mathcal N(1, z^2), \mathcal N(0, z^2))` under add/remove (docs/math.md §4);
+    under replace-one the sensitivity is 2C, the pair :math:`(\mathcal N(2, z^2), \mathcal N(0, z^2))`,
+    the same as ``GaussianEvent(z / 2)`` under add/remove (docs/math.md §22.2).
     """
 
     noise_multiplier: float
+    relation: str = _relation_field()
 
     def __post_init__(self):
         object.__setattr__(self, "noise_multiplier", _check_event_noise_multiplier(self.noise_multiplier))
+        check_relation(self.relation)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SubsampledGaussianEvent(Event):
     r"""One DP-SGD step: Poisson-sample each record with probability ``sampling_rate`` = q,
     release the clipped sum plus :math:`\mathcal N(0, z^2 C^2 I)` (Abadi et al. 2016, Alg. 1).
 
-    With ``sampling_rate == 1`` this is exactly :class:`GaussianEvent`.
+    With ``sampling_rate == 1`` this is exactly :class:`GaussianEvent`. Under replace-one its dominating
+    pair is :math:`(q\mathcal N(1, z^2) + (1-q)\mathcal N(0, z^2),\ q\mathcal N(-1, z^2) + (1-q)\mathcal N(0, z^2))`
+    (docs/math.md §22.4).
     """
 
     noise_multiplier: float
     sampling_rate: float
+    relation: str = _relation_field()
 
     def __post_init__(self):
         object.__setattr__(self, "noise_multiplier", _check_event_noise_multiplier(self.noise_multiplier))
         object.__setattr__(self, "sampling_rate", check_sampling_rate(self.sampling_rate))
+        check_relation(self.relation)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class LaplaceEvent(Event):
     r"""One Laplace release that is ``epsilon``-DP: noise scale :math:`b = \Delta_1/\varepsilon`.
 
     Sensitivity-normalised, so the dominating pair is :math:`(\mathrm{Lap}(1, b), \mathrm{Lap}(0, b))`
-    with ``b = scale = 1/epsilon`` (docs/math.md §3, §15.2).
+    with ``b = scale = 1/epsilon`` (docs/math.md §3, §15.2). ``epsilon`` is per unit of each record's L1
+    bound; under replace-one the sensitivity doubles and the release is ``2 * epsilon``-DP (§22.2).
     """
 
     epsilon: float
+    relation: str = _relation_field()
 
     def __post_init__(self):
         object.__setattr__(self, "epsilon", _check_event_epsilon(self.epsilon))
+        check_relation(self.relation)
 
     @property
     def scale(self) -> float:
@@ -128,36 +186,39 @@ class LaplaceEvent(Event):
         return 1.0 / self.epsilon
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EpsilonDeltaEvent(Event):
-    """A black-box release known only to be (``epsilon``, ``delta``)-DP (``delta`` in [0, 1))."""
+    """A black-box release known only to be (``epsilon``, ``delta``)-DP (``delta`` in [0, 1)) under ``relation``.
+
+    The guarantee is stated for its relation already, so it is accounted as it is under either relation.
+    """
 
     epsilon: float
     delta: float = 0.0
+    relation: str = _relation_field()
 
     def __post_init__(self):
         object.__setattr__(self, "epsilon", _check_event_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_in_interval(self.delta, "delta", 0.0, 1.0, high_open=True))
+        check_relation(self.relation)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ShuffledBatchGaussianEvent(Event):
     """One step on a fixed-size batch from a *shuffled* pass (``batch_size`` of ``dataset_size``).
 
-    This is what most training loops really do, and **no Poisson accountant covers it**
-    (docs/math.md §1.3): accountants refuse it instead of silently treating it as Poisson sampling.
+    This is what most training loops really do, and **no accountant covers it** (docs/math.md §1.3,
+    §22.6): accountants refuse it, under either relation, instead of silently treating it as Poisson
+    sampling. :mod:`dpedu.audit.shuffle` measures how far it can be from the Poisson number.
     """
 
     noise_multiplier: float
     batch_size: int
     dataset_size: int
+    relation: str = _relation_field()
 
     def __post_init__(self):
-        object.__setattr__(self, "noise_multiplier", _check_event_noise_multiplier(self.noise_multiplier))
-        object.__setattr__(self, "batch_size", check_positive_int(self.batch_size, "batch_size"))
-        object.__setattr__(self, "dataset_size", check_positive_int(self.dataset_size, "dataset_size"))
-        if self.batch_size > self.dataset_size:
-            raise ValueError(f"batch_size ({self.batch_size}) must not exceed dataset_size ({self.dataset_size})")
+        _check_batch_fields(self)
 
 
 def gaussian_step_event(noise_multiplier, sampling_rate):
@@ -223,3 +284,90 @@ def steps_from_epochs(epochs, sampling_rate):
         raise ValueError(f"epochs / sampling_rate must be at most {MAX_ACCOUNTED_STEPS:g} steps; got epochs={epochs!r}, "
                          f"sampling_rate={q!r}")
     return max(1, round(steps))
+
+
+def _check_batch_fields(event):
+    """Check ``noise_multiplier``, ``batch_size`` <= ``dataset_size`` and ``relation`` of a fixed-size batch event."""
+    object.__setattr__(event, "noise_multiplier", _check_event_noise_multiplier(event.noise_multiplier))
+    object.__setattr__(event, "batch_size", check_positive_int(event.batch_size, "batch_size"))
+    object.__setattr__(event, "dataset_size", check_positive_int(event.dataset_size, "dataset_size"))
+    if event.batch_size > event.dataset_size:
+        raise ValueError(f"batch_size ({event.batch_size}) must not exceed dataset_size ({event.dataset_size})")
+    check_relation(event.relation)
+
+
+@dataclass(frozen=True, repr=False)
+class SampledWithoutReplacementGaussianEvent(Event):
+    r"""One Gaussian step on ``batch_size`` = m records drawn uniformly *without replacement*, afresh each step,
+    from ``dataset_size`` = n (every m-subset equally likely), noise :math:`\mathcal N(0, z^2C^2 I)`.
+
+    The dataset size n is public, so the natural relation is replace-one: the RDP accountant covers it there
+    (Wang, Balle & Kasiviswanathan 2019, Thm 9; docs/math.md §22.3). Under add/remove it is refused.
+
+    >>> SampledWithoutReplacementGaussianEvent(1.0, 600, 60_000, relation="replace_one").sampling_rate
+    0.01
+    """
+
+    noise_multiplier: float
+    batch_size: int
+    dataset_size: int
+    relation: str = _relation_field()
+
+    def __post_init__(self):
+        _check_batch_fields(self)
+
+    @property
+    def sampling_rate(self) -> float:
+        r""":math:`\gamma = m/n`, the chance that a given record is in the batch."""
+        return self.batch_size / self.dataset_size
+
+
+@dataclass(frozen=True, repr=False)
+class TruncatedPoissonGaussianEvent(Event):
+    r"""One Gaussian step on a Poisson sample (rate ``sampling_rate`` of ``dataset_size`` records) cut down to
+    at most ``max_batch_size`` records by keeping a uniformly random subset when it is larger.
+
+    Fixed memory, as training code wants, but no longer Poisson sampling: every accountant here refuses it
+    (docs/math.md §22.5).
+    """
+
+    noise_multiplier: float
+    sampling_rate: float
+    max_batch_size: int
+    dataset_size: int
+    relation: str = _relation_field()
+
+    def __post_init__(self):
+        object.__setattr__(self, "noise_multiplier", _check_event_noise_multiplier(self.noise_multiplier))
+        object.__setattr__(self, "sampling_rate", check_sampling_rate(self.sampling_rate))
+        object.__setattr__(self, "max_batch_size", check_positive_int(self.max_batch_size, "max_batch_size"))
+        object.__setattr__(self, "dataset_size", check_positive_int(self.dataset_size, "dataset_size"))
+        if self.max_batch_size > self.dataset_size:
+            raise ValueError(f"max_batch_size ({self.max_batch_size}) must not exceed dataset_size "
+                             f"({self.dataset_size})")
+        check_relation(self.relation)
+
+
+def add_remove_equivalent(event):
+    r"""The add/remove event with the same privacy curve as a *full-batch* replace-one ``event``; else ``event``.
+
+    A sum of records of norm at most C has sensitivity 2C under replace-one (docs/math.md §1.2), so a
+    Gaussian with multiplier z is the pair :math:`(\mathcal N(2, z^2), \mathcal N(0, z^2))`: exactly
+    ``GaussianEvent(z / 2)``; a Laplace release of ``epsilon`` becomes ``LaplaceEvent(2 * epsilon)``
+    (docs/math.md §22.2). A ``SubsampledGaussianEvent`` with ``sampling_rate`` 1 is a full batch too.
+    Every other event (sampled ones, black-box guarantees, add/remove events) is returned unchanged.
+
+    >>> add_remove_equivalent(LaplaceEvent(0.5, relation="replace_one"))
+    LaplaceEvent(epsilon=1.0)
+    >>> add_remove_equivalent(SubsampledGaussianEvent(1.0, 0.01, relation="replace_one")).relation
+    'replace_one'
+    """
+    if not isinstance(event, Event):
+        raise TypeError(f"event must be a dpedu event; got {type(event).__name__} {event!r}")
+    if getattr(event, "relation", ADD_REMOVE) != REPLACE_ONE:
+        return event
+    if isinstance(event, GaussianEvent) or (isinstance(event, SubsampledGaussianEvent) and event.sampling_rate == 1):
+        return GaussianEvent(event.noise_multiplier / 2.0)
+    if isinstance(event, LaplaceEvent):
+        return LaplaceEvent(2.0 * event.epsilon)
+    return event

@@ -38,8 +38,10 @@ from ..events import (
     Event,
     GaussianEvent,
     LaplaceEvent,
+    SampledWithoutReplacementGaussianEvent,
     ShuffledBatchGaussianEvent,
     SubsampledGaussianEvent,
+    TruncatedPoissonGaussianEvent,
 )
 
 __all__ = [
@@ -53,6 +55,8 @@ __all__ = [
     "LaplaceEvent",
     "EpsilonDeltaEvent",
     "ShuffledBatchGaussianEvent",
+    "SampledWithoutReplacementGaussianEvent",
+    "TruncatedPoissonGaussianEvent",
     "ACCOUNTANT_NAMES",
     "accountant_class",
     "make_accountant",

@@ -24,9 +24,11 @@ from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
 from ..validation import check_delta, check_epsilon, check_in_interval, check_positive_int
-from .composition import SHUFFLED_BATCH, CompositionBreakdown, fixed_delta, gaussian_step, split_ledger
+from .composition import (SHUFFLED_BATCH, WITHOUT_REPLACEMENT, CompositionBreakdown, fixed_delta, gaussian_step,
+                          split_ledger)
 from .base import Accountant
-from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
+from ..events import (EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SampledWithoutReplacementGaussianEvent,
+                      SubsampledGaussianEvent)
 
 __all__ = [
     "AdvancedAccountant",
@@ -277,7 +279,9 @@ class AdvancedAccountant(Accountant):
     """
 
     name = "advanced"
-    supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent)
+    supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent,
+                        SampledWithoutReplacementGaussianEvent)
+    relations = WITHOUT_REPLACEMENT
     unsupported_reasons = SHUFFLED_BATCH
 
     def breakdown(self, delta):

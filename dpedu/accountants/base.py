@@ -17,7 +17,15 @@ from typing import ClassVar
 import numpy as np
 
 from ..validation import check_delta, check_epsilon, check_positive_int
-from ..events import Event
+from ..events import (
+    ADD_REMOVE,
+    NEIGHBOURING_RELATIONS,
+    EpsilonDeltaEvent,
+    Event,
+    GaussianEvent,
+    LaplaceEvent,
+    add_remove_equivalent,
+)
 
 __all__ = ["Accountant", "UnsupportedEventError", "ConversionUnavailableError", "check_epsilons"]
 
@@ -60,6 +68,13 @@ class Accountant(abc.ABC):
 
     Subclasses set ``name`` (the registry key), ``supported_events`` and, when an event type
     is refused for a reason worth teaching, an entry in ``unsupported_reasons``.
+
+    **Neighbouring relations** (docs/math.md §22.1). A supported event type is covered under add/remove
+    only, unless ``relations`` lists more for it; an ``EpsilonDeltaEvent`` under either (its guarantee is
+    already stated for its relation). A full-batch replace-one Gaussian or Laplace event is composed as its
+    add/remove equivalent (:func:`~dpedu.events.add_remove_equivalent`: the same privacy curve), so every
+    accountant covers it, and the ledger holds that equivalent. One ledger has one relation
+    (``self.relation``, None while empty): the composition theorems need all events under the same one.
     """
 
     name: ClassVar[str]
@@ -67,13 +82,28 @@ class Accountant(abc.ABC):
     unsupported_reasons: ClassVar[dict[type, str]] = {}
     #: qualifiers shown beside a supported type in refusals, e.g. {EpsilonDeltaEvent: "delta = 0 only"}
     support_notes: ClassVar[dict[type, str]] = {}
+    #: relations covered per event type beyond the default (add/remove only), e.g. {SubsampledGaussianEvent: (...)}
+    relations: ClassVar[dict[type, tuple[str, ...]]] = {}
 
     def __init__(self) -> None:
         self.ledger: list[tuple[Event, int]] = []
+        self.relation = None
+
+    @classmethod
+    def supported_relations(cls, event_type) -> tuple[str, ...]:
+        """The neighbouring relations under which this accountant covers events of ``event_type``."""
+        if not issubclass(event_type, cls.supported_events):
+            return ()
+        relations = cls.relations.get(event_type, (ADD_REMOVE,))
+        if issubclass(event_type, EpsilonDeltaEvent) or (
+                issubclass(event_type, (GaussianEvent, LaplaceEvent)) and ADD_REMOVE in relations):
+            return NEIGHBOURING_RELATIONS  # as stated / through add_remove_equivalent
+        return relations
 
     def supports(self, event) -> bool:
-        """Whether this accountant's theorem covers ``event``."""
-        return isinstance(event, self.supported_events)
+        """Whether this accountant's theorem covers ``event`` (its type, under its relation)."""
+        event = add_remove_equivalent(event)
+        return getattr(event, "relation", ADD_REMOVE) in self.supported_relations(type(event))
 
     def compose(self, event, count: int = 1) -> "Accountant":
         """Record ``count`` repetitions of ``event``; returns ``self`` so calls chain."""
@@ -82,13 +112,21 @@ class Accountant(abc.ABC):
         count = check_positive_int(count, "count")
         if not self.supports(event):
             raise UnsupportedEventError(self._unsupported_message(event))
-        self.ledger.append((event, count))
+        relation = getattr(event, "relation", ADD_REMOVE)
+        if self.ledger and relation != self.relation:
+            raise UnsupportedEventError(
+                f"the {self.name!r} accountant's ledger is under relation {self.relation!r}; {event!r} is under "
+                f"{relation!r}. Composition theorems need one neighbouring relation: account each separately")
+        self.ledger.append((add_remove_equivalent(event), count))
+        self.relation = relation
         return self
 
     def _unsupported_message(self, event) -> str:
-        reason = self.unsupported_reasons.get(type(event))
+        relation = getattr(event, "relation", ADD_REMOVE)
+        reason = self.unsupported_reasons.get((type(event), relation)) or self.unsupported_reasons.get(type(event))
         supported = ", ".join(
-            t.__name__ + (f" ({self.support_notes[t]})" if t in self.support_notes else "")
+            t.__name__ + f" [{', '.join(self.supported_relations(t))}]"
+            + (f" ({self.support_notes[t]})" if t in self.support_notes else "")
             for t in self.supported_events
         )
         message = f"the {self.name!r} accountant cannot account for {event!r}"

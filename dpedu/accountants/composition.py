@@ -24,12 +24,20 @@ from dataclasses import dataclass
 
 from .. import gaussian
 from ..validation import check_nonnegative, check_sampling_rate
-from ..events import GaussianEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent
+from ..events import (
+    REPLACE_ONE,
+    GaussianEvent,
+    SampledWithoutReplacementGaussianEvent,
+    ShuffledBatchGaussianEvent,
+    SubsampledGaussianEvent,
+    TruncatedPoissonGaussianEvent,
+)
 
 __all__ = [
     "GAUSSIAN_EVENTS",
     "SHUFFLED_BATCH",
     "SHUFFLED_BATCH_REASON",
+    "WITHOUT_REPLACEMENT",
     "CompositionBreakdown",
     "GaussianStep",
     "amplify_by_subsampling",
@@ -40,13 +48,21 @@ __all__ = [
     "split_ledger",
 ]
 
-GAUSSIAN_EVENTS = (GaussianEvent, SubsampledGaussianEvent)
+GAUSSIAN_EVENTS = (GaussianEvent, SubsampledGaussianEvent, SampledWithoutReplacementGaussianEvent)
 
 SHUFFLED_BATCH_REASON = (
     "fixed-size shuffled batches are not Poisson sampling; no theorem here covers them - use Poisson sampling, "
     "or account conservatively with sampling_rate 1"
 )
-SHUFFLED_BATCH = {ShuffledBatchGaussianEvent: SHUFFLED_BATCH_REASON}
+SHUFFLED_BATCH = {
+    ShuffledBatchGaussianEvent: SHUFFLED_BATCH_REASON,
+    TruncatedPoissonGaussianEvent: "a Poisson sample cut at a maximum batch size is not Poisson sampling, and dpedu "
+    "implements no theorem for it (docs/math.md §22.5)",
+    (SampledWithoutReplacementGaussianEvent, "add_remove"): "amplification by sampling without replacement is "
+    "stated for replace-one neighbours (docs/math.md §11.2); record the event with relation='replace_one'",
+}
+#: the extra relation the composition accountants cover (amplification without replacement, docs/math.md §11.2)
+WITHOUT_REPLACEMENT = {SampledWithoutReplacementGaussianEvent: (REPLACE_ONE,)}
 
 
 def group_ledger(ledger):
@@ -133,12 +149,16 @@ def gaussian_step(event, count, step_delta):
     r"""Convert ``count`` Gaussian-type steps so that each step's amplified delta is ``step_delta``.
 
     The underlying Gaussian gets :math:`\delta_0 = \delta_1/q` and the exact (analytic) epsilon for
-    it (Balle & Wang 2018, Thm 8); then :func:`amplify_by_subsampling`. When :math:`\delta_0` is at
+    it (Balle & Wang 2018, Thm 8); then :func:`amplify_by_subsampling`. A batch sampled without replacement
+    is under replace-one: its Gaussian has multiplier z / 2 (sensitivity 2C) and the same amplification
+    holds with q = m/n (Balle, Barthe & Gaboardi 2018; docs/math.md §11.2, §22.3). When :math:`\delta_0` is at
     least the Gaussian's total-variation distance :math:`\delta_G(0)` (possible when q is tiny), the
     release is :math:`(0, \delta_G(0))`-DP: we report that (smaller, honest) :math:`\delta_0` and
     :math:`\varepsilon_0 = 0`.
     """
     z = event.noise_multiplier
+    if isinstance(event, SampledWithoutReplacementGaussianEvent):  # replace-one: the batch sum moves by 2C
+        z = z / 2.0
     q = sampling_rate_of(event)
     delta0 = step_delta / q
     total_variation = gaussian.gaussian_delta_exact(0.0, z)  # delta_G(0): the delta at epsilon = 0

@@ -4,8 +4,10 @@ Each event contributes a curve :math:`\alpha \mapsto \varepsilon_{\mathrm{RDP}}(
 §13.5); curves add under composition, adaptive or not (Mironov 2017, Prop. 1); the total is
 converted to :math:`(\varepsilon, \delta)` by minimising over the grid (§13.4).
 
-Neighbouring relation: **add/remove**; subsampling: **Poisson** (what the sampled-Gaussian bound of
-Mironov, Talwar & Zhang 2019 assumes). Shuffled fixed-size batches are refused.
+Neighbouring relation and subsampling: **add/remove** with **Poisson** sampling (what the sampled-Gaussian
+bound of Mironov, Talwar & Zhang 2019 assumes); **replace-one** with fixed-size batches sampled **without
+replacement** (Wang, Balle & Kasiviswanathan 2019, docs/math.md §22.3); full-batch releases under either
+relation. Shuffled fixed-size batches and truncated Poisson samples are refused.
 
 >>> from dpedu.accountants import SubsampledGaussianEvent
 >>> acc = RDPAccountant().compose(SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01), 10_000)
@@ -26,13 +28,17 @@ from ..validation import check_delta
 from .conversions import check_conversion, delta_from_rdp, epsilon_from_rdp
 from .orders import DEFAULT_ORDERS, OrderGridEdgeWarning, check_orders, warn_if_at_edge
 from .rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
+from .rdp_without_replacement import rdp_without_replacement
 from .base import Accountant
 from ..events import (
     EpsilonDeltaEvent,
     GaussianEvent,
+    REPLACE_ONE,
     LaplaceEvent,
+    SampledWithoutReplacementGaussianEvent,
     ShuffledBatchGaussianEvent,
     SubsampledGaussianEvent,
+    TruncatedPoissonGaussianEvent,
 )
 
 __all__ = ["RDPAccountant", "DEFAULT_ORDERS", "OrderGridEdgeWarning", "event_rdp_curve"]
@@ -49,7 +55,9 @@ def event_rdp_curve(event, orders):
     - ``SubsampledGaussianEvent(z, q)``: :math:`\ln A_\alpha/(\alpha-1)` (Mironov, Talwar & Zhang 2019, §3);
     - ``LaplaceEvent(eps)``: the Laplace curve with :math:`b = 1/\varepsilon` (Mironov 2017, Table II);
     - ``EpsilonDeltaEvent(eps, 0)``: :math:`\min(\varepsilon, \alpha\varepsilon^2/2)` (Mironov 2017,
-      Prop. 3; Bun & Steinke 2016, Prop. 3.3).
+      Prop. 3; Bun & Steinke 2016, Prop. 3.3);
+    - ``SampledWithoutReplacementGaussianEvent(z, m, n)`` under replace-one: Wang, Balle &
+      Kasiviswanathan (2019), Thm 9 (docs/math.md §22.3).
     """
     alphas = np.asarray(orders, dtype=float)
     if isinstance(event, SubsampledGaussianEvent):
@@ -60,6 +68,8 @@ def event_rdp_curve(event, orders):
         curve = rdp_laplace(event.scale, alphas)
     elif isinstance(event, EpsilonDeltaEvent) and event.delta == 0:
         curve = rdp_pure_dp(event.epsilon, alphas)
+    elif isinstance(event, SampledWithoutReplacementGaussianEvent):  # replace-one only (docs/math.md §22.3)
+        curve = rdp_without_replacement(event.noise_multiplier, event.batch_size, event.dataset_size, alphas)
     else:
         raise TypeError(f"no RDP curve for {event!r}")
     curve = np.array(curve, dtype=float)
@@ -93,9 +103,23 @@ class RDPAccountant(Accountant):
     """
 
     name = "rdp"
-    supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent)
+    supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent,
+                        SampledWithoutReplacementGaussianEvent)
     support_notes = {EpsilonDeltaEvent: "delta = 0 only"}
+    relations = {SampledWithoutReplacementGaussianEvent: (REPLACE_ONE,)}
     unsupported_reasons = {
+        (SubsampledGaussianEvent, REPLACE_ONE): (
+            "the sampled-Gaussian RDP bound (Mironov, Talwar & Zhang 2019) is for add/remove neighbours; under "
+            "replace-one use the 'pld' accountant (docs/math.md §22.4)"
+        ),
+        (SampledWithoutReplacementGaussianEvent, "add_remove"): (
+            "the bound for sampling without replacement (Wang, Balle & Kasiviswanathan 2019, Thm 9) is for "
+            "replace-one neighbours (the dataset size is public); record the event with relation='replace_one'"
+        ),
+        TruncatedPoissonGaussianEvent: (
+            "a Poisson sample cut at a maximum batch size is not Poisson sampling, and dpedu implements no "
+            "theorem for it (docs/math.md §22.5)"
+        ),
         EpsilonDeltaEvent: (
             "an (epsilon, delta)-DP guarantee with delta > 0 gives no Rényi bound at any order: with "
             "probability delta the privacy loss may be unbounded, so every Rényi divergence can be infinite. "

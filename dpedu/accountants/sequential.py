@@ -24,6 +24,7 @@ import math
 from ..validation import check_delta
 from .composition import (
     SHUFFLED_BATCH,
+    WITHOUT_REPLACEMENT,
     CompositionBreakdown,
     fixed_delta,
     gaussian_step,
@@ -31,7 +32,8 @@ from .composition import (
     split_ledger,
 )
 from .base import Accountant
-from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
+from ..events import (EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SampledWithoutReplacementGaussianEvent,
+                      SubsampledGaussianEvent)
 
 __all__ = ["SequentialAccountant"]
 
@@ -74,7 +76,9 @@ class SequentialAccountant(Accountant):
     """
 
     name = "sequential"
-    supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent)
+    supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent,
+                        SampledWithoutReplacementGaussianEvent)
+    relations = WITHOUT_REPLACEMENT
     unsupported_reasons = SHUFFLED_BATCH
 
     def __init__(self, *, per_step_delta=None):

@@ -50,12 +50,15 @@ import math
 
 import numpy as np
 
-from ...events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent
+from ...events import (ADD_REMOVE, REPLACE_ONE, EpsilonDeltaEvent, GaussianEvent, LaplaceEvent,
+                       SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent,
+                       TruncatedPoissonGaussianEvent)
 from ...gaussian import gaussian_delta_exact, gaussian_epsilon_exact
 from ...validation import check_delta, check_epsilon, check_in_interval, check_positive, check_positive_int
 from ..base import Accountant, check_epsilons
 from .compose import PrivacyCurve, convolve, self_compose
-from .losses import connect_the_dots, grid_binning, loss_model, loss_moments
+from .losses import connect_the_dots, grid_binning, loss_moments
+from .replace_one import event_loss_model
 
 __all__ = ["PLDAccountant", "MAX_GRID", "HARD_MAX_GRID", "DEFAULT_ACCURACY", "OPTIMISTIC_REFINEMENT"]
 
@@ -105,7 +108,8 @@ class PLDAccountant(Accountant):
     r"""Privacy-loss-distribution accountant: connect-the-dots upper bound, grid-binning lower bound.
 
     Supports :class:`GaussianEvent` (in closed form), :class:`SubsampledGaussianEvent` (Poisson,
-    add/remove: both directions, the worse reported, ``docs/math.md §15.2``), :class:`LaplaceEvent` and
+    add/remove: both directions, the worse reported, ``docs/math.md §15.2``; replace-one: the symmetric
+    pair of ``docs/math.md §22.4``), :class:`LaplaceEvent` and
     :class:`EpsilonDeltaEvent` (through Kairouz, Oh & Viswanath's dominating pair, 2015, Thm 3.3).
 
     Parameters
@@ -136,7 +140,16 @@ class PLDAccountant(Accountant):
 
     name = "pld"
     supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent)
+    relations = {SubsampledGaussianEvent: (ADD_REMOVE, REPLACE_ONE)}  # replace-one: docs/math.md §22.4
     unsupported_reasons = {
+        SampledWithoutReplacementGaussianEvent: (
+            "no dominating pair for fixed-size sampling without replacement is implemented here; under "
+            "replace-one the 'rdp' accountant bounds it (docs/math.md §22.3)"
+        ),
+        TruncatedPoissonGaussianEvent: (
+            "a Poisson sample cut at a maximum batch size is not Poisson sampling, and dpedu implements no "
+            "theorem for it (docs/math.md §22.5)"
+        ),
         ShuffledBatchGaussianEvent: (
             "fixed-size batches from a shuffled pass have no known dominating pair, and the Poisson-"
             "subsampling PLD does not cover them (docs/math.md §1.3)"
@@ -182,13 +195,14 @@ class PLDAccountant(Accountant):
         if mu2 > 0:  # all Gaussians as one (docs/math.md §15.2)
             entries = entries + ((GaussianEvent(1.0 / math.sqrt(mu2)), 1),)
         directions = ["remove"]
-        if any(isinstance(e, SubsampledGaussianEvent) and e.sampling_rate < 1 for e, _ in entries):
+        if any(isinstance(e, SubsampledGaussianEvent) and e.sampling_rate < 1 and e.relation == ADD_REMOVE
+               for e, _ in entries):  # replace-one's pair is symmetric: one direction (docs/math.md §22.4)
             directions.append("add")
         n_cuts = 2 * len(entries)
         tail = self.tail_mass / n_cuts
         curves, coarsened = [], False
         for direction in directions:
-            models = [loss_model(e, direction, tail / (2 * c)) for e, c in entries]
+            models = [event_loss_model(e, direction, tail / (2 * c)) for e, c in entries]
             counts = [c for _, c in entries]
             spacing = self.discretization or _spacing(models, counts, self.accuracy or DEFAULT_ACCURACY)
             # the optimistic estimate's error is a shift of T times its offset (docs/math.md §15.7), larger than
