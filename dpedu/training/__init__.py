@@ -3,6 +3,7 @@ r"""Training loops: plain gradient descent, the book's noisy gradient descent, a
 ===================  ==========================================================================================
 :mod:`.full_batch`   full-batch :func:`gradient_descent` and the book's :func:`noisy_gradient_descent`
 :mod:`.plan`         :func:`plan_dp_sgd`: a DP-SGD run (:class:`DPSGDPlan`) fixed before the data is touched
+:mod:`.adaptive`     adaptive clipping (Andrew et al. 2021): :class:`ClipState`, the noise split
 :mod:`.sgd`          :func:`dp_sgd_update` (one step), :func:`dp_sgd_step` and :func:`dp_sgd` (Abadi et al. 2016)
 :mod:`.common`       :class:`TrainingResult`, the data check, the steps limit
 ===================  ==========================================================================================
@@ -23,8 +24,10 @@ it performed, ``[(event, count), ...]``, so any accountant can account the run::
 """
 
 from .common import MAX_STEPS, TrainingResult
+from .adaptive import ClipState, gradient_noise_multiplier
 from .plan import CLIP_MODES, LR_SCHEDULES, SAMPLINGS, DPSGDPlan, plan_dp_sgd, poisson_sample, shuffled_batches
-from .sgd import ShuffledBatchesWarning, dp_sgd, dp_sgd_step, dp_sgd_update, run_dp_sgd
+from .plan import fixed_size_batches, truncated_poisson_batches
+from .sgd import ShuffledBatchesWarning, TruncatedPoissonWarning, dp_sgd, dp_sgd_step, dp_sgd_update, run_dp_sgd
 from .full_batch import BUDGET_SPLITS, gradient_descent, noisy_gradient_descent
 
 __all__ = [
@@ -33,6 +36,10 @@ __all__ = [
     "noisy_gradient_descent",
     "poisson_sample",
     "shuffled_batches",
+    "fixed_size_batches",
+    "truncated_poisson_batches",
+    "ClipState",
+    "gradient_noise_multiplier",
     "DPSGDPlan",
     "plan_dp_sgd",
     "dp_sgd_update",
@@ -40,6 +47,7 @@ __all__ = [
     "run_dp_sgd",
     "dp_sgd",
     "ShuffledBatchesWarning",
+    "TruncatedPoissonWarning",
     "LR_SCHEDULES",
     "SAMPLINGS",
     "CLIP_MODES",

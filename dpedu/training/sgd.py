@@ -27,7 +27,8 @@ from ..validation import check_budget, check_rng, check_theta
 from .common import CLIP_MODES, MAX_STEPS, TrainingResult, check_training_data, overflow_guard
 from .plan import LR_SCHEDULES, SAMPLINGS, DPSGDPlan, plan_dp_sgd, poisson_sample, shuffled_batches
 
-__all__ = ["dp_sgd_update", "dp_sgd_step", "run_dp_sgd", "dp_sgd", "ShuffledBatchesWarning", "poisson_sample",
+__all__ = ["dp_sgd_update", "dp_sgd_step", "run_dp_sgd", "dp_sgd", "ShuffledBatchesWarning", "TruncatedPoissonWarning",
+           "gradient_norms", "poisson_sample",
            "shuffled_batches", "DPSGDPlan", "plan_dp_sgd", "LR_SCHEDULES", "SAMPLINGS", "CLIP_MODES", "MAX_STEPS"]
 
 
@@ -35,7 +36,11 @@ class ShuffledBatchesWarning(UserWarning):
     """``sampling="shuffle"``: fixed-size batches from a shuffled pass, which no dpedu accountant covers."""
 
 
-def dp_sgd_update(theta, X, y, t, *, plan, model, batches, rng, row_norms):
+class TruncatedPoissonWarning(UserWarning):
+    """``sampling="truncated_poisson"``: Poisson samples capped at a maximum size, which no dpedu accountant covers."""
+
+
+def dp_sgd_update(theta, X, y, t, *, plan, model, batches, rng, row_norms, clip=None):
     r"""Step t (from 0) of DP-SGD (Abadi et al. 2016, Alg. 1; docs/math.md §8) as ``plan`` fixes it.
 
     .. math::
@@ -46,13 +51,28 @@ def dp_sgd_update(theta, X, y, t, *, plan, model, batches, rng, row_norms):
     ``row_norms`` are the norms of the rows of X. No checks: :func:`dp_sgd` and :func:`dp_sgd_step` call it
     on checked data. Its privacy is ``plan.event``; ``rng`` is used in this order: the sample, then the noise.
     Returns the new parameters.
+
+    **Adaptive clipping** (``clip``: the plan's :class:`~dpedu.training.adaptive.ClipState`, Andrew et al.
+    2021, docs/math.md §24): C is this step's :math:`C_t`, the sum gets the multiplier :math:`z_\Delta`
+    (``plan.gradient_noise_multiplier``), and step 3b releases the noisy count of unclipped gradients that
+    moves C; the two releases are one Gaussian step with multiplier z. ``clip=None``: C and z, as above.
     """
+    C = plan.clip_norm if clip is None else clip.clip_norm                      # adaptive clipping: C_t
     batch = next(batches)                                                       # 1. sample B_t
-    clipped_sum = model.clipped_gradient_sum(theta, X[batch], y[batch], plan.gradient_clip_norm,
+    clipped_sum = model.clipped_gradient_sum(theta, X[batch], y[batch], plan.gradient_clip_norm(C),
                                              row_norms[batch], check_input=False)   # 2. sum of L2_clip(g_i, C)
-    noisy_sum = gaussian_mechanism(clipped_sum, l2_sensitivity=plan.clip_norm,  # 3. + N(0, z^2 C^2 I)
-                                   noise_multiplier=plan.noise_multiplier, rng=rng)
+    noisy_sum = gaussian_mechanism(clipped_sum, l2_sensitivity=C,               # 3. + N(0, z^2 C^2 I)
+                                   noise_multiplier=plan.gradient_noise_multiplier, rng=rng)
+    if clip is not None:                                                        # 3b. noisy count, C <- C e^(...)
+        clip.update(gradient_norms(model, theta, X[batch], y[batch]), rng)
     return theta - plan.learning_rate_at(t) * noisy_sum / plan.divisor          # 4. descend (divisor q n, not |B_t|)
+
+
+def gradient_norms(model, theta, X, y):
+    """The L2 norm of each per-example gradient (adaptive clipping counts those at most C)."""
+    if X.shape[0] == 0:
+        return np.zeros(0)
+    return np.linalg.norm(model.per_example_gradients(theta, X, y), axis=1)
 
 
 def check_model(model, n_features, clip_mode="gradients"):
@@ -115,19 +135,27 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None):
             "ShuffledBatchGaussianEvent, which every accountant refuses. Use sampling='poisson' for a guarantee.",
             ShuffledBatchesWarning, stacklevel=3,
         )
+    if plan.sampling == "truncated_poisson":
+        warnings.warn(
+            "sampling='truncated_poisson' caps each Poisson sample at max_batch_size records. That is no longer "
+            "Poisson sampling, and no accountant in dpedu covers it: the ledger holds TruncatedPoissonGaussianEvent, "
+            "which every accountant refuses (docs/math.md §22.5). Use sampling='poisson' for a guarantee.",
+            TruncatedPoissonWarning, stacklevel=3,
+        )
     if budget is not None:
         budget.spend(plan.ledger)                      # last check: raises before any step if it would overspend
     theta = model.init(rng) if theta0 is None else theta0
     if plan.clip_mode == "inputs":
         X = L2_clip(X, plan.clip_norm)                 # once: every row now has norm <= C
     row_norms = l2_norms(X)[:, 0]                      # rows never change: computed once
-    batch_sizes = []
-    batches = _recording_sizes(plan.batches(rng), batch_sizes)
+    batch_sizes, inclusions = [], np.zeros(plan.n, dtype=np.int64)
+    batches = _recording_sizes(plan.batches(rng), batch_sizes, inclusions)
+    clip = plan.clip_state()                           # None unless adaptive clipping
     losses, loss_steps = [], []
     with overflow_guard():
         for t in range(plan.steps):
             theta = dp_sgd_update(theta, X, y, t, plan=plan, model=model, batches=batches, rng=rng,
-                                  row_norms=row_norms)
+                                  row_norms=row_norms, clip=clip)
             if (t + 1) % plan.loss_every == 0 or t + 1 == plan.steps:
                 losses.append(model.loss(theta, X, y, check_input=False))
                 loss_steps.append(t + 1)
@@ -143,20 +171,27 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None):
                  "sampling_rate": plan.sampling_rate, "steps": plan.steps, "sampling": plan.sampling,
                  "clip_mode": plan.clip_mode, "divisor": plan.divisor, "batch_size": plan.batch_size,
                  "learning_rate": plan.learning_rate, "lr_schedule": plan.lr_schedule, "model": model,
-                 "loss_steps": np.array(loss_steps), "batch_sizes": np.array(batch_sizes, dtype=np.int64)},
+                 "loss_steps": np.array(loss_steps), "batch_sizes": np.array(batch_sizes, dtype=np.int64),
+                 "inclusions": inclusions, "relation": plan.relation, "max_batch_size": plan.max_batch_size,
+                 "target_quantile": plan.target_quantile,
+                 "gradient_noise_multiplier": plan.gradient_noise_multiplier,
+                 "clip_norms": np.array(clip.clip_norms) if clip is not None else np.full(plan.steps, C)},
     )
 
 
-def _recording_sizes(batches, sizes):
-    """The same batches, each one's size appended to ``sizes`` as it is drawn (a diagnostic, not privatised)."""
+def _recording_sizes(batches, sizes, inclusions):
+    """The same batches, each one's size appended to ``sizes`` and each record's count in ``inclusions``
+    increased as it is drawn (diagnostics, not privatised)."""
     for batch in batches:
         sizes.append(batch.size)
+        inclusions[batch] += 1
         yield batch
 
 
 def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epochs=None, learning_rate=1.0,
            lr_schedule="constant", model=None, sampling="poisson", clip_mode="gradients", theta0=None,
-           loss_every=None, budget=None, rng=None):
+           loss_every=None, budget=None, rng=None, relation="add_remove", max_batch_size=None, target_quantile=None,
+           clip_learning_rate=None, count_noise_std=None):
     r"""DP-SGD: Abadi et al. (2016), Algorithm 1, for logistic regression or a small neural network.
 
     For t = 1..T (docs/math.md §8)::
@@ -192,11 +227,18 @@ def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epoc
         average out the noise. A schedule is post-processing: it does not change the privacy.
     model : None, LogisticModel or MLP
         ``None`` is logistic regression on the columns of X (no hidden intercept).
-    sampling : {"poisson", "shuffle"}
-        ``"poisson"`` (Algorithm 1, what the accountants analyse). ``"shuffle"``: what most code does -
-        shuffle each epoch and cut batches of exactly ``round(q n)`` records (dividing by that fixed size).
-        **No accountant in dpedu covers it**: the ledger holds ``ShuffledBatchGaussianEvent`` and every
-        accountant refuses it; a :class:`ShuffledBatchesWarning` says so.
+    sampling : {"poisson", "fixed", "truncated_poisson", "shuffle"}
+        How :math:`B_t` is drawn; each scheme records its own event (the table in
+        :mod:`dpedu.training.plan`). ``"poisson"`` (Algorithm 1, what the accountants analyse).
+        ``"fixed"``: exactly m = ``round(q n)`` records, a fresh uniform draw without replacement at every
+        step, divided by m (``SampledWithoutReplacementGaussianEvent``: the RDP accountant covers it under
+        ``relation="replace_one"``, none under add/remove). ``"truncated_poisson"``: a Poisson sample cut
+        to a uniform subset of ``max_batch_size`` records when larger, divided by q n
+        (``TruncatedPoissonGaussianEvent``, which every accountant refuses; a
+        :class:`TruncatedPoissonWarning` says so). ``"shuffle"``: what most code does - shuffle each epoch
+        and cut batches of exactly m records (dividing by m). **No accountant in dpedu covers it**: the
+        ledger holds ``ShuffledBatchGaussianEvent`` and every accountant refuses it; a
+        :class:`ShuffledBatchesWarning` says so.
     clip_mode : {"gradients", "inputs"}
         ``"gradients"``: clip every per-example gradient to C at every step. ``"inputs"`` (logistic
         regression only): clip every *row of X* to norm C once; since
@@ -213,15 +255,33 @@ def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epoc
         call that raises for any other reason spends nothing.
     rng : None, int, SeedSequence or numpy.random.Generator
         Source of all randomness (initialisation, sampling, noise).
+    relation : {"add_remove", "replace_one"}
+        The neighbouring relation the recorded events are stated under (docs/math.md §1.2, §22); the
+        training itself does not change. Which accountant covers the run depends on (sampling, relation).
+    max_batch_size : int, optional
+        The cap of ``sampling="truncated_poisson"``, required there and refused with any other scheme.
+    target_quantile : float in (0, 1), optional
+        Turns on **adaptive clipping** (Andrew et al. 2021, Alg. 1; docs/math.md §24): ``clip_norm`` is the
+        initial :math:`C_0`, and after every step C moves geometrically towards the ``target_quantile``
+        :math:`\gamma` of the per-example gradient norms, :math:`C \leftarrow C e^{-\eta_C(\tilde b - \gamma)}`,
+        driven by a noisy count :math:`\tilde b` of the unclipped gradients. The privacy is unchanged: the
+        gradient noise grows to :math:`z_\Delta = (z^{-2} - (2\sigma_b)^{-2})^{-1/2}` so that sum and count
+        together are one Gaussian step with multiplier z. ``details["clip_norms"]`` holds every :math:`C_t`.
+    clip_learning_rate : float, optional
+        :math:`\eta_C > 0` (adaptive clipping only; default 0.2, the paper's).
+    count_noise_std : float, optional
+        :math:`\sigma_b`, the noise std of the count (adaptive clipping only); must exceed z / 2. Default:
+        the divisor / 20 (the paper's expected batch size / 20).
 
     Returns
     -------
     TrainingResult
-        ``ledger = [(SubsampledGaussianEvent(z, q), T)]`` (or ``GaussianEvent(z)`` when q = 1, or
-        ``ShuffledBatchGaussianEvent(z, batch, n)`` when shuffling); account it with any accountant, e.g.
+        ``ledger = [(SubsampledGaussianEvent(z, q), T)]`` (or ``GaussianEvent(z)`` when q = 1, or the
+        event of the other ``sampling`` schemes, under ``relation``); account it with any accountant, e.g.
         ``dpedu.accountants.compare(result, delta=1e-5)``. ``epsilon`` and ``delta`` are ``nan``: dp_sgd
-        does not pick an accountant. ``losses`` (at ``details["loss_steps"]``) and
-        ``details["batch_sizes"]`` are diagnostics computed on the private data, not privatised.
+        does not pick an accountant. ``losses`` (at ``details["loss_steps"]``),
+        ``details["batch_sizes"]`` and ``details["inclusions"]`` (how many batches each record was in) are
+        diagnostics computed on the private data, not privatised.
 
     Notes
     -----
@@ -243,5 +303,7 @@ def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epoc
     X, y = check_training_data(X, y)
     plan = plan_dp_sgd(X.shape[0], noise_multiplier=noise_multiplier, clip_norm=clip_norm,
                        sampling_rate=sampling_rate, steps=steps, epochs=epochs, learning_rate=learning_rate,
-                       lr_schedule=lr_schedule, sampling=sampling, clip_mode=clip_mode, loss_every=loss_every)
+                       lr_schedule=lr_schedule, sampling=sampling, clip_mode=clip_mode, loss_every=loss_every,
+                       relation=relation, max_batch_size=max_batch_size, target_quantile=target_quantile,
+                       clip_learning_rate=clip_learning_rate, count_noise_std=count_noise_std)
     return run_dp_sgd(X, y, plan, model=model, theta0=theta0, budget=budget, rng=rng)
