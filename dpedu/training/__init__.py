@@ -26,7 +26,7 @@ it performed, ``[(event, count), ...]``, so any accountant can account the run::
 from .common import MAX_STEPS, TrainingResult
 from .adaptive import ClipState, gradient_noise_multiplier
 from .plan import CLIP_MODES, LR_SCHEDULES, SAMPLINGS, DPSGDPlan, plan_dp_sgd, poisson_sample, shuffled_batches
-from .plan import fixed_size_batches, truncated_poisson_batches
+from .plan import fixed_size_batches, poisson_batches, truncated_poisson_batches
 from .sgd import ShuffledBatchesWarning, TruncatedPoissonWarning, dp_sgd, dp_sgd_step, dp_sgd_update, run_dp_sgd
 from .full_batch import BUDGET_SPLITS, gradient_descent, noisy_gradient_descent
 
@@ -36,6 +36,7 @@ __all__ = [
     "noisy_gradient_descent",
     "poisson_sample",
     "shuffled_batches",
+    "poisson_batches",
     "fixed_size_batches",
     "truncated_poisson_batches",
     "ClipState",
