@@ -35,11 +35,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import calibrate
 from .validation import check_budget, check_delta, check_epsilon, check_positive_int, check_rng, check_sampling_rate
-from .accountants import ACCOUNTANT_NAMES, account
+from .accountants import ACCOUNTANT_NAMES, UnsupportedEventError, account
 from .training import plan_dp_sgd, run_dp_sgd
 
 __all__ = ["DPLogisticRegression", "NonPrivateWarning", "EpsilonTargetWarning", "TUNED_DEFAULTS", "TunedDefaults",
            "tuned_defaults", "MAX_ABS_FEATURE"]
+
+#: The sampling schemes the estimator offers: those an accountant covers (under some relation).
+ESTIMATOR_SAMPLINGS = ("poisson", "fixed")
 
 #: The largest absolute feature value ``fit`` accepts. Beyond it the margins x . theta overflow float64 and
 #: training returns inf/NaN weights; standardise the features instead (no real data set needs 1e100).
@@ -202,6 +205,18 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         :class:`~dpedu.budget.BudgetExceededError` and trains nothing. Shared, not copied, by ``clone``.
     random_state : None, int, SeedSequence or numpy.random.Generator
         Source of sampling and noise; the same int gives the same model.
+    relation : {"add_remove", "replace_one"}, default "add_remove"
+        The neighbouring relation of the guarantee (docs/math.md §1.2, §22). The noise is calibrated, and
+        ``epsilon_`` reported, for it; an ``accountant`` that cannot account the run under it is refused by
+        name before training (e.g. replace-one Poisson sampling: ``accountant="pld"``).
+    sampling : {"poisson", "fixed"}, default "poisson"
+        Poisson sampling at rate q, or batches of exactly ``round(q n)`` records drawn uniformly without
+        replacement at every step (the RDP accountant covers these under ``relation="replace_one"``); see
+        :func:`dpedu.training.dp_sgd`. Schemes no accountant covers are not offered here.
+    target_quantile : float in (0, 1), optional
+        Adaptive clipping (Andrew et al. 2021; docs/math.md §24): ``clip_norm`` is the initial C, which then
+        follows this quantile of the gradient norms; the privacy is the same (the count's noise is paid for
+        by a little more noise on the gradients). ``None`` (default): a fixed clip norm.
 
     Attributes
     ----------
@@ -221,6 +236,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         Account it another way with ``dpedu.accountants.compare(clf, delta)``.
     losses_ : ndarray
         Mean training loss once per epoch: a diagnostic on the private data, not privatised.
+    clip_norms_ : ndarray
+        The clip norm of every step (constant unless ``target_quantile`` is given).
     n_features_in_ : int
 
     Notes
@@ -229,13 +246,14 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     X must be real, 2-D, finite and at most :data:`MAX_ABS_FEATURE` in absolute value; y must hold two
     labels of one type (all strings or all numbers).
 
-    Add/remove neighbours and Poisson sampling, as the accountants assume. The privacy covers
+    Add/remove neighbours and Poisson sampling by default (``relation``, ``sampling``). The privacy covers
     ``coef_``/``intercept_`` and everything computed from them; ``losses_`` are not private.
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, clip_norm=None, epochs=None, sampling_rate=None, batch_size=None,
                  learning_rate=None, lr_schedule="linear", fit_intercept=True, accountant="rdp",
-                 noise_multiplier=None, budget=None, random_state=None):
+                 noise_multiplier=None, budget=None, random_state=None, relation="add_remove", sampling="poisson",
+                 target_quantile=None):
         self.epsilon = epsilon
         self.delta = delta
         self.clip_norm = clip_norm
@@ -249,6 +267,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         self.noise_multiplier = noise_multiplier
         self.budget = budget
         self.random_state = random_state
+        self.relation = relation
+        self.sampling = sampling
+        self.target_quantile = target_quantile
 
     # --- scikit-learn tags: binary only ----------------------------------------------------------
 
@@ -279,6 +300,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             raise ValueError(f"accountant must be one of {', '.join(ACCOUNTANT_NAMES)}; got {self.accountant!r}")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}")
+        if not isinstance(self.sampling, str) or self.sampling not in ESTIMATOR_SAMPLINGS:
+            raise ValueError(f"sampling must be one of {ESTIMATOR_SAMPLINGS} (the schemes an accountant can certify: "
+                             f"the estimator reports epsilon_); got {self.sampling!r}. dpedu.training.dp_sgd runs "
+                             f"the others")
         return _Settings(epsilon, check_delta(self.delta), tuned_defaults(epsilon), check_budget(self.budget),
                          check_rng(self.random_state, "random_state"))  # named as the user knows it
 
@@ -315,12 +340,15 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             clip_norm=tuned.clip_norm if self.clip_norm is None else self.clip_norm,
             epochs=tuned.epochs if self.epochs is None else self.epochs,
             learning_rate=tuned.learning_rate if self.learning_rate is None else self.learning_rate,
-            lr_schedule=self.lr_schedule)
+            lr_schedule=self.lr_schedule, relation=self.relation, sampling=self.sampling,
+            target_quantile=self.target_quantile)
         if z is None:
             try:
                 z = calibrate.noise_multiplier(target_epsilon=epsilon, target_delta=delta,
                                                sampling_rate=plan.sampling_rate, steps=plan.steps,
-                                               accountant=self.accountant)
+                                               accountant=self.accountant, step_event=plan.event_at)
+            except UnsupportedEventError:               # the accountant's own message names the event and relation
+                raise
             except (ValueError, ZeroDivisionError, OverflowError) as exc:
                 raise ValueError(f"no noise reaches epsilon={epsilon!r} at delta={delta!r} for this run "
                                  f"({plan.steps} steps at sampling_rate={plan.sampling_rate:g}): {exc}") from None
@@ -368,6 +396,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             steps_=plan.steps,
             ledger_=result.ledger,
             losses_=result.losses,
+            clip_norms_=result.details["clip_norms"],
             epsilon_=run_epsilon,
             delta_=settings.delta,
         )

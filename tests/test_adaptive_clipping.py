@@ -66,15 +66,21 @@ def test_the_recorded_event_is_the_requested_one(toy, relation):
                     relation=relation, rng=0)
     assert result.ledger == [(SubsampledGaussianEvent(1.2, 0.1, relation=relation), 30)]
     assert result.details["gradient_noise_multiplier"] == pytest.approx(gradient_noise_multiplier(1.2, 50 / 20))
+    assert result.details["count_noise_std"] == 50 / 20
     assert result.details["clip_norms"].shape == (30,) and result.details["clip_norms"][0] == 1.0
 
 
 def test_default_settings_are_the_papers():
     plan = plan_dp_sgd(1000, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=5, target_quantile=0.5)
-    assert plan.clip_learning_rate == 0.2 and plan.count_noise_std == 100 / 20
+    assert plan.clip_learning_rate == 0.2 and plan.resolved_count_noise_std == 100 / 20
     fixed = plan_dp_sgd(1000, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=5, sampling="fixed",
                         target_quantile=0.5)
-    assert fixed.count_noise_std == 100 / 20
+    assert fixed.resolved_count_noise_std == 100 / 20
+    # a small batch and much noise: sigma_b = z, so the gradient noise grows by 1 / sqrt(3/4) at most
+    small = plan_dp_sgd(100, noise_multiplier=4.0, clip_norm=1.0, sampling_rate=0.1, steps=5, target_quantile=0.5)
+    assert small.resolved_count_noise_std == 4.0
+    assert small.gradient_noise_multiplier == pytest.approx(4.0 / math.sqrt(0.75), rel=1e-14)
+    assert small.with_noise_multiplier(6.0).resolved_count_noise_std == 6.0
 
 
 def test_same_seed_same_adaptive_run(toy):

@@ -173,3 +173,68 @@ def test_bad_scheme_settings_are_refused_by_name(toy, kwargs, message):
 def test_truncated_poisson_warns_that_no_accountant_covers_it(toy):
     with pytest.warns(TruncatedPoissonWarning, match="every accountant refuses"):
         dp_sgd(*toy, **BASE, steps=2, sampling="truncated_poisson", max_batch_size=45, rng=0)
+
+
+# --- the estimator: relation, sampling and adaptive clipping, calibrated for them --------------------------
+
+@pytest.fixture(scope="module")
+def larger():
+    return make_toy(n=2000, d=3, rng=0)
+
+
+def test_estimator_calibrates_for_the_relation(larger):
+    from dpedu import DPLogisticRegression
+
+    X, y = larger
+    base = dict(epsilon=1.0, epochs=4, random_state=0)
+    add_remove = DPLogisticRegression(accountant="pld", **base).fit(X, y)
+    replace_one = DPLogisticRegression(accountant="pld", relation="replace_one", **base).fit(X, y)
+    event = replace_one.ledger_[0][0]
+    assert event.relation == "replace_one" and isinstance(event, SubsampledGaussianEvent)
+    assert replace_one.epsilon_ <= 1.0
+    assert replace_one.epsilon_ == account(replace_one.ledger_, "pld", delta=1e-5).epsilon
+    # the same run under replace-one needs more noise (measured here: about 1.4 times, at q = 0.01)
+    assert add_remove.noise_multiplier_ * 1.2 < replace_one.noise_multiplier_
+    assert account(replace_one.ledger_, "pld", delta=1e-5).epsilon > account(
+        [(SubsampledGaussianEvent(replace_one.noise_multiplier_, 0.01), replace_one.steps_)], "pld", delta=1e-5).epsilon
+
+
+def test_estimator_fixed_size_batches_under_replace_one(larger):
+    from dpedu import DPLogisticRegression
+
+    X, y = larger
+    clf = DPLogisticRegression(epsilon=2.0, epochs=2, sampling="fixed", relation="replace_one", random_state=0)
+    clf.fit(X, y)
+    assert clf.ledger_ == [(SampledWithoutReplacementGaussianEvent(clf.noise_multiplier_, 20, 2000,
+                                                                  relation="replace_one"), clf.steps_)]
+    assert clf.epsilon_ <= 2.0
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(relation="replace_one"), UnsupportedEventError, r"'rdp' accountant cannot account for SubsampledGaussianEvent"
+                                                          r".*relation='replace_one'.*It supports"),
+    (dict(sampling="fixed"), UnsupportedEventError, "SampledWithoutReplacementGaussianEvent.*It supports"),
+    (dict(sampling="fixed", noise_multiplier=2.0), UnsupportedEventError, "SampledWithoutReplacementGaussianEvent"),
+    (dict(sampling="shuffle"), ValueError, r"sampling must be one of \('poisson', 'fixed'\)"),
+    (dict(relation="both"), ValueError, "relation must be one of"),
+])
+def test_estimator_refuses_uncovered_pairs_before_training(larger, kwargs, error, message):
+    from dpedu import DPLogisticRegression
+    from dpedu.budget import PrivacyBudget
+
+    X, y = larger
+    budget = PrivacyBudget(epsilon=10.0, delta=1e-4)
+    with pytest.raises(error, match=message):
+        DPLogisticRegression(epsilon=1.0, epochs=2, budget=budget, random_state=0, **kwargs).fit(X, y)
+    assert budget.ledger == []                          # nothing spent
+
+
+def test_estimator_adaptive_clipping(larger):
+    from dpedu import DPLogisticRegression
+
+    X, y = larger
+    clf = DPLogisticRegression(epsilon=1.0, epochs=4, target_quantile=0.5, clip_norm=5.0, random_state=0).fit(X, y)
+    fixed = DPLogisticRegression(epsilon=1.0, epochs=4, clip_norm=5.0, random_state=0).fit(X, y)
+    assert clf.ledger_ == fixed.ledger_ and clf.epsilon_ == fixed.epsilon_       # the same privacy
+    assert clf.clip_norms_[0] == 5.0 and clf.clip_norms_[-1] < 1.0               # C fell towards the median norm
+    np.testing.assert_array_equal(fixed.clip_norms_, np.full(fixed.steps_, 5.0))

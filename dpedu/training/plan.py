@@ -174,7 +174,7 @@ class DPSGDPlan:
     max_batch_size: int | None = None
     target_quantile: float | None = None
     clip_learning_rate: float = DEFAULT_CLIP_LEARNING_RATE
-    count_noise_std: float = 0.0
+    count_noise_std: float | None = None
 
     @property
     def private(self) -> bool:
@@ -191,7 +191,20 @@ class DPSGDPlan:
         """The multiplier of the noise on the gradient sum: z, or z_Delta > z when a noisy count is released too."""
         if not self.adaptive:
             return self.noise_multiplier
-        return gradient_noise_multiplier(self.noise_multiplier, self.count_noise_std)
+        return gradient_noise_multiplier(self.noise_multiplier, self.resolved_count_noise_std)
+
+    @property
+    def resolved_count_noise_std(self):
+        r"""sigma_b: ``count_noise_std``, or by default the larger of divisor / 20 (Andrew et al.'s m / 20) and z.
+
+        sigma_b >= z keeps the count's share of the step's budget, :math:`1/(4\sigma_b^2)` of :math:`1/z^2`, at most
+        a quarter, so the gradient noise grows by at most :math:`1/\sqrt{3/4}` (docs/math.md §24.1).
+        """
+        if not self.adaptive:
+            return None
+        if self.count_noise_std is None:
+            return max(DEFAULT_COUNT_NOISE_FRACTION * self.divisor, self.noise_multiplier)
+        return self.count_noise_std
 
     @property
     def event(self):
@@ -200,7 +213,11 @@ class DPSGDPlan:
         With adaptive clipping the step releases a noisy count too; the two Gaussians together are one with
         multiplier z (docs/math.md §24.1), so the event is the same.
         """
-        z, relation = self.noise_multiplier, self.relation
+        return self.event_at(self.noise_multiplier)
+
+    def event_at(self, noise_multiplier):
+        """The event of one step of this plan with noise multiplier z (> 0): calibration probes z with it."""
+        z, relation = noise_multiplier, self.relation
         if self.sampling == "shuffle":
             return ShuffledBatchGaussianEvent(z, self.batch_size, self.n, relation=relation)
         if self.sampling == "fixed":
@@ -232,8 +249,8 @@ class DPSGDPlan:
         """A fresh :class:`~dpedu.training.adaptive.ClipState` at C_0 for an adaptive run; None for a fixed C."""
         if not self.adaptive:
             return None
-        return ClipState(self.clip_norm, self.target_quantile, self.clip_learning_rate, self.count_noise_std,
-                         self.divisor)
+        return ClipState(self.clip_norm, self.target_quantile, self.clip_learning_rate,
+                         self.resolved_count_noise_std, self.divisor)
 
     def learning_rate_at(self, t):
         """eta_t for step t = 0, 1, ...: eta, or eta (1 - t/T) for the linear schedule."""
@@ -280,21 +297,22 @@ def _check_max_batch_size(max_batch_size, sampling, n):
     return max_batch_size
 
 
-def _adaptive_settings(target_quantile, clip_learning_rate, count_noise_std, clip_mode, clip_norm, divisor):
-    """(gamma, eta_C, sigma_b) checked, sigma_b defaulting to divisor / 20; or the fixed-C defaults."""
+def _adaptive_settings(target_quantile, clip_learning_rate, count_noise_std, clip_mode, clip_norm):
+    """(gamma, eta_C, sigma_b) checked (sigma_b None: the plan's default); or the fixed-C defaults."""
     if target_quantile is None:
         if count_noise_std is not None or clip_learning_rate is not None:
             raise ValueError("clip_learning_rate and count_noise_std are settings of adaptive clipping: give "
                              "target_quantile too (or neither)")
-        return None, DEFAULT_CLIP_LEARNING_RATE, 0.0
+        return None, DEFAULT_CLIP_LEARNING_RATE, None
     if clip_mode != "gradients":
         raise ValueError(f"adaptive clipping (target_quantile) clips gradients: it needs clip_mode='gradients'; got "
                          f"clip_mode={clip_mode!r}")
     if math.isinf(clip_norm):
         raise ValueError("adaptive clipping starts from clip_norm = C_0, which must be finite; got clip_norm=inf")
-    return check_adaptive_clipping(
+    gamma, eta, sigma_b = check_adaptive_clipping(
         target_quantile, DEFAULT_CLIP_LEARNING_RATE if clip_learning_rate is None else clip_learning_rate,
-        DEFAULT_COUNT_NOISE_FRACTION * divisor if count_noise_std is None else count_noise_std)
+        0.0 if count_noise_std is None else count_noise_std)
+    return gamma, eta, None if count_noise_std is None else sigma_b
 
 
 def plan_dp_sgd(n, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epochs=None, learning_rate=1.0,
@@ -322,7 +340,7 @@ def plan_dp_sgd(n, *, noise_multiplier, clip_norm, sampling_rate, steps=None, ep
         steps_per_epoch = n / batch_size if sampling == "fixed" else n // batch_size
     steps = _number_of_steps(steps, epochs, steps_per_epoch, sampling, sampling_rate)
     loss_every = max(1, round(steps_per_epoch)) if loss_every is None else check_positive_int(loss_every, "loss_every")
-    adaptive = _adaptive_settings(target_quantile, clip_learning_rate, count_noise_std, clip_mode, clip_norm, divisor)
+    adaptive = _adaptive_settings(target_quantile, clip_learning_rate, count_noise_std, clip_mode, clip_norm)
     plan = DPSGDPlan(n, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lr_schedule, sampling,
                      clip_mode, divisor, batch_size, loss_every, relation, max_batch_size, *adaptive)
     if plan.private:

@@ -173,7 +173,7 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None):
                  "learning_rate": plan.learning_rate, "lr_schedule": plan.lr_schedule, "model": model,
                  "loss_steps": np.array(loss_steps), "batch_sizes": np.array(batch_sizes, dtype=np.int64),
                  "inclusions": inclusions, "relation": plan.relation, "max_batch_size": plan.max_batch_size,
-                 "target_quantile": plan.target_quantile,
+                 "target_quantile": plan.target_quantile, "count_noise_std": plan.resolved_count_noise_std,
                  "gradient_noise_multiplier": plan.gradient_noise_multiplier,
                  "clip_norms": np.array(clip.clip_norms) if clip is not None else np.full(plan.steps, C)},
     )
@@ -271,7 +271,8 @@ def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epoc
         :math:`\eta_C > 0` (adaptive clipping only; default 0.2, the paper's).
     count_noise_std : float, optional
         :math:`\sigma_b`, the noise std of the count (adaptive clipping only); must exceed z / 2. Default:
-        the divisor / 20 (the paper's expected batch size / 20).
+        the larger of the divisor / 20 (the paper's expected batch size / 20) and z (then the count takes
+        at most a quarter of the step's privacy).
 
     Returns
     -------
