@@ -10,7 +10,9 @@ r"""Plot helpers for the course: each takes an optional matplotlib ``Axes`` and 
 * :func:`plot_loss_curves` - training loss against epochs (or steps);
 * :func:`plot_clipping_noise_tradeoff` - accuracy against the clip norm C, one line per noise multiplier;
 * :func:`plot_accuracy_vs_epochs` - accuracy against epochs at one total epsilon, with the noise
-  multiplier each needs on a second axis.
+  multiplier each needs on a second axis;
+* :func:`plot_adaptive_clipping` - the adaptive clip norm over the steps beside the gradient-norm quantile
+  it tracks (:mod:`dpedu.plotting.clipping`).
 
 No ``plt.show()`` and no global style changes: the caller owns the figure. Every helper checks its arguments
 (``TypeError``/``ValueError`` naming the argument) and places its legend where it covers no data: in the
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 from .accounting import plot_epsilon_vs_epochs, plot_figure2, plot_privacy_curves
 from .accuracy import plot_accuracy_vs_epochs, plot_accuracy_vs_epsilon, plot_clipping_noise_tradeoff
+from .clipping import plot_adaptive_clipping
 from .common import ACCOUNTANT_STYLES, place_legend
 from .losses import plot_loss_curves
 
@@ -47,4 +50,5 @@ __all__ = [
     "plot_loss_curves",
     "plot_clipping_noise_tradeoff",
     "plot_accuracy_vs_epochs",
+    "plot_adaptive_clipping",
 ]

@@ -151,7 +151,7 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None):
     batch_sizes, inclusions = [], np.zeros(plan.n, dtype=np.int64)
     batches = _recording_sizes(plan.batches(rng), batch_sizes, inclusions)
     clip = plan.clip_state()                           # None unless adaptive clipping
-    losses, loss_steps = [], []
+    losses, loss_steps, quantiles = [], [], []
     with overflow_guard():
         for t in range(plan.steps):
             theta = dp_sgd_update(theta, X, y, t, plan=plan, model=model, batches=batches, rng=rng,
@@ -159,6 +159,8 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None):
             if (t + 1) % plan.loss_every == 0 or t + 1 == plan.steps:
                 losses.append(model.loss(theta, X, y, check_input=False))
                 loss_steps.append(t + 1)
+                if clip is not None:                   # what C tracks, measured on all the data (a diagnostic)
+                    quantiles.append(np.quantile(gradient_norms(model, theta, X, y), plan.target_quantile))
 
     z, C = plan.noise_multiplier, plan.clip_norm
     return TrainingResult(
@@ -175,7 +177,8 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None):
                  "inclusions": inclusions, "relation": plan.relation, "max_batch_size": plan.max_batch_size,
                  "target_quantile": plan.target_quantile, "count_noise_std": plan.resolved_count_noise_std,
                  "gradient_noise_multiplier": plan.gradient_noise_multiplier,
-                 "clip_norms": np.array(clip.clip_norms) if clip is not None else np.full(plan.steps, C)},
+                 "clip_norms": np.array(clip.clip_norms) if clip is not None else np.full(plan.steps, C),
+                 "gradient_norm_quantiles": np.array(quantiles)},
     )
 
 
@@ -281,8 +284,10 @@ def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epoc
         event of the other ``sampling`` schemes, under ``relation``); account it with any accountant, e.g.
         ``dpedu.accountants.compare(result, delta=1e-5)``. ``epsilon`` and ``delta`` are ``nan``: dp_sgd
         does not pick an accountant. ``losses`` (at ``details["loss_steps"]``),
-        ``details["batch_sizes"]`` and ``details["inclusions"]`` (how many batches each record was in) are
-        diagnostics computed on the private data, not privatised.
+        ``details["batch_sizes"]``, ``details["inclusions"]`` (how many batches each record was in) and, with
+        adaptive clipping, ``details["gradient_norm_quantiles"]`` (the ``target_quantile`` of all the
+        per-example gradient norms at the loss steps: what C tracks) are diagnostics computed on the private
+        data, not privatised.
 
     Notes
     -----
