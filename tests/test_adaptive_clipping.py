@@ -128,3 +128,27 @@ def test_calibrated_noise_is_rechecked_against_the_count_noise():
     assert plan.with_noise_multiplier(1.5).gradient_noise_multiplier > 1.5
     with pytest.raises(ValueError, match="count_noise_std must exceed"):
         plan.with_noise_multiplier(2.0)
+
+
+def test_the_figure_of_an_adaptive_run(toy):
+    from matplotlib.figure import Figure
+
+    from dpedu.plotting import plot_adaptive_clipping
+
+    X, y = toy
+    result = dp_sgd(X, y, noise_multiplier=1.0, clip_norm=0.05, sampling_rate=0.1, epochs=5, target_quantile=0.5,
+                    rng=0)
+    details = result.details
+    assert details["gradient_norm_quantiles"].shape == details["loss_steps"].shape == (5,)
+    fig = Figure(figsize=(7.0, 3.5))
+    ax = plot_adaptive_clipping(details["clip_norms"], details["loss_steps"], details["gradient_norm_quantiles"],
+                                target_quantile=0.5, ax=fig.add_subplot())
+    labels = [line.get_label() for line in ax.lines]
+    assert len(labels) == 2 and "non-private diagnostic" in labels[1] and ax.get_yscale() == "log"
+    np.testing.assert_array_equal(ax.lines[0].get_ydata(), details["clip_norms"])
+    with pytest.raises(ValueError, match="one length"):
+        plot_adaptive_clipping([1.0, 0.5], [1, 2], [0.4], target_quantile=0.5, ax=fig.add_subplot())
+    with pytest.raises(ValueError, match="target_quantile"):
+        plot_adaptive_clipping([1.0, 0.5], [1], [0.4], target_quantile=1.5, ax=fig.add_subplot())
+    with pytest.raises(TypeError, match="ax must be"):
+        plot_adaptive_clipping([1.0], [1], [0.4], target_quantile=0.5, ax="axes")

@@ -17,7 +17,7 @@ report to its accountant), so no accountant can notice; the white-box audit
                                       canary was sampled
 ``"microbatch_clipped_as_one"``       clips the mean gradient of each *microbatch* of 2 records to C and claims
                                       per-example privacy: one record can turn its microbatch's clipped
-                                      gradient from +C to -C, sensitivity 2C (Ponomareva et al. 2023, §5.6)
+                                      gradient from +C to -C, sensitivity 2C (Ponomareva et al. 2023, on microbatches)
 ====================================  ==========================================================================
 
 :func:`bug_setting` gives, for each bug, the audit setting that exposes it (data, canary, trainer settings,
