@@ -227,7 +227,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     noise_multiplier_ : float
         The z used.
     sampling_rate_, epochs_, clip_norm_, learning_rate_ : float
-        The values used (the tuned defaults where the parameter was ``None``).
+        The values used (the tuned defaults where the parameter was ``None``); with ``target_quantile``,
+        ``clip_norm_`` is the initial C (``clip_norms_`` holds every step's).
     steps_ : int
     epsilon_ : float
         The epsilon the chosen accountant certifies at ``delta`` for this run (``inf`` if non-private).

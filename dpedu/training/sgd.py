@@ -234,8 +234,8 @@ def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epoc
         How :math:`B_t` is drawn; each scheme records its own event (the table in
         :mod:`dpedu.training.plan`). ``"poisson"`` (Algorithm 1, what the accountants analyse).
         ``"fixed"``: exactly m = ``round(q n)`` records, a fresh uniform draw without replacement at every
-        step, divided by m (``SampledWithoutReplacementGaussianEvent``: the RDP accountant covers it under
-        ``relation="replace_one"``, none under add/remove). ``"truncated_poisson"``: a Poisson sample cut
+        step, divided by m (``SampledWithoutReplacementGaussianEvent``: the RDP accountant, and the
+        sequential and advanced bounds, cover it under ``relation="replace_one"``; none under add/remove). ``"truncated_poisson"``: a Poisson sample cut
         to a uniform subset of ``max_batch_size`` records when larger, divided by q n
         (``TruncatedPoissonGaussianEvent``, which every accountant refuses; a
         :class:`TruncatedPoissonWarning` says so). ``"shuffle"``: what most code does - shuffle each epoch
