@@ -2,6 +2,7 @@
 against the best fixed clip norm of a small grid.
 
     python benchmarks/bench_adaptive_clipping.py --figure adaptive_clip.png       # the figure only (one run)
+    python benchmarks/bench_adaptive_clipping.py --figure q09.png --quantile 0.9  # another target quantile
     python benchmarks/bench_adaptive_clipping.py --compare --seeds 3              # the accuracy table too
 
 Settings: DPLogisticRegression's tuned row for epsilon = 1 (q = 0.01, 64 epochs, learning rate 16, linear
@@ -72,11 +73,12 @@ def main():
     parser.add_argument("--figure", default=None, help="write the figure (PNG) here")
     parser.add_argument("--compare", action="store_true", help="print the accuracy table")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--quantile", type=float, default=0.5, help="target quantile of the figure's run")
     args = parser.parse_args()
     start = time.perf_counter()
     data = load_adult()
     if args.figure:
-        figure(args.figure, data)
+        figure(args.figure, data, quantile=args.quantile)
     if args.compare:
         compare(data, args.seeds)
     print(f"({time.perf_counter() - start:.0f} s)")
