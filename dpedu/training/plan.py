@@ -29,6 +29,9 @@ covers which (scheme, relation) pair is the accountants' business (they refuse t
 >>> plan = plan_dp_sgd(200, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, epochs=2)
 >>> plan.steps, plan.divisor, plan.ledger
 (20, 20.0, [(SubsampledGaussianEvent(noise_multiplier=1.0, sampling_rate=0.1), 20)])
+>>> plan_dp_sgd(200, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, epochs=2, sampling="fixed",
+...             relation="replace_one").event
+SampledWithoutReplacementGaussianEvent(noise_multiplier=1.0, batch_size=20, dataset_size=200, relation='replace_one')
 """
 
 from __future__ import annotations
