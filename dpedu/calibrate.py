@@ -149,7 +149,7 @@ class _RunEpsilon:
     probes are scaffolding. Numerical warnings (``RuntimeWarning``) pass through at once.
     """
 
-    def __init__(self, accountant, accountant_options, delta):
+    def __init__(self, accountant, accountant_options, delta, step_event=None):
         accountant_class(accountant)  # not a str -> TypeError; unknown name -> ValueError listing the names
         if accountant_options is not None and not isinstance(accountant_options, dict):
             raise TypeError(f"accountant_options must be a dict of keyword arguments for the accountant or None; "
@@ -157,6 +157,7 @@ class _RunEpsilon:
         self.accountant = accountant
         self.options = accountant_options
         self.delta = delta
+        self.step_event = gaussian_step_event if step_event is None else lambda z, q: step_event(z)
         self._results = {}
 
     def check_supported(self, noise_multiplier, sampling_rate):
@@ -172,7 +173,7 @@ class _RunEpsilon:
         key = (noise_multiplier, sampling_rate, steps)
         if key in self._results:  # the same probe twice (a search's start, a limit's message): same answer
             return self._results[key].epsilon
-        result = account([(gaussian_step_event(noise_multiplier, sampling_rate), steps)], self.accountant,
+        result = account([(self.step_event(noise_multiplier, sampling_rate), steps)], self.accountant,
                          delta=self.delta, accountant_options=self.options, strict=True)
         self._results[(noise_multiplier, sampling_rate, steps)] = result
         return result.epsilon
@@ -203,7 +204,7 @@ def _zcdp_guess(target_epsilon, target_delta, sampling_rate, steps):
 
 
 def noise_multiplier(target_epsilon, target_delta, sampling_rate, steps, accountant="rdp", *, rtol=1e-3,
-                     accountant_options=None):
+                     accountant_options=None, step_event=None):
     r"""Smallest noise multiplier (to relative tolerance ``rtol``) whose run meets the privacy target.
 
     The run is ``steps`` Gaussian steps with Poisson sampling rate ``sampling_rate``
@@ -227,6 +228,11 @@ def noise_multiplier(target_epsilon, target_delta, sampling_rate, steps, account
         The search stops when the bracket ``[lo, hi]`` has ``hi - lo <= rtol * hi``.
     accountant_options : dict, optional
         Keyword arguments for the accountant's constructor, e.g. ``{"conversion": "classic"}``.
+    step_event : callable, optional
+        ``step_event(z)`` is the event of one step with noise multiplier z, for a run that is not Poisson
+        sampling under add/remove: another sampling scheme or neighbouring relation, e.g.
+        ``plan.event_at`` of a :class:`~dpedu.training.DPSGDPlan`. Default:
+        ``gaussian_step_event(z, sampling_rate)``. ``sampling_rate`` then only seeds the search.
 
     Returns
     -------
@@ -268,7 +274,9 @@ def noise_multiplier(target_epsilon, target_delta, sampling_rate, steps, account
     q = check_sampling_rate(sampling_rate)
     steps = check_positive_int(steps, "steps")
     rtol = _check_rtol(rtol)
-    epsilon_of = _RunEpsilon(accountant, accountant_options, target_delta)
+    if step_event is not None and not callable(step_event):
+        raise TypeError(f"step_event must be a callable z -> event or None; got {type(step_event).__name__}")
+    epsilon_of = _RunEpsilon(accountant, accountant_options, target_delta, step_event)
     guess = _zcdp_guess(target_epsilon, target_delta, q, steps)
     epsilon_of.check_supported(guess, q)
 

@@ -24,6 +24,14 @@ __all__ = ["L2_clip", "clip_factors", "l2_norms", "check_norms"]
 
 _FLOAT_MAX = np.finfo(float).max
 
+# The smallest normal float (~2.2e-308). A scale factor below it is subnormal: it has lost digits and could
+# scale a row to a norm slightly above C.
+FLOAT_TINY = np.finfo(float).tiny
+
+# A sum of squares is exact enough only for norms in [SMALLEST_SQUARABLE_NORM, inf): below ~1e-154 the squares
+# fall into the subnormals (digits lost), above ~1.3e154 they overflow to inf. 1e-150 leaves a margin.
+SMALLEST_SQUARABLE_NORM = 1e-150
+
 
 def check_norms(norms, name="norms"):
     """A float array of norms: real, >= 0, not NaN (``inf`` allowed: such a row is clipped to 0).
@@ -42,30 +50,31 @@ def check_norms(norms, name="norms"):
     return arr
 
 
-def _scaled_norms(v):
-    """Norms along the last axis (keepdims), ``inf`` exactly where the true norm exceeds the float range.
-
-    Squares overflow above ~1e154 and lose digits to subnormals below ~1e-154, so those rows are divided by
-    their largest entry first (a sum of squares of order one) and multiplied back.
-    """
-    with np.errstate(over="ignore", under="ignore"):
-        norms = _plain_norms(v)
-        rescale = ~(norms >= 1e-150) | np.isinf(norms)
-        if v.shape[-1] > 0 and np.any(rescale):
-            scale = _row_scales(v, rescale)
-            norms = np.where(rescale, scale * _plain_norms(v / scale), norms)
-    return norms
-
-
 def _plain_norms(v):
     """sqrt of the row sums of squares (keepdims), without an n x d temporary: a third of ``np.linalg.norm``'s time."""
     return np.sqrt(np.einsum("...i,...i->...", v, v))[..., None]
 
 
-def _row_scales(v, rows):
-    """max |v_ij| along the last axis for the selected rows, 1 elsewhere (and for all-zero rows)."""
-    scale = np.max(np.abs(np.where(np.broadcast_to(rows, v.shape), v, 0.0)), axis=-1, keepdims=True)
-    return np.where(scale > 0, scale, 1.0)
+def _scaled_rows(v, clip_norm=None):
+    r"""Rows as ``scale * unit`` with their norms: ``(scale, unit, unit_norms)``, ``||v_i|| = scale_i ||unit_i||``.
+
+    Ordinary rows keep ``scale = 1`` and ``unit = v``. A row whose squares would overflow or underflow (its
+    norm outside [SMALLEST_SQUARABLE_NORM, inf)), or whose clip factor :math:`C/\lVert v\rVert` would be
+    subnormal, is divided by the power of two just below its largest entry before squaring: dividing by a power of two
+    is exact, so its ``unit`` has entries of order one and a norm that neither overflows nor underflows.
+    ``scale``, ``unit_norms``: keepdims shape (..., 1).
+    """
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):   # inf / inf: not rescaled
+        norms = _plain_norms(v)
+        rescale = ~(norms >= SMALLEST_SQUARABLE_NORM) | np.isinf(norms)
+        if clip_norm is not None:
+            rescale |= clip_norm / norms < FLOAT_TINY
+        if v.shape[-1] == 0 or not np.any(rescale):
+            return np.ones_like(norms), v, norms
+        largest = np.max(np.abs(np.where(np.broadcast_to(rescale, v.shape), v, 0.0)), axis=-1, keepdims=True)
+        scale = np.where(largest > 0, np.ldexp(1.0, np.frexp(largest)[1] - 1), 1.0)  # 2^e <= largest < 2^(e+1)
+        unit = v / scale
+        return scale, unit, np.where(rescale, _plain_norms(unit), norms)
 
 
 def l2_norms(v, *, name="v"):
@@ -79,7 +88,9 @@ def l2_norms(v, *, name="v"):
            [1.41421356e+200]])
     """
     v = check_array(v, name, allow_empty=True)
-    norms = _scaled_norms(v)
+    scale, _, unit_norms = _scaled_rows(v)
+    with np.errstate(over="ignore"):
+        norms = scale * unit_norms                       # inf exactly where the norm exceeds the float range
     if np.any(np.isinf(norms)):
         raise ValueError(f"the L2 norm of (a row of) {name} exceeds the largest float ({_FLOAT_MAX:.3g}) and cannot "
                          f"be represented; rescale {name}")
@@ -99,8 +110,7 @@ def clip_factors(norms, clip_norm):
     factors = np.ones_like(norms)
     over = norms > clip_norm
     factors[over] = clip_norm / norms[over]
-    # a subnormal factor has lost precision and could scale a row to a norm slightly above C; 0 is in the ball
-    factors[factors < np.finfo(float).tiny] = 0.0
+    factors[factors < FLOAT_TINY] = 0.0                # subnormal: digits lost; 0 is in the ball
     return factors
 
 
@@ -122,21 +132,20 @@ def L2_clip(v, clip_norm):
 
     Notes
     -----
-    A row whose norm is so large that :math:`C/\lVert v\rVert` underflows (or whose norm itself exceeds the
-    float range, e.g. ``[1.7e308, 1.7e308]``) is divided by its largest entry *before* squaring and then
-    scaled to norm C, so it keeps its direction instead of collapsing to 0.
+    Each row is written as ``scale * unit`` (``scale = 1`` for every ordinary row, so the result is exactly
+    :math:`v\cdot\min(1, C/\lVert v\rVert)`); then
+    :math:`\mathrm{unit}\cdot\min(\mathrm{scale}, C/\lVert\mathrm{unit}\rVert)` is the same vector. A row whose
+    squares would overflow or underflow, or whose factor :math:`C/\lVert v\rVert` would be subnormal (e.g.
+    ``[1.7e308, 1.7e308]``, whose norm exceeds the float range), gets a power-of-two ``scale`` near its largest
+    entry, so it keeps its direction instead of collapsing to 0.
 
     >>> L2_clip([1.7e308, 1.7e308], 1.0)
     array([0.70710678, 0.70710678])
     """
     clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
     v = check_array(v, "v", ndim=(1, 2), allow_empty=True)
-    norms = _scaled_norms(v)
-    factors = clip_factors(norms, clip_norm)
-    clipped = v * factors
-    lost = (factors == 0) & (norms > 0)              # the factor underflowed: scale before squaring
-    if np.any(lost):
-        unit = v / _row_scales(v, lost)              # largest entry 1: its norm is in [1, sqrt(d)]
-        rescaled = unit * (clip_norm / np.linalg.norm(unit, axis=-1, keepdims=True))
-        clipped = np.where(lost, rescaled, clipped)
-    return clipped
+    if np.isinf(clip_norm):
+        return v.copy()                                    # C = inf: no clipping (the non-private sanity setting)
+    scale, unit, unit_norms = _scaled_rows(v, clip_norm)   # v = scale * unit; scale 1 unless a norm is extreme
+    with np.errstate(divide="ignore", over="ignore"):      # C / ||v|| = inf (a zero row): factor 1
+        return unit * np.minimum(scale, clip_norm / unit_norms)   # = v * min(1, C / ||v||), row by row

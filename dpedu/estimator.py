@@ -31,31 +31,18 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import calibrate
-from .validation import (
-    MAX_STEPS,
-    check_budget,
-    check_delta,
-    check_epsilon,
-    check_nonnegative,
-    check_positive,
-    check_positive_int,
-    check_rng,
-    check_sampling_rate,
-)
-from .accountants import ACCOUNTANT_NAMES, account
-from .events import gaussian_step_event, steps_from_epochs
-from .training import LR_SCHEDULES, dp_sgd
-
-try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _validate_data
-except ImportError:  # pragma: no cover - older scikit-learn
-    _validate_data = None
+from .validation import check_budget, check_delta, check_epsilon, check_positive_int, check_rng, check_sampling_rate
+from .accountants import ACCOUNTANT_NAMES, UnsupportedEventError, account
+from .training import plan_dp_sgd, run_dp_sgd
 
 __all__ = ["DPLogisticRegression", "NonPrivateWarning", "EpsilonTargetWarning", "TUNED_DEFAULTS", "TunedDefaults",
            "tuned_defaults", "MAX_ABS_FEATURE"]
+
+#: The sampling schemes the estimator offers: those an accountant covers (under some relation).
+ESTIMATOR_SAMPLINGS = ("poisson", "fixed")
 
 #: The largest absolute feature value ``fit`` accepts. Beyond it the margins x . theta overflow float64 and
 #: training returns inf/NaN weights; standardise the features instead (no real data set needs 1e100).
@@ -94,6 +81,16 @@ def tuned_defaults(epsilon):
     """
     epsilon = check_epsilon(epsilon)
     return min(TUNED_DEFAULTS, key=lambda row: abs(math.log(epsilon / row.epsilon)))
+
+
+class _Settings(NamedTuple):
+    """The checked settings of one ``fit`` that are not part of the DP-SGD plan."""
+
+    epsilon: float
+    delta: float
+    tuned: TunedDefaults
+    budget: object
+    rng: np.random.Generator
 
 
 class NonPrivateWarning(UserWarning):
@@ -144,24 +141,15 @@ _NO_Y = object()                                        # predict: no y (y=None 
 
 
 def _sklearn_validate(estimator, X, y=_NO_Y, *, reset):
-    """scikit-learn's validation (``validate_data`` on >= 1.6), with messages that name X or y."""
+    """scikit-learn's ``validate_data`` (scikit-learn >= 1.6, the floor in requirements.txt), naming X or y."""
     _check_X_kind(X)
     try:
-        if _validate_data is not None:
+        # scikit-learn's quick finiteness test sums X: rows of +-1.7e308 make that sum inf - inf, a bare NumPy
+        # warning, although X is finite; _check_magnitude then refuses such X by name.
+        with np.errstate(over="ignore", invalid="ignore"):
             if y is _NO_Y:
-                return _validate_data(estimator, X, dtype=np.float64, reset=reset)
-            return _validate_data(estimator, X, y, dtype=np.float64, reset=reset)
-        from sklearn.utils.validation import check_array, check_X_y  # pragma: no cover
-
-        if y is _NO_Y:  # pragma: no cover
-            X = check_array(X, dtype=np.float64)
-            if X.shape[1] != estimator.n_features_in_:
-                raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
-                                 f"{estimator.n_features_in_} features as input")
-            return X
-        X, y = check_X_y(X, y, dtype=np.float64)  # pragma: no cover
-        estimator.n_features_in_ = X.shape[1]  # pragma: no cover
-        return X, y  # pragma: no cover
+                return validate_data(estimator, X, dtype=np.float64, reset=reset)
+            return validate_data(estimator, X, y, dtype=np.float64, reset=reset)
     except (ValueError, TypeError) as exc:  # scikit-learn's messages do not always say which argument
         message = str(exc).splitlines()[0]
         named = "X" if y is _NO_Y else "X or y"
@@ -217,6 +205,18 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         :class:`~dpedu.budget.BudgetExceededError` and trains nothing. Shared, not copied, by ``clone``.
     random_state : None, int, SeedSequence or numpy.random.Generator
         Source of sampling and noise; the same int gives the same model.
+    relation : {"add_remove", "replace_one"}, default "add_remove"
+        The neighbouring relation of the guarantee (docs/math.md §1.2, §22). The noise is calibrated, and
+        ``epsilon_`` reported, for it; an ``accountant`` that cannot account the run under it is refused by
+        name before training (e.g. replace-one Poisson sampling: ``accountant="pld"``).
+    sampling : {"poisson", "fixed"}, default "poisson"
+        Poisson sampling at rate q, or batches of exactly ``round(q n)`` records drawn uniformly without
+        replacement at every step (the RDP accountant covers these under ``relation="replace_one"``); see
+        :func:`dpedu.training.dp_sgd`. Schemes no accountant covers are not offered here.
+    target_quantile : float in (0, 1), optional
+        Adaptive clipping (Andrew et al. 2021; docs/math.md §24): ``clip_norm`` is the initial C, which then
+        follows this quantile of the gradient norms; the privacy is the same (the count's noise is paid for
+        by a little more noise on the gradients). ``None`` (default): a fixed clip norm.
 
     Attributes
     ----------
@@ -227,7 +227,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     noise_multiplier_ : float
         The z used.
     sampling_rate_, epochs_, clip_norm_, learning_rate_ : float
-        The values used (the tuned defaults where the parameter was ``None``).
+        The values used (the tuned defaults where the parameter was ``None``); with ``target_quantile``,
+        ``clip_norm_`` is the initial C (``clip_norms_`` holds every step's).
     steps_ : int
     epsilon_ : float
         The epsilon the chosen accountant certifies at ``delta`` for this run (``inf`` if non-private).
@@ -236,6 +237,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         Account it another way with ``dpedu.accountants.compare(clf, delta)``.
     losses_ : ndarray
         Mean training loss once per epoch: a diagnostic on the private data, not privatised.
+    clip_norms_ : ndarray
+        The clip norm of every step (constant unless ``target_quantile`` is given).
     n_features_in_ : int
 
     Notes
@@ -244,13 +247,14 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     X must be real, 2-D, finite and at most :data:`MAX_ABS_FEATURE` in absolute value; y must hold two
     labels of one type (all strings or all numbers).
 
-    Add/remove neighbours and Poisson sampling, as the accountants assume. The privacy covers
+    Add/remove neighbours and Poisson sampling by default (``relation``, ``sampling``). The privacy covers
     ``coef_``/``intercept_`` and everything computed from them; ``losses_`` are not private.
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, clip_norm=None, epochs=None, sampling_rate=None, batch_size=None,
                  learning_rate=None, lr_schedule="linear", fit_intercept=True, accountant="rdp",
-                 noise_multiplier=None, budget=None, random_state=None):
+                 noise_multiplier=None, budget=None, random_state=None, relation="add_remove", sampling="poisson",
+                 target_quantile=None):
         self.epsilon = epsilon
         self.delta = delta
         self.clip_norm = clip_norm
@@ -264,6 +268,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         self.noise_multiplier = noise_multiplier
         self.budget = budget
         self.random_state = random_state
+        self.relation = relation
+        self.sampling = sampling
+        self.target_quantile = target_quantile
 
     # --- scikit-learn tags: binary only ----------------------------------------------------------
 
@@ -271,9 +278,6 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags
-
-    def _more_tags(self):  # scikit-learn < 1.6
-        return {"binary_only": True}
 
     # --- fitting ---------------------------------------------------------------------------------
 
@@ -291,26 +295,18 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         return default
 
     def _checked_hyperparameters(self):
-        """Every hyperparameter checked (no data looked at, nothing stored): a dict of clean values."""
+        """The settings the DP-SGD plan does not check (no data looked at, nothing stored)."""
         epsilon = check_epsilon(self.epsilon)
-        tuned = tuned_defaults(epsilon)
-        hp = dict(epsilon=epsilon, delta=check_delta(self.delta), tuned=tuned)
-        hp["epochs"] = check_positive(tuned.epochs if self.epochs is None else self.epochs, "epochs")
-        hp["clip_norm"] = check_positive(tuned.clip_norm if self.clip_norm is None else self.clip_norm, "clip_norm",
-                                         allow_inf=True)
-        hp["learning_rate"] = check_positive(tuned.learning_rate if self.learning_rate is None
-                                             else self.learning_rate, "learning_rate")
         if self.accountant not in ACCOUNTANT_NAMES:
             raise ValueError(f"accountant must be one of {', '.join(ACCOUNTANT_NAMES)}; got {self.accountant!r}")
-        if self.lr_schedule not in LR_SCHEDULES:
-            raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}; got {self.lr_schedule!r}")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}")
-        hp["noise_multiplier"] = (None if self.noise_multiplier is None
-                                  else check_nonnegative(self.noise_multiplier, "noise_multiplier"))
-        hp["budget"] = check_budget(self.budget)
-        hp["rng"] = check_rng(self.random_state, "random_state")  # named as the user knows it
-        return hp
+        if not isinstance(self.sampling, str) or self.sampling not in ESTIMATOR_SAMPLINGS:
+            raise ValueError(f"sampling must be one of {ESTIMATOR_SAMPLINGS} (the schemes an accountant can certify: "
+                             f"the estimator reports epsilon_); got {self.sampling!r}. dpedu.training.dp_sgd runs "
+                             f"the others")
+        return _Settings(epsilon, check_delta(self.delta), tuned_defaults(epsilon), check_budget(self.budget),
+                         check_rng(self.random_state, "random_state"))  # named as the user knows it
 
     def _checked_data(self, X, y):
         """(X, classes, labels in {-1, +1}, the estimator carrying n_features_in_ / feature_names_in_)."""
@@ -336,35 +332,39 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         result.reissue_warnings(stacklevel=3)
         return result.epsilon
 
-    def _plan(self, hp, n):
-        """(sampling rate, steps, noise multiplier, ledger, epsilon of the run): the run, before it happens."""
-        epsilon, delta = hp["epsilon"], hp["delta"]
-        sampling_rate = self._sampling_rate(n, hp["tuned"].sampling_rate)
-        if not hp["epochs"] / sampling_rate <= MAX_STEPS:   # before rounding: round(1e300 / q) is no step count
-            raise ValueError(f"epochs={hp['epochs']:g} at sampling_rate={sampling_rate:g} means "
-                             f"{hp['epochs'] / sampling_rate:.3g} steps, over the limit MAX_STEPS = {MAX_STEPS:,}; use "
-                             f"fewer epochs or a larger sampling_rate")
-        steps = steps_from_epochs(hp["epochs"], sampling_rate)
-        z = hp["noise_multiplier"]
+    def _plan(self, settings, n):
+        """The :class:`~dpedu.training.DPSGDPlan` of the run (noise calibrated to its steps) and its epsilon."""
+        tuned, epsilon, delta = settings.tuned, settings.epsilon, settings.delta
+        z = self.noise_multiplier
+        plan = plan_dp_sgd(
+            n, noise_multiplier=0.0 if z is None else z, sampling_rate=self._sampling_rate(n, tuned.sampling_rate),
+            clip_norm=tuned.clip_norm if self.clip_norm is None else self.clip_norm,
+            epochs=tuned.epochs if self.epochs is None else self.epochs,
+            learning_rate=tuned.learning_rate if self.learning_rate is None else self.learning_rate,
+            lr_schedule=self.lr_schedule, relation=self.relation, sampling=self.sampling,
+            target_quantile=self.target_quantile)
         if z is None:
             try:
-                z = calibrate.noise_multiplier(target_epsilon=epsilon, target_delta=delta, sampling_rate=sampling_rate,
-                                               steps=steps, accountant=self.accountant)
+                z = calibrate.noise_multiplier(target_epsilon=epsilon, target_delta=delta,
+                                               sampling_rate=plan.sampling_rate, steps=plan.steps,
+                                               accountant=self.accountant, step_event=plan.event_at)
+            except UnsupportedEventError:               # the accountant's own message names the event and relation
+                raise
             except (ValueError, ZeroDivisionError, OverflowError) as exc:
                 raise ValueError(f"no noise reaches epsilon={epsilon!r} at delta={delta!r} for this run "
-                                 f"({steps} steps at sampling_rate={sampling_rate:g}): {exc}") from None
-        ledger = None if z == 0 else [(gaussian_step_event(z, sampling_rate), steps)]
-        run_epsilon = self._run_epsilon(ledger, delta)
-        if z == 0:
+                                 f"({plan.steps} steps at sampling_rate={plan.sampling_rate:g}): {exc}") from None
+            plan = plan.with_noise_multiplier(z)
+        run_epsilon = self._run_epsilon(plan.ledger, delta)
+        if not plan.private:
             warnings.warn("noise_multiplier=0: this model is NOT private (epsilon_ = inf). It is the sanity "
                           "setting for comparing with non-private training; never publish it as private.",
                           NonPrivateWarning, stacklevel=3)
         elif run_epsilon > epsilon:
-            warnings.warn(f"noise_multiplier={z:g} wins over epsilon={epsilon:g}: this run costs epsilon_ = "
-                          f"{run_epsilon:.4g} at delta={delta:g} ({self.accountant}). Leave noise_multiplier=None to "
-                          f"calibrate the noise to epsilon, or raise epsilon to the cost you accept.",
-                          EpsilonTargetWarning, stacklevel=3)
-        return sampling_rate, steps, z, ledger, run_epsilon
+            warnings.warn(f"noise_multiplier={plan.noise_multiplier:g} wins over epsilon={epsilon:g}: this run costs "
+                          f"epsilon_ = {run_epsilon:.4g} at delta={delta:g} ({self.accountant}). Leave "
+                          f"noise_multiplier=None to calibrate the noise to epsilon, or raise epsilon to the cost you "
+                          f"accept.", EpsilonTargetWarning, stacklevel=3)
+        return plan, run_epsilon
 
     def fit(self, X, y):
         """Train by DP-SGD; the budget (if any) is charged before the first step.
@@ -374,35 +374,32 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         refused budget) leaves the estimator exactly as it was: still fitted with the previous model, or
         not fitted. The budget is charged only after every check passed.
         """
-        hp = self._checked_hyperparameters()
+        settings = self._checked_hyperparameters()
         X, classes, y_pm, scratch = self._checked_data(X, y)
         n, d = X.shape
-        sampling_rate, steps, z, ledger, run_epsilon = self._plan(hp, n)
+        plan, run_epsilon = self._plan(settings, n)
         design = np.hstack([X, np.ones((n, 1))]) if self.fit_intercept else X
-        result = dp_sgd(design, y_pm, noise_multiplier=z, clip_norm=hp["clip_norm"], sampling_rate=sampling_rate,
-                        steps=steps, learning_rate=hp["learning_rate"], lr_schedule=self.lr_schedule,
-                        budget=hp["budget"], rng=hp["rng"])
+        result = run_dp_sgd(design, y_pm, plan, budget=settings.budget, rng=settings.rng)
         theta = result.theta
         if not np.all(np.isfinite(theta)):             # the run took place (and was charged); store nothing
             raise ValueError("training on X produced non-finite weights (X too large for float64 margins); "
                              "standardise X. Any budget was charged: the run took place.")
-        if result.ledger != ledger:  # pragma: no cover - dp_sgd and _plan must describe the same run
-            raise RuntimeError(f"internal error: dp_sgd ran {result.ledger}, the estimator planned {ledger}")
 
         fitted = dict(
             coef_=theta[:d].reshape(1, -1).copy(),
             intercept_=theta[d:].copy() if self.fit_intercept else np.zeros(1),
             classes_=classes,
-            noise_multiplier_=float(z),
-            sampling_rate_=sampling_rate,
-            epochs_=hp["epochs"],
-            clip_norm_=float(hp["clip_norm"]),
-            learning_rate_=float(hp["learning_rate"]),
-            steps_=steps,
+            noise_multiplier_=float(plan.noise_multiplier),
+            sampling_rate_=plan.sampling_rate,
+            epochs_=float(settings.tuned.epochs if self.epochs is None else self.epochs),
+            clip_norm_=float(plan.clip_norm),
+            learning_rate_=float(plan.learning_rate),
+            steps_=plan.steps,
             ledger_=result.ledger,
             losses_=result.losses,
+            clip_norms_=result.details["clip_norms"],
             epsilon_=run_epsilon,
-            delta_=hp["delta"],
+            delta_=settings.delta,
         )
         for name in ("n_features_in_", "feature_names_in_"):   # set (or cleared) by scikit-learn's checks
             if hasattr(scratch, name):

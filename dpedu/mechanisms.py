@@ -35,7 +35,8 @@ import math
 
 import numpy as np
 
-from .validation import check_array, check_budget, check_nonnegative, check_positive, check_rng, check_scalar
+from .validation import check_array, check_budget, check_noise_scale, check_nonnegative, check_positive, check_rng
+from .validation import check_scalar
 from .events import GaussianEvent, LaplaceEvent
 from .gaussian import analytic_noise_multiplier, classic_noise_multiplier
 
@@ -70,11 +71,8 @@ def laplace_scale(l1_sensitivity, epsilon):
     r"""Laplace noise scale :math:`b = \Delta_1/\varepsilon` (Dwork et al. 2006; Dwork & Roth Thm 3.6)."""
     l1_sensitivity = check_positive(l1_sensitivity, "l1_sensitivity")
     epsilon = check_positive(epsilon, "epsilon")
-    scale = l1_sensitivity / epsilon
-    if not scale < 1e300:  # an infinite scale would release inf (or nan): refuse instead
-        raise ValueError(f"the noise scale l1_sensitivity / epsilon = {l1_sensitivity!r} / {epsilon!r} overflows; "
-                         f"use a smaller l1_sensitivity or a larger epsilon")
-    return scale
+    return check_noise_scale(l1_sensitivity / epsilon, f"scale l1_sensitivity / epsilon = {l1_sensitivity!r} / "
+                             f"{epsilon!r}", "a smaller l1_sensitivity or a larger epsilon")
 
 
 def gaussian_noise_multiplier(epsilon, delta, calibration="analytic"):
@@ -124,17 +122,23 @@ def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None, budget=None):
     Pure epsilon-DP for every epsilon > 0 (Dwork, McSherry, Nissim & Smith 2006). Accountants see
     ``LaplaceEvent(epsilon)``.
     """
-    scale = laplace_scale(l1_sensitivity, epsilon)
-    value, was_scalar = _check_value(value)
-    rng = check_rng(rng)
-    budget = check_budget(budget)
+    return _laplace_release(value, l1_sensitivity, epsilon, rng, budget)
+
+
+def _laplace_release(value, l1_sensitivity, epsilon, rng, budget, *, value_name="value",
+                     sensitivity_name="l1_sensitivity"):
+    """:func:`laplace_mechanism`, reporting bad arguments under the caller's names (the book's ``v``, ...)."""
+    value, was_scalar = _check_value(value, value_name)
+    l1_sensitivity = check_positive(l1_sensitivity, sensitivity_name)
+    scale = laplace_scale(l1_sensitivity, epsilon)                    # b = Delta_1 / epsilon
+    rng, budget = check_rng(rng), check_budget(budget)
     _charge(budget, LaplaceEvent(epsilon))
-    return _as_output(value + rng.laplace(0.0, scale, size=value.shape), was_scalar)
+    return _as_output(value + rng.laplace(0.0, scale, size=value.shape), was_scalar)   # f(D) + Lap(b)
 
 
 def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=None, delta=None,
                        calibration="analytic", rng=None, budget=None):
-    r"""Release ``value`` plus isotropic Gaussian noise :math:`\mathcal N(0, z^2\Delta_2^2 I)`.
+    r"""Release ``value`` plus isotropic Gaussian noise: :math:`M(D) = f(D) + \mathcal N(0, z^2\Delta_2^2 I)`.
 
     Give either ``noise_multiplier`` (z, e.g. from :mod:`dpedu.calibrate`) or a per-release
     ``epsilon`` and ``delta`` (then z comes from ``calibration``).
@@ -164,33 +168,42 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
 
     Notes
     -----
-    .. math:: M(D) = f(D) + \mathcal{N}(0,\, z^2\Delta_2^2 I)
-
-    Accountants see ``GaussianEvent(z)``; its exact (epsilon, delta) curve is
+    docs/math.md §4. Accountants see ``GaussianEvent(z)``; its exact (epsilon, delta) curve is
     :func:`dpedu.gaussian.gaussian_delta_exact`.
     """
-    l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity", allow_inf=True)
+    value, was_scalar = _check_value(value)
+    z, l2_sensitivity = _gaussian_noise(l2_sensitivity, noise_multiplier, epsilon, delta, calibration)
+    return _gaussian_release(value, was_scalar, z, l2_sensitivity, rng, budget)
+
+
+def _gaussian_noise(l2_sensitivity, noise_multiplier, epsilon, delta, calibration, *,
+                    sensitivity_name="l2_sensitivity"):
+    """The checked ``(z, l2_sensitivity)`` of a Gaussian release: z given, or calibrated from (epsilon, delta)."""
+    l2_sensitivity = check_positive(l2_sensitivity, sensitivity_name, allow_inf=True)
     if noise_multiplier is not None:
         if epsilon is not None or delta is not None:
             raise ValueError("give either noise_multiplier or (epsilon, delta), not both")
         z = check_nonnegative(noise_multiplier, "noise_multiplier")
+    elif epsilon is None or delta is None:
+        raise ValueError("give noise_multiplier, or both epsilon and delta")
     else:
-        if epsilon is None or delta is None:
-            raise ValueError("give noise_multiplier, or both epsilon and delta")
         z = gaussian_noise_multiplier(epsilon, delta, calibration)
     if z > 0 and math.isinf(l2_sensitivity):
-        raise ValueError("l2_sensitivity=inf: no finite noise protects an unbounded query; it is allowed only with "
-                         "noise_multiplier=0 (no noise, non-private)")
-    if z > 0 and not z * l2_sensitivity < 1e300:  # an infinite std would release inf or nan: refuse instead
-        raise ValueError(f"the noise std noise_multiplier * l2_sensitivity = {z!r} * {l2_sensitivity!r} overflows; "
-                         f"use a smaller noise_multiplier or l2_sensitivity")
-    value, was_scalar = _check_value(value)
-    rng = check_rng(rng)
-    budget = check_budget(budget)
-    if budget is not None:
-        if z == 0:
-            raise ValueError("noise_multiplier=0 releases the exact value (infinite epsilon): it cannot be charged "
-                             "to a privacy budget")
+        raise ValueError(f"{sensitivity_name}=inf: no finite noise protects an unbounded query; it is allowed only "
+                         f"with noise_multiplier=0 (no noise, non-private)")
+    if z > 0:
+        check_noise_scale(z * l2_sensitivity, f"std noise_multiplier * {sensitivity_name} = {z!r} * "
+                          f"{l2_sensitivity!r}", f"a smaller noise_multiplier or {sensitivity_name}")
+    return z, l2_sensitivity
+
+
+def _gaussian_release(value, was_scalar, z, l2_sensitivity, rng, budget):
+    """f(D) + N(0, z^2 Delta_2^2 I) for a checked value and noise; ``GaussianEvent(z)`` is charged first."""
+    rng, budget = check_rng(rng), check_budget(budget)
+    if budget is not None and z == 0:
+        raise ValueError("noise_multiplier=0 releases the exact value (infinite epsilon): it cannot be charged "
+                         "to a privacy budget")
+    if z > 0:
         _charge(budget, GaussianEvent(z))
     noise = rng.normal(0.0, z * l2_sensitivity, size=value.shape) if z > 0 else np.zeros(value.shape)
     return _as_output(value + noise, was_scalar)
@@ -200,9 +213,8 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
 
 def laplace_mech(v, sensitivity, epsilon, rng=None, *, budget=None):
     """The book's ``laplace_mech(v, sensitivity, epsilon)``: :func:`laplace_mechanism` with L1 sensitivity."""
-    _check_value(v, "v")
-    check_positive(sensitivity, "sensitivity (l1_sensitivity)")
-    return laplace_mechanism(v, l1_sensitivity=sensitivity, epsilon=epsilon, rng=rng, budget=budget)
+    return _laplace_release(v, sensitivity, epsilon, rng, budget, value_name="v",
+                            sensitivity_name="sensitivity (l1_sensitivity)")
 
 
 def gaussian_mech(v, sensitivity, epsilon, delta, rng=None, *, budget=None):
@@ -216,10 +228,10 @@ def gaussian_mech(v, sensitivity, epsilon, delta, rng=None, *, budget=None):
     if np.ndim(v) != 0:
         raise ValueError(f"v must be a scalar: gaussian_mech takes one number (use gaussian_mech_vec for vectors); "
                          f"got shape {np.shape(v)}")
-    _check_value(v, "v")
-    check_positive(sensitivity, "sensitivity (l2_sensitivity)")
-    return gaussian_mechanism(v, l2_sensitivity=sensitivity, epsilon=epsilon, delta=delta,
-                              calibration="classic", rng=rng, budget=budget)
+    v, was_scalar = _check_value(v, "v")
+    z, sensitivity = _gaussian_noise(sensitivity, None, epsilon, delta, "classic",
+                                     sensitivity_name="sensitivity (l2_sensitivity)")
+    return _gaussian_release(v, was_scalar, z, sensitivity, rng, budget)
 
 
 def gaussian_mech_vec(vec, sensitivity, epsilon, delta, rng=None, *, budget=None):
@@ -229,7 +241,7 @@ def gaussian_mech_vec(vec, sensitivity, epsilon, delta, rng=None, *, budget=None
     :math:`0<\varepsilon<1` restriction as :func:`gaussian_mech`.
     """
     vec = check_array(vec, "vec", ndim=1, allow_empty=True)
-    check_positive(sensitivity, "sensitivity (l2_sensitivity)")
-    return gaussian_mechanism(vec, l2_sensitivity=sensitivity, epsilon=epsilon, delta=delta,
-                              calibration="classic", rng=rng, budget=budget)
+    z, sensitivity = _gaussian_noise(sensitivity, None, epsilon, delta, "classic",
+                                     sensitivity_name="sensitivity (l2_sensitivity)")
+    return _gaussian_release(vec, False, z, sensitivity, rng, budget)
 

@@ -22,7 +22,7 @@ The rules, the same for every argument of every public function:
   :class:`ValueError` (it fails every range check silently otherwise);
 * where an integer is meant, floats are refused by type (``10.0`` is not truncated to 10);
 * work whose size is absurd is refused with a :class:`ValueError` stating the limit
-  (:data:`MAX_STEPS`, checked by :func:`check_count`), instead of running for days;
+  (:data:`MAX_STEPS`, checked by :func:`check_steps`), instead of running for days;
 * a budget argument must be ``None`` or a budget (:func:`check_budget`); anything else is a
   :class:`TypeError` naming the argument, raised before any work or noise.
 
@@ -58,7 +58,9 @@ __all__ = [
     "check_count",
     "check_budget",
     "Budget",
-    "MAX_STEPS",
+    "check_steps",
+    "MAX_NOISE_SCALE",
+    "check_noise_scale",
 ]
 
 # The most steps (or iterations) one training run may take. Training, the estimator and the CLI refuse
@@ -156,6 +158,49 @@ def check_positive_int(value, name, *, maximum=None):
     if maximum is not None and value > maximum:
         raise ValueError(f"{name} must be at most {maximum:,}; got {value:,}")
     return value
+
+
+def check_steps(value, name="steps", *, steps_per_epoch=None):
+    """A training run of at most :data:`MAX_STEPS` steps; the one place that limit is checked.
+
+    ``value`` is the number of steps (an integer >= 1) or, with ``steps_per_epoch``, a number of epochs
+    (a real > 0), checked *before* rounding: ``round(1e300 / q)`` is no step count. Returns ``value``.
+
+    >>> check_steps(0.5, "epochs", steps_per_epoch=100)
+    0.5
+    >>> check_steps(2e6, "epochs", steps_per_epoch=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: epochs=2000000.0 means 2e+06 steps; at most MAX_STEPS = 1,000,000 are allowed (dpedu.validation.MAX_STEPS)
+    """
+    if steps_per_epoch is None:
+        value = total = check_positive_int(value, name)
+    else:
+        value = check_positive(value, name)
+        total = value * steps_per_epoch
+    if not total <= MAX_STEPS:
+        shown = f"{total:,}" if isinstance(total, int) else f"{total:.3g}"
+        raise ValueError(f"{name}={value!r} means {shown} steps; at most MAX_STEPS = {MAX_STEPS:,} are allowed "
+                         f"(dpedu.validation.MAX_STEPS)")
+    return value
+
+
+# Noise of scale (std) at or above this is refused: NumPy would draw inf or nan, and the release would be
+# inf or nan rather than private. No sensible query needs noise anywhere near 1e300.
+MAX_NOISE_SCALE = 1e300
+
+
+def check_noise_scale(scale, formula, remedy):
+    """Refuse a noise scale that overflows (or is nan): ``formula`` says how it was computed, ``remedy`` what to change.
+
+    >>> check_noise_scale(1e300 * 1e300, "std z * C = 1e300 * 1e300", "a smaller z or C")
+    Traceback (most recent call last):
+    ...
+    ValueError: the noise std z * C = 1e300 * 1e300 overflows; use a smaller z or C
+    """
+    if not scale < MAX_NOISE_SCALE:
+        raise ValueError(f"the noise {formula} overflows; use {remedy}")
+    return scale
 
 
 def check_count(value, name, maximum=MAX_STEPS):

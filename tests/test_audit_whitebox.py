@@ -231,6 +231,11 @@ def test_cli_audit_modes(capsys):
     assert main(["audit", "--mode", "bugs", "--runs", "60"]) == 0
     out, _ = capsys.readouterr()
     assert all(bug in out for bug in BUGS) and "True" in out
+    from dpedu.audit import CLAIM_BUGS
+
+    assert all(f"{bug} caught True   correct code flagged False" in out.replace("  ", " ") or bug in out
+               for bug in CLAIM_BUGS)
+    assert out.count("caught True") == len(CLAIM_BUGS) and "flagged True" not in out
     with pytest.raises(SystemExit):
         main(["audit", "--mode", "greybox"])
     err = capsys.readouterr().err

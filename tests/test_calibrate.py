@@ -309,3 +309,21 @@ def test_a_vanishing_target_epsilon_is_refused_by_name(target):
 def test_a_vanishing_noise_multiplier_is_refused_by_name():
     with pytest.raises(ValueError, match=r"noise_multiplier must be in \[1e-50"):
         calibrate.steps_for_budget(1, 1e-5, 1e-300, 0.01)
+
+
+def test_noise_multiplier_calibrates_the_event_it_is_given():
+    from dpedu.accountants import UnsupportedEventError, account
+    from dpedu.events import SubsampledGaussianEvent
+    from dpedu.calibrate import noise_multiplier
+
+    def replace_one(z):
+        return SubsampledGaussianEvent(z, 0.01, relation="replace_one")
+
+    z = noise_multiplier(1.0, 1e-5, 0.01, 1000, accountant="pld", step_event=replace_one)
+    assert account([(replace_one(z), 1000)], "pld", delta=1e-5).epsilon <= 1.0
+    assert account([(replace_one(z * 0.99), 1000)], "pld", delta=1e-5).epsilon > 1.0     # within rtol of the boundary
+    assert z > noise_multiplier(1.0, 1e-5, 0.01, 1000, accountant="pld")                  # the default is add/remove
+    with pytest.raises(UnsupportedEventError, match=r"'rdp' accountant cannot account for SubsampledGaussianEvent"):
+        noise_multiplier(1.0, 1e-5, 0.01, 1000, accountant="rdp", step_event=replace_one)
+    with pytest.raises(TypeError, match="step_event"):
+        noise_multiplier(1.0, 1e-5, 0.01, 1000, step_event="replace_one")

@@ -127,3 +127,27 @@ def test_progress_is_lines_off_a_terminal_and_a_bar_on_one(capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "3/3" in err and "[1/3] epsilon" not in err          # a tqdm bar, not the raw lines
     assert progress._bar is None                                # closed at its total
+
+
+def _small_adult(monkeypatch):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 4)) / 2
+    y = np.where(X @ np.array([1.0, -1.0, 0.5, 0.0]) + 0.1 * rng.normal(size=200) > 0, 1.0, -1.0)
+    monkeypatch.setattr(datasets, "load_adult", lambda *args, **kwargs: (X, y, X, y))
+
+
+def test_tradeoff_sampling_and_relation(capsys, monkeypatch, tmp_path):
+    _small_adult(monkeypatch)
+    argv = ["tradeoff", "--epsilons", "4", "--seeds", "1", "--epochs", "1", "--sampling-rate", "0.1",
+            "--sampling", "fixed", "--relation", "replace_one", "--out", str(tmp_path / "t.png"),
+            "--csv", str(tmp_path / "t.csv")]
+    assert cli.main(argv) == 0
+    assert "fixed sampling, replace/one neighbours" in capsys.readouterr().out
+
+
+def test_tradeoff_refuses_a_pair_the_accountant_does_not_cover(capsys, monkeypatch, tmp_path):
+    _small_adult(monkeypatch)
+    line = _fails_with(capsys, ["tradeoff", "--epsilons", "4", "--seeds", "1", "--epochs", "1", "--relation",
+                                "replace_one", "--out", str(tmp_path / "t.png"), "--csv", str(tmp_path / "t.csv")],
+                       "'rdp' accountant cannot account for SubsampledGaussianEvent")
+    assert "replace_one" in line

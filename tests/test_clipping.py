@@ -78,3 +78,19 @@ def test_l2_norms_finite_where_representable_else_refused():
             l2_norms([1.7e308, 1.7e308])
         with pytest.raises(ValueError, match=r"\bX\b"):
             l2_norms([[1.0, 0.0], [1.7e308, -1.7e308]], name="X")
+
+
+def test_ordinary_rows_are_exactly_v_times_min_1_c_over_norm():
+    # the float-extreme care changes nothing for rows of ordinary size: the result is the formula, to the bit
+    rng = np.random.default_rng(0)
+    V = rng.normal(size=(50, 7)) * rng.choice([1e-3, 1.0, 1e3], size=(50, 1))
+    for c in (1e-2, 1.0, 30.0):
+        norms = np.sqrt(np.einsum("ij,ij->i", V, V))[:, None]
+        np.testing.assert_array_equal(L2_clip(V, c), V * np.minimum(1.0, c / norms))
+
+
+def test_infinite_clip_norm_returns_every_entry_unchanged():
+    v = np.array([[1.7e308, 0.0, 6.6e-311], [1e-320, 0.0, -0.0]])
+    out = L2_clip(v, np.inf)
+    np.testing.assert_array_equal(out, v)
+    assert out is not v

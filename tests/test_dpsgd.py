@@ -204,7 +204,7 @@ def test_same_seed_same_run_and_privacy_ignores_the_learning_rate(toy):
     (dict(steps=None), "exactly one of steps or epochs"),
     (dict(epochs=2), "exactly one of steps or epochs"),
     (dict(lr_schedule="cosine"), "lr_schedule"),
-    (dict(sampling="fixed"), "sampling"),
+    (dict(sampling="balanced"), "sampling"),
     (dict(clip_mode="layers"), "clip_mode"),
     (dict(model=MLP(3, 2)), "n_features=3"),
 ])

@@ -379,3 +379,17 @@ def test_a_budget_that_is_not_a_budget_is_a_type_error_naming_it(budget):
     X, y = make_toy(n=50, d=2, rng=0)
     with pytest.raises(TypeError, match=r"^budget must be None or a privacy budget"):
         DPLogisticRegression(**FAST, budget=budget).fit(X, y)
+
+
+def test_finite_huge_features_are_refused_by_name_without_a_numpy_warning():
+    # +-1.7e308 rows are finite, but scikit-learn's quick finiteness test sums them to inf - inf = nan
+    X, y = make_toy(n=100, d=2, rng=0)
+    huge = np.array([[1.7e308, 1.7e308], [-1.7e308, -1.7e308]])
+    fitted = DPLogisticRegression(**FAST).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for call in (fitted.predict, fitted.predict_proba, fitted.decision_function):
+            with pytest.raises(ValueError, match=r"\bX\b.*MAX_ABS_FEATURE"):
+                call(huge)
+        with pytest.raises(ValueError, match=r"\bX\b.*MAX_ABS_FEATURE"):
+            DPLogisticRegression(**FAST).fit(np.vstack([huge] * 5), np.tile([1, -1], 5))

@@ -130,3 +130,17 @@ def test_bad_clip_norm_raises(data):
             lg.clipped_gradient_sum(theta, X, y, bad)
     with pytest.raises(TypeError, match="clip_norm"):
         lg.clipped_gradient_sum(theta, X, y, "1")
+
+
+def test_one_loss_formula_and_one_sigmoid():
+    # per-example and mean losses, and the plain and clipped gradient sums, come from the same formulas:
+    # equal to the bit, including at margins where a naive ln(1 + e^{-m}) or 1/(1 + e^{-m}) overflows
+    from dpedu.models import logistic as lg
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3)) * np.array([1.0, 100.0, 1e3])
+    y = np.where(rng.random(40) < 0.5, -1.0, 1.0)
+    theta = np.array([0.5, -2.0, 3.0])
+    assert float(np.mean(lg.per_example_loss(theta, X, y))) == lg.loss(theta, X, y)
+    np.testing.assert_array_equal(lg.gradient_sum(theta, X, y), lg.clipped_gradient_sum(theta, X, y, np.inf))
+    assert np.all(np.isfinite(lg.per_example_loss(theta, X, y)))

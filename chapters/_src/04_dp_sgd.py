@@ -17,7 +17,7 @@
 # privacy, because a record that was not sampled cannot leak.
 
 # %% [markdown]
-# *Uses:* [`dp_sgd`](dpedu.training.dp_sgd) · [`dp_sgd_step`](dpedu.training.dp_sgd_step) ·
+# *Uses:* [`dp_sgd`](dpedu.training.dp_sgd) · [`dp_sgd_update`](dpedu.training.dp_sgd_update) ·
 # [`poisson_sample`](dpedu.training.poisson_sample) · [`noise_multiplier`](dpedu.calibrate.noise_multiplier) ·
 # [`DPLogisticRegression`](dpedu.estimator.DPLogisticRegression) · [`MLP`](dpedu.models.mlp.MLP) (see the API
 # reference).
@@ -63,7 +63,7 @@ print(f"{n} training rows, {d} features")
 # in `dpedu.models.logistic`, chapter 2):
 
 # %%
-show_source(dp.training.dp_sgd_step)
+show_source(dp.training.dp_sgd_update)
 
 # %% [markdown]
 # The whole run's privacy depends only on (q, z, T) and on the neighbouring relation (add/remove). It does not

@@ -13,7 +13,9 @@ The package, one subject per module:
 * :mod:`~dpedu.audit.membership`: the loss-threshold attack on one model;
 * :mod:`~dpedu.audit.whitebox`: the auditor sees every noisy update (Nasr et al. 2023);
 * :mod:`~dpedu.audit.one_run`: m canaries in one training run (Steinke, Nasr, Jagielski 2023);
-* :mod:`~dpedu.audit.bugs`: teaching-only trainers with planted bugs, and the hunt that catches them.
+* :mod:`~dpedu.audit.bugs`: teaching-only trainers with planted bugs, and the hunt that catches them;
+* :mod:`~dpedu.audit.claims`: does the ledger describe the batches the sampler drew? (and the planted
+  sampling bugs this consistency check refuses).
 
 Every audit runs its independent trainings through :func:`dpedu.parallel.map_seeded` (``n_jobs=``, joblib,
 a Dask cluster): the same result for any ``n_jobs``.
@@ -64,6 +66,7 @@ References
 """
 
 from .bugs import BUGS, bug_hunt, buggy_trainer
+from .claims import CLAIM_BUGS, ClaimCheck, check_claims, claim_buggy_trainer, claim_hunt
 from .canary import AuditResult, canary_audit, dp_sgd_trainer, noisy_gd_trainer, upper_bounds
 from .data import CANARY_KINDS, SCORES, canary_scores, check_canary, make_audit_data, make_canary
 from .one_run import OneRunResult, one_run_audit, one_run_epsilon_lower_bound
@@ -107,6 +110,11 @@ __all__ = [
     "buggy_trainer",
     "bug_hunt",
     "BUGS",
+    "CLAIM_BUGS",
+    "ClaimCheck",
+    "check_claims",
+    "claim_buggy_trainer",
+    "claim_hunt",
     "CANARY_KINDS",
     "SCORES",
     "upper_bounds",

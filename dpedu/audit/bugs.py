@@ -15,6 +15,9 @@ report to its accountant), so no accountant can notice; the white-box audit
                                       sampling: the noise scale :math:`\sigma/|B_t|` of every update tells
                                       :math:`|B_t|`, and on a small data set :math:`|B_t|` tells whether the
                                       canary was sampled
+``"microbatch_clipped_as_one"``       clips the mean gradient of each *microbatch* of 2 records to C and claims
+                                      per-example privacy: one record can turn its microbatch's clipped
+                                      gradient from +C to -C, sensitivity 2C (Ponomareva et al. 2023, on microbatches)
 ====================================  ==========================================================================
 
 :func:`bug_setting` gives, for each bug, the audit setting that exposes it (data, canary, trainer settings,
@@ -38,6 +41,8 @@ True
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..clipping import L2_clip
@@ -59,7 +64,13 @@ BUGS = {
     "divide_by_batch_size": "divides the noisy sum by the realised batch size |B_t| instead of the expected batch size "
                             "q n (wrong under Poisson sampling: |B_t| counts the canary when it is sampled and is not "
                             "noised, and the noise scale sigma/|B_t| of each update reveals it)",
+    "microbatch_clipped_as_one": "clips the mean gradient of each microbatch of 2 records to C but claims the "
+                                 "per-example ledger (wrong: a record can flip its microbatch's clipped gradient "
+                                 "from +C to -C, sensitivity 2C)",
 }
+
+#: Records per microbatch in ``"microbatch_clipped_as_one"``.
+MICROBATCH_SIZE = 2
 
 
 def _buggy_noisy_sum(bug, model, theta, X, y, batch, clip_norm, noise_std, rng, reused):
@@ -67,6 +78,10 @@ def _buggy_noisy_sum(bug, model, theta, X, y, batch, clip_norm, noise_std, rng, 
     grads = model.per_example_gradients(theta, X[batch], y[batch]) if batch.size else np.zeros((0, theta.size))
     if bug == "clip_after_sum":
         total = L2_clip(grads.sum(axis=0), clip_norm)                # WRONG: clip after summing
+    elif bug == "microbatch_clipped_as_one" and batch.size:
+        groups = np.array_split(grads, math.ceil(batch.size / MICROBATCH_SIZE))
+        means = np.array([g.mean(axis=0) for g in groups])
+        total = L2_clip(means, clip_norm).sum(axis=0)                # WRONG: a microbatch clipped as one example
     else:
         total = L2_clip(grads, clip_norm).sum(axis=0) if batch.size else np.zeros(theta.size)
     if bug == "noise_not_scaled_by_clip":
@@ -152,7 +167,7 @@ def bug_setting(bug):
         X, y = make_audit_data(n=50, d=3, rng=0)
         return {"X": X, "y": y, "canary": make_canary(X, y, norm=50.0),
                 "trainer": dict(noise_multiplier=4.0, sampling_rate=1.0, steps=2, clip_norm=10.0), "audit": {}}
-    if bug == "clip_after_sum":
+    if bug in ("clip_after_sum", "microbatch_clipped_as_one"):
         X, y, canary = _counterweight_data()
         return {"X": X, "y": y, "canary": canary,
                 "trainer": dict(noise_multiplier=2.0, sampling_rate=1.0, steps=4, clip_norm=1.0),

@@ -23,7 +23,7 @@ def _add_audit(sub):
                     "whitebox: the auditor sees every noisy update; a Dirac gradient canary's coordinate gives a "
                     "Gaussian (mu-GDP) bound (Nasr et al. 2023). --mode one-run: m canaries in ONE training on "
                     "Adult (Steinke, Nasr, Jagielski 2023). --mode bugs: planted bugs caught by the white-box "
-                    "audit. A correct implementation has lower bound <= every accountant's upper bound.",
+                    "audit or refused by the consistency check of the batches against the ledger. A correct implementation has lower bound <= every accountant's upper bound.",
         epilog="example: python -m dpedu audit --mode whitebox --noise-multiplier 1 --sampling-rate 1 --steps 4",
     )
     p.add_argument("--mode", choices=("canary", "whitebox", "one-run", "bugs"), default="canary",
@@ -57,11 +57,19 @@ def cmd_audit(args):
         raise ValueError(f"--runs must be >= 4 (half choose the threshold, half measure it); got {args.runs}")
     check_n_jobs(args.n_jobs, "--n-jobs")
     if args.mode == "bugs":
-        print(f"{'bug':<26} {'claimed eps (PLD)':>17} {'audited lower':>14}  caught")
+        width = max(map(len, list(audit.BUGS) + list(audit.CLAIM_BUGS)))
+        print(f"{'bug':<{width}} {'claimed eps (PLD)':>17} {'audited lower':>14}  caught  correct code flagged")
         for bug in audit.BUGS:
-            result = audit.bug_hunt(bug, runs=args.runs, delta=args.delta, confidence=args.confidence, rng=args.seed,
-                                    n_jobs=args.n_jobs)
-            print(f"{bug:<26} {result.upper_bounds['pld']:>17.3f} {result.epsilon_lower:>14.3f}  {not result.consistent}")
+            kwargs = dict(runs=args.runs, delta=args.delta, confidence=args.confidence, rng=args.seed, n_jobs=args.n_jobs)
+            result, control = audit.bug_hunt(bug, **kwargs), audit.bug_hunt(bug, correct=True, **kwargs)
+            print(f"{bug:<{width}} {result.upper_bounds['pld']:>17.3f} {result.epsilon_lower:>14.3f}  "
+                  f"{str(not result.consistent):<6}  {not control.consistent}")
+        print(f"\nrefused by the consistency check of the batches against the ledger (audit.check_claims, "
+              f"alpha = 1e-6):")
+        for bug in audit.CLAIM_BUGS:
+            check, control = audit.claim_hunt(bug, rng=args.seed), audit.claim_hunt(bug, correct=True, rng=args.seed)
+            print(f"{bug:<{width}} caught {str(not check.consistent):<6} correct code flagged {not control.consistent}"
+                  f"\n    {check.problems[0] if check.problems else 'no problem found'}")
         return 0
     if args.mode == "one-run":
         from ..datasets import load_adult

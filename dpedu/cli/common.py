@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .. import validation
 from ..validation import MAX_STEPS
 
 __all__ = ["MAX_STEPS", "CliError", "progress", "floats", "names", "check_steps", "check_output", "steps_and_epochs", "figure",
            "wrap"]
-
-"""The most steps (trainings or accountant compositions) a command accepts: 1,000x Abadi et al.'s longest run."""
 
 
 class CliError(ValueError):
@@ -74,11 +73,18 @@ def names(text):
     return parts
 
 
+def _steps_limit(value, option, steps_per_epoch=None):
+    """:func:`dpedu.validation.check_steps` (the one :data:`MAX_STEPS` check), reported as a :class:`CliError`."""
+    try:
+        return validation.check_steps(value, option, steps_per_epoch=steps_per_epoch)
+    except (ValueError, TypeError) as exc:
+        raise CliError(str(exc)) from None
+
+
 def check_steps(epochs, sampling_rate, option="--epochs"):
     """The steps of ``epochs`` epochs at sampling rate q; refused above :data:`MAX_STEPS` before any work."""
-    if epochs == epochs and sampling_rate > 0 and epochs / sampling_rate > MAX_STEPS:   # nan/<=0: validated below
-        raise CliError(f"{option} {epochs:g} at sampling rate {sampling_rate:g} makes {epochs / sampling_rate:.3g} "
-                       f"steps; at most {MAX_STEPS:,} are allowed")
+    if sampling_rate > 0:                              # nan or <= 0: validated below, by name
+        _steps_limit(epochs, option, steps_per_epoch=1.0 / sampling_rate)
     from ..events import steps_from_epochs
 
     return steps_from_epochs(epochs, sampling_rate)
@@ -89,10 +95,7 @@ def steps_and_epochs(args):
     if (args.steps is None) == (args.epochs is None):
         raise CliError("give exactly one of --epochs and --steps")
     if args.steps is not None:
-        if args.steps < 1:
-            raise CliError(f"--steps must be >= 1; got {args.steps}")
-        if args.steps > MAX_STEPS:
-            raise CliError(f"--steps must be at most {MAX_STEPS:,}; got {args.steps:,}")
+        _steps_limit(args.steps, "--steps")
         return args.steps, args.steps * args.sampling_rate
     return check_steps(args.epochs, args.sampling_rate), args.epochs
 

@@ -106,6 +106,13 @@ def _add_tradeoff(sub):
     p.add_argument("--sampling-rate", "-q", type=float, default=0.05, help="Poisson sampling rate (default 0.05)")
     p.add_argument("--clip-norm", type=float, default=0.5, help="clip norm C (default 0.5)")
     p.add_argument("--learning-rate", type=float, default=16.0, help="learning rate (default 16, decayed linearly)")
+    p.add_argument("--sampling", choices=("poisson", "fixed"), default="poisson",
+                   help="batches: Poisson sampling at rate q, or exactly round(q n) records drawn without replacement "
+                        "each step (default poisson)")
+    p.add_argument("--relation", choices=("add_remove", "replace_one"), default="add_remove",
+                   help="neighbouring relation of the guarantee (default add_remove); the accountant must cover the "
+                        "(sampling, relation) pair: replace_one with poisson needs --accountant pld, fixed needs "
+                        "replace_one and --accountant rdp")
     p.add_argument("--out", default="tradeoff.png", help="output PNG (default tradeoff.png)")
     p.add_argument("--csv", default="tradeoff.csv", help="output CSV (default tradeoff.csv)")
     p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
@@ -131,7 +138,8 @@ def cmd_tradeoff(args):
     data = load_adult(args.data_home)
     result = run_tradeoff(data, epsilons=args.epsilons, seeds=args.seeds, delta=args.delta, accountant=args.accountant,
                           epochs=args.epochs, sampling_rate=args.sampling_rate, clip_norm=args.clip_norm,
-                          learning_rate=args.learning_rate, rng=args.seed, progress=_progress, n_jobs=args.n_jobs)
+                          learning_rate=args.learning_rate, rng=args.seed, progress=_progress, n_jobs=args.n_jobs,
+                          estimator_params={"sampling": args.sampling, "relation": args.relation})
     result.to_csv(args.csv)
     fig, ax = _figure()
     plot_accuracy_vs_epsilon(result.epsilons, result.accuracies, baseline=result.baseline, delta=result.delta, ax=ax,
@@ -139,7 +147,8 @@ def cmd_tradeoff(args):
     ax.set_title(f"Adult, logistic regression: {args.epochs:g} epochs, q = {args.sampling_rate:g}, "
                  f"C = {args.clip_norm:g}", fontsize="medium")
     fig.savefig(args.out, dpi=150)
-    print(f"DP-SGD logistic regression on Adult, {steps} steps per run, {args.seeds} seeds per epsilon\n")
+    print(f"DP-SGD logistic regression on Adult, {steps} steps per run, {args.seeds} seeds per epsilon; "
+          f"{args.sampling} sampling, {args.relation.replace('_', '/')} neighbours\n")
     print(f"{'target eps':>10}  {'certified eps':>13}  {'z':>8}  {'test accuracy (mean ± std)':>26}")
     for i, eps in enumerate(result.epsilons):
         acc = 100 * result.accuracies[i]

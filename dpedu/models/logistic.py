@@ -9,8 +9,10 @@ With score :math:`s = \theta\cdot x` and margin :math:`m = y\,\theta\cdot x` (do
 
 Every per-example gradient is a scalar times its row :math:`x_i`, so sums of gradients,
 clipped or not, are matrix-vector products and never need the n x d matrix.
-Numerically stable for any margin: ``np.logaddexp`` for the loss and ``scipy.special.expit``
-for the sigmoid (the book's ``np.log(1 + np.exp(-m))`` overflows for m < -710).
+Numerically stable for any margin, with one formula for each: the loss as
+:math:`\max(-m, 0) + \ln(1 + e^{-|m|})` (:func:`_losses`; the book's ``np.log(1 + np.exp(-m))`` overflows
+for m < -710) and the sigmoid as :math:`\sigma(-m) = 1/(1 + e^{m})` (:func:`_negative_sigmoids`).
+:class:`LogisticModel` puts these functions in the :class:`dpedu.models.Model` shape.
 
 >>> import numpy as np
 >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); y = np.array([1.0, -1.0])
@@ -25,12 +27,12 @@ array([ 1., -1.])
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
 
-from ..validation import check_features, check_labels, check_positive, check_theta
+from ..validation import check_features, check_labels, check_positive, check_positive_int, check_theta
 from ..clipping import check_norms, l2_norms
 
 __all__ = [
+    "LogisticModel",
     "per_example_loss",
     "loss_from_scores",
     "loss",
@@ -60,7 +62,7 @@ def _margins(theta, X, y):
 
 def _gradient_scalars(theta, X, y):
     """s_i with per-example gradient g_i = s_i x_i:  s_i = -y_i sigmoid(-m_i)."""
-    return -y * expit(-_margins(theta, X, y))
+    return -y * _negative_sigmoids(_margins(theta, X, y))
 
 
 def _mean_loss_and_sigmoids(margins):
@@ -73,9 +75,14 @@ def _mean_loss_and_sigmoids(margins):
     return _mean_loss(margins), _negative_sigmoids(margins.copy())
 
 
+def _losses(margins):
+    r""":math:`\ln(1+e^{-m_i})` as :math:`\max(-m, 0) + \ln(1 + e^{-|m|})`: stable for every margin (the one loss formula)."""
+    return np.maximum(-margins, 0.0) + np.log1p(np.exp(-np.abs(margins)))
+
+
 def _mean_loss(margins):
-    """The mean of ln(1 + e^{-m_i}) as max(-m, 0) + ln(1 + e^{-|m|}): stable for every margin."""
-    return float(np.mean(np.maximum(-margins, 0.0) + np.log1p(np.exp(-np.abs(margins)))))
+    """The mean of :func:`_losses`."""
+    return float(np.mean(_losses(margins)))
 
 
 def _negative_sigmoids(margins):
@@ -118,7 +125,7 @@ def _check_clip_arguments(theta, X, y, clip_norm, row_norms):
 def per_example_loss(theta, X, y):
     r"""Logistic loss of each example, :math:`\ln(1+e^{-y_i\theta\cdot x_i})`, shape (n,)."""
     theta, X, y = _check(theta, X, y)
-    return np.logaddexp(0.0, -y * (X @ theta))
+    return _losses(_margins(theta, X, y))
 
 
 def loss_from_scores(scores, y):
@@ -225,3 +232,64 @@ def accuracy(theta, X, y):
     X = check_features(X)
     y = check_labels(y, X.shape[0])
     return float(np.mean(predict(theta, X) == y))
+
+
+class LogisticModel:
+    r"""Logistic regression in the :class:`dpedu.models.Model` shape.
+
+    No hidden intercept: append a constant column to ``X`` for one (and count it in the row norms).
+    The clipped sum uses the two matrix-vector products of
+    :func:`clipped_gradient_sum`: per-example gradients are :math:`s_i x_i`, so
+    clipping only rescales the scalars :math:`s_i` (docs/math.md §6).
+    """
+
+    def __init__(self, n_features):
+        self.n_features = check_positive_int(n_features, "n_features")
+
+    def __repr__(self):
+        return f"LogisticModel(n_features={self.n_features})"
+
+    @property
+    def n_params(self) -> int:
+        """One weight per feature."""
+        return self.n_features
+
+    def init(self, rng=None):
+        """Zeros: the loss is convex, so no random start is needed (``rng`` is accepted and unused)."""
+        return np.zeros(self.n_features)
+
+    def _check_width(self, X):
+        X = check_features(X)
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"X has {X.shape[1]} features but the model expects n_features={self.n_features}")
+        return X
+
+    def loss(self, theta, X, y, *, check_input=True):
+        """Mean logistic loss (:func:`loss`)."""
+        if check_input:
+            X = self._check_width(X)
+        return loss(theta, X, y, check_input=check_input)
+
+    def per_example_gradients(self, theta, X, y):
+        """(n, d) matrix of per-example gradients (:func:`per_example_gradients`)."""
+        return per_example_gradients(theta, self._check_width(X), y)
+
+    def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None, *, check_input=True):
+        r""":math:`\sum_i \mathrm{L2\_clip}(g_i, C)` in two matrix-vector products.
+
+        The clipped sum is :math:`X^\top\big(s \odot \min(1, C/(|s|\,\lVert x\rVert))\big)` with
+        :math:`g_i = s_i x_i`: see :func:`clipped_gradient_sum` for the derivation and
+        the arguments (``row_norms``: precomputed ``||x_i||``; ``check_input=False`` skips validation).
+        """
+        if check_input:
+            X = self._check_width(X)
+        return clipped_gradient_sum(theta, X, y, clip_norm, row_norms, check_input=check_input)
+
+    def decision_function(self, theta, X):
+        """Scores ``X @ theta``."""
+        X = self._check_width(X)
+        return X @ check_theta(theta, self.n_features)
+
+    def predict(self, theta, X):
+        """Labels in {-1, +1} (:func:`predict`)."""
+        return predict(theta, self._check_width(X))

@@ -13,6 +13,8 @@ r"""Plot helpers for the course: each takes an optional matplotlib ``Axes`` and 
   multiplier each needs on a second axis;
 * :func:`plot_tradeoff`, :func:`plot_tradeoff_panels` - trade-off curves of a run under every accountant,
   its mu-GDP curve and audits on the same axes (:mod:`dpedu.plotting.tradeoff`).
+* :func:`plot_adaptive_clipping` - the adaptive clip norm over the steps beside the gradient-norm quantile
+  it tracks (:mod:`dpedu.plotting.clipping`).
 
 No ``plt.show()`` and no global style changes: the caller owns the figure. Every helper checks its arguments
 (``TypeError``/``ValueError`` naming the argument) and places its legend where it covers no data: in the
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 from .accounting import plot_epsilon_vs_epochs, plot_figure2, plot_privacy_curves
 from .accuracy import plot_accuracy_vs_epochs, plot_accuracy_vs_epsilon, plot_clipping_noise_tradeoff
+from .clipping import plot_adaptive_clipping
 from .common import ACCOUNTANT_STYLES, place_legend
 from .losses import plot_loss_curves
 from .tradeoff import plot_tradeoff, plot_tradeoff_panels
@@ -52,4 +55,5 @@ __all__ = [
     "plot_accuracy_vs_epochs",
     "plot_tradeoff",
     "plot_tradeoff_panels",
+    "plot_adaptive_clipping",
 ]

@@ -2,7 +2,9 @@ r"""Training loops: plain gradient descent, the book's noisy gradient descent, a
 
 ===================  ==========================================================================================
 :mod:`.full_batch`   full-batch :func:`gradient_descent` and the book's :func:`noisy_gradient_descent`
-:mod:`.sgd`          :func:`poisson_sample`, :func:`dp_sgd_step` and :func:`dp_sgd` (Abadi et al. 2016)
+:mod:`.plan`         :func:`plan_dp_sgd`: a DP-SGD run (:class:`DPSGDPlan`) fixed before the data is touched
+:mod:`.adaptive`     adaptive clipping (Andrew et al. 2021): :class:`ClipState`, the noise split
+:mod:`.sgd`          :func:`dp_sgd_update` (one step), :func:`dp_sgd_step` and :func:`dp_sgd` (Abadi et al. 2016)
 :mod:`.common`       :class:`TrainingResult`, the data check, the steps limit
 ===================  ==========================================================================================
 
@@ -22,16 +24,10 @@ it performed, ``[(event, count), ...]``, so any accountant can account the run::
 """
 
 from .common import MAX_STEPS, TrainingResult
-from .sgd import (
-    CLIP_MODES,
-    LR_SCHEDULES,
-    SAMPLINGS,
-    ShuffledBatchesWarning,
-    dp_sgd,
-    dp_sgd_step,
-    poisson_sample,
-    shuffled_batches,
-)
+from .adaptive import ClipState, gradient_noise_multiplier
+from .plan import CLIP_MODES, LR_SCHEDULES, SAMPLINGS, DPSGDPlan, plan_dp_sgd, poisson_sample, shuffled_batches
+from .plan import fixed_size_batches, poisson_batches, truncated_poisson_batches
+from .sgd import ShuffledBatchesWarning, TruncatedPoissonWarning, dp_sgd, dp_sgd_step, dp_sgd_update, run_dp_sgd
 from .full_batch import BUDGET_SPLITS, gradient_descent, noisy_gradient_descent
 
 __all__ = [
@@ -40,9 +36,19 @@ __all__ = [
     "noisy_gradient_descent",
     "poisson_sample",
     "shuffled_batches",
+    "poisson_batches",
+    "fixed_size_batches",
+    "truncated_poisson_batches",
+    "ClipState",
+    "gradient_noise_multiplier",
+    "DPSGDPlan",
+    "plan_dp_sgd",
+    "dp_sgd_update",
     "dp_sgd_step",
+    "run_dp_sgd",
     "dp_sgd",
     "ShuffledBatchesWarning",
+    "TruncatedPoissonWarning",
     "LR_SCHEDULES",
     "SAMPLINGS",
     "CLIP_MODES",

@@ -1,4 +1,4 @@
-"""What every training loop shares: the result record, the data check, the step limit and the overflow guard."""
+"""What every training loop shares: the result record, the data check, the clip modes and the overflow guard."""
 
 from __future__ import annotations
 
@@ -8,13 +8,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..clipping import l2_norms
-from ..validation import MAX_STEPS, check_features, check_labels, check_positive_int, check_theta
+from ..validation import MAX_STEPS, check_features, check_labels, check_theta
 
-__all__ = ["TrainingResult", "MAX_STEPS", "CLIP_MODES", "check_training_data", "check_steps", "initial_theta", "overflow_guard"]
-
-#: The most steps (or iterations) one call may run. More is refused with a ``ValueError`` instead of failing
-#: deep inside NumPy (``epochs=1e300`` asks for ~1e302 steps); 10 million DP-SGD steps on Adult at q = 0.01 are
-#: 100,000 epochs, and the per-step diagnostics alone would take 80 MB.
+__all__ = ["TrainingResult", "MAX_STEPS", "CLIP_MODES", "check_training_data", "initial_theta", "overflow_guard"]
 
 #: How a loop bounds each example's gradient: clip every per-example gradient at every step, or clip every row
 #: of X once (logistic regression only: its gradient norm is below the row norm).
@@ -69,15 +65,6 @@ def check_training_data(X, y):
     y = check_labels(y, X.shape[0])
     l2_norms(X, name="X")
     return X, y
-
-
-def check_steps(steps, name="steps"):
-    """An integer number of steps in [1, MAX_STEPS]."""
-    steps = check_positive_int(steps, name)
-    if steps > MAX_STEPS:
-        raise ValueError(f"{name}={steps:,} exceeds MAX_STEPS = {MAX_STEPS:,} (dpedu.validation.MAX_STEPS); "
-                         f"ask for fewer steps/epochs")
-    return steps
 
 
 def initial_theta(theta0, n_params):

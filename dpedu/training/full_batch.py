@@ -23,8 +23,9 @@ from ..clipping import L2_clip, l2_norms
 from ..events import GaussianEvent, LaplaceEvent
 from ..mechanisms import gaussian_mechanism, gaussian_noise_multiplier, laplace_mechanism
 from ..models import logistic
-from ..validation import check_budget, check_delta, check_epsilon, check_positive, check_positive_int, check_rng
-from .common import CLIP_MODES, TrainingResult, check_steps, check_training_data, initial_theta, overflow_guard
+from ..validation import check_budget, check_delta, check_epsilon, check_noise_scale, check_positive, check_positive_int
+from ..validation import check_rng, check_steps
+from .common import CLIP_MODES, TrainingResult, check_training_data, initial_theta, overflow_guard
 
 __all__ = ["gradient_descent", "noisy_gradient_descent", "NoisyGDPlan", "check_noisy_gd_arguments",
            "CLIP_MODES", "BUDGET_SPLITS"]
@@ -113,9 +114,8 @@ def check_noisy_gd_arguments(X, y, iterations, epsilon, delta, *, clip_norm, cli
     else:
         raise ValueError(f"budget_split must be one of {BUDGET_SPLITS}; got {budget_split!r}")
     z = gaussian_noise_multiplier(eps_iter, delta_iter, calibration)
-    if not z * clip_norm < 1e300:  # an infinite noise std would make theta inf or nan
-        raise ValueError(f"the noise std (noise multiplier {z:.4g} for epsilon={eps_iter!r}) * clip_norm={clip_norm!r} "
-                         f"overflows; use a smaller clip_norm or a larger epsilon")
+    check_noise_scale(z * clip_norm, f"std (noise multiplier {z:.4g} for epsilon={eps_iter!r}) * "
+                      f"clip_norm={clip_norm!r}", "a smaller clip_norm or a larger epsilon")
     rng = check_rng(rng)
     check_budget(budget)
     loss_every = check_positive_int(loss_every, "loss_every")

@@ -1,7 +1,9 @@
 r"""DP-SGD (Abadi et al. 2016, Algorithm 1): Poisson sampling, per-example clipping, Gaussian noise.
 
-One step, :func:`dp_sgd_step`, reads as the algorithm; :func:`dp_sgd` runs T of them with the same public
-pieces (:func:`poisson_sample`, ``model.clipped_gradient_sum``, :func:`dpedu.mechanisms.gaussian_mechanism`).
+:func:`dp_sgd` checks its arguments, fixes the run as a :class:`~dpedu.training.plan.DPSGDPlan` and runs it
+(:func:`run_dp_sgd`): T calls of :func:`dp_sgd_update`, one step of the algorithm in its order (sample, clip and
+sum, add Gaussian noise, descend), from public pieces (the plan's sampler, ``model.clipped_gradient_sum``,
+:func:`dpedu.mechanisms.gaussian_mechanism`). :func:`dp_sgd_step` is that step alone, on unchecked input.
 DP-SGD picks no accountant: it returns the events it performed.
 
 >>> from dpedu.datasets import make_toy
@@ -15,101 +17,83 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..clipping import L2_clip, l2_norms
-from ..events import ShuffledBatchGaussianEvent, gaussian_step_event, steps_from_epochs
 from ..mechanisms import gaussian_mechanism
 from ..models import LogisticModel, Model
-from ..validation import check_nonnegative, check_positive, check_positive_int, check_rng, check_sampling_rate
-from ..validation import check_budget, check_theta
-from .common import CLIP_MODES, MAX_STEPS, TrainingResult, check_steps, check_training_data, overflow_guard
+from ..validation import check_budget, check_rng, check_theta
+from .common import CLIP_MODES, MAX_STEPS, TrainingResult, check_training_data, overflow_guard
+from .plan import LR_SCHEDULES, SAMPLINGS, DPSGDPlan, plan_dp_sgd, poisson_sample, shuffled_batches
 
-__all__ = ["poisson_sample", "shuffled_batches", "dp_sgd_step", "dp_sgd", "ShuffledBatchesWarning",
-           "LR_SCHEDULES", "SAMPLINGS", "CLIP_MODES", "MAX_STEPS", "DPSGDPlan", "check_step_arguments",
-           "check_dp_sgd_arguments"]
-
-LR_SCHEDULES = ("constant", "linear")
-SAMPLINGS = ("poisson", "shuffle")
+__all__ = ["dp_sgd_update", "dp_sgd_step", "run_dp_sgd", "dp_sgd", "ShuffledBatchesWarning", "TruncatedPoissonWarning",
+           "gradient_norms", "poisson_sample",
+           "shuffled_batches", "DPSGDPlan", "plan_dp_sgd", "LR_SCHEDULES", "SAMPLINGS", "CLIP_MODES", "MAX_STEPS"]
 
 
 class ShuffledBatchesWarning(UserWarning):
     """``sampling="shuffle"``: fixed-size batches from a shuffled pass, which no dpedu accountant covers."""
 
 
-def poisson_sample(n, sampling_rate, rng=None):
-    r"""Indices of a Poisson sample: each of ``n`` records joins independently with probability q.
+class TruncatedPoissonWarning(UserWarning):
+    """``sampling="truncated_poisson"``: Poisson samples capped at a maximum size, which no dpedu accountant covers."""
 
-    :math:`B = \{i : U_i < q\}` with :math:`U_i \sim \mathrm{Uniform}[0, 1)` drawn afresh for every record
-    (Abadi et al. 2016, §3.1; docs/math.md §8). The size :math:`|B| \sim \mathrm{Binomial}(n, q)` is random and
-    can be 0. This is the sampling every subsampled-Gaussian accountant assumes; drawing a fixed number of
-    indices is a different mechanism.
 
-    >>> poisson_sample(10, 0.3, rng=0)
-    array([1, 2, 3])
+def dp_sgd_update(theta, X, y, t, *, plan, model, batches, rng, row_norms, clip=None):
+    r"""Step t (from 0) of DP-SGD (Abadi et al. 2016, Alg. 1; docs/math.md §8) as ``plan`` fixes it.
+
+    .. math::
+        \theta_{t+1} = \theta_t - \frac{\eta_t}{qn}\Big(\sum_{i\in B_t}\mathrm{L2\_clip}(\nabla\ell(\theta_t; x_i, y_i), C)
+        + \mathcal N(0, z^2C^2 I)\Big)
+
+    ``batches`` draws :math:`B_t` (``plan.batches(rng)``; Poisson: :math:`B_t = \{i : U_i < q\}`) and
+    ``row_norms`` are the norms of the rows of X. No checks: :func:`dp_sgd` and :func:`dp_sgd_step` call it
+    on checked data. Its privacy is ``plan.event``; ``rng`` is used in this order: the sample, then the noise.
+    Returns the new parameters.
+
+    **Adaptive clipping** (``clip``: the plan's :class:`~dpedu.training.adaptive.ClipState`, Andrew et al.
+    2021, docs/math.md §24): C is this step's :math:`C_t`, the sum gets the multiplier :math:`z_\Delta`
+    (``plan.gradient_noise_multiplier``), and step 3b releases the noisy count of unclipped gradients that
+    moves C; the two releases are one Gaussian step with multiplier z. ``clip=None``: C and z, as above.
     """
-    n = check_positive_int(n, "n")
-    sampling_rate = check_sampling_rate(sampling_rate)
-    rng = check_rng(rng)
-    return np.flatnonzero(rng.random(n) < sampling_rate)
+    C = plan.clip_norm if clip is None else clip.clip_norm                      # adaptive clipping: C_t
+    batch = next(batches)                                                       # 1. sample B_t
+    clipped_sum = model.clipped_gradient_sum(theta, X[batch], y[batch], plan.gradient_clip_norm(C),
+                                             row_norms[batch], check_input=False)   # 2. sum of L2_clip(g_i, C)
+    noisy_sum = gaussian_mechanism(clipped_sum, l2_sensitivity=C,               # 3. + N(0, z^2 C^2 I)
+                                   noise_multiplier=plan.gradient_noise_multiplier, rng=rng)
+    if clip is not None:                                                        # 3b. noisy count, C <- C e^(...)
+        clip.update(gradient_norms(model, theta, X[batch], y[batch]), rng)
+    return theta - plan.learning_rate_at(t) * noisy_sum / plan.divisor          # 4. descend (divisor q n, not |B_t|)
 
 
-def shuffled_batches(n, batch_size, rng):
-    """Endless fixed-size batches (``sampling="shuffle"``): shuffle, cut n // batch_size batches, drop the rest.
-
-    >>> batches = shuffled_batches(10, 3, np.random.default_rng(0))
-    >>> sorted(np.concatenate([next(batches) for _ in range(3)]).tolist()) != list(range(10))  # one left out
-    True
-    """
-    n, batch_size, rng = check_positive_int(n, "n"), check_positive_int(batch_size, "batch_size"), check_rng(rng)
-    while True:
-        order = rng.permutation(n)
-        for start in range(0, n - batch_size + 1, batch_size):
-            yield order[start : start + batch_size]
+def gradient_norms(model, theta, X, y):
+    """The L2 norm of each per-example gradient (adaptive clipping counts those at most C)."""
+    if X.shape[0] == 0:
+        return np.zeros(0)
+    return np.linalg.norm(model.per_example_gradients(theta, X, y), axis=1)
 
 
-def check_model(model, n_features):
+def check_model(model, n_features, clip_mode="gradients"):
     """``None`` becomes ``LogisticModel(n_features)``; anything else must be a :class:`~dpedu.models.Model` of that width."""
     if model is None:
-        return LogisticModel(n_features)
+        model = LogisticModel(n_features)
     if not isinstance(model, Model):
         raise TypeError(f"model must be None (logistic regression), LogisticModel or MLP; got {model!r}")
     width = getattr(model, "n_features", n_features)
     if width != n_features:
         raise ValueError(f"model expects n_features={width} but X has {n_features} columns")
+    if clip_mode == "inputs" and not isinstance(model, LogisticModel):
+        raise ValueError(
+            "clip_mode='inputs' is valid for logistic regression only: there ||grad l|| < ||x||, so rows of norm <= C "
+            "give gradients of norm <= C. A neural network's gradient is not bounded by ||x||; use clip_mode='gradients'"
+        )
     return model
 
 
-def check_noise_and_clip(noise_multiplier, clip_norm):
-    """z >= 0 and C > 0; C = inf only together with z = 0 (the non-private sanity setting)."""
-    noise_multiplier = check_nonnegative(noise_multiplier, "noise_multiplier")
-    clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
-    if noise_multiplier > 0 and math.isinf(clip_norm):
-        raise ValueError(
-            "clip_norm=inf gives the clipped sum infinite sensitivity, so no finite noise protects it; "
-            "clip_norm=inf is allowed only in the non-private sanity setting noise_multiplier=0"
-        )
-    if noise_multiplier > 0 and not noise_multiplier * clip_norm < 1e300:  # inf std: inf/nan parameters
-        raise ValueError(f"the noise std noise_multiplier * clip_norm = {noise_multiplier!r} * {clip_norm!r} "
-                         f"overflows; use a smaller noise_multiplier or clip_norm")
-    return noise_multiplier, clip_norm
-
-
-def check_step_arguments(theta, X, y, noise_multiplier, clip_norm, sampling_rate, learning_rate, model, rng):
-    """Check every argument of :func:`dp_sgd_step` at once; returns them cleaned, in the same order."""
-    X, y = check_training_data(X, y)
-    noise_multiplier, clip_norm = check_noise_and_clip(noise_multiplier, clip_norm)
-    sampling_rate = check_sampling_rate(sampling_rate)
-    learning_rate = check_positive(learning_rate, "learning_rate")
-    model = check_model(model, X.shape[1])
-    theta = check_theta(theta, model.n_params)
-    return theta, X, y, noise_multiplier, clip_norm, sampling_rate, learning_rate, model, check_rng(rng)
-
-
 def dp_sgd_step(theta, X, y, *, noise_multiplier, clip_norm, sampling_rate, learning_rate, model=None, rng=None):
-    r"""One step of DP-SGD (Abadi et al. 2016, Alg. 1) with Poisson sampling; returns the new parameters.
+    r"""One checked step of DP-SGD with Poisson sampling: :func:`dp_sgd_update` on a one-step plan.
 
     .. math::
         B \leftarrow \{i : U_i < q\},\qquad
@@ -119,98 +103,98 @@ def dp_sgd_step(theta, X, y, *, noise_multiplier, clip_norm, sampling_rate, lear
     Its privacy is ``SubsampledGaussianEvent(noise_multiplier, sampling_rate)``. The random stream is used in
     this order: n uniforms for the sample, then the noise vector. See :func:`dp_sgd` for the arguments.
     """
-    theta, X, y, z, C, q, eta, model, rng = check_step_arguments(
-        theta, X, y, noise_multiplier, clip_norm, sampling_rate, learning_rate, model, rng)
-    n = X.shape[0]
-    batch = poisson_sample(n, q, rng)                                        # B = {i : U_i < q}
-    clipped_sum = model.clipped_gradient_sum(theta, X[batch], y[batch], C, check_input=False)
-    noisy_sum = gaussian_mechanism(clipped_sum, l2_sensitivity=C, noise_multiplier=z, rng=rng)  # + N(0, z^2 C^2 I)
-    return theta - eta * noisy_sum / (q * n)          # divide by the expected batch size q n, never |B|; descend
+    X, y = check_training_data(X, y)
+    plan = plan_dp_sgd(X.shape[0], noise_multiplier=noise_multiplier, clip_norm=clip_norm,
+                       sampling_rate=sampling_rate, steps=1, learning_rate=learning_rate)
+    model = check_model(model, X.shape[1])
+    theta, rng = check_theta(theta, model.n_params), check_rng(rng)
+    return dp_sgd_update(theta, X, y, 0, plan=plan, model=model, batches=plan.batches(rng), rng=rng,
+                         row_norms=l2_norms(X)[:, 0])
 
 
-@dataclass(frozen=True)
-class DPSGDPlan:
-    """What a :func:`dp_sgd` run will do and spend, fixed before the data is touched."""
+def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None):
+    """Train by DP-SGD as ``plan`` (a :class:`DPSGDPlan` from :func:`plan_dp_sgd`) fixes the run.
 
-    noise_multiplier: float
-    clip_norm: float
-    sampling_rate: float
-    steps: int
-    learning_rate: float
-    lr_schedule: str
-    sampling: str
-    clip_mode: str
-    divisor: float
-    batch_size: int | None
-    loss_every: int
-    ledger: list | None
-
-    def learning_rate_at(self, t):
-        """eta_t for step t = 0, 1, ...: eta, or eta (1 - t/T) for the linear schedule."""
-        if self.lr_schedule == "constant":
-            return self.learning_rate
-        return self.learning_rate * (1.0 - t / self.steps)
-
-
-def _number_of_steps(steps, epochs, sampling, sampling_rate, steps_per_epoch):
-    if (steps is None) == (epochs is None):
-        raise ValueError(f"give exactly one of steps or epochs; got steps={steps!r}, epochs={epochs!r}")
-    if steps is not None:
-        return check_steps(steps, "steps")
-    total = check_positive(epochs, "epochs") * steps_per_epoch
-    if not total <= MAX_STEPS:                         # checked before rounding: round(1e300) is no step count
-        raise ValueError(f"epochs={epochs!r} gives {total:.3g} steps, more than MAX_STEPS = {MAX_STEPS:,} "
-                         f"(dpedu.validation.MAX_STEPS)")
-    if sampling == "poisson":
-        return steps_from_epochs(epochs, sampling_rate)
-    return max(1, round(total))
-
-
-def check_dp_sgd_arguments(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps, epochs, learning_rate,
-                           lr_schedule, model, sampling, clip_mode, theta0, loss_every, budget, rng):
-    """Check every argument of :func:`dp_sgd` at once; returns ``(X, y, model, theta0, rng, plan)``.
-
-    Nothing is spent and no random number is drawn: ``theta0`` is checked (a copy) or left ``None``.
+    The loop of :func:`dp_sgd`, which documents the arguments and the result. Every argument is checked, and
+    ``budget`` charged with ``plan.ledger``, before the first random number is drawn.
     """
     X, y = check_training_data(X, y)
-    n = X.shape[0]
-    noise_multiplier, clip_norm = check_noise_and_clip(noise_multiplier, clip_norm)
-    sampling_rate = check_sampling_rate(sampling_rate)
-    learning_rate = check_positive(learning_rate, "learning_rate")
-    for name, value, allowed in (("lr_schedule", lr_schedule, LR_SCHEDULES), ("sampling", sampling, SAMPLINGS),
-                                 ("clip_mode", clip_mode, CLIP_MODES)):
-        if value not in allowed:
-            raise ValueError(f"{name} must be one of {allowed}; got {value!r}")
-    model = check_model(model, X.shape[1])
-    if clip_mode == "inputs" and not isinstance(model, LogisticModel):
-        raise ValueError(
-            "clip_mode='inputs' is valid for logistic regression only: there ||grad l|| < ||x||, so rows of norm <= C "
-            "give gradients of norm <= C. A neural network's gradient is not bounded by ||x||; use clip_mode='gradients'"
-        )
-    if sampling == "poisson":
-        batch_size, divisor, steps_per_epoch = None, sampling_rate * n, 1.0 / sampling_rate  # q n: never |B_t|
-    else:
-        batch_size = max(1, round(sampling_rate * n))
-        divisor, steps_per_epoch = batch_size, n // batch_size   # every batch has exactly this size
-    steps = _number_of_steps(steps, epochs, sampling, sampling_rate, steps_per_epoch)
-    loss_every = max(1, round(steps_per_epoch)) if loss_every is None else check_positive_int(loss_every, "loss_every")
-    if noise_multiplier == 0:
-        ledger = None
-    elif sampling == "shuffle":
-        ledger = [(ShuffledBatchGaussianEvent(noise_multiplier, batch_size, n), steps)]
-    else:
-        ledger = [(gaussian_step_event(noise_multiplier, sampling_rate), steps)]  # GaussianEvent when q = 1
-    if check_budget(budget) is not None and ledger is None:
-        raise ValueError("a non-private run (noise_multiplier=0) has infinite epsilon and cannot be charged to a budget")
+    if not isinstance(plan, DPSGDPlan):
+        raise TypeError(f"plan must be a DPSGDPlan (from plan_dp_sgd); got {type(plan).__name__}")
+    if plan.n != X.shape[0]:
+        raise ValueError(f"plan is for n={plan.n} records but X has {X.shape[0]} rows")
+    model = check_model(model, X.shape[1], plan.clip_mode)
     theta0 = None if theta0 is None else check_theta(theta0, model.n_params, "theta0").copy()
-    plan = DPSGDPlan(noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lr_schedule, sampling,
-                     clip_mode, divisor, batch_size, loss_every, ledger)
-    return X, y, model, theta0, check_rng(rng), plan
+    rng = check_rng(rng)
+    if check_budget(budget) is not None and not plan.private:
+        raise ValueError("a non-private run (noise_multiplier=0) has infinite epsilon and cannot be charged to a budget")
+    if plan.sampling == "shuffle":
+        warnings.warn(
+            "sampling='shuffle' trains on fixed-size batches from a shuffled pass. No accountant in dpedu (and no "
+            "Poisson-subsampling analysis: moments, RDP, PLD) covers this; the ledger holds "
+            "ShuffledBatchGaussianEvent, which every accountant refuses. Use sampling='poisson' for a guarantee.",
+            ShuffledBatchesWarning, stacklevel=3,
+        )
+    if plan.sampling == "truncated_poisson":
+        warnings.warn(
+            "sampling='truncated_poisson' caps each Poisson sample at max_batch_size records. That is no longer "
+            "Poisson sampling, and no accountant in dpedu covers it: the ledger holds TruncatedPoissonGaussianEvent, "
+            "which every accountant refuses (docs/math.md §22.5). Use sampling='poisson' for a guarantee.",
+            TruncatedPoissonWarning, stacklevel=3,
+        )
+    if budget is not None:
+        budget.spend(plan.ledger)                      # last check: raises before any step if it would overspend
+    theta = model.init(rng) if theta0 is None else theta0
+    if plan.clip_mode == "inputs":
+        X = L2_clip(X, plan.clip_norm)                 # once: every row now has norm <= C
+    row_norms = l2_norms(X)[:, 0]                      # rows never change: computed once
+    batch_sizes, inclusions = [], np.zeros(plan.n, dtype=np.int64)
+    batches = _recording_sizes(plan.batches(rng), batch_sizes, inclusions)
+    clip = plan.clip_state()                           # None unless adaptive clipping
+    losses, loss_steps, quantiles = [], [], []
+    with overflow_guard():
+        for t in range(plan.steps):
+            theta = dp_sgd_update(theta, X, y, t, plan=plan, model=model, batches=batches, rng=rng,
+                                  row_norms=row_norms, clip=clip)
+            if (t + 1) % plan.loss_every == 0 or t + 1 == plan.steps:
+                losses.append(model.loss(theta, X, y, check_input=False))
+                loss_steps.append(t + 1)
+                if clip is not None:                   # what C tracks, measured on all the data (a diagnostic)
+                    quantiles.append(np.quantile(gradient_norms(model, theta, X, y), plan.target_quantile))
+
+    z, C = plan.noise_multiplier, plan.clip_norm
+    return TrainingResult(
+        theta=theta,
+        losses=np.array(losses),
+        ledger=plan.ledger,
+        epsilon=math.nan if plan.private else math.inf,
+        delta=math.nan if plan.private else 0.0,
+        details={"noise_multiplier": z, "noise_std": z * C if plan.private else 0.0, "clip_norm": C,
+                 "sampling_rate": plan.sampling_rate, "steps": plan.steps, "sampling": plan.sampling,
+                 "clip_mode": plan.clip_mode, "divisor": plan.divisor, "batch_size": plan.batch_size,
+                 "learning_rate": plan.learning_rate, "lr_schedule": plan.lr_schedule, "model": model,
+                 "loss_steps": np.array(loss_steps), "batch_sizes": np.array(batch_sizes, dtype=np.int64),
+                 "inclusions": inclusions, "relation": plan.relation, "max_batch_size": plan.max_batch_size,
+                 "target_quantile": plan.target_quantile, "count_noise_std": plan.resolved_count_noise_std,
+                 "gradient_noise_multiplier": plan.gradient_noise_multiplier,
+                 "clip_norms": np.array(clip.clip_norms) if clip is not None else np.full(plan.steps, C),
+                 "gradient_norm_quantiles": np.array(quantiles)},
+    )
+
+
+def _recording_sizes(batches, sizes, inclusions):
+    """The same batches, each one's size appended to ``sizes`` and each record's count in ``inclusions``
+    increased as it is drawn (diagnostics, not privatised)."""
+    for batch in batches:
+        sizes.append(batch.size)
+        inclusions[batch] += 1
+        yield batch
 
 
 def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epochs=None, learning_rate=1.0,
            lr_schedule="constant", model=None, sampling="poisson", clip_mode="gradients", theta0=None,
-           loss_every=None, budget=None, rng=None):
+           loss_every=None, budget=None, rng=None, relation="add_remove", max_batch_size=None, target_quantile=None,
+           clip_learning_rate=None, count_noise_std=None):
     r"""DP-SGD: Abadi et al. (2016), Algorithm 1, for logistic regression or a small neural network.
 
     For t = 1..T (docs/math.md §8)::
@@ -246,11 +230,18 @@ def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epoc
         average out the noise. A schedule is post-processing: it does not change the privacy.
     model : None, LogisticModel or MLP
         ``None`` is logistic regression on the columns of X (no hidden intercept).
-    sampling : {"poisson", "shuffle"}
-        ``"poisson"`` (Algorithm 1, what the accountants analyse). ``"shuffle"``: what most code does -
-        shuffle each epoch and cut batches of exactly ``round(q n)`` records (dividing by that fixed size).
-        **No accountant in dpedu covers it**: the ledger holds ``ShuffledBatchGaussianEvent`` and every
-        accountant refuses it; a :class:`ShuffledBatchesWarning` says so.
+    sampling : {"poisson", "fixed", "truncated_poisson", "shuffle"}
+        How :math:`B_t` is drawn; each scheme records its own event (the table in
+        :mod:`dpedu.training.plan`). ``"poisson"`` (Algorithm 1, what the accountants analyse).
+        ``"fixed"``: exactly m = ``round(q n)`` records, a fresh uniform draw without replacement at every
+        step, divided by m (``SampledWithoutReplacementGaussianEvent``: the RDP accountant, and the
+        sequential and advanced bounds, cover it under ``relation="replace_one"``; none under add/remove). ``"truncated_poisson"``: a Poisson sample cut
+        to a uniform subset of ``max_batch_size`` records when larger, divided by q n
+        (``TruncatedPoissonGaussianEvent``, which every accountant refuses; a
+        :class:`TruncatedPoissonWarning` says so). ``"shuffle"``: what most code does - shuffle each epoch
+        and cut batches of exactly m records (dividing by m). **No accountant in dpedu covers it**: the
+        ledger holds ``ShuffledBatchGaussianEvent`` and every accountant refuses it; a
+        :class:`ShuffledBatchesWarning` says so.
     clip_mode : {"gradients", "inputs"}
         ``"gradients"``: clip every per-example gradient to C at every step. ``"inputs"`` (logistic
         regression only): clip every *row of X* to norm C once; since
@@ -267,15 +258,36 @@ def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epoc
         call that raises for any other reason spends nothing.
     rng : None, int, SeedSequence or numpy.random.Generator
         Source of all randomness (initialisation, sampling, noise).
+    relation : {"add_remove", "replace_one"}
+        The neighbouring relation the recorded events are stated under (docs/math.md §1.2, §22); the
+        training itself does not change. Which accountant covers the run depends on (sampling, relation).
+    max_batch_size : int, optional
+        The cap of ``sampling="truncated_poisson"``, required there and refused with any other scheme.
+    target_quantile : float in (0, 1), optional
+        Turns on **adaptive clipping** (Andrew et al. 2021, Alg. 1; docs/math.md §24): ``clip_norm`` is the
+        initial :math:`C_0`, and after every step C moves geometrically towards the ``target_quantile``
+        :math:`\gamma` of the per-example gradient norms, :math:`C \leftarrow C e^{-\eta_C(\tilde b - \gamma)}`,
+        driven by a noisy count :math:`\tilde b` of the unclipped gradients. The privacy is unchanged: the
+        gradient noise grows to :math:`z_\Delta = (z^{-2} - (2\sigma_b)^{-2})^{-1/2}` so that sum and count
+        together are one Gaussian step with multiplier z. ``details["clip_norms"]`` holds every :math:`C_t`.
+    clip_learning_rate : float, optional
+        :math:`\eta_C > 0` (adaptive clipping only; default 0.2, the paper's).
+    count_noise_std : float, optional
+        :math:`\sigma_b`, the noise std of the count (adaptive clipping only); must exceed z / 2. Default:
+        the larger of the divisor / 20 (the paper's expected batch size / 20) and z (then the count takes
+        at most a quarter of the step's privacy).
 
     Returns
     -------
     TrainingResult
-        ``ledger = [(SubsampledGaussianEvent(z, q), T)]`` (or ``GaussianEvent(z)`` when q = 1, or
-        ``ShuffledBatchGaussianEvent(z, batch, n)`` when shuffling); account it with any accountant, e.g.
+        ``ledger = [(SubsampledGaussianEvent(z, q), T)]`` (or ``GaussianEvent(z)`` when q = 1, or the
+        event of the other ``sampling`` schemes, under ``relation``); account it with any accountant, e.g.
         ``dpedu.accountants.compare(result, delta=1e-5)``. ``epsilon`` and ``delta`` are ``nan``: dp_sgd
-        does not pick an accountant. ``losses`` (at ``details["loss_steps"]``) and
-        ``details["batch_sizes"]`` are diagnostics computed on the private data, not privatised.
+        does not pick an accountant. ``losses`` (at ``details["loss_steps"]``),
+        ``details["batch_sizes"]``, ``details["inclusions"]`` (how many batches each record was in) and, with
+        adaptive clipping, ``details["gradient_norm_quantiles"]`` (the ``target_quantile`` of all the
+        per-example gradient norms at the loss steps: what C tracks) are diagnostics computed on the private
+        data, not privatised.
 
     Notes
     -----
@@ -294,50 +306,10 @@ def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epoc
     including ``inf``) trains without noise; the result has ``ledger=None`` and ``epsilon=inf``, and it
     cannot be charged to a budget. Clipping alone gives no privacy.
     """
-    X, y, model, theta0, rng, plan = check_dp_sgd_arguments(
-        X, y, noise_multiplier=noise_multiplier, clip_norm=clip_norm, sampling_rate=sampling_rate, steps=steps,
-        epochs=epochs, learning_rate=learning_rate, lr_schedule=lr_schedule, model=model, sampling=sampling,
-        clip_mode=clip_mode, theta0=theta0, loss_every=loss_every, budget=budget, rng=rng)
-    if sampling == "shuffle":
-        warnings.warn(
-            "sampling='shuffle' trains on fixed-size batches from a shuffled pass. No accountant in dpedu (and no "
-            "Poisson-subsampling analysis: moments, RDP, PLD) covers this; the ledger holds "
-            "ShuffledBatchGaussianEvent, which every accountant refuses. Use sampling='poisson' for a guarantee.",
-            ShuffledBatchesWarning, stacklevel=2,
-        )
-    if budget is not None:
-        budget.spend(plan.ledger)                      # last check: raises before any step if it would overspend
-    theta = model.init(rng) if theta0 is None else theta0
-    n, z, C, q = X.shape[0], plan.noise_multiplier, plan.clip_norm, plan.sampling_rate
-    if clip_mode == "inputs":
-        X = L2_clip(X, C)                              # once: every row now has norm <= C
-    gradient_clip = np.inf if clip_mode == "inputs" else C   # input clipping already bounds each gradient
-    row_norms = l2_norms(X)[:, 0]                      # rows never change: computed once
-    batches = shuffled_batches(n, plan.batch_size, rng) if sampling == "shuffle" else None
-
-    losses, loss_steps, batch_sizes = [], [], np.empty(plan.steps, dtype=np.int64)
-    with overflow_guard():
-        for t in range(plan.steps):                    # the pieces of dp_sgd_step, on checked data
-            batch = poisson_sample(n, q, rng) if batches is None else next(batches)
-            clipped_sum = model.clipped_gradient_sum(theta, X[batch], y[batch], gradient_clip, row_norms[batch],
-                                                     check_input=False)
-            noisy_sum = gaussian_mechanism(clipped_sum, l2_sensitivity=C, noise_multiplier=z, rng=rng)
-            theta = theta - plan.learning_rate_at(t) * noisy_sum / plan.divisor
-            batch_sizes[t] = batch.size
-            if (t + 1) % plan.loss_every == 0 or t + 1 == plan.steps:
-                losses.append(model.loss(theta, X, y, check_input=False))
-                loss_steps.append(t + 1)
-
-    private = plan.ledger is not None
-    return TrainingResult(
-        theta=theta,
-        losses=np.array(losses),
-        ledger=plan.ledger,
-        epsilon=math.nan if private else math.inf,
-        delta=math.nan if private else 0.0,
-        details={"noise_multiplier": z, "noise_std": z * C if private else 0.0, "clip_norm": C,
-                 "sampling_rate": q, "steps": plan.steps, "sampling": sampling, "clip_mode": clip_mode,
-                 "divisor": plan.divisor, "batch_size": plan.batch_size, "learning_rate": plan.learning_rate,
-                 "lr_schedule": lr_schedule, "model": model, "loss_steps": np.array(loss_steps),
-                 "batch_sizes": batch_sizes},
-    )
+    X, y = check_training_data(X, y)
+    plan = plan_dp_sgd(X.shape[0], noise_multiplier=noise_multiplier, clip_norm=clip_norm,
+                       sampling_rate=sampling_rate, steps=steps, epochs=epochs, learning_rate=learning_rate,
+                       lr_schedule=lr_schedule, sampling=sampling, clip_mode=clip_mode, loss_every=loss_every,
+                       relation=relation, max_batch_size=max_batch_size, target_quantile=target_quantile,
+                       clip_learning_rate=clip_learning_rate, count_noise_std=count_noise_std)
+    return run_dp_sgd(X, y, plan, model=model, theta0=theta0, budget=budget, rng=rng)

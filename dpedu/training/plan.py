@@ -1,0 +1,351 @@
+r"""A DP-SGD run fixed before the data is touched: :class:`DPSGDPlan`, built by :func:`plan_dp_sgd`.
+
+The plan is everything about a run that does not depend on the records: the noise multiplier z, the clip norm
+C, the sampling scheme and its rate q, the number of steps T, the learning-rate schedule, and so the privacy
+events the run will perform (its ``ledger``). :func:`dpedu.training.dp_sgd` and
+:class:`dpedu.estimator.DPLogisticRegression` both build one and run it; nothing re-derives it.
+
+A sampling scheme is three things, all here: how :func:`plan_dp_sgd` turns q into a divisor and steps per
+epoch, which event :attr:`DPSGDPlan.event` records, and the sampler :meth:`DPSGDPlan.batches` draws B_t with.
+
+=======================  ===============================  =======  =========  ==========================================
+``sampling``             :math:`B_t`                      divisor  per epoch  event (docs/math.md §22)
+=======================  ===============================  =======  =========  ==========================================
+``"poisson"``            each record with prob. q         q n      1/q        ``SubsampledGaussianEvent``
+``"fixed"``              m = round(q n) records, uniform  m        n/m        ``SampledWithoutReplacementGaussianEvent``
+                         without replacement, each step
+``"truncated_poisson"``  Poisson, then a uniform subset   q n      1/q        ``TruncatedPoissonGaussianEvent``
+                         of ``max_batch_size`` if larger
+``"shuffle"``            a permutation per epoch, cut     m        n // m     ``ShuffledBatchGaussianEvent``
+=======================  ===============================  =======  =========  ==========================================
+
+The divisor is always a public constant, never the drawn size (a drawn size would put an un-noised count of
+the batch into the update: docs/math.md §8). For truncated Poisson it is q n, as for Poisson: it is the
+expected size as long as the cap is rarely reached (choose ``max_batch_size`` a few standard deviations above
+q n), so the step size does not change with the cap; dividing by the cap instead would shrink every step by
+q n / ``max_batch_size``. The neighbouring relation (``relation``) is recorded on the event; which accountant
+covers which (scheme, relation) pair is the accountants' business (they refuse the rest by name).
+
+>>> plan = plan_dp_sgd(200, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, epochs=2)
+>>> plan.steps, plan.divisor, plan.ledger
+(20, 20.0, [(SubsampledGaussianEvent(noise_multiplier=1.0, sampling_rate=0.1), 20)])
+>>> plan_dp_sgd(200, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, epochs=2, sampling="fixed",
+...             relation="replace_one").event
+SampledWithoutReplacementGaussianEvent(noise_multiplier=1.0, batch_size=20, dataset_size=200, relation='replace_one')
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..events import (ADD_REMOVE, SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent,
+                      TruncatedPoissonGaussianEvent, check_relation, gaussian_step_event, steps_from_epochs)
+from ..validation import check_noise_scale, check_nonnegative, check_positive, check_positive_int, check_rng
+from ..validation import check_sampling_rate, check_steps
+from .adaptive import DEFAULT_CLIP_LEARNING_RATE, DEFAULT_COUNT_NOISE_FRACTION, ClipState, check_adaptive_clipping
+from .adaptive import gradient_noise_multiplier
+from .common import CLIP_MODES
+
+__all__ = ["LR_SCHEDULES", "SAMPLINGS", "CLIP_MODES", "poisson_sample", "poisson_batches", "fixed_size_batches",
+           "truncated_poisson_batches", "shuffled_batches", "DPSGDPlan", "plan_dp_sgd", "check_noise_and_clip"]
+
+LR_SCHEDULES = ("constant", "linear")
+SAMPLINGS = ("poisson", "fixed", "truncated_poisson", "shuffle")
+
+
+def poisson_sample(n, sampling_rate, rng=None):
+    r"""Indices of a Poisson sample: each of ``n`` records joins independently with probability q.
+
+    :math:`B = \{i : U_i < q\}` with :math:`U_i \sim \mathrm{Uniform}[0, 1)` drawn afresh for every record
+    (Abadi et al. 2016, §3.1; docs/math.md §8). The size :math:`|B| \sim \mathrm{Binomial}(n, q)` is random and
+    can be 0. This is the sampling every subsampled-Gaussian accountant assumes; drawing a fixed number of
+    indices is a different mechanism.
+
+    >>> poisson_sample(10, 0.3, rng=0)
+    array([1, 2, 3])
+    """
+    n = check_positive_int(n, "n")
+    sampling_rate = check_sampling_rate(sampling_rate)
+    rng = check_rng(rng)
+    return _poisson_sample(n, sampling_rate, rng)
+
+
+def _poisson_sample(n, sampling_rate, rng):
+    return np.flatnonzero(rng.random(n) < sampling_rate)        # B = {i : U_i < q}
+
+
+def poisson_batches(n, sampling_rate, rng):
+    """Endless Poisson samples (``sampling="poisson"``): one :func:`poisson_sample` per ``next``.
+
+    >>> batches = poisson_batches(10, 0.3, np.random.default_rng(0))
+    >>> next(batches)
+    array([1, 2, 3])
+    """
+    n, sampling_rate, rng = check_positive_int(n, "n"), check_sampling_rate(sampling_rate), check_rng(rng)
+    while True:
+        yield _poisson_sample(n, sampling_rate, rng)
+
+
+def fixed_size_batches(n, batch_size, rng):
+    """Endless batches of exactly ``batch_size`` records (``sampling="fixed"``), each drawn uniformly without
+    replacement and independently of the others: every m-subset is equally likely at every step.
+
+    >>> batches = fixed_size_batches(10, 3, np.random.default_rng(0))
+    >>> [next(batches).size for _ in range(4)]
+    [3, 3, 3, 3]
+    """
+    n, batch_size, rng = check_positive_int(n, "n"), check_positive_int(batch_size, "batch_size"), check_rng(rng)
+    if batch_size > n:
+        raise ValueError(f"batch_size must be at most n={n}; got {batch_size}")
+    while True:
+        yield rng.choice(n, size=batch_size, replace=False)
+
+
+def truncated_poisson_batches(n, sampling_rate, max_batch_size, rng):
+    """Endless truncated Poisson samples (``sampling="truncated_poisson"``): a Poisson sample, and when it has
+    more than ``max_batch_size`` records, a uniformly random subset of ``max_batch_size`` of them.
+
+    >>> batches = truncated_poisson_batches(100, 0.5, 20, np.random.default_rng(0))
+    >>> max(next(batches).size for _ in range(10))
+    20
+    """
+    n, sampling_rate, rng = check_positive_int(n, "n"), check_sampling_rate(sampling_rate), check_rng(rng)
+    max_batch_size = check_positive_int(max_batch_size, "max_batch_size")
+    while True:
+        batch = _poisson_sample(n, sampling_rate, rng)
+        if batch.size > max_batch_size:
+            batch = np.sort(rng.choice(batch, size=max_batch_size, replace=False))
+        yield batch
+
+
+def shuffled_batches(n, batch_size, rng):
+    """Endless fixed-size batches (``sampling="shuffle"``): shuffle, cut n // batch_size batches, drop the rest.
+
+    >>> batches = shuffled_batches(10, 3, np.random.default_rng(0))
+    >>> sorted(np.concatenate([next(batches) for _ in range(3)]).tolist()) != list(range(10))  # one left out
+    True
+    """
+    n, batch_size, rng = check_positive_int(n, "n"), check_positive_int(batch_size, "batch_size"), check_rng(rng)
+    while True:
+        order = rng.permutation(n)
+        for start in range(0, n - batch_size + 1, batch_size):
+            yield order[start : start + batch_size]
+
+
+def check_noise_and_clip(noise_multiplier, clip_norm):
+    """z >= 0 and C > 0; C = inf only together with z = 0 (the non-private sanity setting)."""
+    noise_multiplier = check_nonnegative(noise_multiplier, "noise_multiplier")
+    clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
+    if noise_multiplier > 0 and math.isinf(clip_norm):
+        raise ValueError(
+            "clip_norm=inf gives the clipped sum infinite sensitivity, so no finite noise protects it; "
+            "clip_norm=inf is allowed only in the non-private sanity setting noise_multiplier=0"
+        )
+    if noise_multiplier > 0:
+        check_noise_scale(noise_multiplier * clip_norm, f"std noise_multiplier * clip_norm = {noise_multiplier!r} * "
+                          f"{clip_norm!r}", "a smaller noise_multiplier or clip_norm")
+    return noise_multiplier, clip_norm
+
+
+@dataclass(frozen=True)
+class DPSGDPlan:
+    """What a DP-SGD run on ``n`` records will do and spend, fixed before the data is touched.
+
+    Build it with :func:`plan_dp_sgd` (which checks every value); run it with :func:`dpedu.training.run_dp_sgd`.
+    ``divisor`` is what the clipped noisy sum is divided by: the expected batch size q n for (truncated) Poisson
+    sampling (never the drawn size, docs/math.md §8), the fixed batch size m otherwise. ``relation`` is the
+    neighbouring relation the events are stated under. ``target_quantile`` (None: a fixed clip norm) turns on
+    adaptive clipping (:mod:`dpedu.training.adaptive`): ``clip_norm`` is then the initial :math:`C_0`.
+    """
+
+    n: int
+    noise_multiplier: float
+    clip_norm: float
+    sampling_rate: float
+    steps: int
+    learning_rate: float
+    lr_schedule: str
+    sampling: str
+    clip_mode: str
+    divisor: float
+    batch_size: int | None
+    loss_every: int
+    relation: str = ADD_REMOVE
+    max_batch_size: int | None = None
+    target_quantile: float | None = None
+    clip_learning_rate: float = DEFAULT_CLIP_LEARNING_RATE
+    count_noise_std: float | None = None
+
+    @property
+    def private(self) -> bool:
+        """Whether the run adds noise (``noise_multiplier > 0``); a noise-free run has no ledger."""
+        return self.noise_multiplier > 0
+
+    @property
+    def adaptive(self) -> bool:
+        """Whether the clip norm follows a target quantile (adaptive clipping) instead of staying C."""
+        return self.target_quantile is not None
+
+    @property
+    def gradient_noise_multiplier(self):
+        """The multiplier of the noise on the gradient sum: z, or z_Delta > z when a noisy count is released too."""
+        if not self.adaptive:
+            return self.noise_multiplier
+        return gradient_noise_multiplier(self.noise_multiplier, self.resolved_count_noise_std)
+
+    @property
+    def resolved_count_noise_std(self):
+        r"""sigma_b: ``count_noise_std``, or by default the larger of divisor / 20 (Andrew et al.'s m / 20) and z.
+
+        sigma_b >= z keeps the count's share of the step's budget, :math:`1/(4\sigma_b^2)` of :math:`1/z^2`, at most
+        a quarter, so the gradient noise grows by at most :math:`1/\sqrt{3/4}` (docs/math.md §24.1).
+        """
+        if not self.adaptive:
+            return None
+        if self.count_noise_std is None:
+            return max(DEFAULT_COUNT_NOISE_FRACTION * self.divisor, self.noise_multiplier)
+        return self.count_noise_std
+
+    @property
+    def event(self):
+        """The privacy event of one step (the sampling scheme decides which), under the plan's relation.
+
+        With adaptive clipping the step releases a noisy count too; the two Gaussians together are one with
+        multiplier z (docs/math.md §24.1), so the event is the same.
+        """
+        return self.event_at(self.noise_multiplier)
+
+    def event_at(self, noise_multiplier):
+        """The event of one step of this plan with noise multiplier z (> 0): calibration probes z with it."""
+        z, relation = noise_multiplier, self.relation
+        if self.sampling == "shuffle":
+            return ShuffledBatchGaussianEvent(z, self.batch_size, self.n, relation=relation)
+        if self.sampling == "fixed":
+            return SampledWithoutReplacementGaussianEvent(z, self.batch_size, self.n, relation=relation)
+        if self.sampling == "truncated_poisson":
+            return TruncatedPoissonGaussianEvent(z, self.sampling_rate, self.max_batch_size, self.n, relation=relation)
+        return replace(gaussian_step_event(z, self.sampling_rate), relation=relation)  # GaussianEvent when q = 1
+
+    @property
+    def ledger(self):
+        """``[(event, steps)]``, or ``None`` for the non-private sanity run (z = 0)."""
+        return [(self.event, self.steps)] if self.private else None
+
+    def gradient_clip_norm(self, clip_norm):
+        """The norm each per-example gradient is clipped to: C, or inf when the rows of X were clipped to C."""
+        return math.inf if self.clip_mode == "inputs" else clip_norm
+
+    def batches(self, rng):
+        """The batches B_1, B_2, ... drawn from ``rng``, by this plan's sampling scheme."""
+        if self.sampling == "shuffle":
+            return shuffled_batches(self.n, self.batch_size, rng)
+        if self.sampling == "fixed":
+            return fixed_size_batches(self.n, self.batch_size, rng)
+        if self.sampling == "truncated_poisson":
+            return truncated_poisson_batches(self.n, self.sampling_rate, self.max_batch_size, rng)
+        return poisson_batches(self.n, self.sampling_rate, rng)
+
+    def clip_state(self):
+        """A fresh :class:`~dpedu.training.adaptive.ClipState` at C_0 for an adaptive run; None for a fixed C."""
+        if not self.adaptive:
+            return None
+        return ClipState(self.clip_norm, self.target_quantile, self.clip_learning_rate,
+                         self.resolved_count_noise_std, self.divisor)
+
+    def learning_rate_at(self, t):
+        """eta_t for step t = 0, 1, ...: eta, or eta (1 - t/T) for the linear schedule."""
+        if self.lr_schedule == "constant":
+            return self.learning_rate
+        return self.learning_rate * (1.0 - t / self.steps)
+
+    def with_noise_multiplier(self, noise_multiplier):
+        """The same run with another noise multiplier (checked): for noise calibrated to the plan's steps."""
+        noise_multiplier, _ = check_noise_and_clip(noise_multiplier, self.clip_norm)
+        plan = replace(self, noise_multiplier=noise_multiplier)
+        _ = plan.gradient_noise_multiplier              # adaptive clipping: count_noise_std must exceed z / 2
+        return plan
+
+
+def _check_choice(name, value, allowed):
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}; got {value!r}")
+    return value
+
+
+def _number_of_steps(steps, epochs, steps_per_epoch, sampling, sampling_rate):
+    if (steps is None) == (epochs is None):
+        raise ValueError(f"give exactly one of steps or epochs; got steps={steps!r}, epochs={epochs!r}")
+    if steps is not None:
+        return check_steps(steps, "steps")
+    epochs = check_steps(epochs, "epochs", steps_per_epoch=steps_per_epoch)
+    if sampling in ("poisson", "truncated_poisson"):
+        return steps_from_epochs(epochs, sampling_rate)
+    return max(1, round(epochs * steps_per_epoch))
+
+
+def _check_max_batch_size(max_batch_size, sampling, n):
+    if sampling != "truncated_poisson":
+        if max_batch_size is not None:
+            raise ValueError(f"max_batch_size is used only with sampling='truncated_poisson'; got "
+                             f"max_batch_size={max_batch_size!r} with sampling={sampling!r}")
+        return None
+    if max_batch_size is None:
+        raise ValueError("sampling='truncated_poisson' needs max_batch_size (the cap on |B_t|); got None")
+    max_batch_size = check_positive_int(max_batch_size, "max_batch_size")
+    if max_batch_size > n:
+        raise ValueError(f"max_batch_size must be at most n={n}; got {max_batch_size}")
+    return max_batch_size
+
+
+def _adaptive_settings(target_quantile, clip_learning_rate, count_noise_std, clip_mode, clip_norm):
+    """(gamma, eta_C, sigma_b) checked (sigma_b None: the plan's default); or the fixed-C defaults."""
+    if target_quantile is None:
+        if count_noise_std is not None or clip_learning_rate is not None:
+            raise ValueError("clip_learning_rate and count_noise_std are settings of adaptive clipping: give "
+                             "target_quantile too (or neither)")
+        return None, DEFAULT_CLIP_LEARNING_RATE, None
+    if clip_mode != "gradients":
+        raise ValueError(f"adaptive clipping (target_quantile) clips gradients: it needs clip_mode='gradients'; got "
+                         f"clip_mode={clip_mode!r}")
+    if math.isinf(clip_norm):
+        raise ValueError("adaptive clipping starts from clip_norm = C_0, which must be finite; got clip_norm=inf")
+    gamma, eta, sigma_b = check_adaptive_clipping(
+        target_quantile, DEFAULT_CLIP_LEARNING_RATE if clip_learning_rate is None else clip_learning_rate,
+        0.0 if count_noise_std is None else count_noise_std)
+    return gamma, eta, None if count_noise_std is None else sigma_b
+
+
+def plan_dp_sgd(n, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epochs=None, learning_rate=1.0,
+                lr_schedule="constant", sampling="poisson", clip_mode="gradients", loss_every=None,
+                relation=ADD_REMOVE, max_batch_size=None, target_quantile=None, clip_learning_rate=None,
+                count_noise_std=None):
+    """Check the settings of a DP-SGD run on ``n`` records and fix it as a :class:`DPSGDPlan`.
+
+    The arguments are those of :func:`dpedu.training.dp_sgd`. Nothing is drawn or spent.
+    """
+    n = check_positive_int(n, "n")
+    noise_multiplier, clip_norm = check_noise_and_clip(noise_multiplier, clip_norm)
+    sampling_rate = check_sampling_rate(sampling_rate)
+    learning_rate = check_positive(learning_rate, "learning_rate")
+    _check_choice("lr_schedule", lr_schedule, LR_SCHEDULES)
+    _check_choice("sampling", sampling, SAMPLINGS)
+    _check_choice("clip_mode", clip_mode, CLIP_MODES)
+    relation = check_relation(relation)
+    max_batch_size = _check_max_batch_size(max_batch_size, sampling, n)
+    if sampling in ("poisson", "truncated_poisson"):   # divide by q n, never by |B_t| (module docstring)
+        batch_size, divisor, steps_per_epoch = None, sampling_rate * n, 1.0 / sampling_rate
+    else:                                              # "fixed", "shuffle": every batch has exactly this size
+        batch_size = max(1, round(sampling_rate * n))
+        divisor = batch_size
+        steps_per_epoch = n / batch_size if sampling == "fixed" else n // batch_size
+    steps = _number_of_steps(steps, epochs, steps_per_epoch, sampling, sampling_rate)
+    loss_every = max(1, round(steps_per_epoch)) if loss_every is None else check_positive_int(loss_every, "loss_every")
+    adaptive = _adaptive_settings(target_quantile, clip_learning_rate, count_noise_std, clip_mode, clip_norm)
+    plan = DPSGDPlan(n, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lr_schedule, sampling,
+                     clip_mode, divisor, batch_size, loss_every, relation, max_batch_size, *adaptive)
+    if plan.private:
+        _ = plan.gradient_noise_multiplier, plan.event  # refuses count_noise_std <= z / 2; checks the event's fields
+    return plan
