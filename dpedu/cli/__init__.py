@@ -66,6 +66,8 @@ def user_message(exc, options=None):
 
     >>> user_message(ValueError("noise_multiplier must be >= 0; got -1.0"), {"noise_multiplier": "--noise-multiplier"})
     '--noise-multiplier must be >= 0; got -1.0'
+    >>> user_message(FileExistsError("2 files differ; pass force=True to overwrite them"), {"force": "--force"})
+    '2 files differ; pass --force to overwrite them'
     """
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         text = f"{exc.strerror}: {exc.filename}"
@@ -77,6 +79,7 @@ def user_message(exc, options=None):
     for name, option in sorted((options or {}).items(), key=lambda item: -len(item[0])):
         if name.startswith("-"):
             continue
+        text = re.sub(rf"\b{re.escape(name)}=True\b", option, text)        # "pass force=True" -> "pass --force"
         text = re.sub(rf"(^|; ){re.escape(name)}(?= must| should| is |:)", rf"\g<1>{option}", text)
     return text
 

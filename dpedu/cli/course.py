@@ -22,15 +22,9 @@ def _add_strip(sub):
 
 
 def cmd_strip_solutions(args):
-    import re
-
     from ..exercises import make_student_copies
 
-    try:
-        paths = make_student_copies(args.source, args.out_dir, force=args.force)
-    except FileExistsError as exc:          # the Python API says force=True; on the command line it is --force
-        raise FileExistsError(re.sub(r"force=True(?: \(--force\))?", "--force", str(exc))) from None
-    for path in paths:
+    for path in make_student_copies(args.source, args.out_dir, force=args.force):
         print(f"wrote {path}")
     return 0
 
