@@ -99,6 +99,7 @@ def test_the_config_grades_in_fast_mode_with_a_long_timeout(tmp_path):
 # -- the feedback page, as a student reads it in a browser -------------------------------------------------------------
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+LONG_MESSAGE = "this message is long on purpose, far wider than the box that shows it, " * 6
 
 
 def test_feedback_template_names_checks_and_uses_a_local_mathjax(course):
@@ -128,12 +129,19 @@ def test_feedback_page_in_a_browser(course):
     if instructor.default_mathjax() is None:
         pytest.skip("no local MathJax 3 (python docs/build.py installs it into docs/_vendor)")
     assignment = CHAPTERS[0]
-    page = course / "feedback" / "wrong" / assignment / f"{assignment}.html"
-    if not page.is_file():          # the grading test above makes it; run alone, make it here
+    released = course / "release" / assignment / f"{assignment}.ipynb"
+    if not released.is_file():          # the grading test above makes it; run alone, make it here
         instructor.generate(course, assignment)
-        instructor.copy_submission(course, assignment, "wrong", course / "release" / assignment / f"{assignment}.ipynb")
-        instructor.autograde(course, assignment, "wrong")
-        instructor.feedback(course, assignment, "wrong")
+    # a submission whose answer to Exercise 1.1 raises with a long message: the check's hint quotes it in full
+    nb = json.loads(released.read_text())
+    cell = next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "exercise-1-1")
+    cell["source"] = "def logistic_loss(theta, X, y):\n    raise ValueError('" + LONG_MESSAGE + "')\n"
+    submission = course / "long_submission.ipynb"
+    submission.write_text(json.dumps(nb))
+    instructor.copy_submission(course, assignment, "long", submission)
+    instructor.autograde(course, assignment, "long")
+    instructor.feedback(course, assignment, "long")
+    page = course / "feedback" / "long" / assignment / f"{assignment}.html"
     html = page.read_text()
     assert "Test cell" not in html and "Exercise 1.1 check" in html
     assert "cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js?config" not in html.split("text/x-mathjax-config")[0]
@@ -160,11 +168,18 @@ def test_feedback_page_in_a_browser(course):
             ".filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.innerText.slice(0, 80));")
         assert overflowing == [], overflowing
         messages = driver.execute_script(
-            "return Array.from(document.querySelectorAll('div.output_error pre, div.output_stderr pre'))"
-            ".map(p => p.innerText);")
-        assert any("not written yet" in message for message in messages), messages
+            "return Array.from(document.querySelectorAll('div.output_area pre')).filter(p => "
+            "p.innerText.includes('your function raised ValueError')).map(p => "
+            "[p.innerText, p.getBoundingClientRect().height, parseFloat(getComputedStyle(p).lineHeight)]);")
+        assert len(messages) == 1, messages
+        text, height, line_height = messages[0]
+        assert " ".join(LONG_MESSAGE.split()) in " ".join(text.split()), "the message is not shown in full"
+        assert "(line 2 of your cell: `raise ValueError(" in " ".join(text.split()), text
+        assert height > 2.5 * line_height, "the long message is not wrapped onto several lines"
+        assert any("not written yet" in row for row in driver.execute_script(
+            "return Array.from(document.querySelectorAll('div.output_area pre')).map(p => p.innerText);"))
         names = driver.execute_script("return Array.from(document.querySelectorAll('#toc a')).map(a => a.innerText);")
         assert [name for name in names if name.endswith(" check")] == [f"Exercise 1.{i} check" for i in (1, 2, 3, 4)]
-        assert "Comment" not in names and "Exercise 1.1: comment" in names
+        assert "Comment" not in names and "Exercise 1.2: comment" in names      # 1.2 unanswered: "No response."
     finally:
         driver.quit()
