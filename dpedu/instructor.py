@@ -46,8 +46,8 @@ from pathlib import Path
 
 from .validation import check_positive
 
-__all__ = ["CHAPTERS_DIR", "chapter_names", "default_mathjax", "feedback_template", "make_course", "generate", "autograde", "feedback", "score",
-           "copy_submission"]
+__all__ = ["CHAPTERS_DIR", "chapter_names", "default_mathjax", "feedback_template", "make_course", "generate",
+           "autograde", "feedback", "score", "copy_submission"]
 
 CHAPTERS_DIR = Path(__file__).resolve().parents[1] / "chapters"
 
@@ -83,31 +83,36 @@ FEEDBACK_TEMPLATE = r'''{%- extends 'index.html.j2' -%}
 
 {%- block header -%}
 {%- set page = super() -%}
-{%- if MATHJAX_URL -%}
-{%- set page = page | replace('<script src="https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js?config=TeX-AMS_CHTML-full,Safe"> </script>',
-    '<script>window.MathJax = {tex: {inlineMath: {"[+]": [["$", "$"]]}, processEscapes: true}, options: {enableMenu: false}};</script>\n<script src="' ~ MATHJAX_URL ~ '"></script>') -%}
+{%- if MATHJAX_LOCAL -%}
+{%- set page = page | replace(MATHJAX_CDN, MATHJAX_LOCAL) -%}
 {%- endif -%}
 {{ page | replace('</head>', STYLE ~ '</head>') }}
 {%- endblock header -%}
 
 {% block body %}
 {%- set ns = namespace(page=super()) -%}
-{%- for cell in nb.cells -%}
-{%- if cell.metadata.nbgrader and cell.metadata.nbgrader.grade and cell.metadata.nbgrader.grade_id.startswith('check-') -%}
+{%- for cell in nb.cells if cell.metadata.nbgrader -%}
 {%- set gid = cell.metadata.nbgrader.grade_id -%}
+{%- if cell.metadata.nbgrader.grade and gid.startswith('check-') -%}
 {%- set name = 'Exercise ' ~ (gid[6:] | replace('-', '.')) ~ ' check' -%}
-{%- set ns.page = ns.page | replace('<a href="#' ~ gid ~ '">Test cell</a>', '<a href="#' ~ gid ~ '">' ~ name ~ '</a>')
-                         | replace('Grade cell: <code>' ~ gid ~ '</code>', name ~ ' <code>' ~ gid ~ '</code>') -%}
+{%- set ns.page = ns.page
+    | replace('<a href="#' ~ gid ~ '">Test cell</a>', '<a href="#' ~ gid ~ '">' ~ name ~ '</a>')
+    | replace('Grade cell: <code>' ~ gid ~ '</code>', name ~ ' <code>' ~ gid ~ '</code>') -%}
 {%- endif -%}
-{%- if cell.metadata.nbgrader and cell.metadata.nbgrader.solution and cell.metadata.nbgrader.grade_id.startswith('exercise-') -%}
-{%- set gid = cell.metadata.nbgrader.grade_id -%}
-{%- set ns.page = ns.page | replace('<a href="#comment-' ~ gid ~ '">Comment</a>',
-                                    '<a href="#comment-' ~ gid ~ '">Exercise ' ~ (gid[9:] | replace('-', '.')) ~ ': comment</a>') -%}
+{%- if cell.metadata.nbgrader.solution and gid.startswith('exercise-') -%}
+{%- set name = 'Exercise ' ~ (gid[9:] | replace('-', '.')) ~ ': comment' -%}
+{%- set ns.page = ns.page
+    | replace('<a href="#comment-' ~ gid ~ '">Comment</a>', '<a href="#comment-' ~ gid ~ '">' ~ name ~ '</a>') -%}
 {%- endif -%}
 {%- endfor -%}
 {{ ns.page }}
 {%- endblock body %}
 '''
+# the script tag nbgrader's template writes (nbconvert's mathjax() macro with its default URL), and what replaces it
+MATHJAX_CDN = ('<script src="https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js'
+               '?config=TeX-AMS_CHTML-full,Safe"> </script>')
+MATHJAX_CONFIG = ('<script>window.MathJax = {tex: {inlineMath: {"[+]": [["$", "$"]]}, processEscapes: true}, '
+                  'options: {enableMenu: false}};</script>')
 FEEDBACK_STYLE = """<style>
 /* dpedu: long check messages and outputs wrap at the box's edge instead of running past it */
 div.output_area pre, div.output_subarea pre, div.output_text pre, div.input_area pre {
@@ -130,9 +135,10 @@ def default_mathjax():
 
 def feedback_template(mathjax=None):
     """The text of the feedback template, with MathJax from ``mathjax`` (a path to tex-chtml.js, or None: CDN)."""
-    url = "" if mathjax is None else Path(mathjax).resolve().as_uri()
-    return (f"{{%- set MATHJAX_URL = {url!r} -%}}\n{{%- set STYLE = {FEEDBACK_STYLE!r} -%}}\n"
-            + FEEDBACK_TEMPLATE)
+    local = "" if mathjax is None else f'{MATHJAX_CONFIG}\n<script src="{Path(mathjax).resolve().as_uri()}"></script>'
+    header = "".join(f"{{%- set {name} = {value!r} -%}}\n" for name, value in
+                     (("MATHJAX_CDN", MATHJAX_CDN), ("MATHJAX_LOCAL", local), ("STYLE", FEEDBACK_STYLE)))
+    return header + FEEDBACK_TEMPLATE
 
 
 def chapter_names(chapters_dir=None):

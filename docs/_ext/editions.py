@@ -25,6 +25,8 @@ EDITIONS = ("student", "instructor")
 SOLUTION_CLASS = "dpedu-solution"
 LABEL_CLASS = "dpedu-solution-label"
 FIGURE_LINK_CLASS = "dpedu-figure-link"
+REVEAL_CLASS = "dpedu-reveal-note"
+REVEAL_NOTE = "Run this cell once your own solution passes its check, to compare it with dpedu's version."
 BANNER = ("<strong>Instructor edition</strong> &mdash; contains the reference solutions of every exercise. "
           "Give students the student edition.")
 
@@ -92,6 +94,8 @@ def _edit_chapter(app, doctree):
             output = _part(cell, "cell_code_output")
             if output is not None:
                 cell.remove(output)
+            if is_reveal:
+                cell += nodes.paragraph("", REVEAL_NOTE, classes=[REVEAL_CLASS])
 
 
 def _student_sources(app, exception):
@@ -114,8 +118,8 @@ _LINK = re.compile(r"<a\b[^>]*>.*?</a>", re.S)
 def link_images(body):
     """Wrap every ``<img>`` of ``body`` that is not inside a link in ``<a href="its src">``.
 
-    >>> link_images('<p><img alt="f" src="../_images/f.png" /></p>')
-    '<p><a class="dpedu-figure-link" href="../_images/f.png" title="open the figure at full size"><img alt="f" src="../_images/f.png" /></a></p>'
+    >>> link_images('<p><img alt="f" src="f.png" /></p>')  # doctest: +ELLIPSIS
+    '<p><a class="dpedu-figure-link" href="f.png" title="open the figure at full size"><img ... /></a></p>'
     >>> link_images('<a href="x"><img src="y.png" /></a>')
     '<a href="x"><img src="y.png" /></a>'
     """

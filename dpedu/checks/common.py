@@ -19,8 +19,8 @@ from scipy.special import expit
 
 from ..notebook import CheckFailed
 
-__all__ = ["CheckFailed", "NOT_WRITTEN", "checker", "expect", "where_raised", "call", "call_strict", "scalar", "vector", "close",
-           "passed", "problem", "loss", "per_example_gradients", "clip_rows", "classic_z"]
+__all__ = ["CheckFailed", "NOT_WRITTEN", "checker", "expect", "where_raised", "call", "call_strict", "scalar",
+           "vector", "close", "passed", "problem", "loss", "per_example_gradients", "clip_rows", "classic_z"]
 
 NOT_WRITTEN = "not written yet: replace the line `raise NotImplementedError(...)` with your code"
 
@@ -93,7 +93,7 @@ def call(fn, *args, **kwargs):
     >>> call(norm, np.ones(2))
     Traceback (most recent call last):
     ...
-    dpedu.notebook.CheckFailed: your function raised AttributeError: 'numpy.ndarray' object has no attribute 'nrm' (line 2 of <doctest dpedu.checks.common.call[0]>: ...)
+    dpedu.notebook.CheckFailed: your function raised AttributeError: ... (line 2 of <doctest ...call[0]>: ...)
     """
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():

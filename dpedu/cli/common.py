@@ -7,8 +7,8 @@ import sys
 
 from ..validation import MAX_STEPS
 
-__all__ = ["MAX_STEPS", "CliError", "progress", "floats", "check_positive_list", "check_accountants", "names", "check_steps", "check_output", "steps_and_epochs", "figure",
-           "wrap"]
+__all__ = ["MAX_STEPS", "CliError", "progress", "floats", "check_positive_list", "check_accountants", "names",
+           "check_steps", "check_output", "steps_and_epochs", "figure", "wrap"]
 
 """The most steps (trainings or accountant compositions) a command accepts: 1,000x Abadi et al.'s longest run."""
 

@@ -85,18 +85,21 @@ def cmd_demo(args):
     if np.array_equal(thetas[False], thetas[True]):
         print(f"\n(The two noisy variants coincide: every Adult row has norm <= sqrt(14) ~ 3.74 < C = {args.clip:g}, "
               "so neither clipping ever triggers, and the same seeds draw the same noise.)")
+    # The book adds up what each release was calibrated for; the accountants take the same run at the same total delta.
+    steps, eps, delta = args.iterations, args.epsilon, args.delta
     table = compare(r, delta=r.delta)
-    print("\n" + _wrap(f"Each noisy run: {args.iterations} x GaussianEvent(z={r.details['noise_multiplier']:.3f}) plus one "
-          f"LaplaceEvent(eps={args.epsilon:g}) for the count. The book adds up what each step was calibrated "
-          f"for: {args.iterations} x {args.epsilon:g} + {args.epsilon:g} = {r.epsilon:g} at delta "
-          f"{args.iterations} x {args.delta:g} = {r.delta:g}. The same run, accounted every way at that total "
-          f"delta {r.delta:g}:", indent="", hanging=""))
+    print("\n" + _wrap(f"Each noisy run: {steps} x GaussianEvent(z={r.details['noise_multiplier']:.3f}) plus one "
+                       f"LaplaceEvent(eps={eps:g}) for the count. The book adds up what each release was calibrated "
+                       f"for: {steps} x {eps:g} + {eps:g} = {r.epsilon:g} at delta {steps} x {delta:g} = {r.delta:g}. "
+                       f"The same run, accounted every way at that total delta {r.delta:g}:", indent="", hanging=""))
     print(table)
-    if "sequential" in table and table["sequential"] == table["sequential"]:
-        print("\n" + _wrap(f"('sequential' adds up the same {args.iterations + 1} releases as the book, at the same delta "
-              f"{args.delta:g} per step, but takes each Gaussian step's exact epsilon at that delta (the analytic "
-              f"Gaussian mechanism) instead of the {args.epsilon:g} the classic calibration guarantees: "
-              f"{table['sequential']:.4f} {'<' if table['sequential'] < r.epsilon else '>='} {r.epsilon:g}.)", indent="", hanging=""))
+    sequential = table.get("sequential", float("nan"))
+    if sequential == sequential:
+        relation = "<" if sequential < r.epsilon else ">="
+        print("\n" + _wrap(f"('sequential' adds up the same {steps + 1} releases as the book, at the same delta "
+                           f"{delta:g} per step, but takes each Gaussian step's exact epsilon at that delta (the "
+                           f"analytic Gaussian mechanism) instead of the {eps:g} the classic calibration guarantees: "
+                           f"{sequential:.4f} {relation} {r.epsilon:g}.)", indent="", hanging=""))
     return 0
 
 
