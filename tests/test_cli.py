@@ -159,6 +159,19 @@ def test_training_commands_refuse_options_before_loading_adult(capsys, monkeypat
 
 
 @pytest.mark.parametrize("argv, message", [
+    (["audit", "--mode", "one-run", "--epsilon", "-8"], "error: --epsilon must be a finite positive number"),
+    (["audit", "--mode", "one-run", "--canaries", "0"], "error: --canaries must be an integer >= 1; got 0"),
+    (["audit", "--mode", "one-run", "--delta", "0"], "error: --delta must be in (0, 1)"),
+    (["audit", "--confidence", "1"], "error: --confidence must be in (0, 1)"),
+    (["audit", "--steps", "0"], "error: --steps must be an integer >= 1; got 0"),
+])
+def test_audit_refuses_options_before_any_training(capsys, monkeypatch, argv, message):
+    _no_adult(monkeypatch)
+    line = _fails_with(capsys, argv)
+    assert line.startswith(message), line
+
+
+@pytest.mark.parametrize("argv, message", [
     (["plan", "--epsilon", "-0.5"], "error: --epsilon must be a finite positive number; got -0.5"),
     (["plan", "--epsilon", "0.5", "--epochs", "0"], "error: --epochs must be an integer >= 1; got 0"),
     (["plan", "--epsilon", "0.5", "--steps", "0"], "error: --steps must be an integer >= 1; got 0"),
