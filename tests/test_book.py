@@ -497,7 +497,7 @@ def test_instructor_edition_shows_every_solution_labelled(editions):
         assert "<strong>Instructor edition</strong>" in html and "announcement" in html, page
         assert "(instructor edition)</title>" in html, page       # the title says which edition
     student = (editions["student"] / "index.html").read_text(encoding="utf-8")
-    assert "(student edition)</title>" in student and "Instructor edition" not in student
+    assert "(student edition)</title>" in student and "<strong>Instructor edition</strong>" not in student
 
 
 def test_instructor_banner_and_labels_are_visible(instructor_site, browser):
