@@ -1,12 +1,21 @@
-"""Build the dpedu book: ``python docs/build.py`` writes the HTML site to ``docs/_build/html``.
+"""Build the dpedu book: ``python docs/build.py`` writes its two editions to ``docs/_build/``.
+
+* the **student** edition (``docs/_build/student``): every exercise as the stub students receive (the same
+  stripping as ``python -m dpedu strip-solutions``), no reference solution anywhere in the site;
+* the **instructor** edition (``docs/_build/instructor``): the reference solutions, each labelled, under an
+  "Instructor edition" banner.
+
+``--edition student``, ``--edition instructor`` or ``--edition both`` (the default); with one edition,
+``--out DIR`` names its directory, with both, ``--out DIR`` holds ``DIR/student`` and ``DIR/instructor``.
+The chapters run once: the first edition executes them into a fresh jupyter-cache, the second reads it.
 
 It installs MathJax 3 (the one thing the site serves that is not a Python package) into ``docs/_vendor`` with
 npm if it is not there yet, then runs Sphinx with warnings as errors::
 
-    python -m sphinx -W --keep-going -b html docs docs/_build/html
+    python -m sphinx -W --keep-going -b html -d docs/_build/.doctrees-student docs docs/_build/student
 
 The chapters run in fast mode unless ``DPEDU_FAST=0`` is set (see ``docs/conf.py``). Options: ``--out DIR``
-for another output directory; any further arguments go to Sphinx (e.g. ``-j 2``). Every build starts from an
+for another output directory (see above); any further arguments go to Sphinx (e.g. ``-j 2``). Every build starts from an
 empty output directory, so no page of a renamed or removed module survives from an earlier build.
 """
 
@@ -41,18 +50,51 @@ def ensure_mathjax():
     return es5
 
 
+EDITIONS = ("student", "instructor")
+
+
+def build_edition(edition, out, extra=(), cache=None):
+    """Run Sphinx for one edition into ``out`` (emptied first); returns its exit status."""
+    shutil.rmtree(out, ignore_errors=True)      # a fresh build: nothing stale from an earlier one
+    doctrees = Path(out).parent / f".doctrees-{Path(out).name}"      # outside the site: never served
+    shutil.rmtree(doctrees, ignore_errors=True)
+    env = dict(os.environ, DPEDU_BOOK_EDITION=edition)
+    if cache is not None:
+        env.update(DPEDU_BOOK_EXECUTE="cache", DPEDU_BOOK_CACHE=str(cache))
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-d", str(doctrees), *extra,
+               str(DOCS), str(out)]
+    print(f"+ DPEDU_BOOK_EDITION={edition}", " ".join(command), flush=True)
+    start = time.perf_counter()
+    code = subprocess.call(command, env=env)
+    print(f"book build ({edition} edition): exit {code} after {time.perf_counter() - start:.0f} s -> {out}",
+          flush=True)
+    return code
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=str(DOCS / "_build" / "html"), help="output directory")
+    parser.add_argument("--edition", choices=(*EDITIONS, "both"), default="both",
+                        help="student (solutions stripped), instructor (solutions shown, marked) or both (default)")
+    parser.add_argument("--out", default=None,
+                        help="output directory (default docs/_build/<edition>; with both: DIR/student, DIR/instructor)")
     args, extra = parser.parse_known_args(argv)
     ensure_mathjax()
-    shutil.rmtree(args.out, ignore_errors=True)      # a fresh build: nothing stale from an earlier one
-    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", *extra, str(DOCS), args.out]
-    print("+", " ".join(command), flush=True)
-    start = time.perf_counter()
-    code = subprocess.call(command)
-    print(f"book build: exit {code} after {time.perf_counter() - start:.0f} s -> {args.out}", flush=True)
-    return code
+    editions = EDITIONS if args.edition == "both" else (args.edition,)
+    if args.out is None:
+        outs = {edition: DOCS / "_build" / edition for edition in editions}
+    elif args.edition == "both":
+        outs = {edition: Path(args.out) / edition for edition in editions}
+    else:
+        outs = {args.edition: Path(args.out)}
+    cache = None
+    if len(editions) > 1 and os.environ.get("DPEDU_BOOK_EXECUTE", "force") == "force":
+        cache = DOCS / "_build" / ".jupyter_cache_editions"       # fresh: this build's code, run once
+        shutil.rmtree(cache, ignore_errors=True)
+    for edition in editions:
+        code = build_edition(edition, outs[edition], extra, cache)
+        if code:
+            return code
+    return 0
 
 
 if __name__ == "__main__":

@@ -15,6 +15,11 @@ Environment variables:
   unless it is set (``DPEDU_FAST=0`` for the full-size book; that takes far longer).
 * ``DPEDU_BOOK_EXECUTE``: ``force`` (default: every build re-runs every chapter) or ``cache`` (re-run only
   changed notebooks; outputs are *not* refreshed when only dpedu's code changed) or ``off``.
+* ``DPEDU_BOOK_EDITION``: ``student`` (default: exercises as the stubs students receive, no solution anywhere in
+  the site) or ``instructor`` (the reference solutions, labelled, under an "Instructor edition" banner); see
+  ``docs/_ext/editions.py``. ``python docs/build.py --edition both`` builds both.
+* ``DPEDU_BOOK_CACHE``: the jupyter-cache directory used when ``DPEDU_BOOK_EXECUTE=cache`` (``docs/build.py``
+  gives both editions one fresh cache, so the chapters run once per build of the two).
 * ``DPEDU_MATHJAX``: the directory holding MathJax 3's ``tex-chtml.js`` (default
   ``docs/_vendor/node_modules/mathjax/es5``, where ``python docs/build.py`` installs it with npm).
 """
@@ -36,6 +41,7 @@ from sphinx.util import logging
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))          # document the working tree's dpedu, not an installed copy
+sys.path.insert(0, str(DOCS / "_ext"))  # the book's own extension: the two editions (editions.py)
 
 LOGGER = logging.getLogger("dpedu-book")
 FAST_ENV_VAR = "DPEDU_FAST"            # the name dpedu._notebook.fast_mode reads
@@ -84,9 +90,11 @@ extensions = [
     "numpydoc",
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
+    "editions",
 ]
+dpedu_edition = os.environ.get("DPEDU_BOOK_EDITION", "student")
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "_vendor", "_fragments", "**/.ipynb_checkpoints", "README.md"]
+exclude_patterns = ["_build", "_vendor", "_ext", "_fragments", "**/.ipynb_checkpoints", "README.md"]
 root_doc = "index"
 # numpydoc turns a docstring's "References" section into citations that the docstring need not cite inline
 suppress_warnings = ["ref.citation"]
@@ -97,7 +105,7 @@ nitpicky = False
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 nb_execution_mode = os.environ.get("DPEDU_BOOK_EXECUTE", "force")
-nb_execution_cache_path = str(DOCS / "_build" / f".jupyter_cache_{'fast' if os.environ[FAST_ENV_VAR] != '0' else 'full'}")
+nb_execution_cache_path = os.environ.get("DPEDU_BOOK_CACHE") or str(DOCS / "_build" / f".jupyter_cache_{'fast' if os.environ[FAST_ENV_VAR] != '0' else 'full'}")
 nb_execution_timeout = 900              # seconds per cell, as tests/test_notebooks.py
 nb_execution_raise_on_error = True      # a failing chapter fails the build
 nb_execution_show_tb = True

@@ -167,7 +167,7 @@ def make_student_copies(source, out_dir, *, pattern="*.ipynb", force=False):
         names = ", ".join(target.name for target in changed)
         raise FileExistsError(f"{len(changed)} student copy(ies) in {str(out_dir)!r} differ from a fresh copy "
                               f"(edited since they were made?): {names}. Move them away, or pass force=True "
-                              f"(--force) to overwrite them")
+                              f"to overwrite them")
     out_dir.mkdir(parents=True, exist_ok=True)
     for target, text in copies.items():
         target.write_text(text, encoding="utf-8")

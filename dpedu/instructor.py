@@ -10,11 +10,16 @@ chapters:
 * the cell timeout is raised from nbgrader's 30 s to ``timeout`` seconds (default 600), since a full
   chapter cell can take a minute on a slow machine;
 * dpedu and its Adult data come from the installed package (the data ship inside it), so the grader
-  needs nothing else.
+  needs nothing else;
+* the feedback pages (``nbgrader generate_feedback``) use ``templates/feedback/dpedu_feedback.html.j2``,
+  which names each check in the contents ("Exercise 2.1 check", not nbgrader's "Test cell"), wraps long
+  check messages at the page's edge, and typesets formulas with a local MathJax 3 (``mathjax=``, by
+  default the copy the book installs in ``docs/_vendor/``), never one from a CDN.
 
 The layout (``course/`` is the directory you choose)::
 
     course/nbgrader_config.py
+    course/templates/feedback/dpedu_feedback.html.j2  (the feedback page, extending nbgrader's)
     course/source/01_logistic_regression/01_logistic_regression.ipynb
     ...
     course/submitted/<student>/<assignment>/<notebook>.ipynb      (collected submissions go here)
@@ -41,8 +46,8 @@ from pathlib import Path
 
 from .validation import check_positive
 
-__all__ = ["CHAPTERS_DIR", "chapter_names", "make_course", "generate", "autograde", "feedback", "score",
-           "copy_submission"]
+__all__ = ["CHAPTERS_DIR", "chapter_names", "default_mathjax", "feedback_template", "make_course", "generate",
+           "autograde", "feedback", "score", "copy_submission"]
 
 CHAPTERS_DIR = Path(__file__).resolve().parents[1] / "chapters"
 
@@ -59,7 +64,81 @@ c.CourseDirectory.course_id = {course_id!r}
 # nbgrader's default is 30 s per cell; a chapter's experiment cell can need more on a slow machine.
 c.ExecutePreprocessor.timeout = {timeout!r}
 c.Exchange.root = {exchange!r}
+# Feedback pages: dpedu's template (exercise names, wrapped messages, local MathJax) extends nbgrader's own.
+import nbgrader  # noqa: E402
+# nbgrader's template (named "feedback"), from dpedu's file, which extends it.
+c.HTMLExporter.template_name = "feedback"
+c.HTMLExporter.template_file = "dpedu_feedback.html.j2"
+c.HTMLExporter.extra_template_basedirs = [
+    {templates!r},
+    os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates"),
+]
 '''
+
+# nbgrader's feedback template loads MathJax 2 from a CDN and lists every check as "Test cell"; this one replaces
+# the CDN script by a local MathJax 3 (configured for $...$ as the notebooks write math), names each check after
+# its exercise (grade_id check-2-1 -> "Exercise 2.1 check", comments -> "Exercise 2.1: comment"), and wraps long
+# outputs.
+FEEDBACK_TEMPLATE = r'''{%- extends 'index.html.j2' -%}
+
+{%- block header -%}
+{%- set page = super() -%}
+{%- if MATHJAX_LOCAL -%}
+{%- set page = page | replace(MATHJAX_CDN, MATHJAX_LOCAL) -%}
+{%- endif -%}
+{{ page | replace('</head>', STYLE ~ '</head>') }}
+{%- endblock header -%}
+
+{% block body %}
+{%- set ns = namespace(page=super()) -%}
+{%- for cell in nb.cells if cell.metadata.nbgrader -%}
+{%- set gid = cell.metadata.nbgrader.grade_id -%}
+{%- if cell.metadata.nbgrader.grade and gid.startswith('check-') -%}
+{%- set name = 'Exercise ' ~ (gid[6:] | replace('-', '.')) ~ ' check' -%}
+{%- set ns.page = ns.page
+    | replace('<a href="#' ~ gid ~ '">Test cell</a>', '<a href="#' ~ gid ~ '">' ~ name ~ '</a>')
+    | replace('Grade cell: <code>' ~ gid ~ '</code>', name ~ ' <code>' ~ gid ~ '</code>') -%}
+{%- endif -%}
+{%- if cell.metadata.nbgrader.solution and gid.startswith('exercise-') -%}
+{%- set name = 'Exercise ' ~ (gid[9:] | replace('-', '.')) ~ ': comment' -%}
+{%- set ns.page = ns.page
+    | replace('<a href="#comment-' ~ gid ~ '">Comment</a>', '<a href="#comment-' ~ gid ~ '">' ~ name ~ '</a>') -%}
+{%- endif -%}
+{%- endfor -%}
+{{ ns.page }}
+{%- endblock body %}
+'''
+# the script tag nbgrader's template writes (nbconvert's mathjax() macro with its default URL), and what replaces it
+MATHJAX_CDN = ('<script src="https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js'
+               '?config=TeX-AMS_CHTML-full,Safe"> </script>')
+MATHJAX_CONFIG = ('<script>window.MathJax = {tex: {inlineMath: {"[+]": [["$", "$"]]}, processEscapes: true}, '
+                  'options: {enableMenu: false}};</script>')
+FEEDBACK_STYLE = """<style>
+/* dpedu: long check messages and outputs wrap at the box's edge instead of running past it */
+div.output_area pre, div.output_subarea pre, div.output_text pre, div.input_area pre {
+  white-space: pre-wrap; overflow-wrap: anywhere; word-break: normal;
+}
+div.output_subarea { max-width: 100%; overflow-x: visible; }
+</style>
+"""
+
+
+def default_mathjax():
+    """MathJax 3's ``tex-chtml.js`` for the feedback pages: ``$DPEDU_MATHJAX`` or the book's npm copy, or None."""
+    candidates = [os.environ.get("DPEDU_MATHJAX"), CHAPTERS_DIR.parent / "docs" / "_vendor" / "node_modules" /
+                  "mathjax" / "es5"]
+    for directory in candidates:
+        if directory and (Path(directory) / "tex-chtml.js").is_file():
+            return Path(directory).resolve() / "tex-chtml.js"
+    return None
+
+
+def feedback_template(mathjax=None):
+    """The text of the feedback template, with MathJax from ``mathjax`` (a path to tex-chtml.js, or None: CDN)."""
+    local = "" if mathjax is None else f'{MATHJAX_CONFIG}\n<script src="{Path(mathjax).resolve().as_uri()}"></script>'
+    header = "".join(f"{{%- set {name} = {value!r} -%}}\n" for name, value in
+                     (("MATHJAX_CDN", MATHJAX_CDN), ("MATHJAX_LOCAL", local), ("STYLE", FEEDBACK_STYLE)))
+    return header + FEEDBACK_TEMPLATE
 
 
 def chapter_names(chapters_dir=None):
@@ -74,7 +153,8 @@ def chapter_names(chapters_dir=None):
     return sorted(p.stem for p in directory.glob("[0-9][0-9]_*.ipynb"))
 
 
-def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dpedu", timeout=600, force=False):
+def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dpedu", timeout=600, force=False,
+                mathjax="default"):
     """Lay out an nbgrader course with one assignment per chapter and write its configuration.
 
     Parameters
@@ -92,6 +172,9 @@ def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dped
     force : bool
         Overwrite an existing configuration and source notebooks. Without it, a course directory that
         already has a different ``nbgrader_config.py`` or source notebook is refused (nothing is written).
+    mathjax : str, Path or None
+        MathJax 3's ``tex-chtml.js`` for the feedback pages' formulas. ``"default"``: :func:`default_mathjax`
+        (``$DPEDU_MATHJAX`` or the copy ``python docs/build.py`` installs); ``None``: nbgrader's CDN.
 
     Returns
     -------
@@ -105,6 +188,11 @@ def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dped
     timeout = check_positive(timeout, "timeout")
     if not isinstance(force, bool):
         raise TypeError(f"force must be True or False; got {force!r}")
+    if isinstance(mathjax, str) and mathjax == "default":
+        mathjax = default_mathjax()
+    if mathjax is not None:
+        if not isinstance(mathjax, (str, os.PathLike)) or not Path(mathjax).is_file():
+            raise ValueError(f"mathjax must be the path of MathJax 3's tex-chtml.js, or None; got {mathjax!r}")
     source_dir = Path(CHAPTERS_DIR if chapters_dir is None else chapters_dir)
     available = chapter_names(source_dir)
     if chapters is None:
@@ -117,8 +205,9 @@ def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dped
 
     root = Path(course_dir).resolve()
     config = CONFIG_TEMPLATE.format(root=str(root), course_id=course_id, timeout=float(timeout),
-                                    exchange=str(root / "exchange"))
-    writes = {root / "nbgrader_config.py": config.encode()}
+                                    exchange=str(root / "exchange"), templates=str(root / "templates"))
+    writes = {root / "nbgrader_config.py": config.encode(),
+              root / "templates" / "feedback" / "dpedu_feedback.html.j2": feedback_template(mathjax).encode()}
     for name in chapters:
         writes[root / "source" / name / f"{name}.ipynb"] = (source_dir / f"{name}.ipynb").read_bytes()
     clashes = [path for path, data in writes.items() if path.exists() and path.read_bytes() != data]

@@ -1,13 +1,24 @@
 """The rendered book (``docs/``), checked in a real headless browser.
 
-One session fixture provides the built site: the directory named by ``DPEDU_BOOK_HTML`` when ``.ci/run`` has
-already built it, otherwise a fresh fast-mode build (``python docs/build.py --out <tmp>``, warnings as errors).
+The book has two editions (``python docs/build.py --edition both``): the **student** edition (every exercise a
+stub, no reference solution anywhere in the site) and the **instructor** edition (the solutions, labelled).
+Session fixtures provide the built sites: the directories named by ``DPEDU_BOOK_HTML`` (student) and
+``DPEDU_BOOK_INSTRUCTOR_HTML`` when ``.ci/run`` has already built them, otherwise one fresh fast-mode build of
+both (``python docs/build.py --edition both --out <tmp>``, warnings as errors). The browser checks below run on
+the student edition; the edition tests compare the two.
 A static file server on 127.0.0.1 serves it; headless Chromium (Selenium, ``/usr/bin/chromedriver``) loads:
 
 * every chapter page and a sample of API pages: no console errors, every ``<img>`` decoded (naturalWidth > 0),
   MathJax rendered (``mjx-container`` elements where the page has math, no raw ``\\(``, ``\\[`` or ``$...$``
   left in the visible text);
-* the index: every internal link answers HTTP 200.
+* the index: every internal link answers HTTP 200;
+* every figure: its smallest text at least ``MIN_TEXT_PX`` CSS pixels as displayed (see
+  :func:`smallest_text_px`), and a click opens the image at full size;
+* every code and output block: nothing cut at the column's edge (wrapped, no horizontal overflow).
+
+Static checks: no raw TeX (``^{``, ``_{``, ``\\frac``, ...) in the visible text of any page; the student edition
+holds no solution marker or solution line in any file (HTML, ``_sources/``, notebooks); the instructor edition
+shows every solution inside a labelled box, under the "Instructor edition" banner.
 
 A static check walks every built HTML page and verifies that each internal ``href`` names an existing file
 and, when it has a ``#fragment``, an existing id in it. The site must load nothing from another host.
@@ -64,25 +75,42 @@ def _require_tools():
 
 # -- the site -----------------------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="session")
-def site(tmp_path_factory):
-    """The built site's directory."""
-    _require_tools()
-    prebuilt = os.environ.get("DPEDU_BOOK_HTML")
-    if prebuilt:
-        path = Path(prebuilt)
-        assert (path / "index.html").is_file(), f"DPEDU_BOOK_HTML={prebuilt} holds no index.html"
-        return path
-    out = tmp_path_factory.mktemp("book") / "html"
+def _build_both(tmp_path_factory):
+    out = tmp_path_factory.mktemp("book")
     env = dict(os.environ, DPEDU_FAST="1", PYTHONPATH=os.pathsep.join(
         p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
-    result = subprocess.run([sys.executable, str(DOCS / "build.py"), "--out", str(out)], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+    result = subprocess.run([sys.executable, str(DOCS / "build.py"), "--edition", "both", "--out", str(out)],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
     if result.returncode != 0:
         warnings = [line for line in result.stderr.splitlines() if "WARNING" in line or "ERROR" in line]
         pytest.fail("the book build failed (warnings are errors):\n" + "\n".join(warnings or
                     result.stderr.splitlines()[-40:]))
-    return out
+    return {"student": out / "student", "instructor": out / "instructor"}
+
+
+@pytest.fixture(scope="session")
+def editions(tmp_path_factory):
+    """{"student": its directory, "instructor": its directory}: prebuilt (by .ci/run) or built once here."""
+    _require_tools()
+    prebuilt = {"student": os.environ.get("DPEDU_BOOK_HTML"),
+                "instructor": os.environ.get("DPEDU_BOOK_INSTRUCTOR_HTML")}
+    if all(prebuilt.values()):
+        paths = {edition: Path(path) for edition, path in prebuilt.items()}
+        for edition, path in paths.items():
+            assert (path / "index.html").is_file(), f"the {edition} edition at {path} holds no index.html"
+        return paths
+    return _build_both(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def site(editions):
+    """The student edition's directory (what a student reads; the browser checks run on it)."""
+    return editions["student"]
+
+
+@pytest.fixture(scope="session")
+def instructor_site(editions):
+    return editions["instructor"]
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -321,3 +349,287 @@ def test_glossary_and_math_pages_typeset(site, server, browser):
     for term in ("Epsilon", "Delta", "Neighbouring-datasets", "Sensitivity", "Clipping", "Noise-multiplier",
                  "Composition", "Moments-accountant", "RDP", "zCDP", "PLD", "Canary", "Audit"):
         assert f"term-{term}" in glossary, term
+
+
+# -- the two editions ---------------------------------------------------------------------------------------------
+
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION")
+# Pages that document the marker machinery itself (dpedu.exercises and the strip-solutions command): they name the
+# markers in examples, and hold no chapter's solution (the solution-line check below still covers them).
+MARKER_DOCS = ("api/dpedu.exercises", "_modules/dpedu/exercises.html", "_modules/dpedu/cli/course.html")
+MIN_SOLUTION_LINE = 16      # shorter solution lines ("C = 5.0", "return x") are not telling on their own
+
+
+class _Text(HTMLParser):
+    """The text of an HTML page, optionally without the contents of some tags or classes."""
+
+    def __init__(self, skip_tags=(), skip_classes=()):
+        super().__init__(convert_charrefs=True)
+        self.skip_tags, self.skip_classes = set(skip_tags), set(skip_classes)
+        self.stack, self.parts = [], []
+
+    VOID = {"br", "img", "hr", "meta", "link", "input", "wbr", "source", "col", "area", "base"}
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        classes = set((dict(attrs).get("class") or "").split())
+        self.stack.append(tag in self.skip_tags or bool(classes & self.skip_classes))
+
+    def handle_endtag(self, tag):
+        if tag not in self.VOID and self.stack:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        if not any(self.stack):
+            self.parts.append(data)
+
+    def text(self):
+        return "".join(self.parts)
+
+
+def _normal(text):
+    return " ".join(text.split())
+
+
+def _file_text(path, skip_classes=()):
+    """What a reader can see in a file of the site: an HTML page's text, a notebook's sources and outputs."""
+    raw = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix == ".html":
+        parser = _Text(skip_tags=("script", "style"), skip_classes=skip_classes)
+        parser.feed(raw)
+        return parser.text()
+    if path.name.endswith((".ipynb", ".ipynb.txt")):
+        import nbformat
+
+        nb = nbformat.reads(raw, as_version=4)
+        parts = []
+        for cell in nb.cells:
+            parts.append(cell.source)
+            for output in cell.get("outputs", []):
+                parts.append(output.get("text", "") if isinstance(output.get("text", ""), str) else "")
+                parts.append(str(output.get("data", {}).get("text/plain", "")))
+        return "\n".join(parts)
+    return raw
+
+
+def _solutions():
+    """{exercise grade_id: (chapter, telling solution lines)} from the chapter notebooks."""
+    import nbformat
+
+    from dpedu.exercises import find_exercises, strip_solutions
+
+    found = {}
+    for chapter in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")):
+        nb = nbformat.read(chapter, as_version=4)
+        outside = {_normal(line) for cell in nb.cells for line in strip_solutions(cell.source).split("\n")}
+        for exercise in find_exercises(nb):
+            lines, inside = [], False
+            for line in exercise.solution.split("\n"):
+                if line.strip() in ("### BEGIN SOLUTION", "### END SOLUTION"):
+                    inside = line.strip() == "### BEGIN SOLUTION"
+                elif inside and len(line.strip()) >= MIN_SOLUTION_LINE and _normal(line) not in outside:
+                    lines.append(_normal(line))
+            found[exercise.grade_id] = (chapter.stem, lines)
+    return found
+
+
+def _site_files(site):
+    return sorted(path for path in site.rglob("*") if path.is_file()
+                  and path.suffix in (".html", ".txt", ".ipynb", ".json", ".md", ".py")
+                  and "_static" not in path.relative_to(site).parts)
+
+
+def test_student_edition_holds_no_solution(site):
+    """No marker and no line of a reference solution in any page, _sources/ copy or notebook of the site.
+
+    dpedu's own source pages (``_modules/``) are the library the students use, not the chapters' answers; they
+    are checked for markers only.
+    """
+    solutions = _solutions()
+    assert sum(len(lines) for _, lines in solutions.values()) > 20, "too few solution lines to check against"
+    leaks = []
+    for path in _site_files(site):
+        name = path.relative_to(site).as_posix()
+        text = _file_text(path)
+        if not name.startswith(MARKER_DOCS):       # prose may name the markers in an inline literal (the README)
+            shown = _file_text(path, skip_classes=("literal",))
+            leaks += [f"{name}: marker {marker!r}" for marker in MARKERS if marker in shown]
+        if name.startswith("_modules/"):
+            continue
+        normal = _normal(text)
+        for grade_id, (chapter, lines) in solutions.items():
+            leaks += [f"{name}: line of {grade_id} ({chapter}): {line!r}" for line in lines if line in normal]
+    assert not leaks, f"{len(leaks)} solution leaks in the student edition:\n" + "\n".join(leaks[:40])
+
+
+def test_student_edition_shows_every_exercise_as_its_stub(site):
+    """Each exercise appears as the stub strip-solutions writes, with no output under it or its check."""
+    for grade_id, (chapter, _) in _solutions().items():
+        number = grade_id.removeprefix("exercise-").replace("-", ".")
+        text = _normal(_file_text(site / "chapters" / f"{chapter}.html"))
+        assert f'raise NotImplementedError("Exercise {number}: write your solution here")' in text, grade_id
+    copy = (site / "_sources" / "chapters").glob("*.ipynb*")
+    for path in copy:
+        assert "BEGIN SOLUTION" not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_instructor_edition_shows_every_solution_labelled(editions):
+    """Every solution sits in a marked box labelled with its exercise, under the edition's banner."""
+    instructor_site = editions["instructor"]
+    solutions = _solutions()
+    for chapter in sorted({chapter for chapter, _ in solutions.values()}):
+        page = instructor_site / "chapters" / f"{chapter}.html"
+        html = page.read_text(encoding="utf-8")
+        expected = [grade_id for grade_id, (c, _) in solutions.items() if c == chapter]
+        boxes = re.findall(r'<div class="[^"]*\bdpedu-solution\b[^"]*"', html)
+        assert len(boxes) >= len(expected), f"{chapter}: {len(boxes)} marked boxes for {len(expected)} exercises"
+        for grade_id in expected:
+            number = grade_id.removeprefix("exercise-").replace("-", ".")
+            assert f"Reference solution \N{EN DASH} Exercise {number}</strong>" in html, (chapter, grade_id)
+        inside = _normal(_file_text(page))
+        for grade_id in expected:
+            assert all(line in inside for line in solutions[grade_id][1]), (chapter, grade_id)
+        outside = _file_text(page, skip_classes=("dpedu-solution",))
+        assert "BEGIN SOLUTION" in inside and "BEGIN SOLUTION" not in outside, f"{chapter}: a solution outside a box"
+    for page in ("index.html", f"chapters/{next(iter(solutions.values()))[0]}.html"):
+        html = (instructor_site / page).read_text(encoding="utf-8")
+        assert "<strong>Instructor edition</strong>" in html and "announcement" in html, page
+        assert "(instructor edition)</title>" in html, page       # the title says which edition
+    student = (editions["student"] / "index.html").read_text(encoding="utf-8")
+    assert "(student edition)</title>" in student and "<strong>Instructor edition</strong>" not in student
+
+
+def test_instructor_banner_and_labels_are_visible(instructor_site, browser):
+    """Loaded in the browser: the banner is on screen and each label is shown above its solution's code."""
+    chapter = sorted((instructor_site / "chapters").glob("0[2-9]_*.html"))[0]
+    browser.get(chapter.as_uri())
+    banner = browser.execute_script(
+        "const b = document.querySelector('.announcement'); if (!b) return null;"
+        "const r = b.getBoundingClientRect(); return [b.innerText, r.height, getComputedStyle(b).display];")
+    assert banner and "Instructor edition" in banner[0] and banner[1] > 10 and banner[2] != "none", banner
+    labels = browser.execute_script(
+        "return Array.from(document.querySelectorAll('div.dpedu-solution')).map(box => {"
+        "const label = box.querySelector('p.dpedu-solution-label'); const code = box.querySelector('pre');"
+        "return [label ? label.innerText : '', code ? code.innerText.includes('BEGIN SOLUTION') : false,"
+        "label && code ? label.getBoundingClientRect().bottom <= code.getBoundingClientRect().top + 1 : false];});")
+    assert labels and all(label.startswith("Reference solution") and has_code and above
+                          for label, has_code, above in labels), labels
+
+
+# -- figures, wide blocks, raw TeX ----------------------------------------------------------------------------------
+
+MIN_TEXT_PX = 9.0           # the smallest text of a figure, in CSS pixels as displayed
+SMALLEST_FONT_PT = 10 / 1.2  # matplotlib's "small" (legends in dpedu.plotting and the chapters); ticks are 10 pt
+DEFAULT_DPI = 100.0         # matplotlib's figure.dpi, used when a PNG does not record its resolution
+
+
+def png_dpi(path):
+    """The resolution a PNG records (its pHYs chunk, in dots per inch), or None."""
+    import struct
+
+    data = Path(path).read_bytes()
+    at = data.find(b"pHYs")
+    if at < 0:
+        return None
+    x, _, unit = struct.unpack(">IIB", data[at + 4:at + 13])
+    return x * 0.0254 if unit == 1 else None
+
+
+def smallest_text_px(dpi, natural_width, displayed_width, font_pt=SMALLEST_FONT_PT):
+    """The height in CSS pixels of ``font_pt``-point text of a figure saved at ``dpi``, as displayed.
+
+    Matplotlib draws a ``font_pt``-point font ``font_pt * dpi / 72`` image pixels high (its em size); the browser
+    scales the image by ``displayed_width / natural_width``. With legends at "small" (8.33 pt) and dpi 100 the
+    text is 11.6 image pixels, so a figure must be shown at >= 9 / 11.6 = 0.78 of its natural width: a figure
+    at most ~940 px wide (figsize width ~9.4 in at dpi 100) in the book's ~730 px column.
+
+    >>> round(smallest_text_px(100, 700, 700), 1)
+    11.6
+    >>> smallest_text_px(100, 1311, 730) < MIN_TEXT_PX
+    True
+    """
+    return font_pt * dpi / 72.0 * displayed_width / natural_width
+
+
+def test_figures_are_readable_and_open_at_full_size(site, server, browser):
+    """Every figure's smallest text is >= MIN_TEXT_PX CSS pixels as displayed; each figure links to its image.
+
+    The text-size assert is real: figures wider than ~940 px at dpi 100 fail it until they are resized.
+    """
+    too_small, unlinked = [], []
+    clicked = None
+    for page in _chapters(site):
+        browser.get(urljoin(server, page.relative_to(site).as_posix()))
+        images = browser.execute_script(
+            "return Array.from(document.querySelectorAll('article img')).map(i => {"
+            "const a = i.closest('a'); return [i.getAttribute('src'), i.naturalWidth, i.getBoundingClientRect().width,"
+            "a ? a.getAttribute('href') : null, a ? a.className : ''];});")
+        for src, natural, displayed, href, classes in images:
+            if not natural:
+                continue
+            dpi = png_dpi((page.parent / unquote(src)).resolve()) if src.endswith(".png") else None
+            text_px = smallest_text_px(dpi or DEFAULT_DPI, natural, displayed)
+            if text_px < MIN_TEXT_PX:
+                too_small.append(f"{page.name}: {src.rsplit('/', 1)[-1][:16]}... {natural} px shown at "
+                                 f"{displayed:.0f} px (x{displayed / natural:.2f}): text {text_px:.1f} px")
+            if href != src:
+                unlinked.append(f"{page.name}: {src} (link: {href})")
+            elif clicked is None:
+                clicked = (page, src)
+    assert not unlinked, "figures without a link to their full-size image:\n" + "\n".join(unlinked)
+    assert clicked, "no figure in the book"
+    page, src = clicked
+    browser.get(urljoin(server, page.relative_to(site).as_posix()))
+    link = browser.find_element("css selector", f"a.dpedu-figure-link[href='{src}']")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", link)
+    link.click()
+    assert browser.current_url == urljoin(urljoin(server, page.relative_to(site).as_posix()), src)
+    assert browser.execute_script("return document.images.length === 1 && document.images[0].naturalWidth > 0;")
+    assert not too_small, (f"{len(too_small)} figures with text under {MIN_TEXT_PX:g} CSS px as displayed "
+                           f"(smallest font {SMALLEST_FONT_PT:.2f} pt):\n" + "\n".join(too_small))
+
+
+def test_no_code_or_output_block_is_cut(site, server, browser):
+    """Every code and output block wraps at the column's edge: no horizontal overflow, no hidden text."""
+    cut = {}
+    for page in _chapters(site) + [site / "index.html"]:
+        browser.get(urljoin(server, page.relative_to(site).as_posix()))
+        found = browser.execute_script(
+            "return Array.from(document.querySelectorAll('article pre')).filter(p => p.offsetParent !== null && "
+            "p.scrollWidth > p.clientWidth + 1).map(p => [p.scrollWidth, p.clientWidth, p.innerText.slice(0, 60)]);")
+        if found:
+            cut[page.name] = found
+    assert not cut, cut
+
+
+RAW_TEX = re.compile(r"\^\{|_\{|\\frac|\\sum|\\sqrt|\\varepsilon|\\epsilon|\\delta|\\sigma|\\ln\b|\\log\b|"
+                     r"\\mathbb|\\mathcal|\\le\b|\\ge\b|\\cdot|\\in\b|[ΣΠ]_\{?|\$\$")
+
+
+def raw_tex(html):
+    """TeX left in the visible text of an HTML page (outside code, pre, math and scripts).
+
+    >>> raw_tex('<p>the bound e^{epsilon} and <span class="math">\\\\(e^{x}\\\\)</span></p>')
+    ['^{']
+    >>> raw_tex('<pre>x_{i}</pre><code>\\\\frac</code>')
+    []
+    """
+    parser = _Text(skip_tags=("script", "style", "pre", "code", "math", "mjx-container"),
+                   skip_classes=("math", "highlight", "notranslate", "sig"))
+    parser.feed(html)
+    return RAW_TEX.findall(parser.text())
+
+
+def test_no_raw_tex_in_the_visible_text(site):
+    """Formulas are typeset: no ``^{``, ``_{``, ``\\\\frac``, ``Σ_{`` ... outside code and math in any page."""
+    found = {}
+    for page in _pages(site):
+        name = page.relative_to(site).as_posix()
+        if name.startswith("_modules/"):
+            continue
+        raw = raw_tex(page.read_text(encoding="utf-8"))
+        if raw:
+            found[name] = sorted(set(raw))
+    assert not found, f"{len(found)} pages with raw TeX in their text:\n" + "\n".join(
+        f"{name}: {tokens}" for name, tokens in sorted(found.items()))

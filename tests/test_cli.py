@@ -151,3 +151,109 @@ def test_tradeoff_refuses_a_pair_the_accountant_does_not_cover(capsys, monkeypat
                                 "replace_one", "--out", str(tmp_path / "t.png"), "--csv", str(tmp_path / "t.csv")],
                        "'rdp' accountant cannot account for SubsampledGaussianEvent")
     assert "replace_one" in line
+
+
+# -- every option checked before any work, in the words of the command line ----------------------------------------
+
+def _no_adult(monkeypatch):
+    """load_adult fails the test if called: the command must refuse its options before loading anything."""
+    def load(*args, **kwargs):
+        raise AssertionError("Adult was loaded before the options were checked")
+
+    monkeypatch.setattr(datasets, "load_adult", load)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["tradeoff", "--epsilons", "-1"], "error: --epsilons must be positive numbers; got -1"),
+    (["tradeoff", "--epsilons", "0.5,0,inf"], "error: --epsilons must be positive numbers; got 0, inf"),
+    (["tradeoff", "--seeds", "0"], "error: --seeds must be an integer >= 1; got 0"),
+    (["tradeoff", "--delta", "1"], "error: --delta must be in (0, 1); got 1.0"),
+    (["tradeoff", "--accountant", "rpd"], "error: --accountant: unknown accountant 'rpd'"),
+    (["tradeoff", "--learning-rate", "-2"], "error: --learning-rate must be a finite positive number"),
+    (["tradeoff", "--sampling-rate", "0"], "error: --sampling-rate must be in (0, 1]"),
+    (["demo", "--epsilon", "-1"], "error: --epsilon must be a finite positive number; got -1.0"),
+    (["demo", "--iterations", "0"], "error: --iterations must be an integer >= 1; got 0"),
+    (["demo", "--delta", "0"], "error: --delta must be in (0, 1); got 0.0"),
+])
+def test_training_commands_refuse_options_before_loading_adult(capsys, monkeypatch, argv, message):
+    _no_adult(monkeypatch)
+    line = _fails_with(capsys, argv)
+    assert line.startswith(message), line
+    assert "array" not in line
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["audit", "--mode", "one-run", "--epsilon", "-8"], "error: --epsilon must be a finite positive number"),
+    (["audit", "--mode", "one-run", "--canaries", "0"], "error: --canaries must be an integer >= 1; got 0"),
+    (["audit", "--mode", "one-run", "--delta", "0"], "error: --delta must be in (0, 1)"),
+    (["audit", "--confidence", "1"], "error: --confidence must be in (0, 1)"),
+    (["audit", "--steps", "0"], "error: --steps must be an integer >= 1; got 0"),
+])
+def test_audit_refuses_options_before_any_training(capsys, monkeypatch, argv, message):
+    _no_adult(monkeypatch)
+    line = _fails_with(capsys, argv)
+    assert line.startswith(message), line
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["plan", "--epsilon", "-0.5"], "error: --epsilon must be a finite positive number; got -0.5"),
+    (["plan", "--epsilon", "0.5", "--epochs", "0"], "error: --epochs must be an integer >= 1; got 0"),
+    (["plan", "--epsilon", "0.5", "--steps", "0"], "error: --steps must be an integer >= 1; got 0"),
+    (["plan", "--epsilon", "0.5", "--delta", "2"], "error: --delta must be in (0, 1); got 2.0"),
+    (["plan", "--epsilon", "0.5", "--accountants", "rdp,xx"], "error: --accountants: unknown accountant 'xx'"),
+])
+def test_plan_refuses_its_options_before_printing_anything(capsys, argv, message):
+    status = cli.main(argv)
+    out, err = capsys.readouterr()
+    assert status == 1 and out == ""
+    assert err.startswith(message) and err.count("\n") == 1, err      # no "planning ..." line before it
+
+
+@pytest.mark.parametrize("typo, suggestion", [("dmeo", "'demo'"), ("plann", "'plan'"),
+                                              ("strip-solution", "'strip-solutions'"), ("audti", "'audit'")])
+def test_a_mistyped_command_gets_a_did_you_mean(capsys, typo, suggestion):
+    with pytest.raises(SystemExit) as exited:
+        cli.main([typo])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert f"unknown command {typo!r}; did you mean {suggestion}?" in err, err
+
+
+def test_an_unknown_command_far_from_any_lists_them(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--debug", "frobnicate"])
+    err = capsys.readouterr().err
+    assert "unknown command 'frobnicate' (commands: demo, " in err and "did you mean" not in err
+
+
+def test_strip_solutions_refusal_speaks_in_options(capsys, tmp_path):
+    """The CLI says --force (not force=True); the Python API says force=True (not --force)."""
+    from dpedu.exercises import make_student_copies
+
+    chapter = ROOT / "chapters" / "01_logistic_regression.ipynb"
+    out = tmp_path / "student"
+    assert cli.main(["strip-solutions", str(chapter), str(out)]) == 0
+    copy = out / chapter.name
+    copy.write_text(copy.read_text() + " ")                     # the student edited it
+    line = _fails_with(capsys, ["strip-solutions", str(chapter), str(out)], "--force")
+    assert "force=True" not in line
+    with pytest.raises(FileExistsError, match="force=True") as refused:
+        make_student_copies(chapter, out)
+    assert "--force" not in str(refused.value), "the Python API names its own argument, force=True"
+    assert cli.main(["strip-solutions", str(chapter), str(out), "--force"]) == 0
+
+
+def test_demo_says_which_delta_each_epsilon_is_at(capsys, monkeypatch):
+    """The book's (1.1, 1e-4) and the accountants' table are at the same total delta, and the sequential row's
+    difference from the book's sum is explained."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 4)) / 2
+    y = np.where(X @ np.array([1.0, -1.0, 0.5, 0.0]) > 0, 1.0, -1.0)
+    monkeypatch.setattr(datasets, "load_adult", lambda *args, **kwargs: (X, y, X, y))
+    assert cli.main(["demo", "--seeds", "2"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "eps=1.1, delta=0.0001 (the book's sum, below)" in out
+    assert "10 x 0.1 + 0.1 = 1.1 at delta 10 x 1e-05 = 0.0001" in out
+    assert "accountant epsilon (delta=0.0001)" in out                   # not the per-step 1e-05
+    sequential = float(out.split("accountant epsilon (delta=0.0001) sequential ")[1].split()[0])
+    assert f"classic calibration guarantees: {sequential:.4f} < 1.1" in out

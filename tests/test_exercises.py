@@ -727,3 +727,36 @@ def test_check_failed_is_an_assertion_error():
     assert issubclass(checks.CheckFailed, AssertionError)
     with pytest.raises(checks.CheckFailed, match="not written yet"):
         checks.check_L2_clip(_stub)
+
+
+def _cell_function(source, name, filename="/tmp/ipykernel_4242/1234567.py"):
+    """``name`` defined by ``source`` as a notebook cell defines it (IPython's file name, source in linecache)."""
+    import linecache
+
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"np": np}
+    exec(compile(source, filename, "exec"), namespace)      # noqa: S102 (a student's cell, in a test)
+    return namespace[name]
+
+
+def test_a_crash_names_the_line_of_the_students_cell():
+    """The hint quotes the line of the student's cell that raised, numbered from the top of the cell."""
+    clip = _cell_function("def L2_clip(v, clip_norm):\n    v = np.asarray(v)\n    n = v.nrm\n    return v\n",
+                          "L2_clip")
+    with pytest.raises(checks.CheckFailed) as failed:
+        checks.check_L2_clip(clip)
+    message = str(failed.value)
+    assert message.startswith("your function raised AttributeError: ")
+    assert message.endswith("(line 3 of your cell: `n = v.nrm`)"), message
+    # a crash inside numpy is reported at the student's line that called it, not numpy's
+    deep = _cell_function("def L2_clip(v, clip_norm):\n    return np.linalg.norm(v, ord='bad')\n", "L2_clip",
+                          filename="/tmp/ipykernel_4242/7654321.py")
+    with pytest.raises(checks.CheckFailed, match=r"\(line 2 of your cell: `return np.linalg.norm"):
+        checks.check_L2_clip(deep)
+
+
+def test_a_crash_outside_a_notebook_names_the_file():
+    def broken(v, clip_norm):
+        return v.nrm
+    with pytest.raises(checks.CheckFailed, match=r"\(line \d+ of test_exercises.py: `return v.nrm`\)"):
+        checks.check_L2_clip(broken)

@@ -8,16 +8,19 @@ judged by its value, not by a warning) and turns anything the check itself canno
 from __future__ import annotations
 
 import functools
+import linecache
 import math
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 from scipy.special import expit
 
 from ..notebook import CheckFailed
 
-__all__ = ["CheckFailed", "NOT_WRITTEN", "checker", "expect", "call", "call_strict", "scalar", "vector", "close",
-           "passed", "problem", "loss", "per_example_gradients", "clip_rows", "classic_z"]
+__all__ = ["CheckFailed", "NOT_WRITTEN", "checker", "expect", "where_raised", "call", "call_strict", "scalar",
+           "vector", "close", "passed", "problem", "loss", "per_example_gradients", "clip_rows", "classic_z"]
 
 NOT_WRITTEN = "not written yet: replace the line `raise NotImplementedError(...)` with your code"
 
@@ -46,22 +49,58 @@ def expect(condition, hint):
         raise CheckFailed(hint)
 
 
-def _student_error(exc):
+# the file names IPython/ipykernel give a notebook cell's code: /tmp/ipykernel_123/456.py, <ipython-input-4-...>
+_CELL_FILE = re.compile(r"(ipykernel_\d+[/\\]\d+\.py$)|(^<ipython-input-)")
+
+
+def where_raised(exc, fn):
+    """``" (line 3 of your cell: `x = v.nrm`)"``: where in ``fn``'s cell (or file) ``exc`` was raised, or ``""``.
+
+    The line is the last one of the traceback in the file that defines ``fn`` (numpy's own frames below it
+    are skipped), numbered as the reader sees it: from 1 at the top of the notebook cell.
+    """
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ""
+    line, tb = None, exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == code.co_filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line is None:
+        return ""
+    filename = code.co_filename
+    place = "your cell" if _CELL_FILE.search(filename) else Path(filename).name
+    text = linecache.getline(filename, line).strip()
+    return f" (line {line} of {place}: `{text}`)" if text else f" (line {line} of {place})"
+
+
+def _student_error(exc, fn=None):
     if isinstance(exc, NotImplementedError):
         return CheckFailed(NOT_WRITTEN)
     if isinstance(exc, CheckFailed):
         return exc
-    return CheckFailed(f"your function raised {type(exc).__name__}: {exc}")
+    return CheckFailed(f"your function raised {type(exc).__name__}: {exc}{where_raised(exc, fn)}")
 
 
 def call(fn, *args, **kwargs):
-    """``fn(*args, **kwargs)``; a stub's NotImplementedError and any crash become a failed check."""
+    """``fn(*args, **kwargs)``; a stub's NotImplementedError and any crash become a failed check.
+
+    A crash names the line of the student's code that raised:
+
+    >>> def norm(v):
+    ...     return v.nrm
+    >>> call(norm, np.ones(2))
+    Traceback (most recent call last):
+    ...
+    dpedu.notebook.CheckFailed: your function raised AttributeError: ... (line 2 of <doctest ...call[0]>: ...)
+    """
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # overflow is judged by the result, not the warning
             return fn(*args, **kwargs)
     except Exception as exc:
-        raise _student_error(exc) from None
+        raise _student_error(exc, fn) from None
 
 
 def call_strict(fn, *args, hint):
@@ -72,7 +111,7 @@ def call_strict(fn, *args, hint):
     except (FloatingPointError, ZeroDivisionError):
         raise CheckFailed(hint) from None
     except Exception as exc:
-        raise _student_error(exc) from None
+        raise _student_error(exc, fn) from None
 
 
 def scalar(value, what):

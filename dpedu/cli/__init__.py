@@ -14,6 +14,7 @@ traceback instead.
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 import sys
 
@@ -66,6 +67,8 @@ def user_message(exc, options=None):
 
     >>> user_message(ValueError("noise_multiplier must be >= 0; got -1.0"), {"noise_multiplier": "--noise-multiplier"})
     '--noise-multiplier must be >= 0; got -1.0'
+    >>> user_message(FileExistsError("2 files differ; pass force=True to overwrite them"), {"force": "--force"})
+    '2 files differ; pass --force to overwrite them'
     """
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         text = f"{exc.strerror}: {exc.filename}"
@@ -77,6 +80,7 @@ def user_message(exc, options=None):
     for name, option in sorted((options or {}).items(), key=lambda item: -len(item[0])):
         if name.startswith("-"):
             continue
+        text = re.sub(rf"\b{re.escape(name)}=True\b", option, text)        # "pass force=True" -> "pass --force"
         text = re.sub(rf"(^|; ){re.escape(name)}(?= must| should| is |:)", rf"\g<1>{option}", text)
     return text
 
@@ -93,9 +97,30 @@ def _check_common(args):
         raise CliError(f"--seed must be an integer >= 0; got {seed}")
 
 
+def _command_word(parser, argv):
+    """The first word of ``argv`` that is not an option: the subcommand the user typed (or None)."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def check_command(parser, argv):
+    """Refuse an unknown subcommand with the closest known ones (argparse would list all of them)."""
+    sub = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    word = _command_word(parser, argv)
+    if word is None or word in sub.choices:
+        return
+    close = difflib.get_close_matches(word, list(sub.choices), n=2, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(name) for name in close)}?" if close else ""
+    parser.error(f"unknown command {word!r}{hint} (commands: {', '.join(sub.choices)})")
+
+
 def main(argv=None):
-    """Run the command line; returns the exit status (1 for a user error)."""
+    """Run the command line; returns the exit status (1 for a user error, 2 for a malformed command line)."""
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    check_command(parser, argv)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .common import check_output, check_steps
+from .common import check_accountants, check_output, check_steps
 from .common import figure as _figure
 from .common import names as _names
 from .common import progress as _progress
@@ -111,7 +111,21 @@ def cmd_plan(args):
     import warnings
 
     from ..proactive import ProactiveConditionWarning, plan, smallest_admissible_epochs
+    from ..proactive.conditions import check_dataset_size
+    from ..validation import check_delta, check_epsilon, check_positive_int
 
+    # every option is checked before anything is planned or printed
+    check_epsilon(args.epsilon, "--epsilon")
+    try:
+        check_dataset_size(args.dataset_size)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("dataset_size", "--dataset-size", 1)) from None
+    for value, option in ((args.epochs, "--epochs"), (args.steps, "--steps")):
+        if value is not None:
+            check_positive_int(value, option)
+    if args.delta is not None:
+        check_delta(args.delta, "--delta")
+    check_accountants(args.accountants, "--accountants")
     epochs = args.epochs
     if epochs is None:
         epochs = smallest_admissible_epochs(args.dataset_size)

@@ -8,6 +8,8 @@ import math
 import numpy as np
 
 from ..parallel import check_n_jobs
+from ..validation import (check_count, check_delta, check_epsilon, check_in_interval, check_nonnegative, check_positive,
+                          check_positive_int, check_sampling_rate)
 from .common import progress as _progress
 from .common import wrap as _wrap
 
@@ -56,6 +58,17 @@ def cmd_audit(args):
     if args.runs < 4:
         raise ValueError(f"--runs must be >= 4 (half choose the threshold, half measure it); got {args.runs}")
     check_n_jobs(args.n_jobs, "--n-jobs")
+    # every option is checked before any training (or, for one-run, before Adult is loaded)
+    check_delta(args.delta, "--delta")
+    check_in_interval(args.confidence, "--confidence", 0.0, 1.0, low_open=True, high_open=True)
+    check_nonnegative(args.noise_multiplier, "--noise-multiplier")
+    check_sampling_rate(args.sampling_rate, "--sampling-rate")
+    check_count(args.steps, "--steps")
+    check_positive_int(args.n, "--n")
+    check_positive(args.learning_rate, "--learning-rate")
+    if args.mode == "one-run":
+        check_epsilon(args.epsilon, "--epsilon")
+        check_positive_int(args.canaries, "--canaries")
     if args.mode == "bugs":
         width = max(map(len, list(audit.BUGS) + list(audit.CLAIM_BUGS)))
         print(f"{'bug':<{width}} {'claimed eps (PLD)':>17} {'audited lower':>14}  caught  correct code flagged")

@@ -8,8 +8,8 @@ import sys
 from .. import validation
 from ..validation import MAX_STEPS
 
-__all__ = ["MAX_STEPS", "CliError", "progress", "floats", "names", "check_steps", "check_output", "steps_and_epochs", "figure",
-           "wrap"]
+__all__ = ["MAX_STEPS", "CliError", "progress", "floats", "check_positive_list", "check_accountants", "names",
+           "check_steps", "check_output", "steps_and_epochs", "figure", "wrap"]
 
 
 class CliError(ValueError):
@@ -63,6 +63,30 @@ def floats(text):
     if not values:
         raise argparse.ArgumentTypeError("expected at least one number")
     return values
+
+
+def check_positive_list(values, option):
+    """Every number of a comma-separated option finite and > 0, refused in the option's words.
+
+    >>> check_positive_list([0.5, -1.0], "--epsilons")
+    Traceback (most recent call last):
+    ...
+    dpedu.cli.common.CliError: --epsilons must be positive numbers; got -1
+    """
+    bad = [value for value in values if not (0 < value < float("inf"))]
+    if bad:
+        raise CliError(f"{option} must be positive numbers; got {', '.join(f'{value:g}' for value in bad)}")
+    return values
+
+
+def check_accountants(names, option):
+    """Accountant names, an unknown one refused naming ``option`` ("--accountant: unknown accountant 'rpd'; ...")."""
+    from ..accountants import check_accountant_names
+
+    try:
+        return check_accountant_names(names, option)
+    except ValueError as exc:
+        raise CliError(f"{option}: {exc}") from None
 
 
 def names(text):

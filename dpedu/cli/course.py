@@ -47,11 +47,18 @@ def _add_course_kit(sub):
 
 
 def cmd_course_kit(args):
-    from ..instructor import chapter_names, make_course
+    from ..instructor import chapter_names, default_mathjax, make_course
 
-    root = make_course(args.course_dir, chapters=args.chapters, timeout=args.timeout, force=args.force)
+    mathjax = default_mathjax()
+    root = make_course(args.course_dir, chapters=args.chapters, timeout=args.timeout, force=args.force,
+                       mathjax=mathjax)
     names = args.chapters or chapter_names()
     print(f"nbgrader course in {root} with {len(names)} assignment(s): {', '.join(names)}")
+    if mathjax is None:
+        print("feedback pages: no local MathJax 3 found (python docs/build.py installs one, or set DPEDU_MATHJAX); "
+              "formulas will load MathJax from a CDN")
+    else:
+        print(f"feedback pages: formulas typeset by the local MathJax 3 at {mathjax}")
     print(f"next: cd {root} && nbgrader generate_assignment {names[0]}")
     return 0
 
