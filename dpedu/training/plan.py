@@ -25,8 +25,8 @@ from ..validation import check_noise_scale, check_nonnegative, check_positive, c
 from ..validation import check_sampling_rate, check_steps
 from .common import CLIP_MODES
 
-__all__ = ["LR_SCHEDULES", "SAMPLINGS", "CLIP_MODES", "poisson_sample", "poisson_batches", "shuffled_batches", "DPSGDPlan",
-           "plan_dp_sgd", "check_noise_and_clip"]
+__all__ = ["LR_SCHEDULES", "SAMPLINGS", "CLIP_MODES", "poisson_sample", "poisson_batches", "shuffled_batches",
+           "DPSGDPlan", "plan_dp_sgd", "check_noise_and_clip"]
 
 LR_SCHEDULES = ("constant", "linear")
 SAMPLINGS = ("poisson", "shuffle")
