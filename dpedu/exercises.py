@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,13 +100,44 @@ def _has_solution(source):
     return any(line.strip() == BEGIN_SOLUTION for line in source.split("\n"))
 
 
+def _check_notebook(nb, name="nb"):
+    """An ``nbformat`` notebook node (``nbformat.read(path, as_version=4)``), else a ``TypeError`` naming ``nb``."""
+    cells = nb.get("cells") if isinstance(nb, Mapping) else None
+    if not (isinstance(cells, list) and hasattr(nb, "cells")
+            and all(isinstance(cell, Mapping) and isinstance(cell.get("source"), str) and "cell_type" in cell
+                    for cell in cells)):
+        raise TypeError(f"{name} must be a notebook as nbformat.read(path, as_version=4) returns it (cells with a "
+                        f"cell_type and a str source); got {type(nb).__name__} {str(nb)[:60]!r}")
+    return nb
+
+
+def _check_paths(source, pattern):
+    """The notebook files of ``source``: a folder (files matching ``pattern``), a file, or an iterable of files."""
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a glob string such as '*.ipynb'; got {pattern!r}")
+    if isinstance(source, (str, os.PathLike)):
+        source = Path(source)
+        if not source.exists():
+            raise ValueError(f"source {str(source)!r} does not exist")
+        return sorted(source.glob(pattern)) if source.is_dir() else [source]
+    if not isinstance(source, Iterable) or isinstance(source, (bytes, Mapping)):
+        raise TypeError(f"source must be a folder, a notebook file or an iterable of notebook files; got "
+                        f"{type(source).__name__} {source!r}")
+    paths = list(source)
+    for path in paths:
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"source must hold notebook paths (str or os.PathLike); got {type(path).__name__} "
+                            f"{path!r}")
+    return sorted(Path(path) for path in paths)
+
+
 def student_notebook(nb):
     """A copy of the notebook ``nb`` (an ``nbformat`` node) with solutions stubbed and outputs cleared.
 
     Stubs name the exercise: ``raise NotImplementedError("Exercise 2.1: write your solution here")``
     when the cell has an nbgrader ``grade_id`` such as ``"exercise-2-1"``.
     """
-    student = copy.deepcopy(nb)
+    student = copy.deepcopy(_check_notebook(nb))
     for index, cell in enumerate(student.cells):
         try:
             if _has_solution(cell.source):
@@ -143,17 +176,13 @@ def make_student_copies(source, out_dir, *, pattern="*.ipynb", force=False):
     """
     import nbformat
 
-    if isinstance(source, (str, Path)) or hasattr(source, "__fspath__"):
-        source = Path(source)
-        if not source.exists():
-            raise ValueError(f"source {str(source)!r} does not exist")
-        paths = sorted(source.glob(pattern)) if source.is_dir() else [source]
-    else:
-        paths = sorted(Path(p) for p in source)
+    paths = _check_paths(source, pattern)
     if not paths:
         raise ValueError(f"no notebooks matching {pattern!r} in {str(source)!r}")
     if not isinstance(force, bool):
         raise TypeError(f"force must be True or False; got {force!r}")
+    if not isinstance(out_dir, (str, os.PathLike)):
+        raise TypeError(f"out_dir must be a folder path (str or os.PathLike); got {type(out_dir).__name__} {out_dir!r}")
     out_dir = Path(out_dir)
     for path in paths:
         if path.parent.resolve() == out_dir.resolve():
@@ -197,7 +226,7 @@ def find_exercises(nb):
     ValueError
         When a solution cell has no solution markers, or is not followed by a check cell.
     """
-    exercises, cells = [], list(nb.cells)
+    exercises, cells = [], list(_check_notebook(nb).cells)
     for index, cell in enumerate(cells):
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if not meta.get("solution"):

@@ -168,10 +168,10 @@ def check_steps(value, name="steps", *, steps_per_epoch=None):
 
     >>> check_steps(0.5, "epochs", steps_per_epoch=100)
     0.5
-    >>> check_steps(2e6, "epochs", steps_per_epoch=1)
+    >>> check_steps(2e6, "epochs", steps_per_epoch=1)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: epochs=2000000.0 means 2e+06 steps; at most MAX_STEPS = 1,000,000 are allowed (dpedu.validation.MAX_STEPS)
+    ValueError: epochs=2000000.0 means 2e+06 steps; at most MAX_STEPS = 1,000,000 are allowed ...
     """
     if steps_per_epoch is None:
         value = total = check_positive_int(value, name)

@@ -20,7 +20,7 @@ from dpedu.accountants import (
     compare,
     make_accountant,
 )
-from dpedu.events import MIN_EVENT_NOISE_MULTIPLIER, gaussian_step_event, steps_from_epochs
+from dpedu.events import MIN_EVENT_NOISE_MULTIPLIER
 
 ABADI = [(SubsampledGaussianEvent(4.0, 0.01), 10_000)]
 
@@ -108,35 +108,6 @@ def test_bad_histories_and_names_are_refused_by_name():
         make_accountant(["rdp"])
     with pytest.raises(TypeError, match="accountants"):
         compare(ABADI, 1e-5, accountants="rdp")
-
-
-def test_gaussian_step_event_is_plain_at_full_batch():
-    assert gaussian_step_event(2.0, 1.0) == GaussianEvent(2.0)
-    assert gaussian_step_event(2.0, 0.5) == SubsampledGaussianEvent(2.0, 0.5)
-    with pytest.raises(ValueError, match="sampling_rate"):
-        gaussian_step_event(2.0, 0.0)
-
-
-@pytest.mark.parametrize("epochs, q, steps", [(100, 0.01, 10_000), (0.5, 0.3, 2), (1e-9, 0.5, 1), (3, 1.0, 3)])
-def test_steps_from_epochs_rule(epochs, q, steps):
-    assert steps_from_epochs(epochs, q) == steps == max(1, round(epochs / q))
-
-
-@pytest.mark.parametrize("epochs, q, error, name", [
-    (True, 0.1, TypeError, "epochs"), ("3", 0.1, TypeError, "epochs"), (0.0, 0.1, ValueError, "epochs"),
-    (math.inf, 0.1, ValueError, "epochs"), (1e300, 1e-300, ValueError, "epochs"), (1.0, 0.0, ValueError, "sampling_rate"),
-])
-def test_steps_from_epochs_refuses_bad_input(epochs, q, error, name):
-    with pytest.raises(error, match=name):
-        steps_from_epochs(epochs, q)
-
-
-@pytest.mark.parametrize("z", [1e-300, 1e-160, MIN_EVENT_NOISE_MULTIPLIER / 2])
-def test_a_noise_multiplier_beyond_the_float_range_is_refused_with_the_range(z):
-    with pytest.raises(ValueError, match=r"noise_multiplier must be in \[1e-50"):
-        SubsampledGaussianEvent(z, 0.01)
-    with pytest.raises(ValueError, match="noise_multiplier"):
-        GaussianEvent(z)
 
 
 def test_the_smallest_noise_multiplier_is_accounted_as_a_huge_epsilon():

@@ -6,6 +6,7 @@ import nbformat
 import pytest
 
 from dpedu.cli import main
+from dpedu import exercises
 from dpedu.exercises import make_student_copies
 
 CHAPTER = "01_logistic_regression.ipynb"
@@ -64,3 +65,28 @@ def test_cli_course_kit(tmp_path, capsys):
     assert "generate_assignment 01_logistic_regression" in capsys.readouterr().out
     assert main(["course-kit", str(root), "--chapters", "99_none"]) == 1
     assert "chapters" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("call, error, name", [
+    (lambda: exercises.student_notebook(nb="x"), TypeError, "nb"),
+    (lambda: exercises.student_notebook(None), TypeError, "nb"),
+    (lambda: exercises.student_notebook({"cells": [{"cell_type": "code"}]}), TypeError, "nb"),
+    (lambda: exercises.find_exercises(nb=None), TypeError, "nb"),
+    (lambda: exercises.find_exercises(["cell"]), TypeError, "nb"),
+    (lambda: exercises.make_student_copies(source=None, out_dir="x"), TypeError, "source"),
+    (lambda: exercises.make_student_copies(source=[None], out_dir="x"), TypeError, "source"),
+    (lambda: exercises.make_student_copies(source=3, out_dir="x"), TypeError, "source"),
+    (lambda: exercises.make_student_copies(source=".", out_dir="x", pattern=None), TypeError, "pattern"),
+])
+def test_bad_notebook_arguments_are_refused_by_name(call, error, name):
+    with pytest.raises(error, match=rf"^{name}\b"):
+        call()
+
+
+def test_make_student_copies_refuses_a_missing_out_dir_by_name(tmp_path):
+    import nbformat
+
+    path = tmp_path / "a.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]), path)
+    with pytest.raises(TypeError, match=r"^out_dir\b"):
+        exercises.make_student_copies([path], None)

@@ -19,6 +19,7 @@ from dpedu.accountants import (
 from dpedu.budget import BudgetExceededError, PrivacyBudget
 from dpedu.clipping import L2_clip
 from dpedu.datasets import make_toy
+from dpedu.events import steps_from_epochs
 from dpedu.models import LogisticModel, MLP
 from dpedu.models import logistic as lg
 from dpedu.training import ShuffledBatchesWarning, dp_sgd, dp_sgd_step, poisson_sample
@@ -285,3 +286,48 @@ def test_huge_X_is_finite_or_refused_naming_X(toy):
     beyond[3] = [1.7e308, -1.7e308, 0.0, 0.0]
     with pytest.raises(ValueError, match=r"\bX\b"):
         dp_sgd(beyond, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=2, rng=0)
+
+
+# --- the plan: fixed before the data, shared by dp_sgd and the estimator -------------------------------------
+
+def test_dp_sgd_is_plan_then_run(toy):
+    from dpedu.training import plan_dp_sgd, run_dp_sgd
+
+    X, y = toy
+    kwargs = dict(noise_multiplier=1.3, clip_norm=0.7, sampling_rate=0.15, epochs=2, learning_rate=0.5,
+                  lr_schedule="linear")
+    plan = plan_dp_sgd(len(X), **kwargs)
+    direct, planned = dp_sgd(X, y, rng=4, **kwargs), run_dp_sgd(X, y, plan, rng=4)
+    np.testing.assert_array_equal(direct.theta, planned.theta)
+    assert direct.ledger == planned.ledger == plan.ledger
+    assert plan.steps == steps_from_epochs(2, 0.15) and plan.divisor == 0.15 * len(X)
+
+
+def test_plan_checks_every_setting_by_name_and_run_checks_the_plan_fits_the_data(toy):
+    from dpedu.training import plan_dp_sgd, run_dp_sgd
+
+    X, y = toy
+    good = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=3)
+    for bad, name in [(dict(noise_multiplier=-1.0), "noise_multiplier"), (dict(clip_norm=0.0), "clip_norm"),
+                      (dict(sampling_rate=2.0), "sampling_rate"), (dict(steps=0), "steps"),
+                      (dict(sampling="with_replacement"), "sampling"), (dict(lr_schedule="cosine"), "lr_schedule"),
+                      (dict(clip_mode="rows"), "clip_mode"), (dict(loss_every=0), "loss_every")]:
+        with pytest.raises(ValueError, match=rf"\b{name}\b"):
+            plan_dp_sgd(len(X), **{**good, **bad})
+    with pytest.raises(ValueError, match=r"\bn\b"):
+        plan_dp_sgd(0, **good)
+    with pytest.raises(ValueError, match=r"plan is for n="):
+        run_dp_sgd(X[:-1], y[:-1], plan_dp_sgd(len(X), **good), rng=0)
+    with pytest.raises(TypeError, match=r"\bplan\b"):
+        run_dp_sgd(X, y, good, rng=0)
+
+
+def test_with_noise_multiplier_keeps_the_run_and_rechecks_the_noise():
+    from dpedu.training import plan_dp_sgd
+
+    plan = plan_dp_sgd(100, noise_multiplier=0.0, clip_norm=np.inf, sampling_rate=0.1, epochs=1)
+    assert plan.ledger is None and not plan.private
+    with pytest.raises(ValueError, match="clip_norm=inf"):
+        plan.with_noise_multiplier(1.0)
+    finite = plan_dp_sgd(100, noise_multiplier=0.0, clip_norm=1.0, sampling_rate=0.1, epochs=1)
+    assert finite.with_noise_multiplier(2.0).ledger == [(SubsampledGaussianEvent(2.0, 0.1), 10)]

@@ -162,6 +162,7 @@ def test_non_private_setting_agrees_with_scikit_learn_on_toy():
     assert np.mean(ours.predict(X_test) == reference.predict(X_test)) >= 0.98
 
 
+@pytest.mark.slow                                        # ~10 s: trains on the full Adult set
 def test_non_private_setting_agrees_with_scikit_learn_on_adult():
     try:
         X_train, y_train, X_test, _ = load_adult(download=False)

@@ -3,6 +3,8 @@ bad arguments are refused with an error naming the argument."""
 
 from __future__ import annotations
 
+import io
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -13,6 +15,7 @@ import pytest  # noqa: E402
 
 from dpedu import plotting  # noqa: E402
 from dpedu.accountants import SubsampledGaussianEvent, make_accountant  # noqa: E402
+from dpedu.accountants.tradeoff import gaussian_curve  # noqa: E402
 from dpedu.experiments import EpsilonCurves  # noqa: E402
 
 EPS = [0.1, 0.3, 1.0, 3.0, 10.0]
@@ -148,6 +151,9 @@ def test_accuracy_vs_epochs_right_axis_and_clear_legend():
     (lambda: plotting.plot_loss_curves("x"), TypeError, "curves"),
     (lambda: plotting.plot_loss_curves({"a": [1.0, 0.5]}, ax="x"), TypeError, "ax"),
     (lambda: plotting.plot_loss_curves({"a": ["1", "0.5"]}), TypeError, "losses of 'a'"),
+    (lambda: plotting.plot_loss_curves({"a": np.ones((2, 2, 2))}), ValueError, "curves['a']"),
+    (lambda: plotting.plot_loss_curves({"a": ([1, 2, 3], [1.0, 0.5])}), ValueError, "curves['a']"),
+    (lambda: plotting.plot_loss_curves({"a": (["x", "y"], [1.0, 0.5])}), TypeError, "curves['a']"),
     (lambda: plotting.plot_loss_curves({"a": [1.0, 0.5]}, xlabel=None), TypeError, "xlabel"),
     (lambda: plotting.plot_clipping_noise_tradeoff([0.1, 1], [1.0], [[0.8], [0.9]], ax="x"), TypeError, "ax"),
     (lambda: plotting.plot_clipping_noise_tradeoff([0.1, 1], [1.0], [[0.8], [0.9]], delta=0), ValueError, "delta"),
@@ -241,3 +247,54 @@ def test_privacy_curves_bad_input_is_refused_naming_the_argument(kwargs, error, 
     with pytest.raises(error) as info:
         plotting.plot_privacy_curves(history, **arguments)
     assert name in str(info.value), f"the message does not name {name!r}: {info.value}"
+
+
+# --- figures made without pyplot -------------------------------------------------------------------------------
+
+def _figure2_curves():
+    epochs = np.array([1.0, 10.0, 100.0])
+    return EpsilonCurves(epochs=epochs, steps=epochs * 100, noise_multiplier=4.0, sampling_rate=0.01, delta=1e-5,
+                         epsilons={"moments": np.array([0.4, 0.5, 1.2]), "strong_paper": np.array([1.0, 3.0, 9.0]),
+                                   "strong": np.array([2.0, 6.0, 18.0]), "rdp": np.array([0.3, 0.45, 1.0])},
+                         notes={"zcdp": "no subsampling theorem"})
+
+
+PYPLOT_FREE_CALLS = {
+    "plot_accuracy_vs_epsilon": lambda ax: plotting.plot_accuracy_vs_epsilon(EPS, ACC, baseline=0.85, ax=ax),
+    "plot_clipping_noise_tradeoff": lambda ax: plotting.plot_clipping_noise_tradeoff(
+        [0.1, 1.0, 10.0], [1.0, 10.0], [[0.7, 0.6], [0.8, 0.7], [0.75, 0.72]], ax=ax),
+    "plot_accuracy_vs_epochs": lambda ax: plotting.plot_accuracy_vs_epochs(
+        [1, 2, 4, 8], [0.80, 0.82, 0.83, 0.81], noise_multipliers=[2, 3, 4, 6], ax=ax),
+    "plot_epsilon_vs_epochs": lambda ax: plotting.plot_epsilon_vs_epochs(
+        [1, 2, 4], {"rdp": [0.5, 0.8, 1.2], "moments": [0.6, 0.9, 1.4]}, delta=1e-5, ax=ax),
+    "plot_privacy_curves": lambda ax: plotting.plot_privacy_curves(
+        RUN, epsilons=CURVE_EPS, accountants=("rdp", "pld"), ax=ax),
+    "plot_loss_curves": lambda ax: plotting.plot_loss_curves({"a": [1.0, 0.7, 0.5], "b": [0.9, 0.8, 0.6]}, ax=ax),
+    "plot_figure2": lambda axes: plotting.plot_figure2(_figure2_curves(), axes=axes),
+    "plot_tradeoff": lambda ax: plotting.plot_tradeoff([gaussian_curve(1.0)], ax=ax)[0],
+    "plot_tradeoff_panels": lambda ax: plotting.plot_tradeoff_panels(  # the legend is in the second (ROC) panel
+        [gaussian_curve(1.0)], figure=ax.figure)[0][1],
+    "plot_adaptive_clipping": lambda ax: plotting.plot_adaptive_clipping(
+        [1.0, 0.8, 0.7, 0.65], [2, 4], [0.7, 0.66], target_quantile=0.5, ax=ax),
+}
+
+
+def test_plot_helpers_are_all_covered_by_the_pyplot_free_test():
+    assert set(PYPLOT_FREE_CALLS) == {name for name in plotting.__all__ if name.startswith("plot_")}
+
+
+@pytest.mark.parametrize("name", sorted(PYPLOT_FREE_CALLS))
+def test_every_plot_helper_draws_on_a_figure_made_without_pyplot(name):
+    # matplotlib.figure.Figure() has no pyplot canvas with a renderer; the legend placement must still work
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7, 4.5))
+    target = figure.subplots(1, 2) if name == "plot_figure2" else figure.subplots()
+    n_figures = len(plt.get_fignums())
+    result = PYPLOT_FREE_CALLS[name](target)
+    for ax in np.atleast_1d(result):
+        owner = getattr(ax, "right_ax", ax)                           # plot_accuracy_vs_epochs: on the twin axes
+        assert ax.figure is figure and owner.figure is figure
+        assert_legend_clear(owner, ax)
+    assert len(plt.get_fignums()) == n_figures                        # no pyplot figure was opened
+    figure.savefig(io.BytesIO(), format="png")

@@ -76,7 +76,10 @@ def _mean_loss_and_sigmoids(margins):
 
 
 def _losses(margins):
-    r""":math:`\ln(1+e^{-m_i})` as :math:`\max(-m, 0) + \ln(1 + e^{-|m|})`: stable for every margin (the one loss formula)."""
+    r""":math:`\ln(1+e^{-m_i})` as :math:`\max(-m, 0) + \ln(1 + e^{-|m|})`, stable for every margin.
+
+    The one place the logistic loss is written: every loss in dpedu goes through it.
+    """
     return np.maximum(-margins, 0.0) + np.log1p(np.exp(-np.abs(margins)))
 
 

@@ -19,7 +19,8 @@ from ..validation import check_delta, check_scalar
 
 __all__ = [
     "ACCOUNTANT_STYLES", "get_axes", "as_numbers", "as_1d", "check_options", "as_accuracies", "as_trials",
-    "delta_text", "epsilon_label", "plain_log_ticks", "legend_obstacles", "place_legend", "mean_and_band",
+    "delta_text", "epsilon_label", "plain_log_ticks", "legend_obstacles", "drawing_canvas", "place_legend",
+    "mean_and_band",
     "spread_note",
 ]
 
@@ -152,6 +153,19 @@ def legend_obstacles(ax):
     return np.concatenate(points) if points else np.empty((0, 2))
 
 
+def drawing_canvas(figure):
+    """The canvas of ``figure``, or an Agg canvas for a figure made without pyplot (``Figure()``).
+
+    Placing a legend needs the drawn sizes of texts, hence a renderer; the bare canvas a ``Figure()`` starts
+    with has none. Agg is what ``savefig`` would use for such a figure anyway.
+    """
+    if not hasattr(figure.canvas, "get_renderer"):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(figure)                        # attaches itself as figure.canvas
+    return figure.canvas
+
+
 def place_legend(ax, axes=None, **kwargs):
     """Put the legend of ``ax`` in the inside position that covers no data of ``axes``, else below the axes.
 
@@ -159,7 +173,7 @@ def place_legend(ax, axes=None, **kwargs):
     contain none of the points of :func:`legend_obstacles`. Returns the legend.
     """
     axes = axes or [ax]
-    canvas = ax.figure.canvas
+    canvas = drawing_canvas(ax.figure)
     canvas.draw()
     points = np.concatenate([legend_obstacles(a) for a in axes])
     inside = ax.get_window_extent()

@@ -44,14 +44,15 @@ def plot_loss_curves(curves, *, ax=None, xlabel="epoch", ylabel="mean training l
             x, losses = value
         else:
             x, losses = None, value
-        losses = as_numbers(losses, f"losses of {label!r}")
+        name = f"curves[{label!r}] (the losses of {label!r})"
+        losses = as_numbers(losses, name)
         if losses.ndim == 1:
             losses = losses[None, :]
         if losses.ndim != 2 or losses.shape[1] == 0:
-            raise ValueError(f"losses of {label!r} must have shape (n,) or (n_seeds, n); got {losses.shape}")
-        x = np.arange(1, losses.shape[1] + 1) if x is None else as_1d(x, f"x of {label!r}")
+            raise ValueError(f"{name} must have shape (n,) or (n_seeds, n); got {losses.shape}")
+        x = np.arange(1, losses.shape[1] + 1) if x is None else as_1d(x, f"the x of curves[{label!r}]")
         if x.shape[0] != losses.shape[1]:
-            raise ValueError(f"{label!r}: {x.shape[0]} x values but {losses.shape[1]} losses")
+            raise ValueError(f"curves[{label!r}]: {x.shape[0]} x values but {losses.shape[1]} losses")
         mean_and_band(ax, x, losses.T, label=str(label), spread=spread, marker=None)
     if logy:
         ax.set_yscale("log")

@@ -5,8 +5,10 @@ C, the sampling scheme and its rate q, the number of steps T, the learning-rate 
 events the run will perform (its ``ledger``). :func:`dpedu.training.dp_sgd` and
 :class:`dpedu.estimator.DPLogisticRegression` both build one and run it; nothing re-derives it.
 
-A sampling scheme is three things, all here: how :func:`plan_dp_sgd` turns q into a divisor and steps per
-epoch, which event :attr:`DPSGDPlan.event` records, and the sampler :meth:`DPSGDPlan.batches` draws B_t with.
+A sampling scheme lives entirely in this module: its name in :data:`SAMPLINGS`, its sizes in
+:func:`plan_dp_sgd` (batch size, the divisor, steps per epoch and the epochs-to-steps rule), the event
+:attr:`DPSGDPlan.event` records for one step, and its sampler, which :meth:`DPSGDPlan.batches` returns. The
+training loop never looks at the name.
 
 =======================  ===============================  =======  =========  ==========================================
 ``sampling``             :math:`B_t`                      divisor  per epoch  event (docs/math.md §22)

@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from ..clipping import L2_clip, l2_norms
+from ..events import ADD_REMOVE
 from ..mechanisms import gaussian_mechanism
 from ..models import LogisticModel, Model
 from ..validation import check_budget, check_rng, check_theta
@@ -37,7 +38,8 @@ class ShuffledBatchesWarning(UserWarning):
 
 
 class TruncatedPoissonWarning(UserWarning):
-    """``sampling="truncated_poisson"``: Poisson samples capped at a maximum size, which no dpedu accountant covers."""
+    """``sampling="truncated_poisson"`` under replace-one: capped Poisson samples, which no dpedu accountant covers
+    under that relation (under add/remove the RDP accountant does: docs/math.md §22.5)."""
 
 
 def dp_sgd_update(theta, X, y, t, *, plan, model, batches, rng, row_norms, clip=None):
@@ -135,11 +137,12 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None):
             "ShuffledBatchGaussianEvent, which every accountant refuses. Use sampling='poisson' for a guarantee.",
             ShuffledBatchesWarning, stacklevel=3,
         )
-    if plan.sampling == "truncated_poisson":
+    if plan.sampling == "truncated_poisson" and plan.relation != ADD_REMOVE:
         warnings.warn(
             "sampling='truncated_poisson' caps each Poisson sample at max_batch_size records. That is no longer "
-            "Poisson sampling, and no accountant in dpedu covers it: the ledger holds TruncatedPoissonGaussianEvent, "
-            "which every accountant refuses (docs/math.md §22.5). Use sampling='poisson' for a guarantee.",
+            "Poisson sampling; its bound (docs/math.md §22.5) is for add/remove neighbours only, so under "
+            f"relation={plan.relation!r} every accountant refuses the ledger's TruncatedPoissonGaussianEvent. "
+            "Use relation='add_remove' (the RDP accountant) or sampling='poisson' for a guarantee.",
             TruncatedPoissonWarning, stacklevel=3,
         )
     if budget is not None:
@@ -237,8 +240,8 @@ def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epoc
         step, divided by m (``SampledWithoutReplacementGaussianEvent``: the RDP accountant, and the
         sequential and advanced bounds, cover it under ``relation="replace_one"``; none under add/remove). ``"truncated_poisson"``: a Poisson sample cut
         to a uniform subset of ``max_batch_size`` records when larger, divided by q n
-        (``TruncatedPoissonGaussianEvent``, which every accountant refuses; a
-        :class:`TruncatedPoissonWarning` says so). ``"shuffle"``: what most code does - shuffle each epoch
+        (``TruncatedPoissonGaussianEvent``: the RDP accountant covers it under add/remove, docs/math.md §22.5;
+        under replace-one every accountant refuses it and a :class:`TruncatedPoissonWarning` says so). ``"shuffle"``: what most code does - shuffle each epoch
         and cut batches of exactly m records (dividing by m). **No accountant in dpedu covers it**: the
         ledger holds ``ShuffledBatchGaussianEvent`` and every accountant refuses it; a
         :class:`ShuffledBatchesWarning` says so.
