@@ -251,6 +251,14 @@ def test_privacy_curves_bad_input_is_refused_naming_the_argument(kwargs, error, 
 
 # --- figures made without pyplot -------------------------------------------------------------------------------
 
+def _tradeoff_panels(ax):
+    """plot_tradeoff_panels draws its own two panels on ``figure``: the placeholder axes make way; the
+    legend is in the second (ROC) panel."""
+    figure = ax.figure
+    ax.remove()
+    return plotting.plot_tradeoff_panels([gaussian_curve(1.0)], figure=figure)[0][1]
+
+
 def _figure2_curves():
     epochs = np.array([1.0, 10.0, 100.0])
     return EpsilonCurves(epochs=epochs, steps=epochs * 100, noise_multiplier=4.0, sampling_rate=0.01, delta=1e-5,
@@ -272,8 +280,7 @@ PYPLOT_FREE_CALLS = {
     "plot_loss_curves": lambda ax: plotting.plot_loss_curves({"a": [1.0, 0.7, 0.5], "b": [0.9, 0.8, 0.6]}, ax=ax),
     "plot_figure2": lambda axes: plotting.plot_figure2(_figure2_curves(), axes=axes),
     "plot_tradeoff": lambda ax: plotting.plot_tradeoff([gaussian_curve(1.0)], ax=ax)[0],
-    "plot_tradeoff_panels": lambda ax: plotting.plot_tradeoff_panels(  # the legend is in the second (ROC) panel
-        [gaussian_curve(1.0)], figure=ax.figure)[0][1],
+    "plot_tradeoff_panels": lambda ax: _tradeoff_panels(ax),
     "plot_adaptive_clipping": lambda ax: plotting.plot_adaptive_clipping(
         [1.0, 0.8, 0.7, 0.65], [2, 4], [0.7, 0.66], target_quantile=0.5, ax=ax),
 }
