@@ -66,10 +66,10 @@ print(f'always predicting "<= 50K": test accuracy {majority_floor:.4f}')
 # $$\ell(\theta; x, y) = \ln\bigl(1 + e^{-m}\bigr), \qquad m = y\,\theta\cdot x ,$$
 #
 # small for a confident correct prediction (large m), about −m for a confident wrong one. At θ = 0 every
-# example has loss ln 2 ≈ 0.693. Here is dpedu's version (no hidden intercept: the book's model has none):
+# example has loss ln 2 ≈ 0.693. dpedu's `logistic.loss` is the mean of this over the rows (no hidden
+# intercept: the book's model has none); you write your own in Exercise 1.1.
 
 # %%
-show_source(logistic.per_example_loss)
 print("loss at theta = 0:", logistic.loss(np.zeros(X_train.shape[1]), X_train, y_train), "= ln 2 =", math.log(2))
 
 # %% [markdown]
@@ -98,11 +98,7 @@ print("logaddexp     ", np.logaddexp(0.0, -margins))
 #
 # **one example can move the gradient by at most the norm of its features.** Chapter 2 turns that sentence
 # into a privacy guarantee.
-
-# %%
-show_source(logistic.per_example_gradients)
-
-# %% [markdown]
+#
 # A gradient formula is easy to get subtly wrong, so we compare it with finite differences
 # (`scipy.optimize.check_grad`) on a few hundred rows:
 
@@ -122,9 +118,7 @@ print("every per-example gradient shorter than its row:", bool(np.all(norms < np
 #
 # Start at θ₀ = 0 and repeatedly step against the mean gradient:
 # θ ← θ − η · (1/n) Σᵢ ∇ℓ(θ; xᵢ, yᵢ). The loss is convex, so a small enough step size always decreases it.
-
-# %%
-show_source(dp.training.gradient_descent)
+# `dp.training.gradient_descent` does this (you write it in Exercise 1.3); here with three step sizes:
 
 # %%
 iterations = pick(300, 60)
@@ -186,6 +180,12 @@ def logistic_loss(theta, X, y):
 checks.check_logistic_loss(logistic_loss)
 
 # %% [markdown]
+# *Compare with dpedu's version*, the loss of each example (`logistic.loss` is its mean):
+
+# %%
+show_source(logistic.per_example_loss)
+
+# %% [markdown]
 # **Exercise 1.2 — the gradient.** Write `logistic_gradient(theta, X, y)`: the gradient of the mean loss,
 # a vector with one entry per feature. (`scipy.special.expit` is a sigmoid that never overflows.)
 
@@ -200,6 +200,12 @@ def logistic_gradient(theta, X, y):
 
 # %% check=1.2
 checks.check_logistic_gradient(logistic_gradient)
+
+# %% [markdown]
+# *Compare with dpedu's version*, the gradient of each example (`logistic.gradient` is their mean):
+
+# %%
+show_source(logistic.per_example_gradients)
 
 # %% [markdown]
 # **Exercise 1.3 — gradient descent.** Write `gradient_descent(X, y, iterations, learning_rate)`: start at
@@ -219,6 +225,12 @@ def gradient_descent(X, y, iterations, learning_rate):
 
 # %% check=1.3
 checks.check_gradient_descent(gradient_descent)
+
+# %% [markdown]
+# *Compare with dpedu's version*, which also records the loss after every step:
+
+# %%
+show_source(dp.training.gradient_descent)
 
 # %% [markdown]
 # **Exercise 1.4 — accuracy.** Write `accuracy(theta, X, y)`: the fraction of rows whose predicted label

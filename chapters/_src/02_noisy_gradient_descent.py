@@ -71,13 +71,9 @@ print(f"largest clipped gradient norm over all {n} rows: {np.linalg.norm(clipped
 #
 # $$\mathrm{L2\_clip}(v, C) = v \cdot \min\Bigl(1, \frac{C}{\lVert v\rVert_2}\Bigr)$$
 #
-# scales a long vector down to norm C and leaves a short one alone. dpedu clips along the last axis, so one call
-# clips every row (every example's gradient) of a matrix:
-
-# %%
-show_source(dp.clipping.L2_clip)
-
-# %% [markdown]
+# scales a long vector down to norm C and leaves a short one alone. dpedu's `dp.L2_clip` (you write your own in
+# Exercise 2.2) clips along the last axis, so one call clips every row (every example's gradient) of a matrix.
+#
 # Why not `np.clip(v, -C, C)`, coordinate by coordinate? It does bound each coordinate, but the result has
 # norm up to C√d (not C), and it **changes the direction** of the gradient — the update no longer points
 # downhill in the same way:
@@ -134,9 +130,8 @@ for c in (0.5, 1.0, 2.0, 5.0):
 #   ("analytic") calibration of Balle & Wang (2018) works for every ε and needs less noise.
 
 # %%
-show_source(dp.mechanisms.laplace_mechanism)
 noisy_n = dp.mechanisms.laplace_mechanism(n, l1_sensitivity=1.0, epsilon=0.1, rng=0)
-print(f"\ntrue count {n}, noisy count (epsilon = 0.1) {noisy_n:.1f}")
+print(f"true count {n}, noisy count (epsilon = 0.1) {noisy_n:.1f}")
 
 # %%
 print(" epsilon  delta   classic z   analytic z")
@@ -152,12 +147,9 @@ for eps in (0.1, 0.5, 0.9, 2.0):
 # ## Noisy gradient descent
 #
 # The book's algorithm: full batch, k iterations, each one (ε, δ)-DP, plus one ε-DP noisy count n + Lap(1/ε)
-# used as the divisor. Each iteration releases the clipped gradient sum plus N(0, (zC)²I):
-
-# %%
-show_source(dp.training.noisy_gradient_descent)
-
-# %% [markdown]
+# used as the divisor. Each iteration releases the clipped gradient sum plus N(0, (zC)²I) — one such release is
+# Exercise 2.5, and the listing of `dp.training.noisy_gradient_descent` follows it.
+#
 # What does one run spend? Each of the k = 10 iterations is (0.1, 10⁻⁵)-DP and the count is 0.1-DP, so by
 # sequential composition (chapter 3) the **whole run** is ((k+1)·0.1, k·10⁻⁵) = (1.1, 10⁻⁴)-DP. The ε printed on
 # a single iteration is not the privacy of the model: the model is the output of all of them.
@@ -256,6 +248,13 @@ def L2_clip(v, clip_norm):
 checks.check_L2_clip(L2_clip)
 
 # %% [markdown]
+# *Compare with dpedu's version.* It also refuses bad input and keeps the direction of a vector whose norm
+# overflows:
+
+# %%
+show_source(dp.clipping.L2_clip)
+
+# %% [markdown]
 # **Exercise 2.3 — a noisy count.** Write `noisy_count(true_count, epsilon, rng)`: the count plus Laplace noise
 # that makes it ε-DP, drawn from the generator `rng` you are given.
 
@@ -267,6 +266,12 @@ def noisy_count(true_count, epsilon, rng):
 
 # %% check=2.3
 checks.check_noisy_count(noisy_count)
+
+# %% [markdown]
+# *Compare with dpedu's version*, for any L1 sensitivity and any shape:
+
+# %%
+show_source(dp.mechanisms.laplace_mechanism)
 
 # %% [markdown]
 # **Exercise 2.4 — the classic Gaussian calibration.** Write `classic_noise_multiplier(epsilon, delta)`
@@ -298,3 +303,11 @@ def noisy_gradient_sum(theta, X, y, clip_norm, noise_multiplier, rng):
 
 # %% check=2.5
 checks.check_noisy_gradient_sum(noisy_gradient_sum)
+
+# %% [markdown]
+# *Compare with dpedu's version*: the book's noisy gradient descent releases one such noisy sum per iteration
+# (for logistic regression `logistic.clipped_gradient_sum` computes the clipped sum without forming every
+# gradient):
+
+# %%
+show_source(dp.training.noisy_gradient_descent)

@@ -109,12 +109,9 @@ for k in pick([1, 3, 10, 30, 100], [1, 10, 100]):
 #
 # (Dwork & Roth 2014, Thm 3.20). The first term grows only like √k: privacy losses of independent steps
 # partly cancel, like the steps of a random walk, and δ′ is the small probability that they do not. The
-# second term is the *drift*, the expected loss of each step; it is about kε² for small ε.
-
-# %%
-show_source(advanced_composition)
-
-# %% [markdown]
+# second term is the *drift*, the expected loss of each step; it is about kε² for small ε. dpedu's
+# `advanced_composition` returns this pair (you write it in Exercise 3.2).
+#
 # It is not always better. With ε = 1 the drift alone is k(e − 1) > k: the book's example, k = 500 steps of
 # ε = 1, gives more than the 500 of sequential composition. The book's plot uses a *simplified* form,
 # 2ε√(2k ln(1/δ′)), which drops the drift; it is only valid for small ε and under-reports badly here.
@@ -151,11 +148,7 @@ for k in (10, 30, 100, 1000, 10_000):
 #
 # Why this helps: the noise multiplier of each step enters as 1/z², so T steps cost about √T in ε after the
 # conversion, *with no drift term*. And δ appears only once, at the end, instead of once per step.
-
-# %%
-show_source(zcdp.zcdp_epsilon)
-
-# %% [markdown]
+#
 # One ledger, every accountant. `compare` accounts the book's run every way at the same total δ = 10⁻⁵ (the
 # book's own accounting spends δ = 10⁻⁴). The sequential and advanced *accountants* do better than 1.1:
 # for each Gaussian step they compute the exact (ε₀, δ₀) of the Gaussian (Balle & Wang 2018) for a δ₀ they
@@ -259,6 +252,12 @@ def advanced_composition_theorem(epsilon, delta, k, delta_prime):
 checks.check_advanced_composition(advanced_composition_theorem)
 
 # %% [markdown]
+# *Compare with dpedu's version*, which also checks its arguments:
+
+# %%
+show_source(advanced_composition)
+
+# %% [markdown]
 # **Exercise 3.3 — zCDP.** Write `zcdp_epsilon(noise_multiplier, steps, delta)`: the ε at which `steps`
 # full-batch Gaussian releases with noise multiplier z are DP, by zCDP and the conversion
 # ε = ρ + 2√(ρ ln(1/δ)).
@@ -272,6 +271,12 @@ def zcdp_epsilon(noise_multiplier, steps, delta):
 
 # %% check=3.3
 checks.check_zcdp_epsilon(zcdp_epsilon)
+
+# %% [markdown]
+# *Compare with dpedu's version* (the module `zcdp` holds it, so it is not shadowed by your function):
+
+# %%
+show_source(zcdp.zcdp_epsilon)
 
 # %% [markdown]
 # **Exercise 3.4 — splitting a budget.** Write `per_iteration_epsilon(total_epsilon, k, delta_prime)`: the

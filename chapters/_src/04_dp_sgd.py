@@ -59,24 +59,17 @@ print(f"{n} training rows, {d} features")
 # $$\theta_t = \theta_{t-1} - \frac{\eta}{qn}\Bigl(\sum_{i\in B_t}\mathrm{L2\_clip}\bigl(\nabla\ell(\theta_{t-1}; x_i, y_i), C\bigr)
 # + \mathcal N(0, z^2C^2 I)\Bigr)$$
 #
-# Here is dpedu's step, which reads like the list above (the clipped sum for logistic regression is computed
-# in `dpedu.models.logistic`, chapter 2):
-
-# %%
-show_source(dp.training.dp_sgd_step)
-
-# %% [markdown]
+# dpedu's `dp.training.dp_sgd_step` reads like the list above; you write one step yourself in Exercise 4.3,
+# and its listing follows that exercise.
+#
 # The whole run's privacy depends only on (q, z, T) and on the neighbouring relation (add/remove). It does not
 # depend on η, C, the model or its size: those change *what* is released, not how well it is hidden.
 #
 # ## 1. Poisson sampling
 #
-# Each record flips its own coin with probability q, afresh at every step:
-
-# %%
-show_source(dp.training.poisson_sample)
-
-# %% [markdown]
+# Each record flips its own coin with probability q, afresh at every step (`dp.training.poisson_sample` returns
+# the indices of the records whose coin came up; you write it in Exercise 4.1).
+#
 # So the batch size is random, Binomial(n, q), and it can be 0. That is not a nuisance but the point: the
 # privacy amplification theorems — and every subsampled-Gaussian accountant in dpedu (moments, RDP, PLD) —
 # analyse exactly this mechanism. A record is absent from a step with probability 1 − q, and nobody can tell
@@ -307,6 +300,12 @@ def poisson_sample(n, sampling_rate, rng):
 checks.check_poisson_sample(poisson_sample)
 
 # %% [markdown]
+# *Compare with dpedu's version:*
+
+# %%
+show_source(dp.training.poisson_sample)
+
+# %% [markdown]
 # **Exercise 4.2 — the clipped sum.** Write `clipped_gradient_sum(per_example_gradients, clip_norm)`: clip each
 # row (one example's gradient) to L2 norm at most C, then sum the rows. An empty batch (zero rows) must give
 # the zero vector.
@@ -342,6 +341,13 @@ def dp_sgd_step(theta, X_batch, y_batch, *, clip_norm, noise_multiplier, expecte
 
 # %% check=4.3
 checks.check_dp_sgd_step(dp_sgd_step)
+
+# %% [markdown]
+# *Compare with dpedu's version*, for any model (the clipped sum for logistic regression is computed in
+# `dpedu.models.logistic`, chapter 2):
+
+# %%
+show_source(dp.training.dp_sgd_step)
 
 # %% [markdown]
 # **Exercise 4.4 — steps and ε.** Write `steps_and_epsilon(epochs, sampling_rate, noise_multiplier, delta)`

@@ -185,10 +185,8 @@ show_source(moments.MomentsAccountant.log_moments)
 #   \varepsilon = \min_\lambda \frac{\alpha(\lambda) + \ln(1/\delta)}{\lambda}.$$
 #
 # Every λ gives a valid bound; the accountant simply keeps the best one. Large λ divides ln(1/δ) by more but
-# pays a larger α(λ): the best λ balances the two.
-
-# %%
-show_source(moments.epsilon_from_log_moments)
+# pays a larger α(λ): the best λ balances the two. (dpedu's `moments.epsilon_from_log_moments` does this
+# minimisation; you write it in Exercise 5.2.)
 
 # %%
 orders = np.arange(1, 33)
@@ -441,6 +439,12 @@ def epsilon_from_log_moments(moment_orders, log_moments, delta):
 
 # %% check=5.2
 checks.check_epsilon_from_log_moments(epsilon_from_log_moments)
+
+# %% [markdown]
+# *Compare with dpedu's version*, which also reports the order λ that attains the minimum:
+
+# %%
+show_source(moments.epsilon_from_log_moments)
 
 # %% [markdown]
 # **Exercise 5.3 — calibration by bisection.** Write `smallest_feasible(epsilon_of, target, lo, hi, rtol)`: the

@@ -51,10 +51,8 @@ print("fast mode" if FAST else "full mode")
 # $$z = \sqrt{\frac{2(\varepsilon + \ln(1/\delta))}{\varepsilon}}, \qquad T \ge \frac{2k^2}{\varepsilon},
 #   \qquad \Bigl(\frac{2}{e}\Bigr)^2 k^2 - \frac12 \ge \ln N .$$
 #
-# There is no T in the formula for z.
-
-# %%
-show_source(proactive.proactive_noise_multiplier)
+# There is no T in the formula for z. dpedu's `proactive.proactive_noise_multiplier` computes it (you write it in
+# Exercise 6.1):
 
 # %%
 print(f"{'N':>10} {'delta = 1/N':>12}" + "".join(f"{'eps = ' + format(e, 'g'):>11}" for e in (0.1, 0.25, 0.5)))
@@ -105,7 +103,6 @@ print(f"tail bound exp(alpha - lambda eps): with the bound {math.exp(alpha_bound
 # because it is the one the derivation actually needs.
 
 # %%
-show_source(proactive.minimum_steps)
 print(proactive.proactive_conditions(epsilon=0.5, delta=1 / n, dataset_size=n, epochs=5, steps=100))
 print(f"\nsmallest admissible epochs for N = {n:,}: k >= (e/2) sqrt(ln N + 1/2) = {proactive.minimum_epochs(n):.3f}, "
       f"so k = {proactive.smallest_admissible_epochs(n)}")
@@ -357,6 +354,12 @@ def proactive_noise_multiplier(epsilon, delta):
 checks.check_proactive_noise_multiplier(proactive_noise_multiplier)
 
 # %% [markdown]
+# *Compare with dpedu's version:*
+
+# %%
+show_source(proactive.proactive_noise_multiplier)
+
+# %% [markdown]
 # **Exercise 6.2 — the schedule.** Write `proactive_schedule(epsilon, dataset_size, epochs)` returning the triple
 # `(steps, sampling_rate, expected_batch_size)`: the smallest admissible T = ⌈2k²/ε⌉ (a whole number), q = k/T
 # and s = kN/T.
@@ -370,6 +373,12 @@ def proactive_schedule(epsilon, dataset_size, epochs):
 
 # %% check=6.2
 checks.check_proactive_schedule(proactive_schedule)
+
+# %% [markdown]
+# *Compare with dpedu's* `minimum_steps` (the smallest admissible T):
+
+# %%
+show_source(proactive.minimum_steps)
 
 # %% [markdown]
 # **Exercise 6.3 — does the closed form apply?** Write `closed_form_applies(epsilon, dataset_size, epochs, steps)`

@@ -124,9 +124,10 @@ print(f"FPR 0.01 with FNR 0.5 proves eps >= {audit.epsilon_from_rates(0.01, 0.5,
 # which holds with probability ≥ 1 − α for every true rate. Two bounds (FPR and FNR) must hold *at once*, so
 # each gets α/2 (Bonferroni). With zero errors the bound is 1 − (α/2)^{1/n} ≈ ln(2/α)/n: even a perfect
 # attack proves at most about ln(n / ln(2/α)) — more trainings, sharper audits.
+#
+# dpedu's `audit.epsilon_lower_bound` combines the two Clopper–Pearson bounds (you write it in Exercise 8.3):
 
 # %%
-show_source(audit.epsilon_lower_bound)
 for n in (100, 1000, 10_000):
     best = audit.epsilon_lower_bound(false_positives=0, n_out=n, false_negatives=0, n_in=n, delta=DELTA)
     print(f"{n:>6} runs per world, zero errors: eps >= {best:.2f} at 95% confidence")
@@ -364,6 +365,12 @@ def audit_lower_bound(false_positives, n_out, false_negatives, n_in, delta, conf
 
 # %% check=8.3
 checks.check_audit_lower_bound(audit_lower_bound)
+
+# %% [markdown]
+# *Compare with dpedu's version*, which can also correct for having tried several thresholds:
+
+# %%
+show_source(audit.epsilon_lower_bound)
 
 # %% [markdown]
 # **Exercise 8.4 — a lower bound on the shift.** Each run's statistic is Gaussian with known standard
