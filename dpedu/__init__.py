@@ -16,7 +16,7 @@ higher one, not even inside a function; no module imports another module's priva
 5. accountants - the privacy of a ledger of events, seven ways
 6. calibrate, proactive, budget, estimator - choosing noise from a budget; spending it
 7. audit, experiments - empirical lower bounds; accounting tables and training sweeps
-8. plotting, notebook, checks, exercises, instructor - the course
+8. plotting, listing, notebook, checks, exercises, instructor - the course
 9. cli - ``python -m dpedu``
 
 >>> import dpedu

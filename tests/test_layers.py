@@ -24,7 +24,7 @@ LAYERS = [
     ("dpedu.accountants",),
     ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator"),
     ("dpedu.audit", "dpedu.experiments"),
-    ("dpedu.plotting", "dpedu.notebook", "dpedu.checks", "dpedu.exercises",
+    ("dpedu.plotting", "dpedu.listing", "dpedu.notebook", "dpedu.checks", "dpedu.exercises",
      "dpedu.instructor"),
     ("dpedu.cli", "dpedu.__main__"),
 ]
