@@ -239,3 +239,94 @@ def test_a_link_to_the_source_before_the_exercise_is_found(target):
     other = _notebook_with([("markdown", "See [the notes](../docs/math.md#5-l2-clipping).", {}),
                             ("code", L2_CLIP_EXERCISE, EXERCISE)])
     assert reveals(other) == []
+
+
+# --- every formula in math mode ----------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,}).*?^(?P=indent)(?P=fence)[ \t]*$", re.M | re.S)
+_DISPLAY_MATH = re.compile(r"\$\$.*?\$\$", re.S)
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?:\\.|[^$\\])+?\$", re.S)   # may wrap, within a paragraph
+_CODE_SPAN = re.compile(r"(?P<ticks>`+).+?(?P=ticks)", re.S)
+_MATH_ROLE = re.compile(r"\{math\}`[^`]*`")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)|<https?://[^>]*>|https?://\S+")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_SUPERSCRIPTS_SUBSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁱⁿ₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₒₓₔₕₖₗₘₙₚₛₜᵢⱼᵣᵤᵥ"
+# what only typesets in math mode: TeX commands, ^ and _ scripts, unicode scripts, Σ/∑/∏ with limits
+RAW_MATH = re.compile(
+    r"\\(?:frac|sum|prod|sqrt|ln|log|exp|varepsilon|epsilon|delta|alpha|lambda|sigma|theta|mu|rho|Delta|"
+    r"mathbb|mathcal|mathrm|lVert|left|right|le|ge|cdot|infty|binom|text)\b"
+    rf"|\^|(?<![\w`])[A-Za-zα-ωΑ-Ω′]_\{{?[\w′α-ω]|[\w)\]}}]_\{{|[{_SUPERSCRIPTS_SUBSCRIPTS}]"
+    r"|[Σ∑∏]")
+
+
+def _blank(match):
+    """A removed span keeps its line breaks, so line numbers still count the source's lines."""
+    return " " + "\n" * match.group().count("\n")
+
+
+def _without_indented_code(text):
+    lines, inside = text.split("\n"), False
+    for number, line in enumerate(lines):
+        previous_blank = number == 0 or not lines[number - 1].strip()
+        if line.startswith("    ") and (inside or previous_blank):
+            inside, lines[number] = True, ""
+        elif line.strip():
+            inside = False
+    return "\n".join(lines)
+
+
+def prose(markdown):
+    """The prose of a markdown text: without code blocks, math, code spans, link targets and comments."""
+    text = _COMMENT.sub(_blank, markdown)
+    text = _FENCE.sub(_blank, text)
+    text = _without_indented_code(text)
+    text = _DISPLAY_MATH.sub(_blank, text)
+    text = _MATH_ROLE.sub(_blank, text)
+    text = _CODE_SPAN.sub(_blank, text)
+    text = _INLINE_MATH.sub(lambda m: _blank(m) if "\n\n" not in m.group() else m.group(), text)
+    return _LINK_TARGET.sub("]", text)
+
+
+def raw_math(markdown):
+    """[(line, snippet)] of formulas written outside math mode in ``markdown``."""
+    found = []
+    for number, line in enumerate(prose(markdown).split("\n"), start=1):
+        for match in RAW_MATH.finditer(line):
+            start = max(0, match.start() - 25)
+            found.append((number, line[start: match.end() + 25].strip()))
+    return found
+
+
+def _markdown_sources():
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type == "markdown":
+                yield f"{path.name} cell {index}", cell.source
+    for path in DOCS:
+        yield path.name, path.read_text(encoding="utf-8")
+
+
+MARKDOWN = list(_markdown_sources())
+
+
+@pytest.mark.parametrize("where, text", MARKDOWN, ids=[where for where, _ in MARKDOWN])
+def test_every_formula_is_in_math_mode(where, text):
+    found = raw_math(text)
+    assert not found, f"{where}: formulas outside $...$ (they do not typeset):\n  " + \
+        "\n  ".join(f"line {line}: {snippet}" for line, snippet in found)
+
+
+@pytest.mark.parametrize("text, bad", [
+    ("the loss e^{λc} grows", True), ("ε₁ = ln(1 + q(e^{ε₀} − 1))", True), ("1 − (α/2)^{1/n}", True),
+    ("α(λ) = ln Σ_{j=0}^{λ+1} C(λ+1, j)", True), (r"z = \frac{1}{2}", True), ("δ = 10⁻⁵", True),
+    ("θ_{t−1} and B_t", True), ("σ²", True),
+    ("the loss $e^{\\lambda c}$ grows", False), ("$$\\sum_{j=0}^{n} x_j$$", False),
+    ("`noise_multiplier` and `x**2`", False), ("```python\nx = a_b ** 2  # e^{x}\n```", False),
+    ("[the notes](../docs/math.md#5-l2_clip)", False), ("a (ε, δ)-DP guarantee, ‖x‖ ≤ C", False),
+    ("$a$ and $b_{1}$, then c", False), ("price \\$5 and $x^2$", False),
+    ("text:\n\n    G ← Σ_i L2_clip(x_i)\n    θ ← θ\n\nafter", False), ("a $x +\n y^2$ wraps", False),
+    ("a $x$\n\nnew paragraph e^{x} $y$", True),
+])
+def test_raw_math_finds_formulas_outside_math_mode(text, bad):
+    assert bool(raw_math(text)) is bad, raw_math(text)

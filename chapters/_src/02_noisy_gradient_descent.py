@@ -124,8 +124,8 @@ for c in (0.5, 1.0, 2.0, 5.0):
 #
 # ## The Laplace and Gaussian mechanisms
 #
-# * **Laplace** (ε-DP): add noise of scale Δ₁/ε to each coordinate. For the count of rows, Δ₁ = 1.
-# * **Gaussian** ((ε, δ)-DP): add N(0, σ²) to each coordinate with σ = z Δ₂, where the **noise multiplier** z
+# * **Laplace** (ε-DP): add noise of scale $\Delta_1/\varepsilon$ to each coordinate. For the count of rows, $\Delta_1 = 1$.
+# * **Gaussian** ((ε, δ)-DP): add $\mathcal N(0, \sigma^2)$ to each coordinate with $\sigma = z \Delta_2$, where the **noise multiplier** z
 #   depends only on (ε, δ). The classic formula z = √(2 ln(1.25/δ))/ε is proven only for ε < 1; the exact
 #   ("analytic") calibration of Balle & Wang (2018) works for every ε and needs less noise.
 
@@ -147,11 +147,11 @@ for eps in (0.1, 0.5, 0.9, 2.0):
 # ## Noisy gradient descent
 #
 # The book's algorithm: full batch, k iterations, each one (ε, δ)-DP, plus one ε-DP noisy count n + Lap(1/ε)
-# used as the divisor. Each iteration releases the clipped gradient sum plus N(0, (zC)²I) — one such release is
+# used as the divisor. Each iteration releases the clipped gradient sum plus $\mathcal N(0, (zC)^2I)$ — one such release is
 # Exercise 2.5, and the listing of `dp.training.noisy_gradient_descent` follows it.
 #
-# What does one run spend? Each of the k = 10 iterations is (0.1, 10⁻⁵)-DP and the count is 0.1-DP, so by
-# sequential composition (chapter 3) the **whole run** is ((k+1)·0.1, k·10⁻⁵) = (1.1, 10⁻⁴)-DP. The ε printed on
+# What does one run spend? Each of the k = 10 iterations is $(0.1, 10^{-5})$-DP and the count is 0.1-DP, so by
+# sequential composition (chapter 3) the **whole run** is $((k+1)\cdot 0.1, k\cdot 10^{-5}) = (1.1, 10^{-4})$-DP. The ε printed on
 # a single iteration is not the privacy of the model: the model is the output of all of them.
 
 # %%

@@ -5,7 +5,7 @@
 # >
 # > After this chapter you can
 # > 1. write one step of DP-SGD (Abadi et al. 2016, Algorithm 1): Poisson sampling, per-example clipping,
-# >    Gaussian noise N(0, z²C²I), division by the *expected* batch size;
+# >    Gaussian noise $\mathcal N(0, z^2C^2I)$, division by the *expected* batch size;
 # > 2. explain why each of these four choices is there, and what goes wrong without it;
 # > 3. read the distribution of per-example gradient norms and reason about the clip norm C;
 # > 4. train logistic regression by DP-SGD on Adult and report its test accuracy together with the **total**
@@ -51,9 +51,9 @@ print(f"{n} training rows, {d} features")
 #
 # With sampling rate q, clip norm C, noise multiplier z and learning rate η, for t = 1, …, T:
 #
-# 1. **sample** a batch B_t: every record joins independently with probability q;
+# 1. **sample** a batch $B_t$: every record joins independently with probability q;
 # 2. **clip** the gradient of every example in the batch to norm at most C;
-# 3. **add noise**: sum the clipped gradients and add N(0, z²C²I);
+# 3. **add noise**: sum the clipped gradients and add $\mathcal N(0, z^2C^2I)$;
 # 4. **average and step**: divide by the expected batch size qn and move θ against the result.
 #
 # $$\theta_t = \theta_{t-1} - \frac{\eta}{qn}\Bigl(\sum_{i\in B_t}\mathrm{L2\_clip}\bigl(\nabla\ell(\theta_{t-1}; x_i, y_i), C\bigr)
@@ -171,12 +171,12 @@ plt.show()
 #
 # ## 3. Gaussian noise, and 4. dividing by the expected batch size
 #
-# The clipped sum has L2 sensitivity C, so N(0, z²C²I) makes it the Gaussian mechanism with noise multiplier
+# The clipped sum has L2 sensitivity C, so $\mathcal N(0, z^2C^2I)$ makes it the Gaussian mechanism with noise multiplier
 # z (chapter 2) — on a Poisson sample, which is what `SubsampledGaussianEvent(z, q)` records.
 #
-# Then we divide by **qn**, a public constant, and not by |B_t|, the size of the batch actually drawn. Why?
-# Under add/remove neighbours, |B_t| is one larger exactly when the extra record was sampled; that is precisely
-# the fact subsampling is supposed to hide. Dividing by |B_t| would put this *un-noised* count into every update
+# Then we divide by **qn**, a public constant, and not by $|B_t|$, the size of the batch actually drawn. Why?
+# Under add/remove neighbours, $|B_t|$ is one larger exactly when the extra record was sampled; that is precisely
+# the fact subsampling is supposed to hide. Dividing by $|B_t|$ would put this *un-noised* count into every update
 # — the analysis no longer applies — and with an empty batch it divides by zero. Dividing by qn is
 # post-processing of the noisy sum, so it is free. In our setting the noise on the *averaged* gradient has
 # standard deviation zC/(qn) per coordinate:
@@ -216,7 +216,7 @@ plt.show()
 #
 # ## Training on Adult: accuracy and total ε
 #
-# Now the real workflow: fix the total budget (ε, δ = 10⁻⁵) and the run's shape (q = 0.01, 10 epochs), let
+# Now the real workflow: fix the total budget $(\varepsilon, \delta = 10^{-5})$ and the run's shape (q = 0.01, 10 epochs), let
 # `dpedu.calibrate.noise_multiplier` find the smallest z the RDP accountant accepts, train, and report the test
 # accuracy with the ε the accountant certifies for the run that actually happened. PLD is shown beside it: it
 # is tighter, which tells us the RDP number is a safe over-estimate.

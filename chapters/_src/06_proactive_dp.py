@@ -6,7 +6,7 @@
 # > After this chapter you can
 # > 1. compute the pro-active noise multiplier z = √(2(ε + ln(1/δ))/ε) of van Dijk et al. from a fixed total
 # >    budget (ε, δ), and explain why it does **not depend on the number of steps T**;
-# > 2. state its conditions (ε ≤ 1/2, δ = 1/N, T ≥ 2k²/ε, q·z ≤ 1/e) and show a run where ignoring them breaks
+# > 2. state its conditions (ε ≤ 1/2, δ = 1/N, $T \ge 2k^2/\varepsilon$, q·z ≤ 1/e) and show a run where ignoring them breaks
 # >    the guarantee;
 # > 3. plan a DP-SGD schedule (k, T, q, batch size) with `dpedu.proactive.plan`, and compare its z with the z
 # >    that calibrating on each accountant would choose;
@@ -65,16 +65,16 @@ for n in (1_000, 30_162, 60_000, 10**6):
 #
 # ## Where it comes from
 #
-# The course notes (docs/math.md §16.2) reconstruct the closed form from chapter 5's tail bound. Suppose the log-moments of the T steps obey the leading-order bound α_T(λ) ≤ Tq²λ(λ + 1)/z². Take λ = z² and
-# require Tq² ≤ ε/2 — that is T ≥ 2k²/ε, because Tq² = k²/T. Then
+# The course notes (docs/math.md §16.2) reconstruct the closed form from chapter 5's tail bound. Suppose the log-moments of the T steps obey the leading-order bound $\alpha_T(\lambda) \le Tq^2\lambda(\lambda + 1)/z^2$. Take $\lambda = z^2$ and
+# require $Tq^2 \le \varepsilon/2$ — that is $T \ge 2k^2/\varepsilon$, because $Tq^2 = k^2/T$. Then
 #
 # $$\alpha_T(\lambda) - \lambda\varepsilon \le \frac{\varepsilon}{2}(z^2 + 1) - z^2\varepsilon
 #   = -\frac{\varepsilon}{2}(z^2 - 1) = -\ln(1/\delta) - \varepsilon \le \ln\delta$$
 #
 # for exactly the z above, so the tail bound gives δ. Why can z ignore T? Because the only place T enters is
-# Tq² = k²/T, and **more steps at the same k make it smaller**: the smallest admissible T = 2k²/ε is the worst
-# case of the whole family. But the moment bound holds only for λ ≤ z² ln(1/(qz)) (Abadi et al., Lemma 3), and
-# λ = z² needs **q·z ≤ 1/e**; at T = 2k²/ε, ε = 1/2, δ = 1/N that is exactly the condition on k. Let us check
+# $Tq^2 = k^2/T$, and **more steps at the same k make it smaller**: the smallest admissible $T = 2k^2/\varepsilon$ is the worst
+# case of the whole family. But the moment bound holds only for $\lambda \le z^2 \ln(1/(qz))$ (Abadi et al., Lemma 3), and
+# $\lambda = z^2$ needs **q·z ≤ 1/e**; at $T = 2k^2/\varepsilon$, ε = 1/2, δ = 1/N that is exactly the condition on k. Let us check
 # the numbers of the headline plan (N = 60 000, ε = 1/2, k = 5, T = 100) against the *exact* log-moment:
 
 # %%
@@ -111,7 +111,7 @@ print(f"\nsmallest admissible epochs for N = {n:,}: k >= (e/2) sqrt(ln N + 1/2) 
 # ## The planner
 #
 # The pro-active procedure (docs/math.md §16.3): z from the budget; the epochs k you can afford (at least the smallest
-# admissible); T = ⌈2k²/ε⌉, the *smallest* admissible number of steps (fewest updates, least total noise — any
+# admissible); $T = \lceil 2k^2/\varepsilon\rceil$, the *smallest* admissible number of steps (fewest updates, least total noise — any
 # larger T keeps the guarantee); then q = k/T and s = kN/T. `plan` does this, and beside it accounts the very
 # same run with the moments, RDP and PLD accountants, and calibrates each of them for the same budget.
 
@@ -125,7 +125,7 @@ print(proactive.plan(epsilon=0.5, dataset_size=60_000, epochs=5))
 #
 # ## Ignoring the conditions breaks the guarantee
 #
-# The paper says its guarantee is close to tight: it fails when T is about 4 times below 2k²/ε. Keep z and k
+# The paper says its guarantee is close to tight: it fails when T is about 4 times below $2k^2/\varepsilon$. Keep z and k
 # and take T = 25 instead of 100 (four times larger batches). `strict=True` refuses; with `strict=False` we see
 # what the accountants say:
 
@@ -201,7 +201,7 @@ axes[1].legend(fontsize="small")
 plt.show()
 
 # %% [markdown]
-# The shaded region is T < 2k²/ε, where the closed form promises nothing. To its right the tight ε keeps falling
+# The shaded region is $T < 2k^2/\varepsilon$, where the closed form promises nothing. To its right the tight ε keeps falling
 # as T grows: with k fixed, more and smaller batches amplify privacy more. That is why one z can serve every
 # admissible T — and also why it is conservative: at the smallest admissible T it is already well above what the
 # tight accountants need, and the gap widens with T. Calibration is the opposite trade: the least noise for one
@@ -242,7 +242,7 @@ print("\nmoments accountant with orders up to 512: "
 # budget wherever the budget is below the moments accountant's floor ln(N)/32 = 0.322 (at ε = 0.25, and 0.1 in
 # the full run): not because the closed form fails — its conditions hold and RDP/PLD certify it — but because
 # with integer orders λ ≤ 32 the moments accountant cannot certify anything below that floor, whatever the
-# noise. The closed form's derivation uses the moment of order λ = z² (about 85 at ε = 0.25), far beyond
+# noise. The closed form's derivation uses the moment of order $\lambda = z^2$ (about 85 at ε = 0.25), far beyond
 # Abadi et al.'s λ ≤ 32; the same accountant with orders up to 512 (printed last) is within every budget. The
 # "z" columns are what calibration would use instead; for the same reason the moments accountant cannot be
 # calibrated for the budgets below its floor (n/a).
@@ -304,7 +304,7 @@ acc_pro = dp.compare([(SubsampledGaussianEvent(plan.noise_multiplier, plan.sampl
 print(f"the pro-active run at delta = 1e-08: RDP {acc_pro['rdp']:.4f}, PLD {acc_pro['pld']:.4f}")
 
 # %% [markdown]
-# The conservative pro-active run still meets ε = 0.5 at δ = 10⁻⁸; the calibrated run, tuned to spend exactly
+# The conservative pro-active run still meets ε = 0.5 at $\delta = 10^{-8}$; the calibrated run, tuned to spend exactly
 # 0.5 at δ = 1/N, does not. Slack in one guarantee is room in another.
 #
 # ## The utility graph: trading epochs at a fixed z
@@ -361,7 +361,7 @@ show_source(proactive.proactive_noise_multiplier)
 
 # %% [markdown]
 # **Exercise 6.2 — the schedule.** Write `proactive_schedule(epsilon, dataset_size, epochs)` returning the triple
-# `(steps, sampling_rate, expected_batch_size)`: the smallest admissible T = ⌈2k²/ε⌉ (a whole number), q = k/T
+# `(steps, sampling_rate, expected_batch_size)`: the smallest admissible $T = \lceil 2k^2/\varepsilon\rceil$ (a whole number), q = k/T
 # and s = kN/T.
 
 # %% exercise=6.2
@@ -382,8 +382,8 @@ show_source(proactive.minimum_steps)
 
 # %% [markdown]
 # **Exercise 6.3 — does the closed form apply?** Write `closed_form_applies(epsilon, dataset_size, epochs, steps)`
-# returning `True` exactly when every condition holds, with δ = 1/N: ε ≤ 1/2, T ≥ 2k²/ε,
-# (2/e)²k² − 1/2 ≥ ln N, and q·z ≤ 1/e with q = k/T and the closed-form z.
+# returning `True` exactly when every condition holds, with δ = 1/N: ε ≤ 1/2, $T \ge 2k^2/\varepsilon$,
+# $(2/e)^2k^2 - 1/2 \ge \ln N$, and q·z ≤ 1/e with q = k/T and the closed-form z.
 
 # %% exercise=6.3
 def closed_form_applies(epsilon, dataset_size, epochs, steps):
