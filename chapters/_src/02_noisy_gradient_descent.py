@@ -98,7 +98,7 @@ for name, out in (("L2_clip", dp.L2_clip(v, 1.0)), ("np.clip", np.clip(v, -1.0, 
 trained = dp.training.gradient_descent(X_train, y_train, 50).theta
 row_norms = np.linalg.norm(X_train, axis=1)
 bins = np.linspace(0, 5.2, 105)
-fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
+fig, ax = plt.subplots(figsize=(7.3, 5), layout="constrained")
 for label, t in (("gradients at theta = 0", np.zeros(d)), ("gradients after 50 steps of gradient descent", trained)):
     norms = np.linalg.norm(logistic.per_example_gradients(t, X_train, y_train), axis=1)
     ax.hist(norms, bins=bins, alpha=0.6, label=label)

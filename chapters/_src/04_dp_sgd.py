@@ -79,8 +79,8 @@ print(f"{n} training rows, {d} features")
 q = 0.01
 rng = np.random.default_rng(4)
 sizes = np.array([len(dp.training.poisson_sample(n, q, rng)) for _ in range(pick(2000, 300))])
-print(f"q = {q}, n = {n}: batch sizes {sizes.min()} .. {sizes.max()}, mean {sizes.mean():.1f} "
-      f"(q n = {q * n:.1f}), std {sizes.std():.1f} (sqrt(n q (1 - q)) = {math.sqrt(n * q * (1 - q)):.1f})")
+print(f"q = {q}, n = {n}: batch sizes {sizes.min()} .. {sizes.max()}, mean {sizes.mean():.1f} (q n = {q * n:.1f}),")
+print(f"  std {sizes.std():.1f} (sqrt(n q (1 - q)) = {math.sqrt(n * q * (1 - q)):.1f})")
 small = np.array([len(dp.training.poisson_sample(100, 0.02, rng)) for _ in range(pick(20_000, 5000))])
 print(f"n = 100, q = 0.02: {np.mean(small == 0):.1%} of batches are empty (exactly (1 - q)^n = {0.98 ** 100:.1%})")
 
@@ -94,13 +94,19 @@ print(f"n = 100, q = 0.02: {np.mean(small == 0):.1%} of batches are empty (exact
 # records an event that every accountant refuses:
 
 # %%
+# shows-warning: the warning dp_sgd gives, as its message only
+import textwrap
+
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     shuffled = dp.training.dp_sgd(X_train, y_train, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=q, steps=5,
                                   sampling="shuffle", rng=0)
-print("warning:", caught[0].category.__name__, "-", str(caught[0].message)[:110], "...")
+print(f"{caught[0].category.__name__}:")
+print(textwrap.fill(str(caught[0].message), 92, initial_indent="  ", subsequent_indent="  "))
 print("ledger:", shuffled.ledger)
-print(compare(shuffled, delta=1e-5, accountants=("rdp", "pld")))
+refused = compare(shuffled, delta=1e-5, accountants=("rdp", "pld"))
+for name, note in refused.notes.items():
+    print(f"\n{name}: n/a\n" + textwrap.fill(note, 92, initial_indent="  ", subsequent_indent="  "))
 
 # %% [markdown]
 # ## 2. Per-example clipping
@@ -125,7 +131,7 @@ fig, ax = plt.subplots(figsize=(7, 4))
 for label, theta in (("theta = 0", np.zeros(d)), ("after DP-SGD (1000 steps)", demo.theta)):
     norms = np.linalg.norm(logistic.per_example_gradients(theta, X_train, y_train), axis=1)
     ax.hist(norms, bins=80, alpha=0.6, label=f"{label}: median {np.median(norms):.2f}")
-    print(f"{label:>26}: " + ", ".join(f"C = {c:g} clips {np.mean(norms > c):5.1%}" for c in (0.1, 0.5, 1.0, 2.0)))
+    print(f"{label:>26}: clipped at " + ", ".join(f"C = {c:g}: {np.mean(norms > c):5.1%}" for c in (0.1, 0.5, 1.0, 2.0)))
 for c in (0.1, 0.5, 1.0, 2.0):
     ax.axvline(c, color="gray", linestyle=":")
 ax.set(yscale="log", xlabel="per-example gradient norm", ylabel="number of training rows (log scale)",
@@ -182,10 +188,10 @@ plt.show()
 # standard deviation zC/(qn) per coordinate:
 
 # %%
-print(f"z = {z_demo:.3f}, C = 1, q n = {q * n:.1f}: noise std on the averaged gradient {z_demo / (q * n):.5f} per "
-      f"coordinate, norm about {z_demo / (q * n) * math.sqrt(d):.3f} over {d} coordinates")
-print(f"batch sizes in the run above: {demo.details['batch_sizes'].min()} .. {demo.details['batch_sizes'].max()} "
-      f"(a diagnostic on the private data: dp_sgd uses the divisor {demo.details['divisor']:.2f})")
+print(f"z = {z_demo:.3f}, C = 1, q n = {q * n:.1f}: noise std on the averaged gradient {z_demo / (q * n):.5f}")
+print(f"  per coordinate, norm about {z_demo / (q * n) * math.sqrt(d):.3f} over {d} coordinates")
+print(f"batch sizes in the run above: {demo.details['batch_sizes'].min()} .. {demo.details['batch_sizes'].max()}")
+print(f"  (a diagnostic on the private data: dp_sgd uses the divisor {demo.details['divisor']:.2f})")
 
 # %% [markdown]
 # Larger expected batches (larger q) shrink this noise in proportion, but each step then costs more privacy,
@@ -202,7 +208,9 @@ runs = {f"learning rate {lr:g}": dp.training.dp_sgd(X_train, y_train, noise_mult
                                                     sampling_rate=q, steps=steps, learning_rate=lr, loss_every=20,
                                                     rng=1)
         for lr in (0.5, 4.0, 64.0)}
-print("identical ledgers:", all(r.ledger == demo.ledger for r in runs.values()), demo.ledger)
+(event, count), = demo.ledger
+print("identical ledgers:", all(r.ledger == demo.ledger for r in runs.values()),
+      f"- {count} x SubsampledGaussianEvent(z = {event.noise_multiplier:.4f}, q = {event.sampling_rate:g})")
 for label, r in runs.items():
     print(f"{label:>18}: test accuracy {logistic.accuracy(r.theta, X_test, y_test):.4f}")
 ax = plotting.plot_loss_curves({label: (r.details["loss_steps"], r.losses) for label, r in runs.items()},

@@ -28,6 +28,7 @@
 
 # %%
 import math
+import textwrap
 import warnings
 
 import matplotlib.pyplot as plt
@@ -85,7 +86,7 @@ rng = np.random.default_rng(5)
 n_samples = pick(2_000_000, 200_000)
 losses = {1.0: sample_privacy_loss(1.0, z, n_samples, rng), q: sample_privacy_loss(q, z, n_samples, rng)}
 
-fig, axes = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
+fig, axes = plt.subplots(2, 1, figsize=(7.3, 7.5), layout="constrained")   # stacked: each panel column-wide
 c = losses[1.0]
 axes[0].hist(c, bins=200, density=True, alpha=0.6, label=f"{n_samples:,} samples")
 grid = np.linspace(c.min(), c.max(), 400)
@@ -190,7 +191,7 @@ show_source(moments.MomentsAccountant.log_moments)
 
 # %%
 orders = np.arange(1, 33)
-fig, ax = plt.subplots(figsize=(8, 4.5))
+fig, ax = plt.subplots(figsize=(7.3, 4.5))
 for epochs in (10, 100, 400):
     steps = experiments.steps_from_epochs(epochs, q)
     acc = moments.MomentsAccountant(moment_orders=orders).compose(sampled, steps)
@@ -232,7 +233,7 @@ print(f"alpha_T(19) / 19 = {alpha[0] / 19:.6f}   RDP of order 20 = {rdp[0]:.6f}"
 #
 # Abadi et al. compare, for q = 0.01, z = 4, $\delta = 10^{-5}$, the moments accountant with "strong composition":
 # each step is made $(\varepsilon_0, \delta_0)$-DP by the Gaussian mechanism, amplified by subsampling to $(\varepsilon_1, \delta_1)$, and the T steps
-# are composed with the advanced composition theorem. We draw three curves in the left panel:
+# are composed with the advanced composition theorem. We draw three curves in the top panel:
 #
 # * the moments accountant;
 # * strong composition **as in the paper** — the recipe that reproduces the paper's numbers (the paper reports 9.34
@@ -240,12 +241,13 @@ print(f"alpha_T(19) / 19 = {alpha[0] / 19:.6f}   RDP of order 20 = {rdp[0]:.6f}"
 # * strong composition with a **valid** recipe: the exact Gaussian $\varepsilon_0$ (Balle & Wang), the correct amplification
 #   $\varepsilon_1 = \ln(1 + q(e^{\varepsilon_0} - 1))$, the exact Dwork–Rothblum–Vadhan bound and the best split of δ.
 #
-# The right panel adds every other accountant on a log scale. All y values are the **total** ε of the run.
+# The lower panel adds every other accountant on a log scale. All y values are the **total** ε of the run.
 
 # %%
 epoch_grid = pick(np.r_[1, 2, 5, 10:101:10, 125:401:25], np.array([1, 10, 100, 200, 400]))
 curves = experiments.epsilon_curves(noise_multiplier=z, sampling_rate=q, delta=delta, epochs=epoch_grid)
-left, right = plotting.plot_figure2(curves)
+fig, panels = plt.subplots(2, 1, figsize=(7.3, 9.5), layout="constrained")   # stacked: column-wide panels
+top, bottom = plotting.plot_figure2(curves, axes=panels)
 plt.show()
 
 # %%
@@ -307,7 +309,7 @@ for recipe in ("paper", "valid"):
     b = StrongCompositionAccountant(recipe=recipe).compose(sampled, steps).breakdown(delta)
     s = b.gaussian_steps[0]
     print(f"{recipe:>5}: delta0 = {s.delta0:.3g}, eps0 = {s.epsilon0:.4f} -> per step (eps1, delta1) = "
-          f"({s.epsilon1:.5f}, {s.delta1:.3g}); delta' = {b.delta_slack:.3g}; total epsilon {b.epsilon:.3f}")
+          f"({s.epsilon1:.5f}, {s.delta1:.3g});\n       delta' = {b.delta_slack:.3g}; total epsilon {b.epsilon:.3f}")
 
 paper = StrongCompositionAccountant(recipe="paper").compose(sampled, steps).breakdown(delta).gaussian_steps[0]
 exact_eps0 = dp.calibrate.gaussian_epsilon_exact(delta=paper.delta0, noise_multiplier=z)
@@ -333,7 +335,7 @@ print(f"  amplified, ln(1 + q(e^eps0 - 1))          = {math.log1p(q * math.expm1
 #
 # ## Every accountant on the same run
 #
-# The right panel of the figure and the table above contain all the accountants of the course:
+# The lower panel of the figure and the table above contain all the accountants of the course:
 #
 # * **sequential** adds up per-step ε's ($\delta_0$ split over the steps): linear in T.
 # * **advanced** (and the valid strong recipe, the same computation here) grows like √T, but starts from
@@ -356,7 +358,7 @@ print(f"plain Gaussian (no subsampling): 1/(2 z^2) = {1 / (2 * z**2):.3e}")
 rho = steps * 1 / (2 * z**2)
 print(f"zCDP with that rho over {steps:,} steps: eps = rho + 2 sqrt(rho ln(1/delta)) = "
       f"{rho + 2 * math.sqrt(rho * math.log(1 / delta)):.1f}")
-print("\nthe accountant says:", curves.notes["zcdp"])
+print("\nthe accountant says:\n" + textwrap.fill(curves.notes["zcdp"], 92, initial_indent="  ", subsequent_indent="  "))
 
 # %% [markdown]
 # ## How much noise does each accountant need?

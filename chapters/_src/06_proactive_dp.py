@@ -27,6 +27,7 @@
 
 # %%
 import math
+import textwrap
 import warnings
 
 import matplotlib.pyplot as plt
@@ -133,7 +134,7 @@ print(proactive.plan(epsilon=0.5, dataset_size=60_000, epochs=5))
 try:
     proactive.plan(epsilon=0.5, dataset_size=60_000, epochs=5, steps=25)
 except ValueError as exc:
-    print("strict=True refuses:", exc)
+    print("strict=True refuses:\n" + textwrap.fill(str(exc), 92, initial_indent="  ", subsequent_indent="  "))
 
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always", proactive.ProactiveConditionWarning)
@@ -181,7 +182,7 @@ for T in T_grid:
     z_rdp.append(dp.calibrate.noise_multiplier(target_epsilon=0.5, target_delta=1 / n, sampling_rate=k / T,
                                                steps=int(T), accountant="rdp"))
 
-fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), layout="constrained")
+fig, axes = plt.subplots(2, 1, figsize=(7.3, 8), sharex=True, layout="constrained")   # stacked, one T axis
 for name, label in (("rdp", "RDP"), ("pld", "PLD")):
     axes[0].plot(T_grid, eps_by[name], marker="o", label=f"{label}: total ε with the closed-form z")
 axes[1].plot(T_grid, z_rdp, marker="o", label="z calibrated on RDP for ε = 0.5")
@@ -191,8 +192,8 @@ for ax in axes:
     ax.axvline(2 * k**2 / 0.5, color="gray", linestyle=":", label="T = 2k²/ε (smallest admissible)")
     ax.axvspan(T_grid[0], 2 * k**2 / 0.5, color="red", alpha=0.07)
     ax.set_xscale("log")
-    ax.set_xlabel(f"number of steps T   (k = {k} epochs, q = k/T)")
     ax.grid(True, alpha=0.3)
+axes[1].set_xlabel(f"number of steps T   (k = {k} epochs, q = k/T)")
 axes[0].set(ylabel=f"total ε of the run (δ = 1/N = {1 / n:.2g})", yscale="log",
             title="same z, more steps: less privacy loss")
 axes[1].set(ylabel="noise multiplier z", title="z needed for total ε = 0.5")
@@ -219,18 +220,19 @@ budgets = pick([0.1, 0.25, 0.5], [0.25, 0.5])
 plans = {e: proactive.plan(epsilon=e, dataset_size=N, epochs=k_min) for e in budgets}
 names = ("moments", "rdp", "pld")
 print(f"N = {N:,}, delta = 1/N = {1 / N:.3g}, k = {k_min} epochs")
-print(f"{'eps':>5} {'T':>5} {'q':>7} {'closed z':>9} | " + " ".join(f"{n + ' eps':>11}" for n in names)
-      + " | " + " ".join(f"{n + ' z':>10}" for n in names))
+print(f"{'':>29}|{'total eps of the plan':^26}|{'z calibrated to the budget':^27}")
+print(f"{'eps':>5} {'T':>5} {'q':>7} {'closed z':>9} |" + "".join(f"{n:>8}" for n in names) + "  |"
+      + "".join(f"{n:>8}" for n in names))
 for e, p in plans.items():
-    eps_text = " ".join(f"{p.accountant_epsilons[a]:11.4f}" for a in names)
-    z_text = " ".join(f"{'n/a':>10}" if math.isnan(p.calibrated_noise_multipliers[a])
-                      else f"{p.calibrated_noise_multipliers[a]:10.3f}" for a in names)
-    print(f"{e:5g} {p.steps:5d} {p.sampling_rate:7.4f} {p.noise_multiplier:9.3f} | {eps_text} | {z_text}")
+    eps_text = "".join(f"{p.accountant_epsilons[a]:8.4f}" for a in names)
+    z_text = "".join(f"{'n/a':>8}" if math.isnan(p.calibrated_noise_multipliers[a])
+                     else f"{p.calibrated_noise_multipliers[a]:8.3f}" for a in names)
+    print(f"{e:5g} {p.steps:5d} {p.sampling_rate:7.4f} {p.noise_multiplier:9.3f} |{eps_text}  |{z_text}")
 moments_floor = math.log(N) / 32
 for e, p in plans.items():
     if "moments" in p.notes and math.isnan(p.calibrated_noise_multipliers["moments"]):
-        print(f"\nmoments at eps = {e:g}: n/a because ln(1/delta)/32 = {moments_floor:.3f} > {e:g} "
-              "(chapter 5's floor: with lambda <= 32 no amount of noise certifies less)")
+        print(f"\nmoments at eps = {e:g}: n/a because ln(1/delta)/32 = {moments_floor:.3f} > {e:g}\n"
+              "  (chapter 5's floor: with lambda <= 32 no amount of noise certifies less)")
 wide_orders = {e: moments.MomentsAccountant(moment_orders=np.arange(1, 513)).compose(
     SubsampledGaussianEvent(p.noise_multiplier, p.sampling_rate), p.steps).get_epsilon(p.delta) for e, p in plans.items()}
 print("\nmoments accountant with orders up to 512: "

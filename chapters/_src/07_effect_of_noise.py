@@ -236,7 +236,7 @@ with warnings.catch_warnings():
                                        delta=DELTA, accountant="moments", baseline=False,
                                        progress=progress_bar("DP-SGD, moments"))
 
-fig, ax = plt.subplots(figsize=(9, 7), layout="constrained")
+fig, ax = plt.subplots(figsize=(7.3, 6.5), layout="constrained")
 plotting.plot_accuracy_vs_epsilon(book.total_epsilons["book"], book.accuracies, ax=ax, color="#000000", marker="s",
                                   label="ch. 2: noisy GD, sequential composition (as in the book)")
 plotting.plot_accuracy_vs_epsilon(book.total_epsilons["rdp"], book.accuracies, ax=ax, color="#E69F00", marker="^",

@@ -62,17 +62,16 @@ private = dp.training.dp_sgd(*members, noise_multiplier=20.0, clip_norm=1.0, sam
                              rng=0)
 print(f"DP model: eps = {dp.compare(private, DELTA, accountants=('pld',))['pld']:.2f} at delta = {DELTA:g} (PLD)")
 
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+fig, axes = plt.subplots(2, 1, figsize=(7.3, 6.5), layout="constrained")   # stacked: column-wide panels
 for ax, (name, theta) in zip(axes, (("non-private, 500 steps", overfit), ("DP-SGD, z = 20", private.theta))):
     attack = audit.loss_threshold_attack(theta, *members, *nonmembers)
     bins = np.linspace(0, max(attack.nonmember_losses.max(), attack.member_losses.max()), 25)
     ax.hist(attack.member_losses, bins=bins, alpha=0.6, label="members (training rows)")
     ax.hist(attack.nonmember_losses, bins=bins, alpha=0.6, label="non-members")
     ax.axvline(attack.threshold, color="black", linestyle=":", label="threshold = mean training loss")
-    ax.set(title=name, xlabel="logistic loss")
+    ax.set(title=name, xlabel="logistic loss", ylabel="records")
     print(f"{name:>24}: TPR {attack.tpr:.2f}, FPR {attack.fpr:.2f}, advantage {attack.advantage:+.2f}, "
           f"AUC {attack.auc:.2f}")
-axes[0].set_ylabel("records")
 axes[0].legend(fontsize="small")
 plt.show()
 

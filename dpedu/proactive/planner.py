@@ -140,7 +140,7 @@ class Plan:
                     remark += (", " if remark else "") + "see note"
                 lines.append(f"  {name:<11}{eps_text:>9}   {z_text:>16}   {remark}")
             for name, note in self.notes.items():
-                lines += textwrap.wrap(f"note ({name}): {note}", width=110, initial_indent="  ",
+                lines += textwrap.wrap(f"note ({name}): {note}", width=96, initial_indent="  ",
                                        subsequent_indent="    ")
         return "\n".join(lines)
 
