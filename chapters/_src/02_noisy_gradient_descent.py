@@ -98,7 +98,7 @@ for name, out in (("L2_clip", dp.L2_clip(v, 1.0)), ("np.clip", np.clip(v, -1.0, 
 trained = dp.training.gradient_descent(X_train, y_train, 50).theta
 row_norms = np.linalg.norm(X_train, axis=1)
 bins = np.linspace(0, 5.2, 105)
-fig, ax = plt.subplots(figsize=(7.3, 5), layout="constrained")
+fig, ax = plt.subplots(figsize=(7.3, 5.5), layout="constrained")
 for label, t in (("gradients at theta = 0", np.zeros(d)), ("gradients after 50 steps of gradient descent", trained)):
     norms = np.linalg.norm(logistic.per_example_gradients(t, X_train, y_train), axis=1)
     ax.hist(norms, bins=bins, alpha=0.6, label=label)
@@ -108,8 +108,8 @@ for c in (0.5, 1.0, 2.0, 5.0):
     ax.annotate(f"{c:g}", (c, 1.0), xycoords=("data", "axes fraction"), xytext=(0, 3),
                 textcoords="offset points", ha="center", va="bottom", color="gray", annotation_clip=False)
 ax.set(xlabel="per-example gradient norm", ylabel="number of training rows (log scale)", yscale="log")
-ax.set_title("How much does clipping cut? (Adult; dotted lines: clip norms C = 0.5, 1, 2, 5)", pad=16)
-ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=3, fontsize="small")  # below: bars fill the axes
+ax.set_title("How much does clipping cut?\n(Adult; dotted lines: clip norms C = 0.5, 1, 2, 5)", pad=16)
+ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=1, fontsize="small")  # below: bars fill the axes
 plt.show()
 trained_norms = np.linalg.norm(logistic.per_example_gradients(trained, X_train, y_train), axis=1)
 print(f"gradient norms at theta = 0 (= ||x|| / 2): {row_norms.min() / 2:.2f} .. {row_norms.max() / 2:.2f}")
@@ -166,7 +166,7 @@ for clip in (5.0, 2.0, 1.0):
         clipping_runs[clip, clip_mode] = accs, positive
         kind = f"{clip_mode:<9}"
         print(f"C = {clip}: clipping {kind} test accuracy {accs.mean():.4f} ± {accs.std():.4f}, "
-              f'predicts "> 50K" for {positive:6.2%} of the test rows')
+              f'"> 50K" for {positive:6.2%} of the test rows')
 majority = np.mean(y_test == -1)
 print(f'(always predicting "<= 50K": {majority:.4f})')
 result = dp.training.noisy_gradient_descent(X_train, y_train, 10, 0.1, 1e-5, rng=0)
@@ -205,8 +205,9 @@ totals = np.asarray(noisy_gd.total_epsilons["book"])
 mean_acc = noisy_gd.accuracies.mean(axis=1)
 plateau = mean_acc[np.argmax(totals)]
 flat_from = totals[mean_acc >= plateau - 0.01].min()
-print(f"mean accuracy at the largest total epsilon ({totals.max():.3g}): {plateau:.4f}; within 1 point of it "
-      f"down to a total epsilon of {flat_from:.3g}; at the smallest ({totals.min():.3g}): {mean_acc[np.argmin(totals)]:.4f}")
+print(f"mean accuracy at the largest total epsilon ({totals.max():.3g}): {plateau:.4f};")
+print(f"  within 1 point of it down to a total epsilon of {flat_from:.3g};")
+print(f"  at the smallest ({totals.min():.3g}): {mean_acc[np.argmin(totals)]:.4f}")
 
 # %% [markdown]
 # The curve is flat — within one point of its plateau, which is the non-private accuracy of 10 iterations — down

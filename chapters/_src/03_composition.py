@@ -194,7 +194,8 @@ ax.set_xlabel("number of noisy iterations k (full batch: one iteration = one epo
 ax.set_title(f"The book's noisy gradient descent: z = {z_book:.1f} per step, plus one 0.1-DP count")
 plt.show()
 last = {name: float(np.asarray(values)[ks == 1000][0]) for name, values in curves.items()}
-print("total epsilon after k = 1000 iterations: " + ", ".join(f"{name} {eps:.1f}" for name, eps in last.items()))
+print("total epsilon after k = 1000 iterations:")
+print("  " + ", ".join(f"{name} {eps:.1f}" for name, eps in last.items()))
 for name in ("sequential", "rdp"):
     slope = np.polyfit(np.log(ks[-3:]), np.log(np.asarray(curves[name])[-3:]), 1)[0]
     print(f"{labels[name]:>22}: total epsilon grows like k^{slope:.2f} for large k")

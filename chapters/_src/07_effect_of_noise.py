@@ -95,8 +95,8 @@ tuned = dp.DPLogisticRegression(epsilon=1.0, delta=DELTA, random_state=0).fit(X_
 cheap = dp.DPLogisticRegression(epsilon=1.0, delta=DELTA, epochs=epochs, sampling_rate=q, clip_norm=C,
                                 learning_rate=learning_rate, random_state=0).fit(X_train, y_train)
 for name, clf in (("tuned defaults", tuned), ("this chapter's configuration", cheap)):
-    print(f"{name:>29}: q = {clf.sampling_rate_}, {clf.epochs_} epochs = {clf.steps_} steps, C = {clf.clip_norm_}, "
-          f"learning rate {clf.learning_rate_}: test accuracy {clf.score(X_test, y_test):.4f}")
+    print(f"{name}: test accuracy {clf.score(X_test, y_test):.4f}\n  q = {clf.sampling_rate_}, {clf.epochs_} epochs "
+          f"= {clf.steps_} steps, C = {clf.clip_norm_}, learning rate {clf.learning_rate_}")
 
 # %% [markdown]
 # The cheaper configuration gives up less than a point at ε = 1, for a tenth of the steps.
@@ -256,7 +256,8 @@ at_03 = sgd_mean[list(dpsgd.epsilons).index(0.3)]
 print(f"the same noisy GD runs: the book's epsilon / RDP's epsilon = {shrink.min():.2f} .. {shrink.max():.2f}")
 print(f"DP-SGD at epsilon 0.3: {at_03:.4f}; the best noisy GD mean at any epsilon of its grid: {gd_mean.max():.4f}")
 print(f"ceilings: DP-SGD {sgd_mean.max():.4f}, noisy GD {gd_mean.max():.4f} "
-      f"({100 * (sgd_mean.max() - gd_mean.max()):.1f} points); non-private {dpsgd.baseline:.4f} "
+      f"({100 * (sgd_mean.max() - gd_mean.max()):.1f} points);")
+print(f"  non-private {dpsgd.baseline:.4f} "
       f"({100 * (dpsgd.baseline - sgd_mean[-1]):.1f} points above DP-SGD at epsilon {dpsgd.epsilons[-1]:g})")
 
 # %% [markdown]

@@ -298,8 +298,8 @@ for mode in ("whitebox", "blackbox"):
 for bug, why in audit.BUGS.items():
     caught = audit.bug_hunt(bug, runs=pick(200, 100), delta=DELTA, rng=5)
     control = audit.bug_hunt(bug, correct=True, runs=pick(200, 100), delta=DELTA, rng=5)
-    print(f"{bug:<25} claims eps {caught.upper_bounds['pld']:6.3f}; audited eps >= {caught.epsilon_lower:7.3f} "
-          f"({'CAUGHT' if not caught.consistent else 'missed'}); correct code: eps >= {control.epsilon_lower:.3f}")
+    print(f"{bug:<25} claims eps {caught.upper_bounds['pld']:6.3f}; audited >= {caught.epsilon_lower:7.3f} "
+          f"({'CAUGHT' if not caught.consistent else 'missed'}); correct code: >= {control.epsilon_lower:.3f}")
 
 # %% [markdown]
 # Every bug is caught at 95% confidence from a couple of hundred cheap runs, and the correct code is not.
