@@ -161,6 +161,7 @@ def _execute(path, adult_dir):
     return run
 
 
+OUTPUT_WIDTH = 100                         # columns of a printed line: wider ones are cut at the edge of the page
 SHOWS_WARNING = "# shows-warning"          # a cell that shows a warning on purpose: then only its message
 _WARNING = re.compile(r"\b[A-Z]\w*(?:Warning|Error):")
 _LOCATION = re.compile(r"\.py:\d+:|File \"")
@@ -169,7 +170,7 @@ _ABSOLUTE_PATH = re.compile(r"(?:/work/|/home/|/tmp/|/usr/|/opt/|site-packages|[
 
 def output_problems(nb):
     """[(cell index, problem)] of the outputs a reader should never see: a warning (a stderr stream or a
-    ``SomethingWarning:`` line), a traceback, an absolute path. A cell whose source contains ``# shows-warning``
+    ``SomethingWarning:`` line), a traceback, an absolute path, a printed line wider than the page. A cell whose source contains ``# shows-warning``
     may show a warning, but only its message: no file, line or path."""
     problems = []
     for index, cell in enumerate(nb.cells):
@@ -192,6 +193,10 @@ def output_problems(nb):
             if _WARNING.search(text) and not shows_warning:
                 problems.append((index, f"a warning: {_WARNING.search(text).group()} ... (mark the cell "
                                         f"{SHOWS_WARNING!r} if it shows it on purpose)"))
+            wide = [line for line in text.splitlines() if len(line) > OUTPUT_WIDTH]
+            if wide and kind == "stream":
+                problems.append((index, f"a line of {len(wide[0])} columns (keep printed lines to {OUTPUT_WIDTH}): "
+                                        f"{wide[0][:60]!r}..."))
             if _ABSOLUTE_PATH.search(text) or (shows_warning and _LOCATION.search(text)):
                 line = next(l for l in text.splitlines() if _ABSOLUTE_PATH.search(l) or _LOCATION.search(l))
                 problems.append((index, f"a path or source location: {line[:120]!r}"))
@@ -374,8 +379,9 @@ def test_output_problems_finds_warnings_tracebacks_and_paths():
         cell("# shows-warning\nfit()", stream(warning, "stderr")),
         cell("display()", {"output_type": "display_data", "metadata": {},
                            "data": {"text/plain": "UserWarning: careful"}}),
+        cell("print(table)", stream("x" * 101 + "\n")),
     ])
     found = output_problems(nb)
-    assert sorted({index for index, _ in found}) == [1, 2, 3, 5, 6], found
+    assert sorted({index for index, _ in found}) == [1, 2, 3, 5, 6, 7], found
     assert any("stderr" in p for i, p in found if i == 1) and any("warning" in p for i, p in found if i == 1)
     assert [p for i, p in found if i == 5] and all("path" in p for i, p in found if i == 5)

@@ -91,7 +91,8 @@ print(f"z = {z:.4f}, T = {T}, q = {q:g}, T q^2 = {T * q * q:g} <= eps/2 = {eps /
 print(f"q z = {q * z:.4f} <= 1/e = {1 / math.e:.4f};  lambda <= z^2 ln(1/(qz)) = {z**2 * math.log(1 / (q * z)):.2f}")
 print(f"alpha_T(lambda): leading-order bound {alpha_bound:.3f}, exact {alpha_exact:.3f}")
 print(f"tail bound exp(alpha - lambda eps): with the bound {math.exp(alpha_bound - lam * eps):.3g}, "
-      f"exact {math.exp(alpha_exact - lam * eps):.3g}  vs delta = 1/N = {delta:.3g}")
+      f"exact {math.exp(alpha_exact - lam * eps):.3g}")
+print(f"  vs delta = 1/N = {delta:.3g}")
 
 # %% [markdown]
 # At this point the leading-order bound really is above the exact log-moment, and the tail bound lands below
@@ -235,8 +236,8 @@ for e, p in plans.items():
               "  (chapter 5's floor: with lambda <= 32 no amount of noise certifies less)")
 wide_orders = {e: moments.MomentsAccountant(moment_orders=np.arange(1, 513)).compose(
     SubsampledGaussianEvent(p.noise_multiplier, p.sampling_rate), p.steps).get_epsilon(p.delta) for e, p in plans.items()}
-print("\nmoments accountant with orders up to 512: "
-      + ", ".join(f"{wide:.4f} at eps = {e:g}" for e, wide in wide_orders.items()))
+print("\nmoments accountant with orders up to 512:\n"
+      + "\n".join(f"  {wide:.4f} at eps = {e:g}" for e, wide in wide_orders.items()))
 
 # %% [markdown]
 # Read the table by columns. The "eps" columns are what the accountants certify for the pro-active run. RDP and
