@@ -17,7 +17,7 @@ higher one, not even inside a function; no module imports another module's priva
 6. calibrate, proactive, budget, estimator, selection, tuning, statement - choosing noise from a budget; spending
    it; private hyperparameter selection; reporting it
 7. audit, experiments - empirical lower bounds; accounting tables and training sweeps
-8. plotting, notebook, checks, exercises, instructor - the course
+8. plotting, listing, notebook, checks, exercises, instructor - the course
 9. cli - ``python -m dpedu``
 
 >>> import dpedu

@@ -3,8 +3,9 @@
 * :func:`fast_mode` and :func:`pick` read the ``DPEDU_FAST`` environment variable. CI sets
   ``DPEDU_FAST=1`` so every chapter runs in seconds: the notebooks then use smaller grids (fewer
   epsilons, seeds, epochs), but always the same code.
-* :func:`show_source` prints the real source of a dpedu function, so a chapter shows the code that
-  runs instead of a re-typed copy that could drift from it.
+* :func:`show_source` shows the real source of a dpedu function (a highlighted listing of its own, docstring
+  folded, lines wrapped: :mod:`dpedu.listing`), so a chapter shows the code that runs instead of a
+  re-typed copy that could drift from it.
 * :class:`CheckFailed` is what an exercise check (:mod:`dpedu.checks`) raises for a wrong answer.
   Imported inside an IPython kernel, this module registers a handler (:func:`install_feedback`) that
   shows such a failure as its one-line hint, without traceback frames; the cell still ends in an
@@ -86,7 +87,12 @@ def pick(full, fast_value, *, fast=None):
 
 
 def show_source(obj):
-    """Print the source code of a function, class or module (``inspect.getsource``).
+    """Show the source of a function, class or module as a listing: the code that runs, not a re-typed copy.
+
+    Inside IPython (a notebook) the listing is displayed as a highlighted Python block of its own, so the
+    output of a later statement can never run into it; elsewhere it is printed. Docstrings are folded to
+    their summary line (``help(obj)`` shows the whole docstring) and lines are wrapped at 100 columns; see
+    :class:`dpedu.listing.SourceListing`.
 
     Parameters
     ----------
@@ -98,11 +104,16 @@ def show_source(obj):
     TypeError
         When ``obj`` has no Python source (a built-in, or a number).
     """
-    try:
-        source = inspect.getsource(obj)
-    except (TypeError, OSError) as exc:
-        raise TypeError(f"show_source needs a Python function, class or module; got {obj!r} ({exc})") from None
-    print(source.rstrip("\n"))
+    from .listing import SourceListing
+
+    listing = SourceListing(obj)
+    ipython = sys.modules.get("IPython")                # never import IPython just to find out
+    if ipython is not None and ipython.get_ipython() is not None:
+        from IPython.display import display
+
+        display(listing)
+    else:
+        print(listing)
 
 
 # --- feedback of the exercise checks -------------------------------------------------------------------

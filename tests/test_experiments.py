@@ -69,3 +69,20 @@ def test_accountant_keys():
         experiments.accountant_for_key("nope")
     with pytest.raises(TypeError, match="accountants"):
         experiments.check_accountant_keys("rdp")
+
+
+def test_clipping_noise_grid_states_each_runs_cost_and_never_warns():
+    """The grid fixes z, so each fit is told the epsilon its run costs: no EpsilonTargetWarning (its own
+    warning, triggered by the library's own sweep, used to show up three times in chapter 7)."""
+    import warnings
+
+    X, y = make_toy(n=60, d=3, rng=3)
+    data = (X[:40], y[:40], X[40:], y[40:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = experiments.run_clipping_noise_grid(data, clip_norms=[0.5, 1.0], noise_multipliers=[0.6, 2.0],
+                                                     seeds=1, epochs=2, sampling_rate=0.25, rng=5)
+    expected = [compare([(SubsampledGaussianEvent(z, 0.25), 8)], 1e-5, accountants=("rdp",))["rdp"]
+                for z in (0.6, 2.0)]
+    assert result.epsilons[0] > 1.0                        # z = 0.6 costs more than the default target 1.0
+    np.testing.assert_allclose(result.epsilons, expected, rtol=1e-12)

@@ -25,7 +25,7 @@ LAYERS = [
     ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator", "dpedu.selection", "dpedu.tuning",
      "dpedu.statement"),
     ("dpedu.audit", "dpedu.experiments"),
-    ("dpedu.plotting", "dpedu.notebook", "dpedu.checks", "dpedu.exercises",
+    ("dpedu.plotting", "dpedu.listing", "dpedu.notebook", "dpedu.checks", "dpedu.exercises",
      "dpedu.instructor"),
     ("dpedu.cli", "dpedu.__main__"),
 ]

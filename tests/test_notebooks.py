@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -98,6 +99,7 @@ class Run:
     """What one execution of a chapter produced."""
 
     reference_error: str | None = None
+    output_problems: list = field(default_factory=list)       # [(cell index, what is wrong)]
     reference_checks: list = field(default_factory=list)      # [(grade_id, stdout)]
     student_cells: list = field(default_factory=list)         # [(kind, label, error or None)]
     seconds_reference: float = 0.0
@@ -134,6 +136,7 @@ def _execute(path, adult_dir):
                 return run
             finally:
                 run.seconds_reference = time.perf_counter() - start
+            run.output_problems = output_problems(reference)
             run.reference_error = _check_claims(client, path)
             if run.reference_error is not None:
                 return run
@@ -156,6 +159,48 @@ def _execute(path, adult_dir):
                 run.student_cells.append((kind, label, _error(cell)))
             run.seconds_student = time.perf_counter() - start
     return run
+
+
+OUTPUT_WIDTH = 100                         # columns of a printed line: wider ones are cut at the edge of the page
+SHOWS_WARNING = "# shows-warning"          # a cell that shows a warning on purpose: then only its message
+_WARNING = re.compile(r"\b[A-Z]\w*(?:Warning|Error):")
+_LOCATION = re.compile(r"\.py:\d+:|File \"")
+_ABSOLUTE_PATH = re.compile(r"(?:/work/|/home/|/tmp/|/usr/|/opt/|site-packages|[A-Z]:\\\\)")
+
+
+def output_problems(nb):
+    """[(cell index, problem)] of the outputs a reader should never see: a warning (a stderr stream or a
+    ``SomethingWarning:`` line), a traceback, an absolute path, a printed line wider than the page. A cell whose source contains ``# shows-warning``
+    may show a warning, but only its message: no file, line or path."""
+    problems = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        shows_warning = SHOWS_WARNING in cell.source
+        for output in cell.get("outputs", []):
+            kind = output.get("output_type")
+            if kind == "error":
+                problems.append((index, f"an error: {output.get('ename')}"))
+                continue
+            if kind == "stream":
+                text = output.get("text", "")
+                if output.get("name") == "stderr" and not shows_warning:
+                    problems.append((index, f"stderr output: {text[:120]!r}"))
+            else:
+                text = "\n".join(str(v) for k, v in output.get("data", {}).items() if k.startswith("text/"))
+            if "Traceback (most recent call last)" in text:
+                problems.append((index, f"a traceback: {text[:120]!r}"))
+            if _WARNING.search(text) and not shows_warning:
+                problems.append((index, f"a warning: {_WARNING.search(text).group()} ... (mark the cell "
+                                        f"{SHOWS_WARNING!r} if it shows it on purpose)"))
+            wide = [line for line in text.splitlines() if len(line) > OUTPUT_WIDTH]
+            if wide and kind == "stream":
+                problems.append((index, f"a line of {len(wide[0])} columns (keep printed lines to {OUTPUT_WIDTH}): "
+                                        f"{wide[0][:60]!r}..."))
+            if _ABSOLUTE_PATH.search(text) or (shows_warning and _LOCATION.search(text)):
+                line = next(l for l in text.splitlines() if _ABSOLUTE_PATH.search(l) or _LOCATION.search(l))
+                problems.append((index, f"a path or source location: {line[:120]!r}"))
+    return problems
 
 
 def _check_claims(client, path):
@@ -202,6 +247,8 @@ def chapter_run():
 def test_chapter_executes(path, chapter_run):
     run = chapter_run(path)
     assert run.reference_error is None, run.reference_error
+    assert not run.output_problems, f"{path.name}: outputs a reader should not see:\n  " + \
+        "\n  ".join(f"cell {index}: {problem}" for index, problem in run.output_problems)
     for grade_id, out in run.reference_checks:
         assert "passed" in out, f"{path.name} {grade_id}: the reference solution's check printed {out!r}"
     print(f"{path.name}: reference run {run.seconds_reference:.1f} s")
@@ -310,3 +357,31 @@ def test_feedback_is_not_installed_outside_ipython():
     from dpedu.notebook import install_feedback
 
     assert install_feedback() is False or "IPython" in sys.modules
+
+
+def test_output_problems_finds_warnings_tracebacks_and_paths():
+    def cell(source, *outputs):
+        c = nbformat.v4.new_code_cell(source)
+        c.outputs = [nbformat.from_dict(o) for o in outputs]
+        return c
+
+    def stream(text, name="stdout"):
+        return {"output_type": "stream", "name": name, "text": text}
+
+    warning = ("/work/x/dpedu/experiments/sweeps.py:79: EpsilonTargetWarning: noise_multiplier=1 wins over "
+               "epsilon=1\n  accuracies, fitted = _grid(")
+    nb = nbformat.v4.new_notebook(cells=[
+        cell("x = 1", stream("fine: 0.5 at delta = 1e-05\n")),
+        cell("fit()", stream(warning, "stderr")),
+        cell("print(path)", stream("saved to /tmp/figure.png\n")),
+        cell("bad()", {"output_type": "error", "ename": "ValueError", "evalue": "x", "traceback": []}),
+        cell("# shows-warning\nprint(message)", stream("EpsilonTargetWarning: noise_multiplier=1 wins\n")),
+        cell("# shows-warning\nfit()", stream(warning, "stderr")),
+        cell("display()", {"output_type": "display_data", "metadata": {},
+                           "data": {"text/plain": "UserWarning: careful"}}),
+        cell("print(table)", stream("x" * 101 + "\n")),
+    ])
+    found = output_problems(nb)
+    assert sorted({index for index, _ in found}) == [1, 2, 3, 5, 6, 7], found
+    assert any("stderr" in p for i, p in found if i == 1) and any("warning" in p for i, p in found if i == 1)
+    assert [p for i, p in found if i == 5] and all("path" in p for i, p in found if i == 5)

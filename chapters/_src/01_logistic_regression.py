@@ -42,13 +42,13 @@ print("fast mode" if FAST else "full mode")
 # Adult is the 1994 US census extract used by the book *Programming Differential Privacy*: predict whether a
 # person earns more than 50 000 dollars a year. `load_adult` reads the local files (checked against their
 # SHA-256), one-hot encodes the 8 categorical columns, scales the 6 numeric ones to [0, 1], and gives labels
-# in {−1, +1}. Because of that encoding every row has norm at most √(6 + 8) = √14 — a bound we know *before*
+# in {−1, +1}. Because of that encoding every row has norm at most $\sqrt{6 + 8} = \sqrt{14}$ — a bound we know *before*
 # looking at the data, which will matter in chapter 2.
 
 # %%
 data = dp.datasets.load_adult()
 X_train, y_train, X_test, y_test = data
-print(data)
+print(f"Adult: {data.n_train} training rows, {data.n_test} test rows, {data.n_features} features")
 print(f"share of positive labels: train {np.mean(y_train == 1):.3f}, test {np.mean(y_test == 1):.3f}")
 print(f"largest row norm {np.linalg.norm(X_train, axis=1).max():.3f} <= sqrt(14) = {math.sqrt(14):.3f}")
 majority_floor = np.mean(y_test == -1)
@@ -66,15 +66,15 @@ print(f'always predicting "<= 50K": test accuracy {majority_floor:.4f}')
 # $$\ell(\theta; x, y) = \ln\bigl(1 + e^{-m}\bigr), \qquad m = y\,\theta\cdot x ,$$
 #
 # small for a confident correct prediction (large m), about −m for a confident wrong one. At θ = 0 every
-# example has loss ln 2 ≈ 0.693. Here is dpedu's version (no hidden intercept: the book's model has none):
+# example has loss ln 2 ≈ 0.693. dpedu's `logistic.loss` is the mean of this over the rows (no hidden
+# intercept: the book's model has none); you write your own in Exercise 1.1.
 
 # %%
-show_source(logistic.per_example_loss)
 print("loss at theta = 0:", logistic.loss(np.zeros(X_train.shape[1]), X_train, y_train), "= ln 2 =", math.log(2))
 
 # %% [markdown]
-# `np.logaddexp(0, -m)` computes ln(e⁰ + e^{−m}) without ever forming e^{−m}. The literal formula
-# overflows: e^{710} is larger than the largest float64, so a confidently wrong example gets an infinite loss.
+# `np.logaddexp(0, -m)` computes $\ln(e^0 + e^{-m})$ without ever forming $e^{-m}$. The literal formula
+# overflows: $e^{710}$ is larger than the largest float64, so a confidently wrong example gets an infinite loss.
 
 # %%
 margins = np.array([-800.0, -10.0, 0.0, 10.0, 800.0])
@@ -98,11 +98,7 @@ print("logaddexp     ", np.logaddexp(0.0, -margins))
 #
 # **one example can move the gradient by at most the norm of its features.** Chapter 2 turns that sentence
 # into a privacy guarantee.
-
-# %%
-show_source(logistic.per_example_gradients)
-
-# %% [markdown]
+#
 # A gradient formula is easy to get subtly wrong, so we compare it with finite differences
 # (`scipy.optimize.check_grad`) on a few hundred rows:
 
@@ -120,11 +116,9 @@ print("every per-example gradient shorter than its row:", bool(np.all(norms < np
 # %% [markdown]
 # ## Gradient descent
 #
-# Start at θ₀ = 0 and repeatedly step against the mean gradient:
-# θ ← θ − η · (1/n) Σᵢ ∇ℓ(θ; xᵢ, yᵢ). The loss is convex, so a small enough step size always decreases it.
-
-# %%
-show_source(dp.training.gradient_descent)
+# Start at $\theta_0 = 0$ and repeatedly step against the mean gradient:
+# $\theta \leftarrow \theta - \eta \cdot (1/n) \sum_i \nabla\ell(\theta; x_i, y_i)$. The loss is convex, so a small enough step size always decreases it.
+# `dp.training.gradient_descent` does this (you write it in Exercise 1.3); here with three step sizes:
 
 # %%
 iterations = pick(300, 60)
@@ -138,8 +132,8 @@ ax.set_title("Gradient descent on Adult (non-private)")
 plt.show()
 
 # %% [markdown]
-# A step that is too large overshoots: the loss is L-smooth with L = max‖x‖²/4, so every step size up to
-# 2/L = 8/max‖x‖² is guaranteed to decrease it — 8/3.286² ≈ 0.74 on Adult (8/14 ≈ 0.57 from the √14 bound alone).
+# A step that is too large overshoots: the loss is L-smooth with $L = \max\lVert x\rVert ^2/4$, so every step size up to
+# $2/L = 8/\max\lVert x\rVert ^2$ is guaranteed to decrease it — $8/3.286^2 \approx 0.74$ on Adult ($8/14 \approx 0.57$ from the $\sqrt{14}$ bound alone).
 # Learning rate 1 is beyond that guarantee and still works here (its loss is the lowest of the three), while 4
 # overshoots: its loss goes up and down and ends highest. The book runs only 10 iterations with learning rate 1;
 # with more iterations the same loop keeps improving (next cell). Every extra iteration will cost privacy
@@ -186,6 +180,12 @@ def logistic_loss(theta, X, y):
 checks.check_logistic_loss(logistic_loss)
 
 # %% [markdown]
+# *Compare with dpedu's version*, the loss of each example (`logistic.loss` is its mean):
+
+# %%
+show_source(logistic.per_example_loss)
+
+# %% [markdown]
 # **Exercise 1.2 — the gradient.** Write `logistic_gradient(theta, X, y)`: the gradient of the mean loss,
 # a vector with one entry per feature. (`scipy.special.expit` is a sigmoid that never overflows.)
 
@@ -200,6 +200,12 @@ def logistic_gradient(theta, X, y):
 
 # %% check=1.2
 checks.check_logistic_gradient(logistic_gradient)
+
+# %% [markdown]
+# *Compare with dpedu's version*, the gradient of each example (`logistic.gradient` is their mean):
+
+# %%
+show_source(logistic.per_example_gradients)
 
 # %% [markdown]
 # **Exercise 1.3 — gradient descent.** Write `gradient_descent(X, y, iterations, learning_rate)`: start at
@@ -219,6 +225,12 @@ def gradient_descent(X, y, iterations, learning_rate):
 
 # %% check=1.3
 checks.check_gradient_descent(gradient_descent)
+
+# %% [markdown]
+# *Compare with dpedu's version*, which also records the loss after every step:
+
+# %%
+show_source(dp.training.gradient_descent)
 
 # %% [markdown]
 # **Exercise 1.4 — accuracy.** Write `accuracy(theta, X, y)`: the fraction of rows whose predicted label

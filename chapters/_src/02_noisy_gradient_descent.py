@@ -71,13 +71,9 @@ print(f"largest clipped gradient norm over all {n} rows: {np.linalg.norm(clipped
 #
 # $$\mathrm{L2\_clip}(v, C) = v \cdot \min\Bigl(1, \frac{C}{\lVert v\rVert_2}\Bigr)$$
 #
-# scales a long vector down to norm C and leaves a short one alone. dpedu clips along the last axis, so one call
-# clips every row (every example's gradient) of a matrix:
-
-# %%
-show_source(dp.clipping.L2_clip)
-
-# %% [markdown]
+# scales a long vector down to norm C and leaves a short one alone. dpedu's `dp.L2_clip` (you write your own in
+# Exercise 2.2) clips along the last axis, so one call clips every row (every example's gradient) of a matrix.
+#
 # Why not `np.clip(v, -C, C)`, coordinate by coordinate? It does bound each coordinate, but the result has
 # norm up to C√d (not C), and it **changes the direction** of the gradient — the update no longer points
 # downhill in the same way:
@@ -102,7 +98,7 @@ for name, out in (("L2_clip", dp.L2_clip(v, 1.0)), ("np.clip", np.clip(v, -1.0, 
 trained = dp.training.gradient_descent(X_train, y_train, 50).theta
 row_norms = np.linalg.norm(X_train, axis=1)
 bins = np.linspace(0, 5.2, 105)
-fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
+fig, ax = plt.subplots(figsize=(7.3, 5.5), layout="constrained")
 for label, t in (("gradients at theta = 0", np.zeros(d)), ("gradients after 50 steps of gradient descent", trained)):
     norms = np.linalg.norm(logistic.per_example_gradients(t, X_train, y_train), axis=1)
     ax.hist(norms, bins=bins, alpha=0.6, label=label)
@@ -112,8 +108,8 @@ for c in (0.5, 1.0, 2.0, 5.0):
     ax.annotate(f"{c:g}", (c, 1.0), xycoords=("data", "axes fraction"), xytext=(0, 3),
                 textcoords="offset points", ha="center", va="bottom", color="gray", annotation_clip=False)
 ax.set(xlabel="per-example gradient norm", ylabel="number of training rows (log scale)", yscale="log")
-ax.set_title("How much does clipping cut? (Adult; dotted lines: clip norms C = 0.5, 1, 2, 5)", pad=16)
-ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=3, fontsize="small")  # below: bars fill the axes
+ax.set_title("How much does clipping cut?\n(Adult; dotted lines: clip norms C = 0.5, 1, 2, 5)", pad=16)
+ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=1, fontsize="small")  # below: bars fill the axes
 plt.show()
 trained_norms = np.linalg.norm(logistic.per_example_gradients(trained, X_train, y_train), axis=1)
 print(f"gradient norms at theta = 0 (= ||x|| / 2): {row_norms.min() / 2:.2f} .. {row_norms.max() / 2:.2f}")
@@ -128,15 +124,14 @@ for c in (0.5, 1.0, 2.0, 5.0):
 #
 # ## The Laplace and Gaussian mechanisms
 #
-# * **Laplace** (ε-DP): add noise of scale Δ₁/ε to each coordinate. For the count of rows, Δ₁ = 1.
-# * **Gaussian** ((ε, δ)-DP): add N(0, σ²) to each coordinate with σ = z Δ₂, where the **noise multiplier** z
+# * **Laplace** (ε-DP): add noise of scale $\Delta_1/\varepsilon$ to each coordinate. For the count of rows, $\Delta_1 = 1$.
+# * **Gaussian** ((ε, δ)-DP): add $\mathcal N(0, \sigma^2)$ to each coordinate with $\sigma = z \Delta_2$, where the **noise multiplier** z
 #   depends only on (ε, δ). The classic formula z = √(2 ln(1.25/δ))/ε is proven only for ε < 1; the exact
 #   ("analytic") calibration of Balle & Wang (2018) works for every ε and needs less noise.
 
 # %%
-show_source(dp.mechanisms.laplace_mechanism)
 noisy_n = dp.mechanisms.laplace_mechanism(n, l1_sensitivity=1.0, epsilon=0.1, rng=0)
-print(f"\ntrue count {n}, noisy count (epsilon = 0.1) {noisy_n:.1f}")
+print(f"true count {n}, noisy count (epsilon = 0.1) {noisy_n:.1f}")
 
 # %%
 print(" epsilon  delta   classic z   analytic z")
@@ -152,14 +147,11 @@ for eps in (0.1, 0.5, 0.9, 2.0):
 # ## Noisy gradient descent
 #
 # The book's algorithm: full batch, k iterations, each one (ε, δ)-DP, plus one ε-DP noisy count n + Lap(1/ε)
-# used as the divisor. Each iteration releases the clipped gradient sum plus N(0, (zC)²I):
-
-# %%
-show_source(dp.training.noisy_gradient_descent)
-
-# %% [markdown]
-# What does one run spend? Each of the k = 10 iterations is (0.1, 10⁻⁵)-DP and the count is 0.1-DP, so by
-# sequential composition (chapter 3) the **whole run** is ((k+1)·0.1, k·10⁻⁵) = (1.1, 10⁻⁴)-DP. The ε printed on
+# used as the divisor. Each iteration releases the clipped gradient sum plus $\mathcal N(0, (zC)^2I)$ — one such release is
+# Exercise 2.5, and the listing of `dp.training.noisy_gradient_descent` follows it.
+#
+# What does one run spend? Each of the k = 10 iterations is $(0.1, 10^{-5})$-DP and the count is 0.1-DP, so by
+# sequential composition (chapter 3) the **whole run** is $((k+1)\cdot 0.1, k\cdot 10^{-5}) = (1.1, 10^{-4})$-DP. The ε printed on
 # a single iteration is not the privacy of the model: the model is the output of all of them.
 
 # %%
@@ -174,7 +166,7 @@ for clip in (5.0, 2.0, 1.0):
         clipping_runs[clip, clip_mode] = accs, positive
         kind = f"{clip_mode:<9}"
         print(f"C = {clip}: clipping {kind} test accuracy {accs.mean():.4f} ± {accs.std():.4f}, "
-              f'predicts "> 50K" for {positive:6.2%} of the test rows')
+              f'"> 50K" for {positive:6.2%} of the test rows')
 majority = np.mean(y_test == -1)
 print(f'(always predicting "<= 50K": {majority:.4f})')
 result = dp.training.noisy_gradient_descent(X_train, y_train, 10, 0.1, 1e-5, rng=0)
@@ -213,8 +205,9 @@ totals = np.asarray(noisy_gd.total_epsilons["book"])
 mean_acc = noisy_gd.accuracies.mean(axis=1)
 plateau = mean_acc[np.argmax(totals)]
 flat_from = totals[mean_acc >= plateau - 0.01].min()
-print(f"mean accuracy at the largest total epsilon ({totals.max():.3g}): {plateau:.4f}; within 1 point of it "
-      f"down to a total epsilon of {flat_from:.3g}; at the smallest ({totals.min():.3g}): {mean_acc[np.argmin(totals)]:.4f}")
+print(f"mean accuracy at the largest total epsilon ({totals.max():.3g}): {plateau:.4f};")
+print(f"  within 1 point of it down to a total epsilon of {flat_from:.3g};")
+print(f"  at the smallest ({totals.min():.3g}): {mean_acc[np.argmin(totals)]:.4f}")
 
 # %% [markdown]
 # The curve is flat — within one point of its plateau, which is the non-private accuracy of 10 iterations — down
@@ -256,6 +249,13 @@ def L2_clip(v, clip_norm):
 checks.check_L2_clip(L2_clip)
 
 # %% [markdown]
+# *Compare with dpedu's version.* It also refuses bad input and keeps the direction of a vector whose norm
+# overflows:
+
+# %%
+show_source(dp.clipping.L2_clip)
+
+# %% [markdown]
 # **Exercise 2.3 — a noisy count.** Write `noisy_count(true_count, epsilon, rng)`: the count plus Laplace noise
 # that makes it ε-DP, drawn from the generator `rng` you are given.
 
@@ -267,6 +267,12 @@ def noisy_count(true_count, epsilon, rng):
 
 # %% check=2.3
 checks.check_noisy_count(noisy_count)
+
+# %% [markdown]
+# *Compare with dpedu's version*, for any L1 sensitivity and any shape:
+
+# %%
+show_source(dp.mechanisms.laplace_mechanism)
 
 # %% [markdown]
 # **Exercise 2.4 — the classic Gaussian calibration.** Write `classic_noise_multiplier(epsilon, delta)`
@@ -298,3 +304,11 @@ def noisy_gradient_sum(theta, X, y, clip_norm, noise_multiplier, rng):
 
 # %% check=2.5
 checks.check_noisy_gradient_sum(noisy_gradient_sum)
+
+# %% [markdown]
+# *Compare with dpedu's version*: the book's noisy gradient descent releases one such noisy sum per iteration
+# (for logistic regression `logistic.clipped_gradient_sum` computes the clipped sum without forming every
+# gradient):
+
+# %%
+show_source(dp.training.noisy_gradient_descent)

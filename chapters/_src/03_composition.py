@@ -12,7 +12,7 @@
 # >    ledger of events and `dpedu.accountants`;
 # > 4. read a plot of **total** ε against the number of iterations, one curve per accountant.
 #
-# Chapter 2 ended with a run of 10 noisy iterations, each (0.1, 10⁻⁵)-DP, and a noisy count. The people in the
+# Chapter 2 ended with a run of 10 noisy iterations, each $(0.1, 10^{-5})$-DP, and a noisy count. The people in the
 # training data are protected by the guarantee of the *whole run*: the model is computed from all the
 # iterations together. This chapter is about adding those guarantees up — and about adding them up well.
 
@@ -47,16 +47,16 @@ print(f"{n} training rows, {d} features")
 # %% [markdown]
 # ## Sequential composition
 #
-# If mechanisms M₁, …, M_k are (ε_i, δ_i)-DP and run one after the other on the same data — even when each
+# If mechanisms $M_1, \dots, M_k$ are $(\varepsilon_i, \delta_i)$-DP and run one after the other on the same data — even when each
 # is chosen after seeing the outputs of the previous ones (*adaptively*, as in gradient descent, where step t
-# depends on θ_{t−1}) — then together they are
+# depends on $\theta_{t-1}$) — then together they are
 #
 # $$\Bigl(\sum_i \varepsilon_i,\ \sum_i \delta_i\Bigr)\text{-DP}.$$
 #
 # (Dwork, McSherry, Nissim & Smith 2006; Dwork & Roth 2014, Thm 3.16.) For pure ε-DP this is tight in the
 # worst case: an adversary can really learn k times as much from k answers.
 #
-# The book's noisy gradient descent makes k = 10 Gaussian releases, each (0.1, 10⁻⁵)-DP, plus one 0.1-DP
+# The book's noisy gradient descent makes k = 10 Gaussian releases, each $(0.1, 10^{-5})$-DP, plus one 0.1-DP
 # Laplace count. `noisy_gradient_descent` reports the sequential total and, in `ledger`, *what happened* —
 # events that any accountant can count:
 
@@ -68,7 +68,7 @@ print(f"whole run, sequential composition: ({book.epsilon:.3g}, {book.delta:.3g}
 print(f"test accuracy: {logistic.accuracy(book.theta, X_test, y_test):.4f}")
 
 # %% [markdown]
-# The same total from an accountant. If we only know that each iteration is *some* (0.1, 10⁻⁵)-DP release, the
+# The same total from an accountant. If we only know that each iteration is *some* $(0.1, 10^{-5})$-DP release, the
 # right event is `EpsilonDeltaEvent(0.1, 1e-5)`, and the sequential accountant adds up:
 
 # %%
@@ -81,7 +81,7 @@ print(f"sequential accountant: ({total.epsilon:.3g}, {total.delta:.3g})-DP")
 #
 # Under sequential composition the total ε grows **linearly** in the number of iterations. Turn it around: to
 # keep a fixed *total* budget, each of k iterations may only spend ε/(k+1), so its noise multiplier
-# z = √(2 ln(1.25/δ))/ε_iteration grows linearly in k too. `budget_split="total"` asks `noisy_gradient_descent` for
+# $z = \sqrt{2 \ln(1.25/\delta)}/\varepsilon_{\text{iteration}}$ grows linearly in k too. `budget_split="total"` asks `noisy_gradient_descent` for
 # exactly that split; the noise standard deviation on the gradient sum (z·C with C = 5) is in `details`:
 
 # %%
@@ -92,7 +92,7 @@ for k in pick([1, 3, 10, 30, 100], [1, 10, 100]):
           f"   {run.details['noise_std']:13.0f}   {logistic.accuracy(run.theta, X_test, y_test):13.4f}")
 
 # %% [markdown]
-# Every run above is (1.1, 10⁻⁴)-DP by sequential composition, and the noise on *each* gradient grows in
+# Every run above is $(1.1, 10^{-4})$-DP by sequential composition, and the noise on *each* gradient grows in
 # proportion to k. Adult is large enough (a sum of 30 000 gradients is long) that a few more, noisier steps
 # still help here; but the noise keeps growing with k and eventually wins — on a smaller dataset, or with the
 # thousands of steps a neural network needs, much sooner. The theorems below charge far less for many noisy steps, and that is what
@@ -109,12 +109,9 @@ for k in pick([1, 3, 10, 30, 100], [1, 10, 100]):
 #
 # (Dwork & Roth 2014, Thm 3.20). The first term grows only like √k: privacy losses of independent steps
 # partly cancel, like the steps of a random walk, and δ′ is the small probability that they do not. The
-# second term is the *drift*, the expected loss of each step; it is about kε² for small ε.
-
-# %%
-show_source(advanced_composition)
-
-# %% [markdown]
+# second term is the *drift*, the expected loss of each step; it is about $k\varepsilon^2$ for small ε. dpedu's
+# `advanced_composition` returns this pair (you write it in Exercise 3.2).
+#
 # It is not always better. With ε = 1 the drift alone is k(e − 1) > k: the book's example, k = 500 steps of
 # ε = 1, gives more than the 500 of sequential composition. The book's plot uses a *simplified* form,
 # 2ε√(2k ln(1/δ′)), which drops the drift; it is only valid for small ε and under-reports badly here.
@@ -126,7 +123,7 @@ print(f"k = 500, epsilon = 1: sequential 500, advanced ({eps_adv:.2f}, {delta_ad
 
 # %% [markdown]
 # For small ε and large k it wins. Where exactly? Advanced beats sequential when
-# √(2 ln(1/δ′)/k) + (e^ε − 1) < 1. For ε = 0.1 and δ′ = 10⁻⁵ that needs more than about 29 steps — so for
+# $\sqrt{2 \ln(1/\delta')/k} + (e^\varepsilon - 1) < 1$. For ε = 0.1 and $\delta' = 10^{-5}$ that needs more than about 29 steps — so for
 # the book's 10 iterations sequential composition is still the better of the two:
 
 # %%
@@ -140,26 +137,22 @@ for k in (10, 30, 100, 1000, 10_000):
 # Both theorems above only know that each step is "some (ε, δ)-DP mechanism". But our steps are *Gaussian*,
 # and for the Gaussian we can do much better by tracking a whole curve instead of one pair of numbers.
 #
-# * **Rényi DP** (Mironov 2017) measures the Rényi divergence D_α between the output distributions on
-#   neighbours, at every order α > 1. A Gaussian with noise multiplier z has ε_RDP(α) = α/(2z²). Curves
+# * **Rényi DP** (Mironov 2017) measures the Rényi divergence $D_\alpha$ between the output distributions on
+#   neighbours, at every order α > 1. A Gaussian with noise multiplier z has $\varepsilon_{\mathrm{RDP}}(\alpha) = \alpha/(2z^2)$. Curves
 #   **add** under composition, order by order. At the end, convert once:
-#   ε = min_α [ ε_RDP(α) + ln(1/δ)/(α − 1) ] (the book's classic conversion; dpedu's default is a slightly
+#   $\varepsilon = \min_\alpha [ \varepsilon_{\mathrm{RDP}}(\alpha) + \ln(1/\delta)/(\alpha - 1) ]$ (the book's classic conversion; dpedu's default is a slightly
 #   tighter one, Balle et al. 2020).
-# * **zCDP** (Bun & Steinke 2016) keeps a single number ρ with D_α ≤ ρα for all α: the Gaussian is
-#   ρ = 1/(2z²)-zCDP, a pure ε-DP mechanism (our Laplace count) is ε²/2-zCDP, the ρ's add, and
+# * **zCDP** (Bun & Steinke 2016) keeps a single number ρ with $D_\alpha \le \rho\alpha$ for all α: the Gaussian is
+#   $\rho = 1/(2z^2)$-zCDP, a pure ε-DP mechanism (our Laplace count) is $\varepsilon^2/2$-zCDP, the ρ's add, and
 #   ε = ρ + 2√(ρ ln(1/δ)).
 #
-# Why this helps: the noise multiplier of each step enters as 1/z², so T steps cost about √T in ε after the
+# Why this helps: the noise multiplier of each step enters as $1/z^2$, so T steps cost about $\sqrt{T}$ in ε after the
 # conversion, *with no drift term*. And δ appears only once, at the end, instead of once per step.
-
-# %%
-show_source(zcdp.zcdp_epsilon)
-
-# %% [markdown]
-# One ledger, every accountant. `compare` accounts the book's run every way at the same total δ = 10⁻⁵ (the
-# book's own accounting spends δ = 10⁻⁴). The sequential and advanced *accountants* do better than 1.1:
-# for each Gaussian step they compute the exact (ε₀, δ₀) of the Gaussian (Balle & Wang 2018) for a δ₀ they
-# choose, instead of taking the classic (0.1, 10⁻⁵). The moments accountant is chapter 5's subject, so we
+#
+# One ledger, every accountant. `compare` accounts the book's run every way at the same total $\delta = 10^{-5}$ (the
+# book's own accounting spends $\delta = 10^{-4}$). The sequential and advanced *accountants* do better than 1.1:
+# for each Gaussian step they compute the exact $(\varepsilon_0, \delta_0)$ of the Gaussian (Balle & Wang 2018) for a $\delta_0$ they
+# choose, instead of taking the classic $(0.1, 10^{-5})$. The moments accountant is chapter 5's subject, so we
 # leave it out here.
 
 # %%
@@ -179,9 +172,9 @@ print(f"\nrdp with the book's classic conversion: {rdp_classic.get_epsilon(1e-5)
 #
 # ## Total ε against the number of iterations
 #
-# Now let the book's run go on for more iterations, each with the same noise (z for (0.1, 10⁻⁵)), plus the
-# one Laplace count. The figure shows the **total** ε of the run at δ = 10⁻⁵ for each accountant, and, in
-# grey, the book's (k + 1)·0.1, whose δ = k·10⁻⁵ grows with k. Both axes are logarithmic: the slope of a
+# Now let the book's run go on for more iterations, each with the same noise (z for $(0.1, 10^{-5})$), plus the
+# one Laplace count. The figure shows the **total** ε of the run at $\delta = 10^{-5}$ for each accountant, and, in
+# grey, the book's $(k + 1)\cdot 0.1$, whose $\delta = k\cdot 10^{-5}$ grows with k. Both axes are logarithmic: the slope of a
 # line is the power of k.
 
 # %%
@@ -201,7 +194,8 @@ ax.set_xlabel("number of noisy iterations k (full batch: one iteration = one epo
 ax.set_title(f"The book's noisy gradient descent: z = {z_book:.1f} per step, plus one 0.1-DP count")
 plt.show()
 last = {name: float(np.asarray(values)[ks == 1000][0]) for name, values in curves.items()}
-print("total epsilon after k = 1000 iterations: " + ", ".join(f"{name} {eps:.1f}" for name, eps in last.items()))
+print("total epsilon after k = 1000 iterations:")
+print("  " + ", ".join(f"{name} {eps:.1f}" for name, eps in last.items()))
 for name in ("sequential", "rdp"):
     slope = np.polyfit(np.log(ks[-3:]), np.log(np.asarray(curves[name])[-3:]), 1)[0]
     print(f"{labels[name]:>22}: total epsilon grows like k^{slope:.2f} for large k")
@@ -213,7 +207,7 @@ for name in ("sequential", "rdp"):
 # steps. No single accountant is best everywhere; a safe habit is to compute several and report the tightest
 # valid one — with its name.
 #
-# The same point from the other side: for a fixed total budget (ε, δ) = (1, 10⁻⁵), how much noise must each of
+# The same point from the other side: for a fixed total budget $(\varepsilon, \delta) = (1, 10^{-5})$, how much noise must each of
 # k full-batch Gaussian steps carry? `dpedu.calibrate.noise_multiplier` searches for the smallest z each
 # accountant accepts (the Laplace count left out):
 
@@ -246,7 +240,7 @@ checks.check_book_total(book_total)
 # %% [markdown]
 # **Exercise 3.2 — advanced composition.** Write `advanced_composition_theorem(epsilon, delta, k, delta_prime)`
 # returning (ε′, total δ) of the Dwork–Rothblum–Vadhan theorem for k mechanisms that are each (ε, δ)-DP. Use
-# the theorem's drift term, not the simplified form. (`math.expm1(x)` computes e^x − 1 accurately.)
+# the theorem's drift term, not the simplified form. (`math.expm1(x)` computes $e^x - 1$ accurately.)
 
 # %% exercise=3.2
 def advanced_composition_theorem(epsilon, delta, k, delta_prime):
@@ -257,6 +251,12 @@ def advanced_composition_theorem(epsilon, delta, k, delta_prime):
 
 # %% check=3.2
 checks.check_advanced_composition(advanced_composition_theorem)
+
+# %% [markdown]
+# *Compare with dpedu's version*, which also checks its arguments:
+
+# %%
+show_source(advanced_composition)
 
 # %% [markdown]
 # **Exercise 3.3 — zCDP.** Write `zcdp_epsilon(noise_multiplier, steps, delta)`: the ε at which `steps`
@@ -272,6 +272,12 @@ def zcdp_epsilon(noise_multiplier, steps, delta):
 
 # %% check=3.3
 checks.check_zcdp_epsilon(zcdp_epsilon)
+
+# %% [markdown]
+# *Compare with dpedu's version* (the module `zcdp` holds it, so it is not shadowed by your function):
+
+# %%
+show_source(zcdp.zcdp_epsilon)
 
 # %% [markdown]
 # **Exercise 3.4 — splitting a budget.** Write `per_iteration_epsilon(total_epsilon, k, delta_prime)`: the

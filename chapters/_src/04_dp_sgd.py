@@ -5,7 +5,7 @@
 # >
 # > After this chapter you can
 # > 1. write one step of DP-SGD (Abadi et al. 2016, Algorithm 1): Poisson sampling, per-example clipping,
-# >    Gaussian noise N(0, z²C²I), division by the *expected* batch size;
+# >    Gaussian noise $\mathcal N(0, z^2C^2I)$, division by the *expected* batch size;
 # > 2. explain why each of these four choices is there, and what goes wrong without it;
 # > 3. read the distribution of per-example gradient norms and reason about the clip norm C;
 # > 4. train logistic regression by DP-SGD on Adult and report its test accuracy together with the **total**
@@ -51,32 +51,25 @@ print(f"{n} training rows, {d} features")
 #
 # With sampling rate q, clip norm C, noise multiplier z and learning rate η, for t = 1, …, T:
 #
-# 1. **sample** a batch B_t: every record joins independently with probability q;
+# 1. **sample** a batch $B_t$: every record joins independently with probability q;
 # 2. **clip** the gradient of every example in the batch to norm at most C;
-# 3. **add noise**: sum the clipped gradients and add N(0, z²C²I);
+# 3. **add noise**: sum the clipped gradients and add $\mathcal N(0, z^2C^2I)$;
 # 4. **average and step**: divide by the expected batch size qn and move θ against the result.
 #
 # $$\theta_t = \theta_{t-1} - \frac{\eta}{qn}\Bigl(\sum_{i\in B_t}\mathrm{L2\_clip}\bigl(\nabla\ell(\theta_{t-1}; x_i, y_i), C\bigr)
 # + \mathcal N(0, z^2C^2 I)\Bigr)$$
 #
-# Here is dpedu's step, which reads like the list above (the clipped sum for logistic regression is computed
-# in `dpedu.models.logistic`, chapter 2):
-
-# %%
-show_source(dp.training.dp_sgd_update)
-
-# %% [markdown]
+# dpedu's step, `dp.training.dp_sgd_update` (the one `dp_sgd`'s loop calls), reads like the list above; you write one step yourself in Exercise 4.3,
+# and its listing follows that exercise.
+#
 # The whole run's privacy depends only on (q, z, T) and on the neighbouring relation (add/remove). It does not
 # depend on η, C, the model or its size: those change *what* is released, not how well it is hidden.
 #
 # ## 1. Poisson sampling
 #
-# Each record flips its own coin with probability q, afresh at every step:
-
-# %%
-show_source(dp.training.poisson_sample)
-
-# %% [markdown]
+# Each record flips its own coin with probability q, afresh at every step (`dp.training.poisson_sample` returns
+# the indices of the records whose coin came up; you write it in Exercise 4.1).
+#
 # So the batch size is random, Binomial(n, q), and it can be 0. That is not a nuisance but the point: the
 # privacy amplification theorems — and every subsampled-Gaussian accountant in dpedu (moments, RDP, PLD) —
 # analyse exactly this mechanism. A record is absent from a step with probability 1 − q, and nobody can tell
@@ -86,8 +79,8 @@ show_source(dp.training.poisson_sample)
 q = 0.01
 rng = np.random.default_rng(4)
 sizes = np.array([len(dp.training.poisson_sample(n, q, rng)) for _ in range(pick(2000, 300))])
-print(f"q = {q}, n = {n}: batch sizes {sizes.min()} .. {sizes.max()}, mean {sizes.mean():.1f} "
-      f"(q n = {q * n:.1f}), std {sizes.std():.1f} (sqrt(n q (1 - q)) = {math.sqrt(n * q * (1 - q)):.1f})")
+print(f"q = {q}, n = {n}: batch sizes {sizes.min()} .. {sizes.max()}, mean {sizes.mean():.1f} (q n = {q * n:.1f}),")
+print(f"  std {sizes.std():.1f} (sqrt(n q (1 - q)) = {math.sqrt(n * q * (1 - q)):.1f})")
 small = np.array([len(dp.training.poisson_sample(100, 0.02, rng)) for _ in range(pick(20_000, 5000))])
 print(f"n = 100, q = 0.02: {np.mean(small == 0):.1%} of batches are empty (exactly (1 - q)^n = {0.98 ** 100:.1%})")
 
@@ -101,13 +94,19 @@ print(f"n = 100, q = 0.02: {np.mean(small == 0):.1%} of batches are empty (exact
 # records an event that every accountant refuses:
 
 # %%
+# shows-warning: the warning dp_sgd gives, as its message only
+import textwrap
+
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     shuffled = dp.training.dp_sgd(X_train, y_train, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=q, steps=5,
                                   sampling="shuffle", rng=0)
-print("warning:", caught[0].category.__name__, "-", str(caught[0].message)[:110], "...")
+print(f"{caught[0].category.__name__}:")
+print(textwrap.fill(str(caught[0].message), 92, initial_indent="  ", subsequent_indent="  "))
 print("ledger:", shuffled.ledger)
-print(compare(shuffled, delta=1e-5, accountants=("rdp", "pld")))
+refused = compare(shuffled, delta=1e-5, accountants=("rdp", "pld"))
+for name, note in refused.notes.items():
+    print(f"\n{name}: n/a\n" + textwrap.fill(note, 92, initial_indent="  ", subsequent_indent="  "))
 
 # %% [markdown]
 # ## 2. Per-example clipping
@@ -132,7 +131,7 @@ fig, ax = plt.subplots(figsize=(7, 4))
 for label, theta in (("theta = 0", np.zeros(d)), ("after DP-SGD (1000 steps)", demo.theta)):
     norms = np.linalg.norm(logistic.per_example_gradients(theta, X_train, y_train), axis=1)
     ax.hist(norms, bins=80, alpha=0.6, label=f"{label}: median {np.median(norms):.2f}")
-    print(f"{label:>26}: " + ", ".join(f"C = {c:g} clips {np.mean(norms > c):5.1%}" for c in (0.1, 0.5, 1.0, 2.0)))
+    print(f"{label:>26}: clipped at " + ", ".join(f"C = {c:g}: {np.mean(norms > c):5.1%}" for c in (0.1, 0.5, 1.0, 2.0)))
 for c in (0.1, 0.5, 1.0, 2.0):
     ax.axvline(c, color="gray", linestyle=":")
 ax.set(yscale="log", xlabel="per-example gradient norm", ylabel="number of training rows (log scale)",
@@ -178,21 +177,21 @@ plt.show()
 #
 # ## 3. Gaussian noise, and 4. dividing by the expected batch size
 #
-# The clipped sum has L2 sensitivity C, so N(0, z²C²I) makes it the Gaussian mechanism with noise multiplier
+# The clipped sum has L2 sensitivity C, so $\mathcal N(0, z^2C^2I)$ makes it the Gaussian mechanism with noise multiplier
 # z (chapter 2) — on a Poisson sample, which is what `SubsampledGaussianEvent(z, q)` records.
 #
-# Then we divide by **qn**, a public constant, and not by |B_t|, the size of the batch actually drawn. Why?
-# Under add/remove neighbours, |B_t| is one larger exactly when the extra record was sampled; that is precisely
-# the fact subsampling is supposed to hide. Dividing by |B_t| would put this *un-noised* count into every update
+# Then we divide by **qn**, a public constant, and not by $|B_t|$, the size of the batch actually drawn. Why?
+# Under add/remove neighbours, $|B_t|$ is one larger exactly when the extra record was sampled; that is precisely
+# the fact subsampling is supposed to hide. Dividing by $|B_t|$ would put this *un-noised* count into every update
 # — the analysis no longer applies — and with an empty batch it divides by zero. Dividing by qn is
 # post-processing of the noisy sum, so it is free. In our setting the noise on the *averaged* gradient has
 # standard deviation zC/(qn) per coordinate:
 
 # %%
-print(f"z = {z_demo:.3f}, C = 1, q n = {q * n:.1f}: noise std on the averaged gradient {z_demo / (q * n):.5f} per "
-      f"coordinate, norm about {z_demo / (q * n) * math.sqrt(d):.3f} over {d} coordinates")
-print(f"batch sizes in the run above: {demo.details['batch_sizes'].min()} .. {demo.details['batch_sizes'].max()} "
-      f"(a diagnostic on the private data: dp_sgd uses the divisor {demo.details['divisor']:.2f})")
+print(f"z = {z_demo:.3f}, C = 1, q n = {q * n:.1f}: noise std on the averaged gradient {z_demo / (q * n):.5f}")
+print(f"  per coordinate, norm about {z_demo / (q * n) * math.sqrt(d):.3f} over {d} coordinates")
+print(f"batch sizes in the run above: {demo.details['batch_sizes'].min()} .. {demo.details['batch_sizes'].max()}")
+print(f"  (a diagnostic on the private data: dp_sgd uses the divisor {demo.details['divisor']:.2f})")
 
 # %% [markdown]
 # Larger expected batches (larger q) shrink this noise in proportion, but each step then costs more privacy,
@@ -209,7 +208,9 @@ runs = {f"learning rate {lr:g}": dp.training.dp_sgd(X_train, y_train, noise_mult
                                                     sampling_rate=q, steps=steps, learning_rate=lr, loss_every=20,
                                                     rng=1)
         for lr in (0.5, 4.0, 64.0)}
-print("identical ledgers:", all(r.ledger == demo.ledger for r in runs.values()), demo.ledger)
+(event, count), = demo.ledger
+print("identical ledgers:", all(r.ledger == demo.ledger for r in runs.values()),
+      f"- {count} x SubsampledGaussianEvent(z = {event.noise_multiplier:.4f}, q = {event.sampling_rate:g})")
 for label, r in runs.items():
     print(f"{label:>18}: test accuracy {logistic.accuracy(r.theta, X_test, y_test):.4f}")
 ax = plotting.plot_loss_curves({label: (r.details["loss_steps"], r.losses) for label, r in runs.items()},
@@ -223,7 +224,7 @@ plt.show()
 #
 # ## Training on Adult: accuracy and total ε
 #
-# Now the real workflow: fix the total budget (ε, δ = 10⁻⁵) and the run's shape (q = 0.01, 10 epochs), let
+# Now the real workflow: fix the total budget $(\varepsilon, \delta = 10^{-5})$ and the run's shape (q = 0.01, 10 epochs), let
 # `dpedu.calibrate.noise_multiplier` find the smallest z the RDP accountant accepts, train, and report the test
 # accuracy with the ε the accountant certifies for the run that actually happened. PLD is shown beside it: it
 # is tighter, which tells us the RDP number is a safe over-estimate.
@@ -307,6 +308,12 @@ def poisson_sample(n, sampling_rate, rng):
 checks.check_poisson_sample(poisson_sample)
 
 # %% [markdown]
+# *Compare with dpedu's version:*
+
+# %%
+show_source(dp.training.poisson_sample)
+
+# %% [markdown]
 # **Exercise 4.2 — the clipped sum.** Write `clipped_gradient_sum(per_example_gradients, clip_norm)`: clip each
 # row (one example's gradient) to L2 norm at most C, then sum the rows. An empty batch (zero rows) must give
 # the zero vector.
@@ -342,6 +349,13 @@ def dp_sgd_step(theta, X_batch, y_batch, *, clip_norm, noise_multiplier, expecte
 
 # %% check=4.3
 checks.check_dp_sgd_step(dp_sgd_step)
+
+# %% [markdown]
+# *Compare with dpedu's version*, for any model (the clipped sum for logistic regression is computed in
+# `dpedu.models.logistic`, chapter 2):
+
+# %%
+show_source(dp.training.dp_sgd_update)
 
 # %% [markdown]
 # **Exercise 4.4 — steps and ε.** Write `steps_and_epsilon(epochs, sampling_rate, noise_multiplier, delta)`

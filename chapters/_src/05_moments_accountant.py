@@ -11,7 +11,7 @@
 # > 4. account the same DP-SGD run with every accountant of the course, explain why zCDP does not apply, and
 # >    read off how much noise each accountant needs for the same **total** ε.
 #
-# Chapter 4 trained with DP-SGD: T steps, each on a Poisson sample with rate q, each adding N(0, (zC)²I) to a
+# Chapter 4 trained with DP-SGD: T steps, each on a Poisson sample with rate q, each adding $\mathcal N(0, (zC)^2I)$ to a
 # clipped gradient sum. Abadi et al. train for 10 000 steps. Composing 10 000 per-step (ε, δ) pairs with the
 # theorems of chapter 3 gives useless numbers; this chapter shows how the moments accountant does better and why.
 # The formulas are in docs/math.md §12 (moments accountant), §13 (RDP), §15 (PLD) and §17 (calibration).
@@ -28,6 +28,7 @@
 
 # %%
 import math
+import textwrap
 import warnings
 
 import matplotlib.pyplot as plt
@@ -60,13 +61,13 @@ q, z, delta = 0.01, 4.0, 1e-5
 # probability δ. So if we know the whole distribution of c, we know the privacy.
 #
 # For one DP-SGD step, project onto the direction of the extra record's clipped gradient (sensitivity 1 after
-# dividing by C). Without the record the output is μ₀ = N(0, z²). With it, the record is in the batch with
-# probability q, so the output is the mixture μ = (1 − q)N(0, z²) + qN(1, z²). Then
+# dividing by C). Without the record the output is $\mu_0 = \mathcal N(0, z^2)$. With it, the record is in the batch with
+# probability q, so the output is the mixture $\mu = (1 - q)\mathcal N(0, z^2) + q\,\mathcal N(1, z^2)$. Then
 #
 # $$c(o) = \ln\frac{\mu(o)}{\mu_0(o)} = \ln\Bigl(1 - q + q\,e^{(2o - 1)/(2z^2)}\Bigr), \qquad o \sim \mu .$$
 #
-# For q = 1 (no subsampling) this is (2o − 1)/(2z²): the privacy loss of a Gaussian mechanism is itself
-# Gaussian, N(1/(2z²), 1/z²). We sample both.
+# For q = 1 (no subsampling) this is $(2o - 1)/(2z^2)$: the privacy loss of a Gaussian mechanism is itself
+# Gaussian, $\mathcal N(1/(2z^2), 1/z^2)$. We sample both.
 
 # %%
 def privacy_loss(o, sampling_rate, noise_multiplier):
@@ -85,7 +86,7 @@ rng = np.random.default_rng(5)
 n_samples = pick(2_000_000, 200_000)
 losses = {1.0: sample_privacy_loss(1.0, z, n_samples, rng), q: sample_privacy_loss(q, z, n_samples, rng)}
 
-fig, axes = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
+fig, axes = plt.subplots(2, 1, figsize=(7.3, 7.5), layout="constrained")   # stacked: each panel column-wide
 c = losses[1.0]
 axes[0].hist(c, bins=200, density=True, alpha=0.6, label=f"{n_samples:,} samples")
 grid = np.linspace(c.min(), c.max(), 400)
@@ -125,9 +126,9 @@ for key, c in losses.items():
 #
 # $$\alpha(\lambda) = \ln \sum_{j=0}^{\lambda+1}\binom{\lambda+1}{j}(1-q)^{\lambda+1-j}q^j e^{(j^2-j)/(2z^2)} .$$
 #
-# Three ways to get the same numbers: averaging e^{λc} over our samples (Monte Carlo), numerical integration
+# Three ways to get the same numbers: averaging $e^{\lambda c}$ over our samples (Monte Carlo), numerical integration
 # (what Abadi et al.'s code did; `MomentsAccountant(method="integration")`) and the binomial sum (dpedu's default).
-# For q = 1 the exact answer is λ(λ + 1)/(2z²).
+# For q = 1 the exact answer is $\lambda(\lambda + 1)/(2z^2)$.
 
 # %%
 lambdas = np.array([1, 2, 4, 8, 16, 32])
@@ -154,8 +155,8 @@ for i, lam in enumerate(lambdas):
 
 # %% [markdown]
 # Monte Carlo agrees up to its sampling error (largest for small λ, where α is tiny, and for large λ with
-# q = 1, where e^{λc} is heavy-tailed); integration and the binomial sum agree to many digits. Note the scale:
-# one subsampled step has log-moments about q² = 10⁻⁴ times those of a full-batch Gaussian step.
+# q = 1, where $e^{\lambda c}$ is heavy-tailed); integration and the binomial sum agree to many digits. Note the scale:
+# one subsampled step has log-moments about $q^2 = 10^{-4}$ times those of a full-batch Gaussian step.
 #
 # ## Composition: log-moments add
 #
@@ -174,7 +175,7 @@ show_source(moments.MomentsAccountant.log_moments)
 # %% [markdown]
 # ## From moments to (ε, δ): the tail bound
 #
-# Markov's inequality applied to e^{λc}: for every λ > 0,
+# Markov's inequality applied to $e^{\lambda c}$: for every λ > 0,
 #
 # $$\Pr[c(o) \ge \varepsilon] = \Pr\bigl[e^{\lambda c(o)} \ge e^{\lambda\varepsilon}\bigr]
 #   \le \frac{\mathbb{E}[e^{\lambda c(o)}]}{e^{\lambda \varepsilon}} = e^{\alpha(\lambda) - \lambda\varepsilon}.$$
@@ -185,14 +186,12 @@ show_source(moments.MomentsAccountant.log_moments)
 #   \varepsilon = \min_\lambda \frac{\alpha(\lambda) + \ln(1/\delta)}{\lambda}.$$
 #
 # Every λ gives a valid bound; the accountant simply keeps the best one. Large λ divides ln(1/δ) by more but
-# pays a larger α(λ): the best λ balances the two.
-
-# %%
-show_source(moments.epsilon_from_log_moments)
+# pays a larger α(λ): the best λ balances the two. (dpedu's `moments.epsilon_from_log_moments` does this
+# minimisation; you write it in Exercise 5.2.)
 
 # %%
 orders = np.arange(1, 33)
-fig, ax = plt.subplots(figsize=(8, 4.5))
+fig, ax = plt.subplots(figsize=(7.3, 4.5))
 for epochs in (10, 100, 400):
     steps = experiments.steps_from_epochs(epochs, q)
     acc = moments.MomentsAccountant(moment_orders=orders).compose(sampled, steps)
@@ -215,10 +214,10 @@ print(f"and back: delta at that epsilon = {acc.get_delta(eps):.3g}")
 # %% [markdown]
 # Two consequences of the formula, both visible above:
 #
-# * **A floor.** Since α(λ) ≥ 0, ε ≥ ln(1/δ)/λ_max: with Abadi et al.'s orders λ ≤ 32 and δ = 10⁻⁵ no run, however
-#   noisy, is certified below ln(10⁵)/32 ≈ 0.36. With few steps (10 epochs) the best λ is already at the edge of
+# * **A floor.** Since α(λ) ≥ 0, $\varepsilon \ge \ln(1/\delta)/\lambda_{\max}$: with Abadi et al.'s orders λ ≤ 32 and $\delta = 10^{-5}$ no run, however
+#   noisy, is certified below $\ln(10^5)/32 \approx 0.36$. With few steps (10 epochs) the best λ is already at the edge of
 #   the grid. Chapter 6 meets this floor again.
-# * **It is Rényi DP in disguise.** α(λ) = λ·ε_RDP(λ + 1): the Rényi divergence of order λ + 1 (docs/math.md §12.7).
+# * **It is Rényi DP in disguise.** $\alpha(\lambda) = \lambda\cdot\varepsilon_{\mathrm{RDP}}(\lambda + 1)$: the Rényi divergence of order λ + 1 (docs/math.md §12.7).
 #   The RDP accountant tracks the same quantity at fractional orders too and converts it with a tighter
 #   formula, so it is never looser:
 
@@ -232,22 +231,23 @@ print(f"alpha_T(19) / 19 = {alpha[0] / 19:.6f}   RDP of order 20 = {rdp[0]:.6f}"
 # %% [markdown]
 # ## Figure 2 of Abadi et al., reproduced
 #
-# Abadi et al. compare, for q = 0.01, z = 4, δ = 10⁻⁵, the moments accountant with "strong composition":
-# each step is made (ε₀, δ₀)-DP by the Gaussian mechanism, amplified by subsampling to (ε₁, δ₁), and the T steps
-# are composed with the advanced composition theorem. We draw three curves in the left panel:
+# Abadi et al. compare, for q = 0.01, z = 4, $\delta = 10^{-5}$, the moments accountant with "strong composition":
+# each step is made $(\varepsilon_0, \delta_0)$-DP by the Gaussian mechanism, amplified by subsampling to $(\varepsilon_1, \delta_1)$, and the T steps
+# are composed with the advanced composition theorem. We draw three curves in the top panel:
 #
 # * the moments accountant;
 # * strong composition **as in the paper** — the recipe that reproduces the paper's numbers (the paper reports 9.34
 #   at 100 epochs and 24.22 at 400; the table below prints 9.34 and 24.21; docs/math.md §12.6). It is **not a valid bound** (dashed), for reasons we take apart below;
-# * strong composition with a **valid** recipe: the exact Gaussian ε₀ (Balle & Wang), the correct amplification
-#   ε₁ = ln(1 + q(e^{ε₀} − 1)), the exact Dwork–Rothblum–Vadhan bound and the best split of δ.
+# * strong composition with a **valid** recipe: the exact Gaussian $\varepsilon_0$ (Balle & Wang), the correct amplification
+#   $\varepsilon_1 = \ln(1 + q(e^{\varepsilon_0} - 1))$, the exact Dwork–Rothblum–Vadhan bound and the best split of δ.
 #
-# The right panel adds every other accountant on a log scale. All y values are the **total** ε of the run.
+# The lower panel adds every other accountant on a log scale. All y values are the **total** ε of the run.
 
 # %%
 epoch_grid = pick(np.r_[1, 2, 5, 10:101:10, 125:401:25], np.array([1, 10, 100, 200, 400]))
 curves = experiments.epsilon_curves(noise_multiplier=z, sampling_rate=q, delta=delta, epochs=epoch_grid)
-left, right = plotting.plot_figure2(curves)
+fig, panels = plt.subplots(2, 1, figsize=(7.3, 9.5), layout="constrained")   # stacked: column-wide panels
+top, bottom = plotting.plot_figure2(curves, axes=panels)
 plt.show()
 
 # %%
@@ -262,7 +262,7 @@ for key, note in curves.notes.items():
 # %% [markdown]
 # ## The whole privacy curve of one run
 #
-# Each number above is one point (ε, δ = 10⁻⁵) of a curve: an accountant certifies a δ(ε) for every ε.
+# Each number above is one point $(\varepsilon, \delta = 10^{-5})$ of a curve: an accountant certifies a δ(ε) for every ε.
 # [`plot_privacy_curves`](dpedu.plotting.plot_privacy_curves) composes Abadi et al.'s run (q = 0.01, z = 4) on a
 # fresh accountant of each kind and draws δ(ε) on a log δ axis (docs/math.md §15.1). The PLD accountant draws
 # two curves: its pessimistic estimate (an upper bound: the guarantee) and its optimistic one (a lower bound,
@@ -280,7 +280,7 @@ plt.show()
 
 # %% [markdown]
 # The PLD accountant discretises each step's privacy loss on a grid of spacing Δ. The bracket
-# [optimistic, pessimistic] around the true ε at δ = 10⁻⁵ closes as the grid is refined:
+# [optimistic, pessimistic] around the true ε at $\delta = 10^{-5}$ closes as the grid is refined:
 
 # %%
 print(f"T = {run_steps:,} steps, delta = {delta:g}")
@@ -293,10 +293,10 @@ for spacing in (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, None):
     print(f"{name:>14}{low:16.4f}{high:17.4f}{high - low:11.2e}")
 
 # %% [markdown]
-# On the coarsest grids the lower bound says nothing (ε = 0) and the upper bound is loose. From Δ = 10⁻³ to
-# Δ = 10⁻⁴ the width shrinks about a hundredfold: the error of both estimates is of second order in Δ. The
+# On the coarsest grids the lower bound says nothing (ε = 0) and the upper bound is loose. From $\Delta = 10^{-3}$ to
+# $\Delta = 10^{-4}$ the width shrinks about a hundredfold: the error of both estimates is of second order in Δ. The
 # default grid, chosen for the pessimistic ε (with the optimistic estimate on a grid four times finer), leaves
-# a bracket narrower than 10⁻³.
+# a bracket narrower than $10^{-3}$.
 
 # %% [markdown]
 # ## Why the paper's strong-composition curve is not a bound
@@ -309,7 +309,7 @@ for recipe in ("paper", "valid"):
     b = StrongCompositionAccountant(recipe=recipe).compose(sampled, steps).breakdown(delta)
     s = b.gaussian_steps[0]
     print(f"{recipe:>5}: delta0 = {s.delta0:.3g}, eps0 = {s.epsilon0:.4f} -> per step (eps1, delta1) = "
-          f"({s.epsilon1:.5f}, {s.delta1:.3g}); delta' = {b.delta_slack:.3g}; total epsilon {b.epsilon:.3f}")
+          f"({s.epsilon1:.5f}, {s.delta1:.3g});\n       delta' = {b.delta_slack:.3g}; total epsilon {b.epsilon:.3f}")
 
 paper = StrongCompositionAccountant(recipe="paper").compose(sampled, steps).breakdown(delta).gaussian_steps[0]
 exact_eps0 = dp.calibrate.gaussian_epsilon_exact(delta=paper.delta0, noise_multiplier=z)
@@ -320,31 +320,31 @@ print(f"  amplified, linear q*eps0                  = {q * paper.epsilon0:.5f}")
 print(f"  amplified, ln(1 + q(e^eps0 - 1))          = {math.log1p(q * math.expm1(paper.epsilon0)):.5f}")
 
 # %% [markdown]
-# 1. **ε₀ > 1.** The classic calibration z = √(2 ln(1.25/δ₀))/ε₀ is proven only for ε₀ < 1 (chapter 2). Here it
-#    is used at ε₀ ≈ 1.46. (In this range it happens to over-estimate the exact ε₀, so this flaw alone is not
+# 1. **$\varepsilon_0 > 1$.** The classic calibration $z = \sqrt{2 \ln(1.25/\delta_0)}/\varepsilon_0$ is proven only for $\varepsilon_0 < 1$ (chapter 2). Here it
+#    is used at $\varepsilon_0 \approx 1.46$. (In this range it happens to over-estimate the exact $\varepsilon_0$, so this flaw alone is not
 #    what makes the curve too low.)
-# 2. **Linear amplification.** The subsampling theorem gives ε₁ = ln(1 + q(e^{ε₀} − 1)), which for ε₀ ≈ 1.46 is
-#    about 2.2 times q·ε₀. The "O(qε)" of the paper hides exactly this constant, and the recipe sets it to 1.
-#    This is the flaw that matters: the per-step ε₁ is too small.
-# 3. **The second term.** Advanced composition has kε₁(e^{ε₁} − 1); the recipe uses kε₁², slightly smaller.
+# 2. **Linear amplification.** The subsampling theorem gives $\varepsilon_1 = \ln(1 + q(e^{\varepsilon_0} - 1))$, which for $\varepsilon_0 \approx 1.46$ is
+#    about 2.2 times $q\cdot\varepsilon_0$. The "O(qε)" of the paper hides exactly this constant, and the recipe sets it to 1.
+#    This is the flaw that matters: the per-step $\varepsilon_1$ is too small.
+# 3. **The second term.** Advanced composition has $k\varepsilon_1(e^{\varepsilon_1} - 1)$; the recipe uses $k\varepsilon_1^2$, slightly smaller.
 #
 # Fixing them gives the valid curve, about twice as high. Both are one to two orders of magnitude above the
-# moments accountant, and the reason is not a bad constant: a per-step (ε₁, δ₁) pair is a worst case over
+# moments accountant, and the reason is not a bad constant: a per-step $(\varepsilon_1, \delta_1)$ pair is a worst case over
 # every mechanism with those parameters, while the moments accountant composes the actual privacy-loss
 # distribution of the subsampled Gaussian (its moments), which is far from the worst case.
 #
 # ## Every accountant on the same run
 #
-# The right panel of the figure and the table above contain all the accountants of the course:
+# The lower panel of the figure and the table above contain all the accountants of the course:
 #
-# * **sequential** adds up per-step ε's (δ₀ split over the steps): linear in T.
+# * **sequential** adds up per-step ε's ($\delta_0$ split over the steps): linear in T.
 # * **advanced** (and the valid strong recipe, the same computation here) grows like √T, but starts from
 #   amplified per-step pairs and inherits their looseness.
 # * **moments** — this chapter — and **RDP** (the same log-moments at more orders, with the improved conversion).
 # * **PLD** composes the discretised privacy-loss *distribution* itself by FFT (docs/math.md §15): the tightest, at
 #   the price of some seconds per number.
 # * **zCDP: n/a.** Why? ρ-zCDP requires the Rényi curve to lie below a *line*: ε̄(α) ≤ ρα for every α > 1. The
-#   subsampled Gaussian's curve is tiny at small orders but, at large orders, climbs to the slope 1/(2z²) of the
+#   subsampled Gaussian's curve is tiny at small orders but, at large orders, climbs to the slope $1/(2z^2)$ of the
 #   plain Gaussian — so the only ρ that covers it is the one *without* subsampling. zCDP has no amplification
 #   theorem, and dpedu's zCDP accountant refuses the event rather than give that useless number:
 
@@ -358,7 +358,7 @@ print(f"plain Gaussian (no subsampling): 1/(2 z^2) = {1 / (2 * z**2):.3e}")
 rho = steps * 1 / (2 * z**2)
 print(f"zCDP with that rho over {steps:,} steps: eps = rho + 2 sqrt(rho ln(1/delta)) = "
       f"{rho + 2 * math.sqrt(rho * math.log(1 / delta)):.1f}")
-print("\nthe accountant says:", curves.notes["zcdp"])
+print("\nthe accountant says:\n" + textwrap.fill(curves.notes["zcdp"], 92, initial_indent="  ", subsequent_indent="  "))
 
 # %% [markdown]
 # ## How much noise does each accountant need?
@@ -366,7 +366,7 @@ print("\nthe accountant says:", curves.notes["zcdp"])
 # Privacy costs accuracy through the noise: the noise in DP-SGD's average gradient has standard deviation
 # zC/(qn). So the practical question is the inverse one: for a fixed target ε, which z does each accountant
 # certify? `experiments.noise_for_target` bisects on a fresh accountant (docs/math.md §17) and always returns the
-# end of the bracket that meets the target. Same run: q = 0.01, 100 epochs (10 000 steps), δ = 10⁻⁵.
+# end of the bracket that meets the target. Same run: q = 0.01, 100 epochs (10 000 steps), $\delta = 10^{-5}$.
 
 # %%
 targets = pick([0.5, 1.0, 1.26, 2.0], [1.0])
@@ -406,7 +406,7 @@ print(f"target 1.26: moments z = {anchor['moments']:.3f}, RDP z = {anchor['rdp']
 # You may use `numpy`, `scipy` and `math`, but not `dpedu` itself.
 #
 # **Exercise 5.1 — the log-moment of one step.** Write `log_moment(sampling_rate, noise_multiplier, moment_order)`
-# returning α(λ) = ln Σ_{j=0}^{λ+1} C(λ+1, j)(1−q)^{λ+1−j} q^j e^{(j²−j)/(2z²)} for an integer λ ≥ 1. It must
+# returning $\alpha(\lambda) = \ln \sum_{j=0}^{\lambda+1} C(\lambda+1, j)(1-q)^{\lambda+1-j} q^j e^{(j^2-j)/(2z^2)}$ for an integer $\lambda \ge 1$. It must
 # work for λ = 256 and z = 0.8, where the terms overflow float64: work with logarithms
 # (`scipy.special.gammaln` for log-binomials, `scipy.special.logsumexp` for the sum). Careful with q = 1.
 
@@ -441,6 +441,12 @@ def epsilon_from_log_moments(moment_orders, log_moments, delta):
 
 # %% check=5.2
 checks.check_epsilon_from_log_moments(epsilon_from_log_moments)
+
+# %% [markdown]
+# *Compare with dpedu's version*, which also reports the order λ that attains the minimum:
+
+# %%
+show_source(moments.epsilon_from_log_moments)
 
 # %% [markdown]
 # **Exercise 5.3 — calibration by bisection.** Write `smallest_feasible(epsilon_of, target, lo, hi, rtol)`: the

@@ -6,7 +6,7 @@
 # > After this chapter you can
 # > 1. compute the pro-active noise multiplier z = √(2(ε + ln(1/δ))/ε) of van Dijk et al. from a fixed total
 # >    budget (ε, δ), and explain why it does **not depend on the number of steps T**;
-# > 2. state its conditions (ε ≤ 1/2, δ = 1/N, T ≥ 2k²/ε, q·z ≤ 1/e) and show a run where ignoring them breaks
+# > 2. state its conditions (ε ≤ 1/2, δ = 1/N, $T \ge 2k^2/\varepsilon$, q·z ≤ 1/e) and show a run where ignoring them breaks
 # >    the guarantee;
 # > 3. plan a DP-SGD schedule (k, T, q, batch size) with `dpedu.proactive.plan`, and compare its z with the z
 # >    that calibrating on each accountant would choose;
@@ -27,6 +27,7 @@
 
 # %%
 import math
+import textwrap
 import warnings
 
 import matplotlib.pyplot as plt
@@ -51,10 +52,8 @@ print("fast mode" if FAST else "full mode")
 # $$z = \sqrt{\frac{2(\varepsilon + \ln(1/\delta))}{\varepsilon}}, \qquad T \ge \frac{2k^2}{\varepsilon},
 #   \qquad \Bigl(\frac{2}{e}\Bigr)^2 k^2 - \frac12 \ge \ln N .$$
 #
-# There is no T in the formula for z.
-
-# %%
-show_source(proactive.proactive_noise_multiplier)
+# There is no T in the formula for z. dpedu's `proactive.proactive_noise_multiplier` computes it (you write it in
+# Exercise 6.1):
 
 # %%
 print(f"{'N':>10} {'delta = 1/N':>12}" + "".join(f"{'eps = ' + format(e, 'g'):>11}" for e in (0.1, 0.25, 0.5)))
@@ -67,16 +66,16 @@ for n in (1_000, 30_162, 60_000, 10**6):
 #
 # ## Where it comes from
 #
-# The course notes (docs/math.md §16.2) reconstruct the closed form from chapter 5's tail bound. Suppose the log-moments of the T steps obey the leading-order bound α_T(λ) ≤ Tq²λ(λ + 1)/z². Take λ = z² and
-# require Tq² ≤ ε/2 — that is T ≥ 2k²/ε, because Tq² = k²/T. Then
+# The course notes (docs/math.md §16.2) reconstruct the closed form from chapter 5's tail bound. Suppose the log-moments of the T steps obey the leading-order bound $\alpha_T(\lambda) \le Tq^2\lambda(\lambda + 1)/z^2$. Take $\lambda = z^2$ and
+# require $Tq^2 \le \varepsilon/2$ — that is $T \ge 2k^2/\varepsilon$, because $Tq^2 = k^2/T$. Then
 #
 # $$\alpha_T(\lambda) - \lambda\varepsilon \le \frac{\varepsilon}{2}(z^2 + 1) - z^2\varepsilon
 #   = -\frac{\varepsilon}{2}(z^2 - 1) = -\ln(1/\delta) - \varepsilon \le \ln\delta$$
 #
 # for exactly the z above, so the tail bound gives δ. Why can z ignore T? Because the only place T enters is
-# Tq² = k²/T, and **more steps at the same k make it smaller**: the smallest admissible T = 2k²/ε is the worst
-# case of the whole family. But the moment bound holds only for λ ≤ z² ln(1/(qz)) (Abadi et al., Lemma 3), and
-# λ = z² needs **q·z ≤ 1/e**; at T = 2k²/ε, ε = 1/2, δ = 1/N that is exactly the condition on k. Let us check
+# $Tq^2 = k^2/T$, and **more steps at the same k make it smaller**: the smallest admissible $T = 2k^2/\varepsilon$ is the worst
+# case of the whole family. But the moment bound holds only for $\lambda \le z^2 \ln(1/(qz))$ (Abadi et al., Lemma 3), and
+# $\lambda = z^2$ needs **q·z ≤ 1/e**; at $T = 2k^2/\varepsilon$, ε = 1/2, δ = 1/N that is exactly the condition on k. Let us check
 # the numbers of the headline plan (N = 60 000, ε = 1/2, k = 5, T = 100) against the *exact* log-moment:
 
 # %%
@@ -92,7 +91,8 @@ print(f"z = {z:.4f}, T = {T}, q = {q:g}, T q^2 = {T * q * q:g} <= eps/2 = {eps /
 print(f"q z = {q * z:.4f} <= 1/e = {1 / math.e:.4f};  lambda <= z^2 ln(1/(qz)) = {z**2 * math.log(1 / (q * z)):.2f}")
 print(f"alpha_T(lambda): leading-order bound {alpha_bound:.3f}, exact {alpha_exact:.3f}")
 print(f"tail bound exp(alpha - lambda eps): with the bound {math.exp(alpha_bound - lam * eps):.3g}, "
-      f"exact {math.exp(alpha_exact - lam * eps):.3g}  vs delta = 1/N = {delta:.3g}")
+      f"exact {math.exp(alpha_exact - lam * eps):.3g}")
+print(f"  vs delta = 1/N = {delta:.3g}")
 
 # %% [markdown]
 # At this point the leading-order bound really is above the exact log-moment, and the tail bound lands below
@@ -105,7 +105,6 @@ print(f"tail bound exp(alpha - lambda eps): with the bound {math.exp(alpha_bound
 # because it is the one the derivation actually needs.
 
 # %%
-show_source(proactive.minimum_steps)
 print(proactive.proactive_conditions(epsilon=0.5, delta=1 / n, dataset_size=n, epochs=5, steps=100))
 print(f"\nsmallest admissible epochs for N = {n:,}: k >= (e/2) sqrt(ln N + 1/2) = {proactive.minimum_epochs(n):.3f}, "
       f"so k = {proactive.smallest_admissible_epochs(n)}")
@@ -114,7 +113,7 @@ print(f"\nsmallest admissible epochs for N = {n:,}: k >= (e/2) sqrt(ln N + 1/2) 
 # ## The planner
 #
 # The pro-active procedure (docs/math.md §16.3): z from the budget; the epochs k you can afford (at least the smallest
-# admissible); T = ⌈2k²/ε⌉, the *smallest* admissible number of steps (fewest updates, least total noise — any
+# admissible); $T = \lceil 2k^2/\varepsilon\rceil$, the *smallest* admissible number of steps (fewest updates, least total noise — any
 # larger T keeps the guarantee); then q = k/T and s = kN/T. `plan` does this, and beside it accounts the very
 # same run with the moments, RDP and PLD accountants, and calibrates each of them for the same budget.
 
@@ -128,7 +127,7 @@ print(proactive.plan(epsilon=0.5, dataset_size=60_000, epochs=5))
 #
 # ## Ignoring the conditions breaks the guarantee
 #
-# The paper says its guarantee is close to tight: it fails when T is about 4 times below 2k²/ε. Keep z and k
+# The paper says its guarantee is close to tight: it fails when T is about 4 times below $2k^2/\varepsilon$. Keep z and k
 # and take T = 25 instead of 100 (four times larger batches). `strict=True` refuses; with `strict=False` we see
 # what the accountants say:
 
@@ -136,7 +135,7 @@ print(proactive.plan(epsilon=0.5, dataset_size=60_000, epochs=5))
 try:
     proactive.plan(epsilon=0.5, dataset_size=60_000, epochs=5, steps=25)
 except ValueError as exc:
-    print("strict=True refuses:", exc)
+    print("strict=True refuses:\n" + textwrap.fill(str(exc), 92, initial_indent="  ", subsequent_indent="  "))
 
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always", proactive.ProactiveConditionWarning)
@@ -184,7 +183,7 @@ for T in T_grid:
     z_rdp.append(dp.calibrate.noise_multiplier(target_epsilon=0.5, target_delta=1 / n, sampling_rate=k / T,
                                                steps=int(T), accountant="rdp"))
 
-fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), layout="constrained")
+fig, axes = plt.subplots(2, 1, figsize=(7.3, 8), sharex=True, layout="constrained")   # stacked, one T axis
 for name, label in (("rdp", "RDP"), ("pld", "PLD")):
     axes[0].plot(T_grid, eps_by[name], marker="o", label=f"{label}: total ε with the closed-form z")
 axes[1].plot(T_grid, z_rdp, marker="o", label="z calibrated on RDP for ε = 0.5")
@@ -194,8 +193,8 @@ for ax in axes:
     ax.axvline(2 * k**2 / 0.5, color="gray", linestyle=":", label="T = 2k²/ε (smallest admissible)")
     ax.axvspan(T_grid[0], 2 * k**2 / 0.5, color="red", alpha=0.07)
     ax.set_xscale("log")
-    ax.set_xlabel(f"number of steps T   (k = {k} epochs, q = k/T)")
     ax.grid(True, alpha=0.3)
+axes[1].set_xlabel(f"number of steps T   (k = {k} epochs, q = k/T)")
 axes[0].set(ylabel=f"total ε of the run (δ = 1/N = {1 / n:.2g})", yscale="log",
             title="same z, more steps: less privacy loss")
 axes[1].set(ylabel="noise multiplier z", title="z needed for total ε = 0.5")
@@ -204,7 +203,7 @@ axes[1].legend(fontsize="small")
 plt.show()
 
 # %% [markdown]
-# The shaded region is T < 2k²/ε, where the closed form promises nothing. To its right the tight ε keeps falling
+# The shaded region is $T < 2k^2/\varepsilon$, where the closed form promises nothing. To its right the tight ε keeps falling
 # as T grows: with k fixed, more and smaller batches amplify privacy more. That is why one z can serve every
 # admissible T — and also why it is conservative: at the smallest admissible T it is already well above what the
 # tight accountants need, and the gap widens with T. Calibration is the opposite trade: the least noise for one
@@ -222,22 +221,23 @@ budgets = pick([0.1, 0.25, 0.5], [0.25, 0.5])
 plans = {e: proactive.plan(epsilon=e, dataset_size=N, epochs=k_min) for e in budgets}
 names = ("moments", "rdp", "pld")
 print(f"N = {N:,}, delta = 1/N = {1 / N:.3g}, k = {k_min} epochs")
-print(f"{'eps':>5} {'T':>5} {'q':>7} {'closed z':>9} | " + " ".join(f"{n + ' eps':>11}" for n in names)
-      + " | " + " ".join(f"{n + ' z':>10}" for n in names))
+print(f"{'':>29}|{'total eps of the plan':^26}|{'z calibrated to the budget':^27}")
+print(f"{'eps':>5} {'T':>5} {'q':>7} {'closed z':>9} |" + "".join(f"{n:>8}" for n in names) + "  |"
+      + "".join(f"{n:>8}" for n in names))
 for e, p in plans.items():
-    eps_text = " ".join(f"{p.accountant_epsilons[a]:11.4f}" for a in names)
-    z_text = " ".join(f"{'n/a':>10}" if math.isnan(p.calibrated_noise_multipliers[a])
-                      else f"{p.calibrated_noise_multipliers[a]:10.3f}" for a in names)
-    print(f"{e:5g} {p.steps:5d} {p.sampling_rate:7.4f} {p.noise_multiplier:9.3f} | {eps_text} | {z_text}")
+    eps_text = "".join(f"{p.accountant_epsilons[a]:8.4f}" for a in names)
+    z_text = "".join(f"{'n/a':>8}" if math.isnan(p.calibrated_noise_multipliers[a])
+                     else f"{p.calibrated_noise_multipliers[a]:8.3f}" for a in names)
+    print(f"{e:5g} {p.steps:5d} {p.sampling_rate:7.4f} {p.noise_multiplier:9.3f} |{eps_text}  |{z_text}")
 moments_floor = math.log(N) / 32
 for e, p in plans.items():
     if "moments" in p.notes and math.isnan(p.calibrated_noise_multipliers["moments"]):
-        print(f"\nmoments at eps = {e:g}: n/a because ln(1/delta)/32 = {moments_floor:.3f} > {e:g} "
-              "(chapter 5's floor: with lambda <= 32 no amount of noise certifies less)")
+        print(f"\nmoments at eps = {e:g}: n/a because ln(1/delta)/32 = {moments_floor:.3f} > {e:g}\n"
+              "  (chapter 5's floor: with lambda <= 32 no amount of noise certifies less)")
 wide_orders = {e: moments.MomentsAccountant(moment_orders=np.arange(1, 513)).compose(
     SubsampledGaussianEvent(p.noise_multiplier, p.sampling_rate), p.steps).get_epsilon(p.delta) for e, p in plans.items()}
-print("\nmoments accountant with orders up to 512: "
-      + ", ".join(f"{wide:.4f} at eps = {e:g}" for e, wide in wide_orders.items()))
+print("\nmoments accountant with orders up to 512:\n"
+      + "\n".join(f"  {wide:.4f} at eps = {e:g}" for e, wide in wide_orders.items()))
 
 # %% [markdown]
 # Read the table by columns. The "eps" columns are what the accountants certify for the pro-active run. RDP and
@@ -245,7 +245,7 @@ print("\nmoments accountant with orders up to 512: "
 # budget wherever the budget is below the moments accountant's floor ln(N)/32 = 0.322 (at ε = 0.25, and 0.1 in
 # the full run): not because the closed form fails — its conditions hold and RDP/PLD certify it — but because
 # with integer orders λ ≤ 32 the moments accountant cannot certify anything below that floor, whatever the
-# noise. The closed form's derivation uses the moment of order λ = z² (about 85 at ε = 0.25), far beyond
+# noise. The closed form's derivation uses the moment of order $\lambda = z^2$ (about 85 at ε = 0.25), far beyond
 # Abadi et al.'s λ ≤ 32; the same accountant with orders up to 512 (printed last) is within every budget. The
 # "z" columns are what calibration would use instead; for the same reason the moments accountant cannot be
 # calibrated for the budgets below its floor (n/a).
@@ -307,7 +307,7 @@ acc_pro = dp.compare([(SubsampledGaussianEvent(plan.noise_multiplier, plan.sampl
 print(f"the pro-active run at delta = 1e-08: RDP {acc_pro['rdp']:.4f}, PLD {acc_pro['pld']:.4f}")
 
 # %% [markdown]
-# The conservative pro-active run still meets ε = 0.5 at δ = 10⁻⁸; the calibrated run, tuned to spend exactly
+# The conservative pro-active run still meets ε = 0.5 at $\delta = 10^{-8}$; the calibrated run, tuned to spend exactly
 # 0.5 at δ = 1/N, does not. Slack in one guarantee is room in another.
 #
 # ## The utility graph: trading epochs at a fixed z
@@ -357,8 +357,14 @@ def proactive_noise_multiplier(epsilon, delta):
 checks.check_proactive_noise_multiplier(proactive_noise_multiplier)
 
 # %% [markdown]
+# *Compare with dpedu's version:*
+
+# %%
+show_source(proactive.proactive_noise_multiplier)
+
+# %% [markdown]
 # **Exercise 6.2 — the schedule.** Write `proactive_schedule(epsilon, dataset_size, epochs)` returning the triple
-# `(steps, sampling_rate, expected_batch_size)`: the smallest admissible T = ⌈2k²/ε⌉ (a whole number), q = k/T
+# `(steps, sampling_rate, expected_batch_size)`: the smallest admissible $T = \lceil 2k^2/\varepsilon\rceil$ (a whole number), q = k/T
 # and s = kN/T.
 
 # %% exercise=6.2
@@ -372,9 +378,15 @@ def proactive_schedule(epsilon, dataset_size, epochs):
 checks.check_proactive_schedule(proactive_schedule)
 
 # %% [markdown]
+# *Compare with dpedu's* `minimum_steps` (the smallest admissible T):
+
+# %%
+show_source(proactive.minimum_steps)
+
+# %% [markdown]
 # **Exercise 6.3 — does the closed form apply?** Write `closed_form_applies(epsilon, dataset_size, epochs, steps)`
-# returning `True` exactly when every condition holds, with δ = 1/N: ε ≤ 1/2, T ≥ 2k²/ε,
-# (2/e)²k² − 1/2 ≥ ln N, and q·z ≤ 1/e with q = k/T and the closed-form z.
+# returning `True` exactly when every condition holds, with δ = 1/N: ε ≤ 1/2, $T \ge 2k^2/\varepsilon$,
+# $(2/e)^2k^2 - 1/2 \ge \ln N$, and q·z ≤ 1/e with q = k/T and the closed-form z.
 
 # %% exercise=6.3
 def closed_form_applies(epsilon, dataset_size, epochs, steps):

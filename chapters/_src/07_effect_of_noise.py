@@ -16,7 +16,7 @@
 # Until now we asked *how much privacy* a run spends. This chapter asks what the noise that buys it costs in
 # accuracy. All experiments train DP-SGD logistic regression (`DPLogisticRegression`, chapter 4) on Adult,
 # repeat every run over several seeds, and report the **total** ε of each run (after composition over all
-# its steps), at δ = 10⁻⁵. Set `DPEDU_FAST=1` for a quick run: smaller grids and fewer seeds, same code.
+# its steps), at $\delta = 10^{-5}$. Set `DPEDU_FAST=1` for a quick run: smaller grids and fewer seeds, same code.
 
 # %% [markdown]
 # *Uses:* [`run_tradeoff`](dpedu.experiments.run_tradeoff) ·
@@ -53,7 +53,7 @@ print(f"{n} training rows; delta = {DELTA:g} < 1/n = {1 / n:.1e}; {SEEDS} seeds 
 # %% [markdown]
 # ## Where the noise goes
 #
-# One DP-SGD step (chapter 4) releases the sum of the clipped per-example gradients plus N(0, (zC)² I), and divides
+# One DP-SGD step (chapter 4) releases the sum of the clipped per-example gradients plus $\mathcal N(0, (zC)^2 I)$, and divides
 # by the *expected* batch size q·n. So the averaged gradient carries noise of standard deviation
 #
 # $$\sigma_{\text{avg}} = \frac{z\,C}{q\,n}\quad\text{in every coordinate},$$
@@ -95,8 +95,8 @@ tuned = dp.DPLogisticRegression(epsilon=1.0, delta=DELTA, random_state=0).fit(X_
 cheap = dp.DPLogisticRegression(epsilon=1.0, delta=DELTA, epochs=epochs, sampling_rate=q, clip_norm=C,
                                 learning_rate=learning_rate, random_state=0).fit(X_train, y_train)
 for name, clf in (("tuned defaults", tuned), ("this chapter's configuration", cheap)):
-    print(f"{name:>29}: q = {clf.sampling_rate_}, {clf.epochs_} epochs = {clf.steps_} steps, C = {clf.clip_norm_}, "
-          f"learning rate {clf.learning_rate_}: test accuracy {clf.score(X_test, y_test):.4f}")
+    print(f"{name}: test accuracy {clf.score(X_test, y_test):.4f}\n  q = {clf.sampling_rate_}, {clf.epochs_} epochs "
+          f"= {clf.steps_} steps, C = {clf.clip_norm_}, learning rate {clf.learning_rate_}")
 
 # %% [markdown]
 # The cheaper configuration gives up less than a point at ε = 1, for a tenth of the steps.
@@ -213,7 +213,7 @@ for k, z in enumerate(grid.noise_multipliers):
 #
 # ## The whole course in one figure
 #
-# Each chapter changed one thing; here they meet on one axis, all at δ = 10⁻⁵ and the same test set:
+# Each chapter changed one thing; here they meet on one axis, all at $\delta = 10^{-5}$ and the same test set:
 #
 # * **chapter 2** — the book's noisy gradient descent (full batch, 10 iterations, classic Gaussian per step and a
 #   noisy count), with its total ε as the book states it: sequential composition, (k + 1)·ε per iteration;
@@ -221,7 +221,7 @@ for k, z in enumerate(grid.noise_multipliers):
 # * **chapters 4–5** — DP-SGD (Poisson subsampling, many small steps) calibrated with Abadi et al.'s moments
 #   accountant, and with RDP (the curve from above).
 #
-# The moments accountant, with its integer orders up to 32, cannot certify anything below ln(10⁵)/32 ≈ 0.36
+# The moments accountant, with its integer orders up to 32, cannot certify anything below $\ln(10^5)/32 \approx 0.36$
 # (chapter 5's floor), so its grid starts above that; its grid-edge warnings only say that its (valid) bound
 # could be tighter. Where the moments and RDP curves coincide, the moments curve is drawn dashed *on top*.
 
@@ -236,7 +236,7 @@ with warnings.catch_warnings():
                                        delta=DELTA, accountant="moments", baseline=False,
                                        progress=progress_bar("DP-SGD, moments"))
 
-fig, ax = plt.subplots(figsize=(9, 7), layout="constrained")
+fig, ax = plt.subplots(figsize=(7.3, 6.5), layout="constrained")
 plotting.plot_accuracy_vs_epsilon(book.total_epsilons["book"], book.accuracies, ax=ax, color="#000000", marker="s",
                                   label="ch. 2: noisy GD, sequential composition (as in the book)")
 plotting.plot_accuracy_vs_epsilon(book.total_epsilons["rdp"], book.accuracies, ax=ax, color="#E69F00", marker="^",
@@ -256,7 +256,8 @@ at_03 = sgd_mean[list(dpsgd.epsilons).index(0.3)]
 print(f"the same noisy GD runs: the book's epsilon / RDP's epsilon = {shrink.min():.2f} .. {shrink.max():.2f}")
 print(f"DP-SGD at epsilon 0.3: {at_03:.4f}; the best noisy GD mean at any epsilon of its grid: {gd_mean.max():.4f}")
 print(f"ceilings: DP-SGD {sgd_mean.max():.4f}, noisy GD {gd_mean.max():.4f} "
-      f"({100 * (sgd_mean.max() - gd_mean.max()):.1f} points); non-private {dpsgd.baseline:.4f} "
+      f"({100 * (sgd_mean.max() - gd_mean.max()):.1f} points);")
+print(f"  non-private {dpsgd.baseline:.4f} "
       f"({100 * (dpsgd.baseline - sgd_mean[-1]):.1f} points above DP-SGD at epsilon {dpsgd.epsilons[-1]:g})")
 
 # %% [markdown]

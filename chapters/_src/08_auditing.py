@@ -6,7 +6,7 @@
 # > After this chapter you can
 # > 1. run a loss-threshold membership-inference attack and read its true- and false-positive rates;
 # > 2. state the hypothesis-testing view of differential privacy — every test of "D or D′?" has
-# >    FPR + e^ε·FNR ≥ 1 − δ — and turn a test's error rates into the ε they prove;
+# >    $\mathrm{FPR} + e^\varepsilon\cdot\mathrm{FNR} \ge 1 - \delta$ — and turn a test's error rates into the ε they prove;
 # > 3. bound an error rate measured on finitely many trainings with an exact Clopper–Pearson interval, and
 # >    say why the threshold must be chosen on separate runs (or paid for with a Bonferroni correction);
 # > 4. audit DP-SGD with a canary: an empirical **lower** bound on ε beside the accountants' **upper** bounds;
@@ -62,17 +62,16 @@ private = dp.training.dp_sgd(*members, noise_multiplier=20.0, clip_norm=1.0, sam
                              rng=0)
 print(f"DP model: eps = {dp.compare(private, DELTA, accountants=('pld',))['pld']:.2f} at delta = {DELTA:g} (PLD)")
 
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+fig, axes = plt.subplots(2, 1, figsize=(7.3, 6.5), layout="constrained")   # stacked: column-wide panels
 for ax, (name, theta) in zip(axes, (("non-private, 500 steps", overfit), ("DP-SGD, z = 20", private.theta))):
     attack = audit.loss_threshold_attack(theta, *members, *nonmembers)
     bins = np.linspace(0, max(attack.nonmember_losses.max(), attack.member_losses.max()), 25)
     ax.hist(attack.member_losses, bins=bins, alpha=0.6, label="members (training rows)")
     ax.hist(attack.nonmember_losses, bins=bins, alpha=0.6, label="non-members")
     ax.axvline(attack.threshold, color="black", linestyle=":", label="threshold = mean training loss")
-    ax.set(title=name, xlabel="logistic loss")
+    ax.set(title=name, xlabel="logistic loss", ylabel="records")
     print(f"{name:>24}: TPR {attack.tpr:.2f}, FPR {attack.fpr:.2f}, advantage {attack.advantage:+.2f}, "
           f"AUC {attack.auc:.2f}")
-axes[0].set_ylabel("records")
 axes[0].legend(fontsize="small")
 plt.show()
 
@@ -122,11 +121,12 @@ print(f"FPR 0.01 with FNR 0.5 proves eps >= {audit.epsilon_from_rates(0.01, 0.5,
 # $$\overline{p} = B^{-1}(1-\alpha;\ k+1,\ n-k) \qquad(\overline{p} = 1 \text{ if } k = n),$$
 #
 # which holds with probability ≥ 1 − α for every true rate. Two bounds (FPR and FNR) must hold *at once*, so
-# each gets α/2 (Bonferroni). With zero errors the bound is 1 − (α/2)^{1/n} ≈ ln(2/α)/n: even a perfect
+# each gets α/2 (Bonferroni). With zero errors the bound is $1 - (\alpha/2)^{1/n} \approx \ln(2/\alpha)/n$: even a perfect
 # attack proves at most about ln(n / ln(2/α)) — more trainings, sharper audits.
+#
+# dpedu's `audit.epsilon_lower_bound` combines the two Clopper–Pearson bounds (you write it in Exercise 8.3):
 
 # %%
-show_source(audit.epsilon_lower_bound)
 for n in (100, 1000, 10_000):
     best = audit.epsilon_lower_bound(false_positives=0, n_out=n, false_negatives=0, n_in=n, delta=DELTA)
     print(f"{n:>6} runs per world, zero errors: eps >= {best:.2f} at 95% confidence")
@@ -192,7 +192,7 @@ plt.show()
 # %% [markdown]
 # The two histograms are the two Gaussians of the privacy analysis, made visible. The lower bound is well
 # below the accountants' ε: the gap is statistics (the true ε ≈ 10 would need millions of runs to confirm at
-# δ = 10⁻⁵), not slack in the accountant. **lower ≤ upper** is the consistency check an implementation must
+# $\delta = 10^{-5}$), not slack in the accountant. **lower ≤ upper** is the consistency check an implementation must
 # pass.
 #
 # ## A failed audit is a bug
@@ -240,11 +240,11 @@ for z, q, steps, lower, rdp, pld, ok in rows:
 # %% [markdown]
 # ## Seeing every update: the white-box audit
 #
-# The accountants' attacker sees **every** noisy update g̃ₜ = Σ clip(gᵢ) + N(0, σ²I), not only the last model.
+# The accountants' attacker sees **every** noisy update $\tilde g_t = \sum \mathrm{clip}(g_i) + \mathcal N(0, \sigma^2I)$, not only the last model.
 # Give our auditor the same view (Nasr et al. 2023). The canary's gradient lives on the feature nobody else
 # uses, so on that coordinate every other record contributes exactly 0. The canary's coordinate of each
-# update is therefore C + N(0, σ²) when it is in and N(0, σ²) when it is out: **the privacy loss you can
-# see**. Summed over T full-batch steps it is N(TC, Tσ²) against N(0, Tσ²), a μ-GDP pair with μ = √T·C/σ
+# update is therefore $C + \mathcal N(0, \sigma^2)$ when it is in and $\mathcal N(0, \sigma^2)$ when it is out: **the privacy loss you can
+# see**. Summed over T full-batch steps it is $\mathcal N(TC, T\sigma^2)$ against $\mathcal N(0, T\sigma^2)$, a μ-GDP pair with $\mu = \sqrt{T}\cdot C/\sigma$
 # (Dong, Roth & Su 2019). The audit estimates μ from the runs with a one-sided 95% bound and reads ε off
 # the exact Gaussian curve.
 
@@ -260,7 +260,7 @@ print(f"  the final-model audit of the same training proved eps >= {dp_run.epsil
 # close to the exact ε ≈ 10, because a Gaussian's mean is estimated far more precisely than a tail rate. The
 # price is a *model*: the bound assumes the run statistic is Gaussian with one variance in both worlds, which
 # holds exactly for correct code with a Dirac canary. With Poisson sampling (q < 1) the canary's coordinate
-# is a mixture, (1 − q)·N(0, σ²) + q·N(C, σ²), and no μ describes it. `whitebox_audit` then scores each run
+# is a mixture, $(1 - q)\cdot\mathcal N(0, \sigma^2) + q\cdot\mathcal N(C, \sigma^2)$, and no μ describes it. `whitebox_audit` then scores each run
 # by the likelihood ratio of the claimed mixture and falls back on Clopper–Pearson, which needs no model
 # but can prove at most about ln(n / ln 40) from n runs.
 #
@@ -269,7 +269,7 @@ print(f"  the final-model audit of the same training proved eps >= {dp_run.epsil
 # Many-run audits cost hundreds of trainings. Steinke, Nasr & Jagielski (2023) insert m canaries, each with
 # probability ½, train **once**, and guess membership of the k most and k least confident canaries. An
 # (ε, δ)-DP training cannot make the guesses much better than randomized response: v correct out of r has
-# P[V ≥ v] ≤ P[Bin(r, e^ε/(1+e^ε)) ≥ v] plus a δ term (their main result). The largest ε this rejects is the
+# $P[V \ge v] \le P[\mathrm{Bin}(r, e^\varepsilon/(1+e^\varepsilon)) \ge v]$ plus a δ term (their main result). The largest ε this rejects is the
 # lower bound.
 
 # %%
@@ -298,16 +298,16 @@ for mode in ("whitebox", "blackbox"):
 for bug, why in audit.BUGS.items():
     caught = audit.bug_hunt(bug, runs=pick(200, 100), delta=DELTA, rng=5)
     control = audit.bug_hunt(bug, correct=True, runs=pick(200, 100), delta=DELTA, rng=5)
-    print(f"{bug:<25} claims eps {caught.upper_bounds['pld']:6.3f}; audited eps >= {caught.epsilon_lower:7.3f} "
-          f"({'CAUGHT' if not caught.consistent else 'missed'}); correct code: eps >= {control.epsilon_lower:.3f}")
+    print(f"{bug:<25} claims eps {caught.upper_bounds['pld']:6.3f}; audited >= {caught.epsilon_lower:7.3f} "
+          f"({'CAUGHT' if not caught.consistent else 'missed'}); correct code: >= {control.epsilon_lower:.3f}")
 
 # %% [markdown]
 # Every bug is caught at 95% confidence from a couple of hundred cheap runs, and the correct code is not.
 # `clip_after_sum` needed a special dataset: a record whose gradient the canary flips, showing the
 # sensitivity 2C; `noise_reused` needed q < 1, so that the canary's presence changes between steps while
 # the shared noise cancels in the differences. `divide_by_batch_size` needed both q < 1 and a tiny dataset
-# with many unused features: one record, so that |B_t| = 2 happens only with the canary, and 200 coordinates
-# that carry nothing but noise, whose scale σ/|B_t| gives |B_t| away at every step.
+# with many unused features: one record, so that $|B_t| = 2$ happens only with the canary, and 200 coordinates
+# that carry nothing but noise, whose scale $\sigma/|B_t|$ gives $|B_t|$ away at every step.
 
 # %% [markdown]
 # ## Exercises
@@ -366,10 +366,16 @@ def audit_lower_bound(false_positives, n_out, false_negatives, n_in, delta, conf
 checks.check_audit_lower_bound(audit_lower_bound)
 
 # %% [markdown]
+# *Compare with dpedu's version*, which can also correct for having tried several thresholds:
+
+# %%
+show_source(audit.epsilon_lower_bound)
+
+# %% [markdown]
 # **Exercise 8.4 — a lower bound on the shift.** Each run's statistic is Gaussian with known standard
-# deviation σ: mean m_in with the canary, m_out without. Write `shift_lower_bound(mean_in, mean_out, sigma,
-# n_in, n_out, confidence)`: a one-sided lower confidence bound on μ = (m_in − m_out)/σ from the two sample
-# means of n_in and n_out runs.
+# deviation σ: mean $m_{\text{in}}$ with the canary, $m_{\text{out}}$ without. Write `shift_lower_bound(mean_in, mean_out, sigma,
+# n_in, n_out, confidence)`: a one-sided lower confidence bound on $\mu = (m_{\text{in}} - m_{\text{out}})/\sigma$ from the two sample
+# means of `n_in` and `n_out` runs.
 
 # %% exercise=8.4
 from scipy.stats import norm
@@ -384,7 +390,7 @@ checks.check_gaussian_shift_lower_bound(shift_lower_bound)
 
 # %% [markdown]
 # **Exercise 8.5 — from μ to ε.** Write `epsilon_from_gdp(mu, delta)`: the smallest ε with
-# Φ(−ε/μ + μ/2) − e^ε·Φ(−ε/μ − μ/2) ≤ δ (the left side decreases in ε; bisect).
+# $\Phi(-\varepsilon/\mu + \mu/2) - e^\varepsilon\cdot\Phi(-\varepsilon/\mu - \mu/2) \le \delta$ (the left side decreases in ε; bisect).
 
 # %% exercise=8.5
 def epsilon_from_gdp(mu, delta):
@@ -405,7 +411,7 @@ checks.check_epsilon_from_gdp(epsilon_from_gdp)
 
 # %% [markdown]
 # **Exercise 8.6 — the one-run bound.** With δ = 0, write `one_run_bound(r, v, confidence)`: the ε at which
-# P[Bin(r, e^ε/(1+e^ε)) ≥ v] equals 1 − confidence, or 0 if v correct guesses out of r are not significant
+# $P[\mathrm{Bin}(r, e^\varepsilon/(1+e^\varepsilon)) \ge v]$ equals 1 − confidence, or 0 if v correct guesses out of r are not significant
 # even at ε = 0. Use `scipy.stats.binom.sf`.
 
 # %% exercise=8.6

@@ -144,9 +144,10 @@ class AuditResult:
                "bonferroni": "best of thresholds fixed in advance (Bonferroni-corrected)"}[self.selection]
         lines = [
             self.description or "canary audit",
-            f"{self.runs} trainings with and {self.runs} without the canary; threshold {self.threshold:.4g} ({how})",
-            f"  empirical FPR {self.fpr:.4f} (of {self.n_eval_out}), FNR {self.fnr:.4f} (of {self.n_eval_in}); "
-            f"Clopper-Pearson upper bounds {self.fpr_upper:.4f}, {self.fnr_upper:.4f}",
+            f"{self.runs} trainings with and {self.runs} without the canary; threshold {self.threshold:.4g}",
+            f"  ({how})",
+            f"  empirical FPR {self.fpr:.4f} (of {self.n_eval_out}), FNR {self.fnr:.4f} (of {self.n_eval_in})",
+            f"  Clopper-Pearson upper bounds {self.fpr_upper:.4f}, {self.fnr_upper:.4f}",
             f"  {'epsilon lower bound (audit, ' + format(self.confidence, '.0%') + ' confidence)':<44}"
             f"{self.epsilon_lower:10.4f}",
         ]

@@ -118,7 +118,7 @@ class OneRunResult:
     def __str__(self):
         upper = ", ".join(f"{k} {v:.3f}" for k, v in self.upper_bounds.items())
         return (f"one-run audit ({self.mode}), m = {self.m} canaries: {self.correct}/{self.guesses} guesses right -> "
-                f"epsilon >= {self.epsilon_lower:.3f} ({self.confidence:.0%}); upper bounds {upper} "
+                f"epsilon >= {self.epsilon_lower:.3f} ({self.confidence:.0%})\n  upper bounds {upper} "
                 f"(delta = {self.delta:g}; {self.seconds:.1f} s)")
 
 

@@ -293,7 +293,8 @@ class WhiteBoxResult:
         how = (f"Gaussian: mu >= {self.mu_lower:.4f} (noncentral t), epsilon on the Gaussian curve"
                if self.bound == "gaussian" else "threshold test, Clopper-Pearson on the held-out half")
         lines = [self.description or "white-box audit",
-                 f"{self.runs} runs with and {self.runs} without the canary; statistic '{self.statistic}'; {how}",
+                 f"{self.runs} runs with and {self.runs} without the canary; statistic '{self.statistic}'",
+                 f"  {how}",
                  f"  {'epsilon lower bound (white-box, ' + format(self.confidence, '.0%') + ')':<44}"
                  f"{self.epsilon_lower:10.4f}"]
         for name, eps in self.upper_bounds.items():

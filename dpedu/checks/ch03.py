@@ -64,7 +64,7 @@ def check_advanced_composition(fn):
             expect(not close(delta_out, delta_prime, atol=0),
                     "the total delta is k * delta + delta': each step still spends its own delta")
             raise CheckFailed(f"expected total delta {delta_expected:g}; got {delta_out:g}")
-    passed("advanced composition (Dwork-Rothblum-Vadhan); note 966 > 500 for k = 500 steps of epsilon = 1")
+    passed("advanced composition (Dwork-Rothblum-Vadhan): 966 > 500 for k = 500 steps of epsilon = 1")
 
 
 @checker

@@ -68,7 +68,7 @@ def check_epsilon_from_log_moments(fn):
                     "sign: ln(1/delta) = -ln(delta) is positive")
             expect(not close(out, lambdas[np.argmin(candidates)]), "return epsilon, not the best lambda")
             raise CheckFailed(f"for delta={delta} expected epsilon {expected:.6g}; got {out:.6g}")
-    passed("the tail bound: epsilon = min over lambda of (alpha + ln(1/delta)) / lambda (1.2586 at 100 epochs)")
+    passed("the tail bound, min over lambda of (alpha + ln(1/delta))/lambda: 1.2586 at 100 epochs")
 
 
 @checker

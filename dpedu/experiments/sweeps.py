@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..accountants import compare
-from ..events import steps_from_epochs
+from ..accountants import account, compare
+from ..events import gaussian_step_event, steps_from_epochs
 from ..models.logistic import accuracy
 from ..training import noisy_gradient_descent
 from ..validation import check_delta, check_epsilon, check_positive, check_positive_int
@@ -280,8 +280,13 @@ def run_clipping_noise_grid(data, *, clip_norms, noise_multipliers, seeds=3, del
     reference_clip_norm = check_positive(reference_clip_norm, "reference_clip_norm")
     shared = _estimator_params(epochs=epochs, sampling_rate=sampling_rate, clip_norm=None, learning_rate=None,
                                delta=delta, accountant=accountant, extra=estimator_params)
+    # a noise multiplier fixes what each run costs: pass that as its epsilon (the estimator's default
+    # epsilon=1.0 would be a target that z "wins over", with an EpsilonTargetWarning at every fit)
+    costs = {} if "epsilon" in shared else {float(z): _run_cost(shared, float(z), len(data[0]))
+                                             for z in noise_grid if z > 0}
     configs = [dict(shared, clip_norm=float(c), noise_multiplier=float(z),
-                    learning_rate=learning_rate * reference_clip_norm / float(c))
+                    learning_rate=learning_rate * reference_clip_norm / float(c),
+                    **({"epsilon": costs[float(z)]} if float(z) in costs else {}))
                for c in clip_grid for z in noise_grid]
     accuracies, fitted = _grid(configs, _seeds(seeds, rng), data, progress,
                                lambda p: f"C = {p['clip_norm']:g}, z = {p['noise_multiplier']:g}",
@@ -291,6 +296,16 @@ def run_clipping_noise_grid(data, *, clip_norms, noise_multipliers, seeds=3, del
     return ClippingNoiseResult(clip_norms=clip_grid, noise_multipliers=noise_grid,
                                accuracies=accuracies.reshape(len(clip_grid), len(noise_grid), -1),
                                epsilons=epsilons, delta=float(delta), params=shared)
+
+
+def _run_cost(params, noise_multiplier, n_train):
+    """Total epsilon of a DP-SGD run with these estimator ``params`` and noise multiplier, by the estimator's
+    own accounting (sampling rate, ``steps_from_epochs``, one :func:`~dpedu.accountants.account` call)."""
+    batch_size = params.get("batch_size")
+    sampling_rate = params["sampling_rate"] if batch_size is None else batch_size / n_train
+    steps = steps_from_epochs(params["epochs"], sampling_rate)
+    ledger = [(gaussian_step_event(noise_multiplier, sampling_rate), steps)]
+    return account(ledger, params["accountant"], delta=params["delta"], strict=True).epsilon
 
 
 class _NoisyGDRun:

@@ -42,7 +42,10 @@ class Condition:
     def __str__(self):
         mark = "holds" if self.holds else "FAILS"
         text = f"[{mark}] {self.name:<28}{self.value:>11.4g}  vs {self.bound:<10.4g}"
-        return text.rstrip() if self.holds else f"{text}-> {self.advice}"
+        if self.holds:
+            return text.rstrip()
+        line = f"{text}-> {self.advice}"                  # the advice on a line of its own if it is long
+        return line if len(line) <= 92 else f"{text.rstrip()}\n{'':10}-> {self.advice}"
 
 
 @dataclass(frozen=True)

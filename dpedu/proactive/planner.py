@@ -121,7 +121,7 @@ class Plan:
             lines.append("  => all hold: the closed form guarantees "
                          f"({self.epsilon:g}, {self.delta:.4g})-DP for this schedule.")
         else:
-            lines.append("  => NOT a guarantee: the closed form proves nothing for this schedule; "
+            lines.append("  => NOT a guarantee: the closed form proves nothing for this schedule;\n    "
                          "trust only the accountants below.")
         if self.accountant_epsilons:
             lines += ["", f"Tight accountants for the same run (z = {self.noise_multiplier:.4f}, q = "
@@ -140,7 +140,7 @@ class Plan:
                     remark += (", " if remark else "") + "see note"
                 lines.append(f"  {name:<11}{eps_text:>9}   {z_text:>16}   {remark}")
             for name, note in self.notes.items():
-                lines += textwrap.wrap(f"note ({name}): {note}", width=110, initial_indent="  ",
+                lines += textwrap.wrap(f"note ({name}): {note}", width=96, initial_indent="  ",
                                        subsequent_indent="    ")
         return "\n".join(lines)
 

@@ -1,0 +1,332 @@
+"""The chapters as a student reads them (static and fast: nothing is executed).
+
+* No answer before its exercise: in the *student* copy of a chapter (``student_notebook``, what
+  ``python -m dpedu strip-solutions`` writes), no cell before an exercise shows the code of what that exercise
+  asks for -- by ``show_source``, ``inspect.getsource``, ``??`` or a link to the source. "What it asks for" is
+  every name the exercise cell defines (``def`` and ``class``), dpedu's own implementation of it (the
+  ``COUNTERPARTS`` below, for exercises that name it differently), and any shown source containing two lines
+  of the reference solution.
+* Every formula in math mode: the markdown of the chapters (their markdown cells) and of ``docs/*.md`` has no
+  raw ``^{``, ``_{``, ``\\frac``, ``\\sum``, ``Σ_``/``Σᵢ`` or unicode subscript/superscript digits outside
+  ``$...$``, ``$$...$$``, inline code and fenced code blocks: those only typeset in math mode.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from dpedu.exercises import BEGIN_SOLUTION, END_SOLUTION, student_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+
+# Exercises whose answer dpedu implements under another name: showing that function before the exercise shows
+# the answer. (Exercises that reuse dpedu's own name are found from the exercise cell itself.)
+COUNTERPARTS = {
+    "1.1": ["dpedu.models.logistic.per_example_loss", "dpedu.models.logistic.loss"],
+    "1.2": ["dpedu.models.logistic.per_example_gradients", "dpedu.models.logistic.gradient"],
+    "1.3": ["dpedu.training.gradient_descent"],
+    "1.4": ["dpedu.models.logistic.accuracy"],
+    "2.3": ["dpedu.mechanisms.laplace_mechanism"],
+    "2.4": ["dpedu.mechanisms.gaussian_noise_multiplier"],
+    "2.5": ["dpedu.training.noisy_gradient_descent", "dpedu.models.logistic.clipped_gradient_sum"],
+    "3.2": ["dpedu.accountants.advanced.advanced_composition"],
+    "4.2": ["dpedu.models.logistic.clipped_gradient_sum"],
+    "4.3": ["dpedu.training.dp_sgd_update", "dpedu.training.sgd.dp_sgd_update"],
+    "4.4": ["dpedu.events.steps_from_epochs"],
+    "5.1": ["dpedu.accountants.moments.event_log_moments"],
+    "6.2": ["dpedu.proactive.minimum_steps"],
+    "6.3": ["dpedu.proactive.proactive_conditions"],
+    "8.1": ["dpedu.audit.epsilon_from_rates"],
+    "8.2": ["dpedu.audit.statistics.clopper_pearson"],
+    "8.3": ["dpedu.audit.epsilon_lower_bound"],
+    "8.5": ["dpedu.audit.epsilon_from_mu"],
+    "8.6": ["dpedu.audit.one_run_epsilon_lower_bound"],
+}
+
+
+def _resolve(dotted):
+    """The object named ``package.module.attr`` (an attribute path after the longest importable module)."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            obj = getattr(obj, name)
+        return obj
+    raise ImportError(dotted)
+
+
+def _exercise_number(cell):
+    grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+    match = re.fullmatch(r"exercise-(\d+)-(\d+)", grade_id)
+    return f"{match[1]}.{match[2]}" if match and cell.metadata["nbgrader"].get("solution") else None
+
+
+def _defined_names(source):
+    return {node.name for node in ast.parse(source).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+
+
+def _solution_lines(source):
+    """The substantial lines of a reference solution (what a reveal would show), whitespace-normalised."""
+    lines, inside = [], False
+    for line in source.split("\n"):
+        if line.strip() == BEGIN_SOLUTION:
+            inside = True
+        elif line.strip() == END_SOLUTION:
+            inside = False
+        elif inside:
+            text = " ".join(line.split())
+            if len(text) >= 20 and not text.startswith(("#", "from ", "import ")):
+                lines.append(text)
+    return lines
+
+
+def _shown_objects(cell, namespace):
+    """[(label, object or None)] of what a code cell displays as source: show_source(x), inspect.getsource(x), x??."""
+    shown = []
+    for line in cell.source.split("\n"):
+        match = re.match(r"^\s*([\w.]+)\s*\?\?\s*$", line)
+        if match:
+            shown.append(match[1])
+    try:
+        tree = ast.parse("\n".join(l for l in cell.source.split("\n") if not l.rstrip().endswith("??")))
+    except SyntaxError:
+        tree = ast.Module(body=[], type_ignores=[])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args:
+            func = ast.unparse(node.func)
+            if func.split(".")[-1] in ("show_source", "getsource", "getsourcelines"):
+                shown.append(ast.unparse(node.args[0]))
+    result = []
+    for label in shown:
+        try:
+            obj = eval(label, namespace)                       # noqa: S307 -- names imported by the chapter
+        except Exception:
+            obj = None
+        result.append((label, obj))
+    return result
+
+
+def _imports(cell, namespace):
+    """Run the cell's top-level imports in ``namespace`` (only imports: nothing else of the chapter runs)."""
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError:
+        return
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            exec(compile(ast.Module(body=[node], type_ignores=[]), "<chapter imports>", "exec"), namespace)
+
+
+_SOURCE_LINK = re.compile(r"\]\((?P<target>[^)\s]*(?:_modules/|/blob/|\.py\b)[^)\s]*)\)")
+
+
+def _linked_text(target):
+    """The text of a linked dpedu source file (``../dpedu/x.py``, ``.../blob/main/dpedu/x.py``,
+    ``_modules/dpedu/x.html``), or "" when it is not one of ours."""
+    for start in (m.start() for m in re.finditer(r"dpedu/", target)):
+        match = re.match(r"(dpedu/[\w/]+)\.(?:py|html)", target[start:])
+        if match and (ROOT / f"{match[1]}.py").is_file():
+            return (ROOT / f"{match[1]}.py").read_text(encoding="utf-8")
+    return ""
+
+
+def reveals(nb):
+    """Every (cell index, exercise, what) where the student copy of ``nb`` shows an answer before its exercise."""
+    student = student_notebook(nb)
+    namespace, shown_before, problems = {}, [], []
+    for index, (cell, reference) in enumerate(zip(student.cells, nb.cells)):
+        number = _exercise_number(reference)
+        if number is not None:
+            asked = _defined_names(reference.source)
+            counterparts = [_resolve(name) for name in COUNTERPARTS.get(number, [])]
+            solution = _solution_lines(reference.source)
+            for where, label, obj, source_file in shown_before:
+                name = getattr(obj, "__name__", label.split(".")[-1])
+                source = ""
+                if obj is not None:
+                    try:
+                        source = " ".join(inspect.getsource(obj).split())
+                    except (TypeError, OSError):
+                        pass
+                same_lines = [line for line in solution if line in source]
+                if obj is None and source_file is not None:      # a link to a source file
+                    linked = [n for n in asked | {c.__name__ for c in counterparts}
+                              if re.search(rf"^\s*def {n}\(", source_file, re.M)]
+                    if linked:
+                        problems.append((where, number, f"{label} (links to the source of {linked[0]})"))
+                elif name in asked or label.split(".")[-1] in asked:
+                    problems.append((where, number, f"{label} (the exercise writes {name})"))
+                elif obj is not None and any(obj is c for c in counterparts):
+                    problems.append((where, number, f"{label} (dpedu's implementation of the answer)"))
+                elif len(same_lines) >= 2:
+                    problems.append((where, number, f"{label} (contains the reference solution: {same_lines[:2]})"))
+        if cell.cell_type == "code":
+            _imports(cell, namespace)
+            shown_before += [(index, label, obj, None) for label, obj in _shown_objects(cell, namespace)]
+        else:
+            for match in _SOURCE_LINK.finditer(cell.source):
+                shown_before.append((index, match["target"], None, _linked_text(match["target"])))
+    return problems
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_answer_is_shown_before_its_exercise(path):
+    problems = reveals(nbformat.read(path, as_version=4))
+    assert not problems, f"{path.name}: answers shown before their exercise (move the cell after it):\n  " + \
+        "\n  ".join(f"cell {where}, before Exercise {number}: {what}" for where, number, what in problems)
+
+
+def test_counterparts_exist():
+    for names in COUNTERPARTS.values():
+        for name in names:
+            assert callable(_resolve(name)), name
+
+
+def _notebook_with(cells):
+    nb = nbformat.v4.new_notebook()
+    for kind, source, meta in cells:
+        cell = (nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell)(source)
+        cell.metadata.update(meta)
+        nb.cells.append(cell)
+    return nb
+
+
+EXERCISE = {"nbgrader": {"solution": True, "grade": False, "grade_id": "exercise-2-2", "locked": False,
+                         "schema_version": 3, "task": False}}
+L2_CLIP_EXERCISE = ("def L2_clip(v, clip_norm):\n    ### BEGIN SOLUTION\n"
+                    "    norms = np.linalg.norm(v, axis=-1, keepdims=True)\n    return v\n    ### END SOLUTION")
+
+
+@pytest.mark.parametrize("reveal", [
+    "from dpedu.notebook import show_source\nimport dpedu as dp\nshow_source(dp.clipping.L2_clip)",
+    "import inspect\nfrom dpedu.clipping import L2_clip as f\nprint(inspect.getsource(f))",
+    "from dpedu.clipping import L2_clip\nL2_clip??",
+])
+def test_a_reveal_before_the_exercise_is_found(reveal):
+    nb = _notebook_with([("code", reveal, {}), ("code", L2_CLIP_EXERCISE, EXERCISE)])
+    assert [(where, number) for where, number, _ in reveals(nb)] == [(0, "2.2")]
+    after = _notebook_with([("code", L2_CLIP_EXERCISE, EXERCISE), ("code", reveal, {})])
+    assert reveals(after) == []                      # after the exercise, "compare with dpedu's version" is fine
+
+
+def test_a_renamed_reveal_is_found_by_its_solution_lines():
+    # the solution's lines are lines of dpedu's L2_clip, so showing L2_clip shows this answer under another name
+    exercise = ("def clip_rows(v, c):\n    ### BEGIN SOLUTION\n    scale, unit, unit_norms = _scaled_rows(v, clip_norm)\n"
+                "    return unit * np.minimum(scale, clip_norm / unit_norms)\n    ### END SOLUTION")
+    shown = "from dpedu.notebook import show_source\nfrom dpedu.clipping import L2_clip\nshow_source(L2_clip)"
+    problems = reveals(_notebook_with([("code", shown, {}), ("code", exercise, EXERCISE)]))
+    assert [(where, number) for where, number, _ in problems] == [(0, "2.2")]
+    assert "contains the reference solution" in problems[0][2]
+
+
+@pytest.mark.parametrize("target", ["../dpedu/clipping.py", "https://github.com/x/dpedu/blob/main/dpedu/clipping.py#L5",
+                                    "../_modules/dpedu/clipping.html"])
+def test_a_link_to_the_source_before_the_exercise_is_found(target):
+    link = _notebook_with([("markdown", f"See [the code]({target}).", {}), ("code", L2_CLIP_EXERCISE, EXERCISE)])
+    assert [(where, number) for where, number, _ in reveals(link)] == [(0, "2.2")]
+    other = _notebook_with([("markdown", "See [the notes](../docs/math.md#5-l2-clipping).", {}),
+                            ("code", L2_CLIP_EXERCISE, EXERCISE)])
+    assert reveals(other) == []
+
+
+# --- every formula in math mode ----------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,}).*?^(?P=indent)(?P=fence)[ \t]*$", re.M | re.S)
+_DISPLAY_MATH = re.compile(r"\$\$.*?\$\$", re.S)
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?:\\.|[^$\\])+?\$", re.S)   # may wrap, within a paragraph
+_CODE_SPAN = re.compile(r"(?P<ticks>`+).+?(?P=ticks)", re.S)
+_MATH_ROLE = re.compile(r"\{math\}`[^`]*`")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)|<https?://[^>]*>|https?://\S+")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_SUPERSCRIPTS_SUBSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁱⁿ₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₒₓₔₕₖₗₘₙₚₛₜᵢⱼᵣᵤᵥ"
+# what only typesets in math mode: TeX commands, ^ and _ scripts, unicode scripts, Σ/∑/∏ with limits
+RAW_MATH = re.compile(
+    r"\\(?:frac|sum|prod|sqrt|ln|log|exp|varepsilon|epsilon|delta|alpha|lambda|sigma|theta|mu|rho|Delta|"
+    r"mathbb|mathcal|mathrm|lVert|left|right|le|ge|cdot|infty|binom|text)\b"
+    rf"|\^|(?<![\w`])[A-Za-zα-ωΑ-Ω′]_\{{?[\w′α-ω]|[\w)\]}}]_\{{|[{_SUPERSCRIPTS_SUBSCRIPTS}]"
+    r"|[Σ∑∏]")
+
+
+def _blank(match):
+    """A removed span keeps its line breaks, so line numbers still count the source's lines."""
+    return " " + "\n" * match.group().count("\n")
+
+
+def _without_indented_code(text):
+    lines, inside = text.split("\n"), False
+    for number, line in enumerate(lines):
+        previous_blank = number == 0 or not lines[number - 1].strip()
+        if line.startswith("    ") and (inside or previous_blank):
+            inside, lines[number] = True, ""
+        elif line.strip():
+            inside = False
+    return "\n".join(lines)
+
+
+def prose(markdown):
+    """The prose of a markdown text: without code blocks, math, code spans, link targets and comments."""
+    text = _COMMENT.sub(_blank, markdown)
+    text = _FENCE.sub(_blank, text)
+    text = _without_indented_code(text)
+    text = _DISPLAY_MATH.sub(_blank, text)
+    text = _MATH_ROLE.sub(_blank, text)
+    text = _CODE_SPAN.sub(_blank, text)
+    text = _INLINE_MATH.sub(lambda m: _blank(m) if "\n\n" not in m.group() else m.group(), text)
+    return _LINK_TARGET.sub("]", text)
+
+
+def raw_math(markdown):
+    """[(line, snippet)] of formulas written outside math mode in ``markdown``."""
+    found = []
+    for number, line in enumerate(prose(markdown).split("\n"), start=1):
+        for match in RAW_MATH.finditer(line):
+            start = max(0, match.start() - 25)
+            found.append((number, line[start: match.end() + 25].strip()))
+    return found
+
+
+def _markdown_sources():
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type == "markdown":
+                yield f"{path.name} cell {index}", cell.source
+    for path in DOCS:
+        yield path.name, path.read_text(encoding="utf-8")
+
+
+MARKDOWN = list(_markdown_sources())
+
+
+@pytest.mark.parametrize("where, text", MARKDOWN, ids=[where for where, _ in MARKDOWN])
+def test_every_formula_is_in_math_mode(where, text):
+    found = raw_math(text)
+    assert not found, f"{where}: formulas outside $...$ (they do not typeset):\n  " + \
+        "\n  ".join(f"line {line}: {snippet}" for line, snippet in found)
+
+
+@pytest.mark.parametrize("text, bad", [
+    ("the loss e^{λc} grows", True), ("ε₁ = ln(1 + q(e^{ε₀} − 1))", True), ("1 − (α/2)^{1/n}", True),
+    ("α(λ) = ln Σ_{j=0}^{λ+1} C(λ+1, j)", True), (r"z = \frac{1}{2}", True), ("δ = 10⁻⁵", True),
+    ("θ_{t−1} and B_t", True), ("σ²", True),
+    ("the loss $e^{\\lambda c}$ grows", False), ("$$\\sum_{j=0}^{n} x_j$$", False),
+    ("`noise_multiplier` and `x**2`", False), ("```python\nx = a_b ** 2  # e^{x}\n```", False),
+    ("[the notes](../docs/math.md#5-l2_clip)", False), ("a (ε, δ)-DP guarantee, ‖x‖ ≤ C", False),
+    ("$a$ and $b_{1}$, then c", False), ("price \\$5 and $x^2$", False),
+    ("text:\n\n    G ← Σ_i L2_clip(x_i)\n    θ ← θ\n\nafter", False), ("a $x +\n y^2$ wraps", False),
+    ("a $x$\n\nnew paragraph e^{x} $y$", True),
+])
+def test_raw_math_finds_formulas_outside_math_mode(text, bad):
+    assert bool(raw_math(text)) is bad, raw_math(text)
