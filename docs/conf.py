@@ -89,10 +89,13 @@ extensions = [
     "sphinx.ext.autosummary",
     "numpydoc",
     "sphinx.ext.mathjax",
-    "sphinx.ext.viewcode",
     "editions",
 ]
 dpedu_edition = os.environ.get("DPEDU_BOOK_EDITION", "student")
+if dpedu_edition == "instructor":
+    # "[source]" pages of the library: dpedu's code answers many exercises (L2_clip, poisson_sample, ...), so the
+    # student edition links to none; the chapters show each listing after its exercise instead
+    extensions.append("sphinx.ext.viewcode")
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "_vendor", "_ext", "_fragments", "**/.ipynb_checkpoints", "README.md"]
 root_doc = "index"

@@ -3,10 +3,10 @@ r"""Student copies of the course notebooks: solutions replaced by a stub, output
 The chapters mark each reference solution the way nbgrader does (``jupyter/nbgrader``,
 ``preprocessors/clearsolutions.py``)::
 
-    def L2_clip(v, clip_norm):
+    def mean_of_squares(x):
         ### BEGIN SOLUTION
-        norm = np.linalg.norm(v, axis=-1, keepdims=True)
-        return v * np.minimum(1.0, clip_norm / np.maximum(norm, 1e-300))
+        x = np.asarray(x, dtype=float)
+        return float(np.mean(x * x))
         ### END SOLUTION
 
 :func:`strip_solutions` replaces everything from ``### BEGIN SOLUTION`` to ``### END SOLUTION`` by

@@ -463,6 +463,13 @@ def test_student_edition_holds_no_solution(site):
     assert not leaks, f"{len(leaks)} solution leaks in the student edition:\n" + "\n".join(leaks[:40])
 
 
+def test_student_edition_links_to_no_library_source(site):
+    """dpedu's own code answers many exercises, so the student edition has no "[source]" pages (the instructor's
+    has them); a chapter shows each listing after its exercise."""
+    assert not (site / "_modules").exists()
+    assert not any("[source]" in _file_text(page) for page in (site / "api").glob("*.html"))
+
+
 def test_student_edition_shows_every_exercise_as_its_stub(site):
     """Each exercise appears as the stub strip-solutions writes, with no output under it or its check."""
     for grade_id, (chapter, _) in _solutions().items():
