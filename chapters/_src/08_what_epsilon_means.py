@@ -234,8 +234,8 @@ axes, bug_violations = plot_tradeoff_panels(bug_curves + [gaussian_curve(bug_mu)
                                             audits=[audit_region(bug, "white-box audit")], figure=fig,
                                             title="planted bug 'noise_reused' (claims z = 5, q = 0.5, T = 8)")
 plt.show()
-print(claimed, f"-> certified mu = {bug_mu:.3f}; the claimed PLD curve at FPR 10%: FNR >= "
-      f"{bug_curves[2].beta_at(0.1):.2f}")
+print("claimed ledger:", claimed)
+print(f"certified mu = {bug_mu:.3f}; the claimed PLD curve at FPR 10%: FNR >= {bug_curves[2].beta_at(0.1):.2f}")
 print("proven violations:", bug_violations)
 
 # %% [markdown]

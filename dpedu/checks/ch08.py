@@ -70,7 +70,7 @@ def check_epsilon_delta_tradeoff(fn):
             expect(not close(out, _pair(alpha, epsilon, 0.0), rtol=1e-6, atol=1e-10) or delta == 0,
                    "delta lowers both lines: 1 - delta - e^eps alpha and e^{-eps}(1 - delta - alpha)")
             raise CheckFailed(f"for alpha={alpha}, epsilon={epsilon}, delta={delta} expected {expected:.6g}; got {out:.6g}")
-    passed("the trade-off curve of one (epsilon, delta) pair: max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a))")
+    passed("the (epsilon, delta) trade-off curve max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a))")
 
 
 @checker
