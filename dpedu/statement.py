@@ -19,6 +19,8 @@ Every number comes from the accountants (:func:`dpedu.accountants.account`,
 from __future__ import annotations
 
 import math
+import re
+import textwrap
 from dataclasses import dataclass, field
 
 from .accountants import account, as_ledger, make_accountant
@@ -85,7 +87,7 @@ class PrivacyStatement:
     notes: tuple = field(default=())
 
     def __str__(self):
-        return "\n".join(_report_lines(self))
+        return "\n".join(folded for line in _report_lines(self) for folded in _fold(line))
 
 
 def _settings(run, clip_norm):
@@ -238,6 +240,15 @@ def _report_lines(s):
     for note in s.notes:
         lines.append(f"  ! {note}")
     return lines
+
+
+def _fold(line, width=100):
+    """One report line folded at ``width`` columns, its continuation lines under the value (or the item's text)."""
+    if len(line) <= width:
+        return [line]
+    label = re.match(r"  (?:[-!] |[^:]+:\s+)", line)
+    indent = " " * (label.end() if label else 2)
+    return textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
 
 
 def _updates(s):

@@ -1,4 +1,4 @@
-"""Empirical privacy auditing (dpedu.audit) and the chapter-8 checks.
+"""Empirical privacy auditing (dpedu.audit) and the chapter-9 checks.
 
 An audit's lower bound above an accountant's upper bound is a bug to find, never a threshold to loosen.
 """
@@ -270,7 +270,7 @@ def test_cli_audit(capsys):
     assert "audit: 20/20" in err
 
 
-# --- chapter 8 checks -----------------------------------------------------------------------------
+# --- chapter 9 checks -----------------------------------------------------------------------------
 
 
 def _stub(*args, **kwargs):
@@ -310,7 +310,7 @@ CHECKS = [
 
 
 @pytest.mark.parametrize("check, reference, wrong, hint", CHECKS, ids=lambda v: getattr(v, "__name__", ""))
-def test_chapter8_checks(check, reference, wrong, hint, capsys):
+def test_chapter9_checks(check, reference, wrong, hint, capsys):
     check(reference)
     assert capsys.readouterr().out.startswith("passed")
     with pytest.raises(AssertionError, match="not written yet"):
@@ -319,7 +319,7 @@ def test_chapter8_checks(check, reference, wrong, hint, capsys):
         check(wrong)
 
 
-def test_chapter8_check_hints_for_other_mistakes():
+def test_chapter9_check_hints_for_other_mistakes():
     with pytest.raises(AssertionError, match="clamp at 0"):
         checks.check_epsilon_from_rates(lambda f, n, d: max(math.log((1 - d - f) / n), math.log((1 - d - n) / f)))
     with pytest.raises(AssertionError, match="subtract delta"):

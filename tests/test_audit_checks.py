@@ -1,4 +1,4 @@
-"""The chapter-8 checks of dpedu.checks.ch08 have teeth: right answers pass, stubs and wrong ones fail."""
+"""The chapter-9 checks of dpedu.checks.ch09 have teeth: right answers pass, stubs and wrong ones fail."""
 
 from __future__ import annotations
 

@@ -45,11 +45,11 @@ COUNTERPARTS = {
     "5.1": ["dpedu.accountants.moments.event_log_moments"],
     "6.2": ["dpedu.proactive.minimum_steps"],
     "6.3": ["dpedu.proactive.proactive_conditions"],
-    "8.1": ["dpedu.audit.epsilon_from_rates"],
-    "8.2": ["dpedu.audit.statistics.clopper_pearson"],
-    "8.3": ["dpedu.audit.epsilon_lower_bound"],
-    "8.5": ["dpedu.audit.epsilon_from_mu"],
-    "8.6": ["dpedu.audit.one_run_epsilon_lower_bound"],
+    "9.1": ["dpedu.audit.epsilon_from_rates"],
+    "9.2": ["dpedu.audit.statistics.clopper_pearson"],
+    "9.3": ["dpedu.audit.epsilon_lower_bound"],
+    "9.5": ["dpedu.audit.epsilon_from_mu"],
+    "9.6": ["dpedu.audit.one_run_epsilon_lower_bound"],
 }
 
 

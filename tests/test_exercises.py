@@ -452,6 +452,37 @@ case("check_smallest_epsilon_reaching",
 # --- chapter 8 -------------------------------------------------------------------------------------------------
 
 
+def _g(alpha, mu):
+    from scipy.stats import norm
+
+    return float(norm.cdf(norm.ppf(1 - alpha) - mu))
+
+
+def _f(alpha, epsilon, delta):
+    return max(0.0, 1 - delta - math.exp(epsilon) * alpha, math.exp(-epsilon) * (1 - delta - alpha))
+
+
+case("check_gaussian_tradeoff",
+     _g,
+     ("TPR", lambda alpha, mu: 1 - _g(alpha, mu), "true-positive rate 1 - beta"),
+     ("quantile", lambda alpha, mu: _g(1 - alpha, mu), "Phi^{-1}(1 - alpha), not Phi^{-1}(alpha)"),
+     ("sign", lambda alpha, mu: _g(alpha, -mu), "sign"))
+
+case("check_epsilon_delta_tradeoff",
+     _f,
+     ("steep only", lambda a, e, d: max(0.0, 1 - d - math.exp(e) * a), "the mirrored line"),
+     ("no zero", lambda a, e, d: max(1 - d - math.exp(e) * a, math.exp(-e) * (1 - d - a)), "never negative"),
+     ("no delta", lambda a, e, d: _f(a, e, 0.0), "delta lowers both lines"))
+
+case("check_best_tpr",
+     lambda E, D, fpr: 1 - max(_f(fpr, e, d) for e, d in zip(E, D)),
+     ("beta", lambda E, D, fpr: max(_f(fpr, e, d) for e, d in zip(E, D)), "best TPR is 1 - beta"),
+     ("min", lambda E, D, fpr: 1 - min(_f(fpr, e, d) for e, d in zip(E, D)), "the LARGEST"))
+
+
+# --- chapter 9 -------------------------------------------------------------------------------------------------
+
+
 def _rates_epsilon(fpr, fnr, delta, *, clamp=True, both=True, subtract_delta=True):
     d = delta if subtract_delta else 0.0
     pairs = ((fpr, fnr), (fnr, fpr)) if both else ((fpr, fnr),)
@@ -556,37 +587,6 @@ def _one_run(r, v, c, *, strict=False):
 case("check_one_run_bound",
      _one_run,
      ("P[V > v]", lambda r, v, c: _one_run(r, v, c, strict=True), "binom.sf(v - 1, r, p)"))
-
-
-# --- chapter 9 -------------------------------------------------------------------------------------------------
-
-
-def _g(alpha, mu):
-    from scipy.stats import norm
-
-    return float(norm.cdf(norm.ppf(1 - alpha) - mu))
-
-
-def _f(alpha, epsilon, delta):
-    return max(0.0, 1 - delta - math.exp(epsilon) * alpha, math.exp(-epsilon) * (1 - delta - alpha))
-
-
-case("check_gaussian_tradeoff",
-     _g,
-     ("TPR", lambda alpha, mu: 1 - _g(alpha, mu), "true-positive rate 1 - beta"),
-     ("quantile", lambda alpha, mu: _g(1 - alpha, mu), "Phi^{-1}(1 - alpha), not Phi^{-1}(alpha)"),
-     ("sign", lambda alpha, mu: _g(alpha, -mu), "sign"))
-
-case("check_epsilon_delta_tradeoff",
-     _f,
-     ("steep only", lambda a, e, d: max(0.0, 1 - d - math.exp(e) * a), "the mirrored line"),
-     ("no zero", lambda a, e, d: max(1 - d - math.exp(e) * a, math.exp(-e) * (1 - d - a)), "never negative"),
-     ("no delta", lambda a, e, d: _f(a, e, 0.0), "delta lowers both lines"))
-
-case("check_best_tpr",
-     lambda E, D, fpr: 1 - max(_f(fpr, e, d) for e, d in zip(E, D)),
-     ("beta", lambda E, D, fpr: max(_f(fpr, e, d) for e, d in zip(E, D)), "best TPR is 1 - beta"),
-     ("min", lambda E, D, fpr: 1 - min(_f(fpr, e, d) for e, d in zip(E, D)), "the LARGEST"))
 
 
 # --- the tests -------------------------------------------------------------------------------------------------

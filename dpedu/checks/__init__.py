@@ -24,9 +24,10 @@ One module per chapter (``dpedu.checks.ch01`` ... ``ch09``), sharing the machine
           :func:`check_closed_form_applies`
 7         :func:`check_noise_std_of_average`, :func:`check_tuning_epsilon`,
           :func:`check_smallest_epsilon_reaching`
-8         :func:`check_epsilon_from_rates`, :func:`check_clopper_pearson_upper`,
-          :func:`check_audit_lower_bound`
-9         :func:`check_gaussian_tradeoff`, :func:`check_epsilon_delta_tradeoff`, :func:`check_best_tpr`
+8         :func:`check_gaussian_tradeoff`, :func:`check_epsilon_delta_tradeoff`, :func:`check_best_tpr`
+9         :func:`check_epsilon_from_rates`, :func:`check_clopper_pearson_upper`,
+          :func:`check_audit_lower_bound`, :func:`check_gaussian_shift_lower_bound`,
+          :func:`check_epsilon_from_gdp`, :func:`check_one_run_bound`
 ========  =========================================================================================
 
 >>> import numpy as np
@@ -84,7 +85,8 @@ from .ch07 import (
                    check_smallest_epsilon_reaching,
                    check_tuning_epsilon,
 )
-from .ch08 import (
+from .ch08 import check_best_tpr, check_epsilon_delta_tradeoff, check_gaussian_tradeoff
+from .ch09 import (
                    check_audit_lower_bound,
                    check_epsilon_from_gdp,
                    check_gaussian_shift_lower_bound,
@@ -92,7 +94,6 @@ from .ch08 import (
                    check_clopper_pearson_upper,
                    check_epsilon_from_rates,
 )
-from .ch09 import check_best_tpr, check_epsilon_delta_tradeoff, check_gaussian_tradeoff
 
 __all__ = [
     "CheckFailed",
@@ -122,13 +123,13 @@ __all__ = [
     "check_noise_std_of_average",
     "check_tuning_epsilon",
     "check_smallest_epsilon_reaching",
+    "check_gaussian_tradeoff",
+    "check_epsilon_delta_tradeoff",
+    "check_best_tpr",
     "check_epsilon_from_rates",
     "check_clopper_pearson_upper",
     "check_audit_lower_bound",
     "check_gaussian_shift_lower_bound",
     "check_epsilon_from_gdp",
     "check_one_run_bound",
-    "check_gaussian_tradeoff",
-    "check_epsilon_delta_tradeoff",
-    "check_best_tpr",
 ]

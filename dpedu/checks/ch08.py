@@ -1,4 +1,4 @@
-"""Checks for the exercises of chapter 8: auditing.
+"""Checks for the exercises of chapter 8: what epsilon means (trade-off curves, docs/math.md §21).
 
 Each ``check_*`` prints ``passed: ...`` or raises :class:`~dpedu.notebook.CheckFailed` with a teaching hint
 (see :mod:`dpedu.checks`).
@@ -9,179 +9,91 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
-
-from ..audit import epsilon_from_mu, one_run_epsilon_lower_bound
+from scipy.special import ndtr, ndtri
 
 from .common import CheckFailed, call, checker, close, expect, passed, scalar
 
-__all__ = ['check_epsilon_from_rates', 'check_clopper_pearson_upper', 'check_audit_lower_bound',
-           'check_gaussian_shift_lower_bound', 'check_epsilon_from_gdp', 'check_one_run_bound']
+__all__ = ["check_gaussian_tradeoff", "check_epsilon_delta_tradeoff", "check_best_tpr"]
+
+_ALPHAS = (0.001, 0.01, 0.05, 0.2, 0.5, 0.9)
 
 
-def _rates_epsilon(fpr, fnr, delta):
-    """max(0, ln((1-delta-fpr)/fnr), ln((1-delta-fnr)/fpr)) for positive rates (Kairouz, Oh, Viswanath 2015)."""
-    terms = [0.0]
-    for a, b in ((fpr, fnr), (fnr, fpr)):
-        if 1.0 - delta - a > 0:
-            terms.append(math.log((1.0 - delta - a) / b))
-    return max(terms)
+def _gaussian(alpha, mu):
+    return float(ndtr(ndtri(1.0 - alpha) - mu))
 
 
-@checker
-def check_epsilon_from_rates(fn):
-    r"""``fn(fpr, fnr, delta)``: the smallest epsilon an (epsilon, delta)-DP mechanism needs to allow a test with
-    these (positive) rates, :math:`\max(0, \ln\frac{1-\delta-\mathrm{FPR}}{\mathrm{FNR}},
-    \ln\frac{1-\delta-\mathrm{FNR}}{\mathrm{FPR}})`."""
-    cases = [(0.3, 0.05, 1e-5), (0.05, 0.3, 1e-5), (0.01, 0.5, 0.0), (0.2, 0.02, 0.1), (0.6, 0.6, 0.0),
-             (0.45, 0.5, 0.01)]
-    for fpr, fnr, delta in cases:
-        out = scalar(call(fn, fpr, fnr, delta), "epsilon")
-        expected = _rates_epsilon(fpr, fnr, delta)
-        if close(out, expected, rtol=1e-9):
-            continue
-        one_way = [math.log((1.0 - delta - a) / b) for a, b in ((fpr, fnr), (fnr, fpr))]
-        expect(not any(close(out, v, rtol=1e-9) for v in one_way if v > 0),
-                f"at FPR = {fpr}, FNR = {fnr} the other inequality is the binding one: DP constrains both "
-                "FPR + e^eps FNR >= 1 - delta and FNR + e^eps FPR >= 1 - delta (the test can be flipped), so take "
-                "the max of the two logarithms")
-        expect(not (expected == 0.0 and out < 0), "a test no better than guessing proves nothing: clamp at 0 "
-                                                   "(epsilon is never negative)")
-        expect(not close(out, _rates_epsilon(fpr, fnr, 0.0), rtol=1e-9),
-                f"with delta = {delta} you must subtract delta: (1 - delta - FPR) / FNR; delta is the probability "
-                "the guarantee may fail, so it buys the attacker that much")
-        raise CheckFailed(f"for FPR = {fpr}, FNR = {fnr}, delta = {delta} expected {expected:.6f}; got {out:.6f}")
-    passed("epsilon from the false-positive and false-negative rates (both directions, clamped at 0)")
+def _pair(alpha, epsilon, delta):
+    return max(0.0, 1.0 - delta - math.exp(epsilon) * alpha, math.exp(-epsilon) * (1.0 - delta - alpha))
 
 
 @checker
-def check_clopper_pearson_upper(fn):
-    r"""``fn(k, n, confidence)``: the one-sided Clopper-Pearson upper bound on a binomial proportion,
-    ``scipy.stats.beta.ppf(confidence, k + 1, n - k)`` (and 1 when k = n)."""
-    from scipy.stats import beta
-
-    def reference(k, n, confidence):
-        return 1.0 if k == n else float(beta.ppf(confidence, k + 1, n - k))
-
-    for k, n, confidence in ((3, 20, 0.95), (0, 10, 0.95), (5, 10, 0.95), (40, 400, 0.99), (7, 7, 0.9)):
-        out = scalar(call(fn, k, n, confidence), "the upper bound")
-        expected = reference(k, n, confidence)
-        if close(out, expected, rtol=1e-7):
-            continue
-        expect(not (k == n and not np.isfinite(out)),
-                "when every trial succeeded (k = n) the upper bound is 1: beta.ppf with b = n - k = 0 is not defined")
-        if k < n:
-            expect(not close(out, float(beta.ppf(1 - (1 - confidence) / 2, k + 1, n - k)), rtol=1e-7),
-                    "that is the upper end of the TWO-sided interval (alpha/2 in each tail); the audit needs a "
-                    "one-sided bound: beta.ppf(confidence, k + 1, n - k)")
-            expect(not close(out, float(beta.ppf(confidence, k, n - k + 1)), rtol=1e-7) or k == 0,
-                    "the upper bound uses Beta(k + 1, n - k); Beta(k, n - k + 1) belongs to the lower bound")
-        p_hat = k / n
-        wald = p_hat + 1.6448536269514722 * math.sqrt(p_hat * (1 - p_hat) / n)
-        expect(not close(out, wald, rtol=1e-3) and not (k == 0 and out == 0),
-                "the normal-approximation (Wald) interval collapses to 0 when k = 0, exactly the case an audit "
-                "cares about; use the exact Beta quantile (Clopper & Pearson 1934)")
-        raise CheckFailed(f"for k = {k}, n = {n}, confidence {confidence} expected {expected:.6f}; got {out:.6f}")
-    passed("one-sided Clopper-Pearson upper bounds (exact Beta quantiles)")
+def check_gaussian_tradeoff(fn):
+    r"""``fn(alpha, mu)``: the mu-GDP trade-off curve :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)`."""
+    for mu in (0.5, 1.0, 3.0):
+        for alpha in _ALPHAS:
+            out = scalar(call(fn, alpha, mu), "beta")
+            expected = _gaussian(alpha, mu)
+            if close(out, expected, rtol=1e-6, atol=1e-9):
+                continue
+            expect(not close(out, 1.0 - expected, rtol=1e-6, atol=1e-9),
+                   "you returned the attacker's true-positive rate 1 - beta; the curve is the false-NEGATIVE rate beta")
+            expect(not close(out, float(ndtr(ndtri(alpha) - mu)), rtol=1e-6, atol=1e-9),
+                   "the threshold of a test with FPR alpha is the (1 - alpha) quantile of N(0, 1): Phi^{-1}(1 - alpha), "
+                   "not Phi^{-1}(alpha)")
+            expect(not close(out, float(ndtr(ndtri(1.0 - alpha) + mu)), rtol=1e-6, atol=1e-9),
+                   "sign: under the alternative N(mu, 1) the threshold sits mu LOWER, so beta = Phi(Phi^{-1}(1 - alpha) - mu)")
+            raise CheckFailed(f"for alpha={alpha}, mu={mu} expected beta = {expected:.6g}; got {out:.6g}")
+    expect(close(scalar(call(fn, 0.3, 0.0), "beta"), 0.7), "with mu = 0 no test beats guessing: beta = 1 - alpha")
+    passed("the Gaussian trade-off curve G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu)")
 
 
 @checker
-def check_audit_lower_bound(fn):
-    r"""``fn(false_positives, n_out, false_negatives, n_in, delta, confidence)``: the audit's lower bound on
-    epsilon, valid with probability ``confidence``: Clopper-Pearson upper bounds on FPR and FNR, each at level
-    1 - (1 - confidence)/2 (both must hold at once), put into the epsilon-from-rates formula."""
-    from ..audit import clopper_pearson, epsilon_from_rates, epsilon_lower_bound
-
-    def variant(fp, n_out, fn_, n_in, delta, level):
-        return epsilon_from_rates(clopper_pearson(fp, n_out, confidence=level),
-                                  clopper_pearson(fn_, n_in, confidence=level), delta=delta)
-
-    for fp, n_out, fn_, n_in, delta, confidence in ((3, 500, 120, 500, 1e-5, 0.95), (0, 200, 0, 200, 1e-5, 0.95),
-                                                    (10, 300, 5, 300, 1e-3, 0.9), (150, 300, 140, 300, 1e-5, 0.95)):
-        out = scalar(call(fn, fp, n_out, fn_, n_in, delta, confidence), "epsilon")
-        expected = epsilon_lower_bound(false_positives=fp, n_out=n_out, false_negatives=fn_, n_in=n_in, delta=delta,
-                                       confidence=confidence)
-        if close(out, expected, rtol=1e-7):
-            continue
-        expect(not close(out, variant(fp, n_out, fn_, n_in, delta, confidence), rtol=1e-7),
-                "both upper bounds must hold at the same time, so each gets half the error probability "
-                "(Bonferroni): compute them at confidence 1 - (1 - confidence) / 2")
-        if fp > 0 and fn_ > 0:
-            point = _rates_epsilon(fp / n_out, fn_ / n_in, delta)
-            expect(not close(out, point, rtol=1e-7),
-                    "you used the observed rates; they are estimates and could be lucky. Replace each by its "
-                    "Clopper-Pearson UPPER bound, which makes epsilon smaller: a lower bound must err low")
-        expect(not (fp == 0 and fn_ == 0 and not np.isfinite(out)),
-                "zero observed errors must not give epsilon = inf: with finitely many runs the upper bounds on the "
-                "rates are positive (about ln(2/alpha)/n)")
-        raise CheckFailed(f"for FP = {fp}/{n_out}, FN = {fn_}/{n_in}, delta = {delta}, confidence {confidence} "
-                             f"expected {expected:.6f}; got {out:.6f}")
-    passed("an audit lower bound that holds with the stated confidence")
-
-
-# --- white-box and one-run audits ---------------------------------------------------------------
-
-@checker
-def check_gaussian_shift_lower_bound(fn):
-    r"""``fn(mean_in, mean_out, sigma, n_in, n_out, confidence)``: one-sided lower confidence bound on
-    :math:`\mu = (m_{in} - m_{out})/\sigma` from two sample means of Gaussian run statistics with known sigma,
-    :math:`(\bar s_{in} - \bar s_{out})/\sigma - z_{c}\sqrt{1/n_{in} + 1/n_{out}}`, :math:`z_c = \Phi^{-1}(c)`."""
-    for mean_in, mean_out, sigma, n_in, n_out, confidence in ((4.1, 0.05, 2.4, 500, 500, 0.95),
-                                                             (1.0, -0.2, 3.0, 200, 800, 0.99),
-                                                             (0.3, 0.0, 1.0, 50, 50, 0.9)):
-        out = scalar(call(fn, mean_in, mean_out, sigma, n_in, n_out, confidence), "your answer")
-        shift = (mean_in - mean_out) / sigma
-        se = math.sqrt(1 / n_in + 1 / n_out)
-        expected = shift - stats.norm.ppf(confidence) * se
-        if close(out, expected):
-            continue
-        expect(not close(out, shift - stats.norm.ppf(1 - (1 - confidence) / 2) * se),
-                "that is the lower end of a TWO-sided interval; a lower bound needs only the one-sided quantile "
-                "norm.ppf(confidence)")
-        expect(not close(out, shift), "the estimated shift alone is a point estimate: subtract its uncertainty "
-                                        "(z times the standard error) so the bound errs low")
-        expect(not close(out, shift - stats.norm.ppf(confidence) * math.sqrt(1 / n_in)),
-                "the difference of two means has variance sigma^2 (1/n_in + 1/n_out): both samples are noisy")
-        expect(not close(out, (mean_in - mean_out) - stats.norm.ppf(confidence) * se * sigma),
-                "mu is the shift in units of sigma: divide the difference of the means by sigma")
-        raise CheckFailed(f"for means {mean_in}, {mean_out}, sigma {sigma}, n = {n_in}, {n_out}, confidence "
-                             f"{confidence} expected {expected:.6f}; got {out:.6f}")
-    passed("a one-sided lower confidence bound on the Gaussian shift mu")
+def check_epsilon_delta_tradeoff(fn):
+    r"""``fn(alpha, epsilon, delta)``: :math:`f_{\varepsilon,\delta}(\alpha)=\max(0, 1-\delta-e^{\varepsilon}\alpha,
+    e^{-\varepsilon}(1-\delta-\alpha))` (Dong, Roth & Su 2022, Prop. 2.5)."""
+    for epsilon, delta in ((1.0, 0.0), (0.5, 1e-3), (2.0, 0.05)):
+        for alpha in _ALPHAS + (0.999,):
+            out = scalar(call(fn, alpha, epsilon, delta), "beta")
+            expected = _pair(alpha, epsilon, delta)
+            if close(out, expected, rtol=1e-6, atol=1e-10):
+                continue
+            steep = 1.0 - delta - math.exp(epsilon) * alpha
+            flat = math.exp(-epsilon) * (1.0 - delta - alpha)
+            expect(not close(out, max(0.0, steep), rtol=1e-6, atol=1e-10),
+                   "only the steep line 1 - delta - e^eps alpha: DP holds for both orders of D and D', so the mirrored "
+                   "line e^{-eps} (1 - delta - alpha) is a floor too (it wins at large alpha); take the max of both")
+            expect(not close(out, max(0.0, flat), rtol=1e-6, atol=1e-10),
+                   "only the flat line e^{-eps}(1 - delta - alpha): the steep line 1 - delta - e^eps alpha wins at small "
+                   "alpha; take the max of both")
+            expect(not close(out, max(steep, flat), rtol=1e-6, atol=1e-10), "an error rate is never negative: "
+                                                                               "take the max with 0 as well")
+            expect(not close(out, _pair(alpha, epsilon, 0.0), rtol=1e-6, atol=1e-10) or delta == 0,
+                   "delta lowers both lines: 1 - delta - e^eps alpha and e^{-eps}(1 - delta - alpha)")
+            raise CheckFailed(f"for alpha={alpha}, epsilon={epsilon}, delta={delta} expected {expected:.6g}; got {out:.6g}")
+    passed("the (epsilon, delta) trade-off curve max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a))")
 
 
 @checker
-def check_epsilon_from_gdp(fn):
-    r"""``fn(mu, delta)``: the epsilon at ``delta`` of a mu-GDP pair, the smallest epsilon with
-    :math:`\Phi(-\varepsilon/\mu + \mu/2) - e^{\varepsilon}\Phi(-\varepsilon/\mu - \mu/2) \le \delta`."""
-    for mu, delta in ((2.0, 1e-5), (0.5, 1e-5), (1.0, 1e-3), (0.27, 1e-5)):
-        out = scalar(call(fn, mu, delta), "your answer")
-        expected = epsilon_from_mu(mu, delta=delta)
-        if close(out, expected, rtol=1e-4, atol=1e-9):
-            continue
-        classic = mu * math.sqrt(2 * math.log(1.25 / delta))
-        expect(not close(out, classic, rtol=1e-4, atol=1e-9),
-                "that is the classic calibration sqrt(2 ln(1.25/delta)) / z solved for epsilon: an upper bound, "
-                "loose, and valid only for epsilon < 1. Invert the exact Gaussian delta(epsilon) by bisection")
-        expect(not close(out, epsilon_from_mu(mu / math.sqrt(2), delta=delta), rtol=1e-4),
-                "mu is the shift over sigma, not over sigma * sqrt(2)")
-        raise CheckFailed(f"for mu = {mu}, delta = {delta} expected {expected:.6f}; got {out:.6f}")
-    passed("epsilon of mu-GDP at delta, from the exact Gaussian curve")
+def check_best_tpr(fn):
+    r"""``fn(epsilons, deltas, fpr)``: the best attack's TPR at ``fpr`` that a privacy profile allows,
+    :math:`1 - \max_j f_{\varepsilon_j,\delta_j}(\mathrm{fpr})` (docs/math.md §21.3)."""
+    from ..accountants import SubsampledGaussianEvent, make_accountant
 
-
-@checker
-def check_one_run_bound(fn):
-    r"""``fn(r, v, confidence)``: Steinke et al.'s one-run lower bound for delta = 0, the epsilon where
-    :math:`P[\mathrm{Bin}(r, e^\varepsilon/(1+e^\varepsilon)) \ge v] = 1 - \text{confidence}` (0 if v is not
-    significant even at epsilon = 0)."""
-    for r, v, confidence in ((100, 80, 0.95), (200, 190, 0.95), (50, 30, 0.9), (100, 52, 0.95)):
-        out = scalar(call(fn, r, v, confidence), "your answer")
-        expected = one_run_epsilon_lower_bound(m=max(r, 1), r=r, v=v, delta=0.0, confidence=confidence)
-        if close(out, expected, rtol=1e-3, atol=1e-9) or (expected == 0 and abs(out) < 1e-6):
-            continue
-        off_by_one = one_run_epsilon_lower_bound(m=r, r=r, v=min(v + 1, r), delta=0.0, confidence=confidence)
-        expect(not close(out, off_by_one, rtol=1e-3, atol=1e-9),
-                "P[V >= v] is binom.sf(v - 1, r, p), not binom.sf(v, r, p) (that is P[V > v])")
-        expect(not (expected == 0 and out < 0), "epsilon is never negative: return 0 when v is not significant")
-        raise CheckFailed(f"for r = {r} guesses, v = {v} right, confidence {confidence} expected {expected:.6f}; "
-                             f"got {out:.6f}")
-    passed("the one-run lower bound (a binomial test against randomized response)")
+    epsilons = np.linspace(0.05, 8.0, 160)
+    for z, q, steps in ((4.0, 0.01, 10_000), (1.0, 0.05, 1_000)):
+        deltas = make_accountant("pld").compose(SubsampledGaussianEvent(z, q), steps).get_delta(epsilons)
+        for fpr in (0.001, 0.01, 0.1):
+            out = scalar(call(fn, epsilons.copy(), deltas.copy(), fpr), "the TPR")
+            floors = np.array([_pair(fpr, e, d) for e, d in zip(epsilons, deltas)])
+            expected = 1.0 - floors.max()
+            if close(out, expected, rtol=1e-6, atol=1e-9):
+                continue
+            expect(not close(out, floors.max(), rtol=1e-6, atol=1e-9),
+                   "you returned the floor beta on the FNR; the attacker's best TPR is 1 - beta")
+            expect(not close(out, 1.0 - floors.min(), rtol=1e-6, atol=1e-9),
+                   "every (eps_j, delta_j) pair is a valid floor: the best floor is the LARGEST (max over j), so the "
+                   "best TPR is 1 - max_j f_j")
+            expect(not close(out, 1.0 - floors[np.argmin(np.abs(epsilons - 1.0))], rtol=1e-6, atol=1e-9),
+                   "one pair (near eps = 1) gives a valid floor but not the best one: take the max over all pairs")
+            raise CheckFailed(f"for z={z}, q={q}, T={steps}, fpr={fpr} expected TPR {expected:.6g}; got {out:.6g}")
+    passed("the attacker's best TPR at a fixed FPR, read off a privacy profile")

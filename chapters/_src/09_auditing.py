@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Chapter 8 — Auditing: does the guarantee hold?
+# # Chapter 9 — Auditing: does the guarantee hold?
 #
 # > **Learning objectives**
 # >
@@ -95,7 +95,8 @@ plt.show()
 #
 # $$\varepsilon \ \ge\ \max\Big(\ln\frac{1-\delta-\mathrm{FPR}}{\mathrm{FNR}},\ \ln\frac{1-\delta-\mathrm{FNR}}{\mathrm{FPR}}\Big).$$
 #
-# The figure shows which (FPR, FNR) pairs each ε allows: the attacker lives above the curve.
+# The figure shows which (FPR, FNR) pairs each ε allows: the attacker lives above the curve, chapter 8's
+# trade-off curve $f_{\varepsilon, \delta}$ of one $(\varepsilon, \delta)$ pair.
 
 # %%
 fig, ax = plt.subplots(figsize=(5.2, 5))
@@ -124,7 +125,7 @@ print(f"FPR 0.01 with FNR 0.5 proves eps >= {audit.epsilon_from_rates(0.01, 0.5,
 # each gets α/2 (Bonferroni). With zero errors the bound is $1 - (\alpha/2)^{1/n} \approx \ln(2/\alpha)/n$: even a perfect
 # attack proves at most about ln(n / ln(2/α)) — more trainings, sharper audits.
 #
-# dpedu's `audit.epsilon_lower_bound` combines the two Clopper–Pearson bounds (you write it in Exercise 8.3):
+# dpedu's `audit.epsilon_lower_bound` combines the two Clopper–Pearson bounds (you write it in Exercise 9.3):
 
 # %%
 for n in (100, 1000, 10_000):
@@ -312,24 +313,24 @@ for bug, why in audit.BUGS.items():
 # %% [markdown]
 # ## Exercises
 #
-# **Exercise 8.1 — ε from error rates.** Write `epsilon_from_rates(fpr, fnr, delta)`: the smallest ε ≥ 0 for
+# **Exercise 9.1 — ε from error rates.** Write `epsilon_from_rates(fpr, fnr, delta)`: the smallest ε ≥ 0 for
 # which an (ε, δ)-DP mechanism allows a test with these (positive) rates. Remember both inequalities.
 
-# %% exercise=8.1
+# %% exercise=9.1
 def epsilon_from_rates(fpr, fnr, delta):
     ### BEGIN SOLUTION
     return max(0.0, math.log((1 - delta - fpr) / fnr) if 1 - delta - fpr > 0 else 0.0,
                math.log((1 - delta - fnr) / fpr) if 1 - delta - fnr > 0 else 0.0)
     ### END SOLUTION
 
-# %% check=8.1
+# %% check=9.1
 checks.check_epsilon_from_rates(epsilon_from_rates)
 
 # %% [markdown]
-# **Exercise 8.2 — Clopper–Pearson.** Write `clopper_pearson_upper(k, n, confidence)`: the one-sided upper
+# **Exercise 9.2 — Clopper–Pearson.** Write `clopper_pearson_upper(k, n, confidence)`: the one-sided upper
 # confidence bound on a proportion after k successes in n trials. Use `scipy.stats.beta.ppf`.
 
-# %% exercise=8.2
+# %% exercise=9.2
 from scipy.stats import beta
 
 def clopper_pearson_upper(k, n, confidence):
@@ -339,15 +340,15 @@ def clopper_pearson_upper(k, n, confidence):
     return float(beta.ppf(confidence, k + 1, n - k))
     ### END SOLUTION
 
-# %% check=8.2
+# %% check=9.2
 checks.check_clopper_pearson_upper(clopper_pearson_upper)
 
 # %% [markdown]
-# **Exercise 8.3 — the audit's lower bound.** Write `audit_lower_bound(false_positives, n_out, false_negatives,
+# **Exercise 9.3 — the audit's lower bound.** Write `audit_lower_bound(false_positives, n_out, false_negatives,
 # n_in, delta, confidence)`: a lower bound on ε that holds with probability at least `confidence`. Both rate
 # bounds must hold at the same time.
 
-# %% exercise=8.3
+# %% exercise=9.3
 def audit_lower_bound(false_positives, n_out, false_negatives, n_in, delta, confidence):
     ### BEGIN SOLUTION
     level = 1 - (1 - confidence) / 2               # Bonferroni: alpha/2 for each of the two rates
@@ -362,7 +363,7 @@ def audit_lower_bound(false_positives, n_out, false_negatives, n_in, delta, conf
     return max(terms)
     ### END SOLUTION
 
-# %% check=8.3
+# %% check=9.3
 checks.check_audit_lower_bound(audit_lower_bound)
 
 # %% [markdown]
@@ -372,12 +373,12 @@ checks.check_audit_lower_bound(audit_lower_bound)
 show_source(audit.epsilon_lower_bound)
 
 # %% [markdown]
-# **Exercise 8.4 — a lower bound on the shift.** Each run's statistic is Gaussian with known standard
+# **Exercise 9.4 — a lower bound on the shift.** Each run's statistic is Gaussian with known standard
 # deviation σ: mean $m_{\text{in}}$ with the canary, $m_{\text{out}}$ without. Write `shift_lower_bound(mean_in, mean_out, sigma,
 # n_in, n_out, confidence)`: a one-sided lower confidence bound on $\mu = (m_{\text{in}} - m_{\text{out}})/\sigma$ from the two sample
 # means of `n_in` and `n_out` runs.
 
-# %% exercise=8.4
+# %% exercise=9.4
 from scipy.stats import norm
 
 def shift_lower_bound(mean_in, mean_out, sigma, n_in, n_out, confidence):
@@ -385,14 +386,14 @@ def shift_lower_bound(mean_in, mean_out, sigma, n_in, n_out, confidence):
     return (mean_in - mean_out) / sigma - norm.ppf(confidence) * math.sqrt(1 / n_in + 1 / n_out)
     ### END SOLUTION
 
-# %% check=8.4
+# %% check=9.4
 checks.check_gaussian_shift_lower_bound(shift_lower_bound)
 
 # %% [markdown]
-# **Exercise 8.5 — from μ to ε.** Write `epsilon_from_gdp(mu, delta)`: the smallest ε with
+# **Exercise 9.5 — from μ to ε.** Write `epsilon_from_gdp(mu, delta)`: the smallest ε with
 # $\Phi(-\varepsilon/\mu + \mu/2) - e^\varepsilon\cdot\Phi(-\varepsilon/\mu - \mu/2) \le \delta$ (the left side decreases in ε; bisect).
 
-# %% exercise=8.5
+# %% exercise=9.5
 def epsilon_from_gdp(mu, delta):
     ### BEGIN SOLUTION
     def delta_of(eps):
@@ -406,15 +407,15 @@ def epsilon_from_gdp(mu, delta):
     return hi
     ### END SOLUTION
 
-# %% check=8.5
+# %% check=9.5
 checks.check_epsilon_from_gdp(epsilon_from_gdp)
 
 # %% [markdown]
-# **Exercise 8.6 — the one-run bound.** With δ = 0, write `one_run_bound(r, v, confidence)`: the ε at which
+# **Exercise 9.6 — the one-run bound.** With δ = 0, write `one_run_bound(r, v, confidence)`: the ε at which
 # $P[\mathrm{Bin}(r, e^\varepsilon/(1+e^\varepsilon)) \ge v]$ equals 1 − confidence, or 0 if v correct guesses out of r are not significant
 # even at ε = 0. Use `scipy.stats.binom.sf`.
 
-# %% exercise=8.6
+# %% exercise=9.6
 from scipy.stats import binom
 
 def one_run_bound(r, v, confidence):
@@ -433,5 +434,5 @@ def one_run_bound(r, v, confidence):
     return lo
     ### END SOLUTION
 
-# %% check=8.6
+# %% check=9.6
 checks.check_one_run_bound(one_run_bound)

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Chapter 9 — What ε means: trade-off curves, Gaussian DP and a privacy statement
+# # Chapter 8 — What ε means: trade-off curves, Gaussian DP and a privacy statement
 #
 # > **Learning objectives**
 # >
@@ -14,7 +14,7 @@
 # > 5. put audits on the same axes, and recognise a proven violation;
 # > 6. state what a run guarantees the way a careful paper does, including groups of examples.
 #
-# Chapters 3 to 6 computed $\varepsilon$ with ever tighter accountants, and chapter 8 attacked the code. This
+# Chapters 3 to 6 computed $\varepsilon$ with ever tighter accountants. Before chapter 9 attacks the code, this
 # chapter asks what the number means. Differential privacy is a statement about **every** attack, and the
 # cleanest way to see it is the game behind the definition (Wasserman & Zhou 2010; Kairouz, Oh & Viswanath 2015;
 # Dong, Roth & Su 2022).
@@ -187,12 +187,13 @@ for z, q, steps in settings:
 #
 # ## Audits on the same axes
 #
-# Chapter 8's audits measured one attack each. On the trade-off plane an audit is a **point** $(\alpha, \beta)$ of
-# a real attack, and its Clopper–Pearson bounds make it a box. Every accountant's curve is a floor under every
-# attack, so a correct run puts its box on or above every valid curve. If the whole box lies **below** a curve
-# (its upper-right corner does), the attack beats the floor with the audit's confidence: the curve is wrong, a
-# **proven violation** (docs/math.md §21.8). A white-box audit with the Gaussian bound gives a curve instead: the
-# run lies below $G_{\mu_{\mathrm{lb}}}$.
+# An audit (chapter 9 builds one step by step) trains a model many times with and without one example, the
+# *canary*, and measures how well one attack tells the two apart. On the trade-off plane an audit is a **point**
+# $(\alpha, \beta)$ of a real attack, and its Clopper–Pearson bounds make it a box. Every accountant's curve is a
+# floor under every attack, so a correct run puts its box on or above every valid curve. If the whole box lies
+# **below** a curve (its upper-right corner does), the attack beats the floor with the audit's confidence: the
+# curve is wrong, a **proven violation** (docs/math.md §21.8). A white-box audit with the Gaussian bound gives a
+# curve instead: the run lies below $G_{\mu_{\mathrm{lb}}}$.
 #
 # Auditing Abadi et al.'s run would need thousands of trainings of 10,000 steps each, and its curve is so close
 # to the diagonal that no audit box could get below it. So audit a run that leaks more: full-batch DP-SGD with
@@ -219,8 +220,9 @@ print("proven violations:", small_violations or "none")
 # %% [markdown]
 # The canary box is not below the curves: its upper-right corner, the audit's own bound, lies above all of them
 # (the box reaches below them, which proves nothing). The white-box bound $\mu_{\mathrm{lb}}$ is just below the
-# true $\mu = 2$, so its curve runs just above $G_2$. Correct code, no violation. Now one of chapter 8's planted bugs,
-# `noise_reused`, which adds the same noise vector at every step and claims the ledger of correct DP-SGD.
+# true $\mu = 2$, so its curve runs just above $G_2$. Correct code, no violation. Now one of the planted bugs
+# chapter 9 hunts, `noise_reused`, which adds the same noise vector at every step and claims the ledger of correct
+# DP-SGD.
 
 # %%
 bug = audit.bug_hunt("noise_reused", runs=RUNS, rng=0)
@@ -232,14 +234,14 @@ axes, bug_violations = plot_tradeoff_panels(bug_curves + [gaussian_curve(bug_mu)
                                             audits=[audit_region(bug, "white-box audit")], figure=fig,
                                             title="planted bug 'noise_reused' (claims z = 5, q = 0.5, T = 8)")
 plt.show()
-print(claimed, f"-> certified mu = {bug_mu:.3f}; the claimed PLD curve at FPR 10%: FNR >= "
-      f"{bug_curves[2].beta_at(0.1):.2f}")
+print("claimed ledger:", claimed)
+print(f"certified mu = {bug_mu:.3f}; the claimed PLD curve at FPR 10%: FNR >= {bug_curves[2].beta_at(0.1):.2f}")
 print("proven violations:", bug_violations)
 
 # %% [markdown]
 # The bug's box hugs the origin: the attack almost never errs, while the curves of the *claimed* run demand, at an
-# FPR of 10 %, an FNR of at least 0.8. Every curve is violated. This is the same verdict as chapter
-# 8's "AUDIT FAILED", now for every $\varepsilon$ of the curve at once.
+# FPR of 10 %, an FNR of at least 0.8. Every curve is violated. This is the verdict chapter 9's audits
+# print as "AUDIT FAILED" for one $\varepsilon$, here for every $\varepsilon$ of the curve at once.
 #
 # ## Groups and people
 #
@@ -278,11 +280,11 @@ print(statement)
 #
 # You may use `numpy`, `scipy` and `math`, but not `dpedu` itself.
 #
-# **Exercise 9.1 — the Gaussian curve.** Write `gaussian_beta(alpha, mu)` returning the smallest FNR of any test
+# **Exercise 8.1 — the Gaussian curve.** Write `gaussian_beta(alpha, mu)` returning the smallest FNR of any test
 # at FPR $\alpha$ when the attacker must tell $\mathcal N(0, 1)$ from $\mathcal N(\mu, 1)$:
 # $G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$ (`scipy.stats.norm.cdf` and `.ppf`).
 
-# %% exercise=9.1
+# %% exercise=8.1
 def gaussian_beta(alpha, mu):
     ### BEGIN SOLUTION
     from scipy.stats import norm
@@ -290,15 +292,15 @@ def gaussian_beta(alpha, mu):
     return float(norm.cdf(norm.ppf(1.0 - alpha) - mu))
     ### END SOLUTION
 
-# %% check=9.1
+# %% check=8.1
 checks.check_gaussian_tradeoff(gaussian_beta)
 
 # %% [markdown]
-# **Exercise 9.2 — one pair, one curve.** Write `pair_beta(alpha, epsilon, delta)`: the trade-off curve of one
+# **Exercise 8.2 — one pair, one curve.** Write `pair_beta(alpha, epsilon, delta)`: the trade-off curve of one
 # $(\varepsilon, \delta)$ guarantee at FPR $\alpha$. Start from the two inequalities of the testing game and solve
 # each for $\beta$. Why do you need both?
 
-# %% exercise=9.2
+# %% exercise=8.2
 def pair_beta(alpha, epsilon, delta):
     ### BEGIN SOLUTION
     steep = 1.0 - delta - math.exp(epsilon) * alpha          # from alpha + e^eps beta >= 1 - delta ... solved
@@ -306,22 +308,22 @@ def pair_beta(alpha, epsilon, delta):
     return max(0.0, steep, flat)
     ### END SOLUTION
 
-# %% check=9.2
+# %% check=8.2
 checks.check_epsilon_delta_tradeoff(pair_beta)
 
 # %% [markdown]
-# **Exercise 9.3 — the attacker's best TPR.** An accountant hands you its privacy profile: arrays `epsilons` and
+# **Exercise 8.3 — the attacker's best TPR.** An accountant hands you its privacy profile: arrays `epsilons` and
 # `deltas` with the run $(\varepsilon_j, \delta_j)$-DP for every $j$. Write `best_tpr(epsilons, deltas, fpr)`: the
 # largest true-positive rate any attack can have at false-positive rate `fpr`. Then try it on the PLD accountant's
 # profile of Abadi et al.'s run (`make_accountant("pld")`, `get_delta` on a grid of epsilons): do you find the
 # 1.9 % of the table above? Why can a coarser grid of epsilons only give a larger TPR?
 
-# %% exercise=9.3
+# %% exercise=8.3
 def best_tpr(epsilons, deltas, fpr):
     ### BEGIN SOLUTION
     floors = [max(0.0, 1.0 - d - math.exp(e) * fpr, math.exp(-e) * (1.0 - d - fpr)) for e, d in zip(epsilons, deltas)]
     return 1.0 - max(floors)
     ### END SOLUTION
 
-# %% check=9.3
+# %% check=8.3
 checks.check_best_tpr(best_tpr)

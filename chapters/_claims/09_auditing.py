@@ -1,4 +1,4 @@
-# Claims of chapter 8's prose (run in the chapter's kernel after it executed; see README.md).
+# Claims of chapter 9's prose (run in the chapter's kernel after it executed; see README.md).
 import math as _math
 
 assert non_private.epsilon_lower > 0 and dp_run.epsilon_lower < 10, \
