@@ -109,9 +109,7 @@ def show_source(obj):
     listing = SourceListing(obj)
     ipython = sys.modules.get("IPython")                # never import IPython just to find out
     if ipython is not None and ipython.get_ipython() is not None:
-        from IPython.display import display
-
-        display(listing)
+        ipython.display.display(listing)                # IPython imports IPython.display itself
     else:
         print(listing)
 

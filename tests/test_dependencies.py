@@ -51,9 +51,13 @@ def _third_party_imports(paths):
                 continue
             for name in names:
                 top = name.split(".")[0]
-                if top not in sys.stdlib_module_names and top not in ("dpedu", "conftest"):
+                if top not in sys.stdlib_module_names and top not in ("dpedu", "conftest") and top not in OWN_TESTS:
                     found.setdefault(top, []).append(path.relative_to(ROOT).as_posix())
     return found
+
+
+# a test may import a sibling test module (pytest puts tests/ on the path): the project's own code, no package
+OWN_TESTS = {path.stem for path in (ROOT / "tests").glob("test_*.py")}
 
 
 def _distributions(module):
