@@ -10,7 +10,11 @@
 # > 3. read the distribution of per-example gradient norms and reason about the clip norm C;
 # > 4. train logistic regression by DP-SGD on Adult and report its test accuracy together with the **total**
 # >    ε of the run, from the RDP accountant;
-# > 5. say which sampling the accountants cover — and that shuffled fixed-size batches are not it.
+# > 5. compare the four sampling schemes (Poisson, fixed-size, truncated Poisson, shuffled) and say which
+# >    accountant covers which of them under which neighbouring relation — and that shuffled fixed-size batches
+# >    are covered by none;
+# > 6. say what "one record" means (add/remove or replace-one, one example rather than one user), and catch the
+# >    pitfalls that make a ledger lie: steps counted in epochs, shuffling accounted as Poisson, the wrong relation.
 #
 # Chapter 3 showed that good accountants make many noisy steps affordable. DP-SGD takes that further: each step
 # uses only a small random *sample* of the data, which both speeds training up and makes each step cheaper in
@@ -19,9 +23,11 @@
 # %% [markdown]
 # *Uses:* [`dp_sgd`](dpedu.training.dp_sgd) · [`dp_sgd_update`](dpedu.training.dp_sgd_update) ·
 # [`poisson_sample`](dpedu.training.poisson_sample) · [`noise_multiplier`](dpedu.calibrate.noise_multiplier) ·
-# [`DPLogisticRegression`](dpedu.estimator.DPLogisticRegression) · [`MLP`](dpedu.models.mlp.MLP) (see the API
+# [`DPLogisticRegression`](dpedu.estimator.DPLogisticRegression) · [`MLP`](dpedu.models.mlp.MLP) ·
+# [`relations_table`](dpedu.experiments.relations.relations_table) ·
+# [`shuffle_gap`](dpedu.audit.shuffle.shuffle_gap) · [`check_claims`](dpedu.audit.claims.check_claims) (see the API
 # reference).
-# *Notes:* [§8](../docs/math.md#8-dp-sgd-abadi-et-al-2016-algorithm-1) · [§5](../docs/math.md#5-l2-clipping-and-the-sensitivity-of-a-clipped-sum) · [§11](../docs/math.md#11-amplification-by-subsampling) in the mathematical notes.
+# *Notes:* [§8](../docs/math.md#8-dp-sgd-abadi-et-al-2016-algorithm-1) · [§5](../docs/math.md#5-l2-clipping-and-the-sensitivity-of-a-clipped-sum) · [§11](../docs/math.md#11-amplification-by-subsampling) · [§1.2](../docs/math.md#12-neighbouring-relations) · [§22](../docs/math.md#22-neighbouring-relations-and-sampling-schemes-in-the-accounting) in the mathematical notes.
 
 # %%
 import math
@@ -209,9 +215,10 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Under add/remove the shuffled lower bound stays just below the Poisson number here, which proves nothing
-# either way. Under replace-one it lies *above* the Poisson upper bound: quoting the Poisson ε for a run that
-# shuffled would claim more privacy than the run has. Use `sampling="poisson"` when you want a guarantee.
+# Under add/remove the shuffled lower bound stays just below the Poisson number at every z here, which proves
+# nothing either way. Under replace-one it lies *above* the Poisson upper bound, by a factor of several at
+# $z \le 1$: quoting the Poisson ε for a run that shuffled would claim more privacy than the run has. Use
+# `sampling="poisson"` when you want a guarantee.
 #
 # ### Neighbouring relations: what "one record" means
 #
@@ -225,7 +232,7 @@ plt.show()
 #   $\|u\|, \|u'\| \le C$: sensitivity $2C$ (take $u' = -u$).
 #
 # A replacement is a removal followed by an addition, so a guarantee under add/remove gives one under
-# replace-one at roughly twice the ε (group privacy). For a full-batch Gaussian the conversion is exact: the
+# replace-one at twice the ε and a larger δ (group privacy). For a full-batch Gaussian the conversion is exact: the
 # noise $\mathcal N(0, z^2C^2I)$ on a sum of sensitivity $2C$ is the add/remove Gaussian with multiplier $z/2$
 # ([§22.2](../docs/math.md#222-full-batch-releases-under-replace-one)). Events always store z per unit of C, and the accountant does the halving:
 
@@ -233,7 +240,7 @@ plt.show()
 from dpedu.events import GaussianEvent, SampledWithoutReplacementGaussianEvent, add_remove_equivalent
 
 full = GaussianEvent(4.0, relation="replace_one")
-print(f"{full!r} is accounted as {add_remove_equivalent(full)!r}")
+print(f"{full!r}\n  is accounted as {add_remove_equivalent(full)!r}")
 full_eps = {relation: make_accountant("rdp").compose(GaussianEvent(4.0, relation=relation), 100).get_epsilon(1e-5)
             for relation in ("add_remove", "replace_one")}
 print(f"100 full-batch steps, z = 4 (RDP): epsilon {full_eps['add_remove']:.3f} under add/remove, "
@@ -288,16 +295,18 @@ for sampling, run in scheme_runs.items():
 # white-box audit of chapter 8 can, by proving a lower bound on ε above the claimed upper bound:
 
 # %%
+audits = {}
 for correct in (False, True):
-    audit = bug_hunt("microbatch_clipped_as_one", correct=correct, runs=pick(200, 100), rng=0)
+    audit = audits[correct] = bug_hunt("microbatch_clipped_as_one", correct=correct, runs=pick(200, 100), rng=0)
     verdict = "CAUGHT" if audit.epsilon_lower > audit.upper_bounds["pld"] else "consistent"
     print(f"{'correct' if correct else 'buggy'} clipping: epsilon lower bound {audit.epsilon_lower:.2f}, claimed "
           f"(PLD) {audit.upper_bounds['pld']:.2f}: {verdict}")
 
 # %% [markdown]
-# The last pitfall is the relation: an ε computed under add/remove quoted for a run whose neighbours are
-# replace-one (fixed-size batches, a public n) is about half what it should be. The accountants catch this
-# one themselves when the event states its relation, as above.
+# The last pitfall is the relation: an ε computed under add/remove, quoted for a run whose neighbours are
+# replace-one (fixed-size batches, a public n), is too small; for the 100 full-batch steps above it would be
+# 14.1 where the run has 35.1. The accountants catch this one themselves when the event states its relation,
+# as above: they refuse a fixed-size batch under add/remove.
 
 # %% [markdown]
 # ## 2. Per-example clipping
@@ -567,3 +576,34 @@ checks.check_steps_and_epsilon(steps_and_epsilon)
 # %% [markdown]
 # Try `steps_and_epsilon(100, 0.01, 4.0, 1e-5)`: Abadi et al.'s setting (q = 0.01, z = 4, 100 epochs). The
 # paper reported ε = 1.26 with its moments accountant; chapter 5 shows why RDP certifies less for the same run.
+
+# %% [markdown]
+# **Exercise 4.5 — from a training loop to a ledger.** A training script says: "10 epochs, batch size 250,
+# 60,000 examples". Run privately with Poisson sampling at the same expected batch size, it needs a sampling rate
+# q and a number of steps T for its ledger. Write `steps_and_sampling_rate(epochs, batch_size, dataset_size)`
+# returning the pair (T, q).
+
+# %% exercise=4.5
+def steps_and_sampling_rate(epochs, batch_size, dataset_size):
+    ### BEGIN SOLUTION
+    sampling_rate = batch_size / dataset_size
+    return round(epochs / sampling_rate), sampling_rate
+    ### END SOLUTION
+
+# %% check=4.5
+checks.check_steps_and_sampling_rate(steps_and_sampling_rate)
+
+# %% [markdown]
+# **Exercise 4.6 — the event of a fixed-size batch.** A training loop draws, at every step, exactly m of the n
+# records uniformly without replacement, and adds $\mathcal N(0, z^2C^2I)$ to their clipped sum. Write
+# `fixed_batch_event(noise_multiplier, batch_size, dataset_size)` returning the event of one such step, from
+# `dpedu.events`, so that an accountant can price it. Think about the neighbouring relation.
+
+# %% exercise=4.6
+def fixed_batch_event(noise_multiplier, batch_size, dataset_size):
+    ### BEGIN SOLUTION
+    return SampledWithoutReplacementGaussianEvent(noise_multiplier, batch_size, dataset_size, relation="replace_one")
+    ### END SOLUTION
+
+# %% check=4.6
+checks.check_fixed_batch_event(fixed_batch_event)
