@@ -30,6 +30,9 @@ assert not _numbers[("without replacement", "add_remove")] and "rdp" in _numbers
                                                                                    "replace_one")]
 assert eps_table[("without replacement", "replace_one")]["rdp"] > eps_table[("Poisson", "replace_one")]["pld"] \
     > eps_table[("Poisson", "add_remove")]["pld"], "'there the number is larger' / 'Poisson ... replace-one costs more'"
+assert 3 * eps_table[("Poisson", "replace_one")]["pld"] < fixed_lower < eps_table[("without replacement",
+                                                                                  "replace_one")]["rdp"], \
+    "'the lower bound printed under the table, itself several times the Poisson numbers' (and below the RDP bound)"
 assert not _numbers[("shuffled", "add_remove")] and not _numbers[("shuffled", "replace_one")], \
     "'Shuffled batches are refused by every accountant under both relations'"
 _zs = _np.asarray(gap_zs)
@@ -43,4 +46,4 @@ for _bug in CLAIM_BUGS:
     assert not claim_hunt(_bug, rng=0).consistent and claim_hunt(_bug, correct=True, rng=0).consistent, _bug
 assert all(check_claims(r).consistent for r in scheme_runs.values()), "'the four runs ... match their ledgers'"
 assert audits[False].epsilon_lower > audits[False].upper_bounds["pld"] >= audits[True].epsilon_lower, \
-    "'the white-box audit ... proving a lower bound on epsilon above the claimed upper bound' (and not for correct code)"
+    "'the white-box audit ... proving a lower bound on epsilon above the claimed upper bound' (not for correct code)"

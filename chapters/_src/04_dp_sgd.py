@@ -173,6 +173,9 @@ eps_table = relations_table(dataset_size=n, batch_size=round(q * n), noise_multi
 eps_table = {key: row for key, row in eps_table.items() if key[0] != "full batch"}
 print(f"epsilon at delta = 1e-5, z = 1, m = {round(q * n)} of n = {n}, T = 1000 steps:\n")
 print(format_relations_table(eps_table))
+# a lower bound for fixed-size batches under replace-one: the pair of docs/math.md §22.3 (Poisson, multiplier z / 2)
+fixed_lower = make_accountant("pld").compose(SubsampledGaussianEvent(0.5, round(q * n) / n), 1000).get_epsilon(1e-5)
+print(f"\nfixed-size batches, replace-one: epsilon at least {fixed_lower:.2f} (a pair of neighbouring datasets)")
 
 # %% [markdown]
 # Read it row by row.
@@ -181,9 +184,13 @@ print(format_relations_table(eps_table))
 #   it; zCDP refuses, since subsampling has no zCDP bound.
 # * **Truncated Poisson** is covered by the RDP accountant under add/remove ([§22.5](../docs/math.md#225-truncated-poisson-sampling-rdp-addremove)); with a cap
 #   rarely reached (the table puts it at 2m) it costs what Poisson sampling costs.
-# * **Fixed-size batches** are covered only under replace-one ([§11.2](../docs/math.md#112-sampling-without-replacement-replace-one), [§22.3](../docs/math.md#223-fixed-size-sampling-without-replacement-replace-one-rdp)), and there the number is
-#   larger: a changed record moves the sum by up to 2C, and the theorem (Wang, Balle & Kasiviswanathan 2019) is
-#   looser than a PLD. Poisson sampling under replace-one ([§22.4](../docs/math.md#224-poisson-subsampled-gaussian-under-replace-one-pld)) also costs more than under add/remove.
+# * **Fixed-size batches** are covered only under replace-one ([§11.2](../docs/math.md#112-sampling-without-replacement-replace-one), [§22.3](../docs/math.md#223-fixed-size-sampling-without-replacement-replace-one-rdp)), by the RDP accountant
+#   (Wang, Balle & Kasiviswanathan 2019), and the number is far larger. That is not only a loose theorem: when
+#   every other record has gradient $-C$ and the changed one goes from $+C$ to $-C$, a batch's sum is known
+#   except for a shift of $2C$ whenever that record is drawn, so one step is at least as revealing as a Poisson
+#   step with multiplier $z/2$. That pair gives the lower bound printed under the table, itself several times
+#   the Poisson numbers. Poisson sampling under replace-one ([§22.4](../docs/math.md#224-poisson-subsampled-gaussian-under-replace-one-pld)) also costs more than under add/remove,
+#   but much less.
 # * **Shuffled batches** are refused by every accountant under both relations.
 #
 # Refused is not "free". How private *are* shuffled batches? No accountant gives an upper bound, but a
