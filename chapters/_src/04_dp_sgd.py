@@ -159,10 +159,11 @@ plt.show()
 # %% [markdown]
 # Only Poisson batches vary like $\mathrm{Binomial}(n, q)$; fixed and shuffled batches always hold m records,
 # and the truncated ones pile up at the cap. All four divide by a public constant, never by the drawn size.
-# Each run records a different event. What does each cost? `dpedu.experiments.relations` accounts one step of
-# every scheme, at the same expected batch size, under both neighbouring relations (explained just below),
-# with every accountant, for T = 1000 steps (10 epochs) at z = 1, and prints "refused" where an accountant has
-# no theorem for the pair:
+# Each run records a different event (the fixed-size run states `relation="replace_one"`: why, below). What
+# does each cost? `dpedu.experiments.relations` accounts one step of every scheme, at the same expected batch
+# size, under both neighbouring relations (explained just below), for T = 1000 steps (10 epochs) at z = 1,
+# and prints "refused" where an accountant has no theorem for the pair. Five of the seven accountants are
+# shown; the advanced and strong composition theorems are left out for width:
 
 # %%
 from dpedu.experiments.relations import format_relations_table, relations_table
@@ -225,7 +226,8 @@ plt.show()
 # Under add/remove the shuffled lower bound stays just below the Poisson number at every z here, which proves
 # nothing either way. Under replace-one it lies *above* the Poisson upper bound, by a factor of several at
 # $z \le 1$: quoting the Poisson ε for a run that shuffled would claim more privacy than the run has. Use
-# `sampling="poisson"` when you want a guarantee.
+# `sampling="poisson"` when you want a guarantee. (The dotted grey line is an upper bound for the chosen pair of
+# datasets only, one Gaussian step per epoch; it bounds the Monte Carlo estimate, not shuffled training.)
 #
 # ### Neighbouring relations: what "one record" means
 #
@@ -269,8 +271,8 @@ except ValueError as error:
 #
 # **The unit of privacy is one example.** "One record" is one row of the training data: one example, one
 # gradient clipped to C. If a person contributes k rows (several visits, several messages), the guarantee
-# protects each row, and the person only through group privacy: for pure DP the group of k rows gets $k\varepsilon$,
-# and for $(\varepsilon, \delta)$ both grow faster ([§1.4](../docs/math.md#14-post-processing-and-groups)). Protecting users
+# protects each row, and the person only through group privacy: for pure DP the group of k rows gets
+# $k\varepsilon$ ([§1.4](../docs/math.md#14-post-processing-and-groups)), and under $(\varepsilon, \delta)$ the δ grows with k as well. Protecting users
 # needs one clipped contribution per *user*: group the rows by user before clipping. A privacy statement
 # should say which relation and which unit its ε is for.
 #
@@ -298,8 +300,9 @@ for sampling, run in scheme_runs.items():
 # %% [markdown]
 # A fourth mistake is in the clipping, not the sampling: clipping the mean gradient of each *microbatch* of
 # two records to C, while claiming per-example privacy. A record can then flip its microbatch's clipped
-# gradient from $+C$ to $-C$, sensitivity 2C. The batches look right, so `check_claims` cannot see it; the
-# white-box audit of chapter 8 can, by proving a lower bound on ε above the claimed upper bound:
+# gradient from $+C$ to $-C$, sensitivity $2C$. The batches look right, so `check_claims` cannot see it; the
+# white-box audit (`dpedu.audit.bugs.bug_hunt`, explained in the auditing chapter) can, by proving a lower
+# bound on ε above the claimed upper bound:
 
 # %%
 audits = {}
