@@ -319,6 +319,53 @@ case("check_steps_and_epsilon",
      ("moments accountant", lambda e, q, z, d: _steps_and_epsilon(e, q, z, d, accountant="moments"),
       "that is the 'moments' accountant's epsilon"))
 
+
+def _steps_and_rate(epochs, m, n, *, steps=None, rate=None):
+    return (epochs * n / m if steps is None else steps(epochs, m, n)), (m / n if rate is None else rate(epochs, m, n))
+
+
+case("check_steps_and_sampling_rate",
+     _steps_and_rate,
+     ("steps = epochs (the wrong unit)", lambda e, m, n: _steps_and_rate(e, m, n, steps=lambda e, m, n: e),
+      "you counted epochs, not steps: the wrong unit"),
+     ("one epoch", lambda e, m, n: _steps_and_rate(e, m, n, steps=lambda e, m, n: n // m),
+      "the number of steps of ONE epoch"),
+     ("examples", lambda e, m, n: _steps_and_rate(e, m, n, steps=lambda e, m, n: e * n), "that counts examples"),
+     ("epochs * batch size", lambda e, m, n: _steps_and_rate(e, m, n, steps=lambda e, m, n: e * m),
+      "that counts examples"),
+     ("rate = batch size", lambda e, m, n: _steps_and_rate(e, m, n, rate=lambda e, m, n: m),
+      "not the batch size m"),
+     ("rate = n / m", lambda e, m, n: _steps_and_rate(e, m, n, rate=lambda e, m, n: n / m), "upside down"),
+     ("rate = 1 / m", lambda e, m, n: _steps_and_rate(e, m, n, rate=lambda e, m, n: 1 / m),
+      "the chance that a record joins a batch"),
+     ("swapped", lambda e, m, n: _steps_and_rate(e, m, n)[::-1], "in this order"),
+     ("one number", lambda e, m, n: e * n / m, "return a pair"))
+
+
+def _fixed_event(z, m, n, **kwargs):
+    from dpedu.events import SampledWithoutReplacementGaussianEvent
+
+    return SampledWithoutReplacementGaussianEvent(z, m, n, **({"relation": "replace_one"} | kwargs))
+
+
+def _shuffled_event(z, m, n):
+    from dpedu.events import ShuffledBatchGaussianEvent
+
+    return ShuffledBatchGaussianEvent(z, m, n, relation="replace_one")
+
+
+case("check_fixed_batch_event",
+     _fixed_event,
+     ("add/remove (the wrong relation)", lambda z, m, n: _fixed_event(z, m, n, relation="add_remove"),
+      "wrong neighbouring relation"),
+     ("Poisson", lambda z, m, n: SubsampledGaussianEvent(z, m / n, relation="replace_one"), "Poisson sampling"),
+     ("Poisson, add/remove", lambda z, m, n: SubsampledGaussianEvent(z, m / n), "Poisson sampling"),
+     ("shuffled", _shuffled_event, "not cut from one shuffled pass"),
+     ("full batch", lambda z, m, n: GaussianEvent(z, relation="replace_one"), "record the sampling"),
+     ("z halved", lambda z, m, n: _fixed_event(z / 2, m, n), "halving z here counts it twice"),
+     ("dataset_size = m", lambda z, m, n: _fixed_event(z, m, m), "dataset_size = n"),
+     ("a tuple", lambda z, m, n: (z, m, n), "return a dpedu event"))
+
 # --- chapter 5 -------------------------------------------------------------------------------------------------
 
 
@@ -607,7 +654,7 @@ def test_every_check_is_covered():
     assert exported == _public_checks(), "dpedu.checks.__all__ and the check_* functions of its modules differ"
     assert all(getattr(checks, name) is getattr(m, name) for m in CHAPTER_MODULES for name in m.__all__)
     assert sorted(CASES) == _public_checks(), "add a Case for every check_* function to tests/test_exercises.py"
-    assert len(CASES) >= 29
+    assert len(CASES) >= 31
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=KNOWN_CHECK_BUGS.get(n, ())) for n in sorted(CASES)])

@@ -18,7 +18,8 @@ One module per chapter (``dpedu.checks.ch01`` ... ``ch09``), sharing the machine
 3         :func:`check_book_total`, :func:`check_advanced_composition`, :func:`check_zcdp_epsilon`,
           :func:`check_per_iteration_epsilon`
 4         :func:`check_poisson_sample`, :func:`check_clipped_gradient_sum`, :func:`check_dp_sgd_step`,
-          :func:`check_steps_and_epsilon`
+          :func:`check_steps_and_epsilon`, :func:`check_steps_and_sampling_rate`,
+          :func:`check_fixed_batch_event`
 5         :func:`check_log_moment`, :func:`check_epsilon_from_log_moments`, :func:`check_smallest_feasible`
 6         :func:`check_proactive_noise_multiplier`, :func:`check_proactive_schedule`,
           :func:`check_closed_form_applies`
@@ -67,8 +68,10 @@ from .ch03 import (
 from .ch04 import (
                    check_clipped_gradient_sum,
                    check_dp_sgd_step,
+                   check_fixed_batch_event,
                    check_poisson_sample,
                    check_steps_and_epsilon,
+                   check_steps_and_sampling_rate,
 )
 from .ch05 import (
                    check_epsilon_from_log_moments,
@@ -114,6 +117,8 @@ __all__ = [
     "check_clipped_gradient_sum",
     "check_dp_sgd_step",
     "check_steps_and_epsilon",
+    "check_steps_and_sampling_rate",
+    "check_fixed_batch_event",
     "check_log_moment",
     "check_epsilon_from_log_moments",
     "check_smallest_feasible",

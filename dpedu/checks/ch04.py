@@ -25,7 +25,8 @@ from .common import (
     vector,
 )
 
-__all__ = ['check_poisson_sample', 'check_clipped_gradient_sum', 'check_dp_sgd_step', 'check_steps_and_epsilon']
+__all__ = ['check_poisson_sample', 'check_clipped_gradient_sum', 'check_dp_sgd_step', 'check_steps_and_epsilon',
+           'check_steps_and_sampling_rate', 'check_fixed_batch_event']
 
 
 def _indices(value, n, what="the sample"):
@@ -182,3 +183,81 @@ def check_steps_and_epsilon(fn):
                                                           "accountant: make_accountant('rdp')")
         raise CheckFailed(f"expected epsilon {expected:.4f} (RDP, 10,000 subsampled steps); got {epsilon:.4f}")
     passed("steps = epochs / q, epsilon by the RDP accountant (1.0355 for Abadi et al.'s setting)")
+
+
+def _pair(raw, first, second):
+    try:
+        a, b = raw
+    except (TypeError, ValueError):
+        raise CheckFailed(f"return a pair ({first}, {second}); got {raw!r:.80}") from None
+    return a, b
+
+
+@checker
+def check_steps_and_sampling_rate(fn):
+    r"""``fn(epochs, batch_size, dataset_size)`` -> ``(steps, sampling_rate)`` of Poisson-sampled DP-SGD with
+    expected batch size m: :math:`q = m/n`, :math:`T = E/q = En/m` (docs/math.md §8)."""
+    for epochs, m, n in ((10, 250, 60_000), (3, 300, 30_000)):
+        steps, rate = _pair(call(fn, epochs, m, n), "steps", "sampling_rate")
+        steps, rate = scalar(steps, "steps"), scalar(rate, "sampling_rate")
+        expected_steps, expected_rate = epochs * n // m, m / n
+        expect(not (close(steps, expected_rate) and close(rate, expected_steps)),
+               "return (steps, sampling_rate) in this order")
+        if not close(rate, expected_rate):
+            expect(not close(rate, m), f"the sampling rate is a probability, the chance that one record joins a "
+                                       f"step: q = m / n = {m} / {n}, not the batch size m")
+            expect(not close(rate, n / m), f"upside down: q = m / n = {expected_rate:.6g}, not n / m")
+            expect(not close(rate, 1 / m), f"q is the chance that a record joins a batch: m / n = {expected_rate:.6g}")
+            raise CheckFailed(f"with batch size {m} of {n} records, q = m / n = {expected_rate:.6g}; got {rate:.6g}")
+        if not close(steps, expected_steps):
+            expect(not close(steps, epochs),
+                   f"you counted epochs, not steps: the wrong unit. Every step is a release the accountant must "
+                   f"count, and an epoch is n / m = {n // m} steps, so {epochs} epochs are {expected_steps} steps "
+                   f"(a ledger that counts epochs undercounts the releases by 1/q)")
+            expect(not close(steps, n / m), f"that is the number of steps of ONE epoch (n / m = {n // m}); "
+                                            f"multiply by the {epochs} epochs")
+            expect(not (close(steps, epochs * m) or close(steps, epochs * n)),
+                   "that counts examples, not steps: T = epochs / q = epochs * n / m")
+            raise CheckFailed(f"{epochs} epochs of batches of {m} (expected) from {n} records are T = epochs / q = "
+                              f"{expected_steps} steps; got {steps:g}")
+    passed("q = m / n and T = epochs / q steps (every step counted, not every epoch)")
+
+
+@checker
+def check_fixed_batch_event(fn):
+    r"""``fn(noise_multiplier, batch_size, dataset_size)`` -> the event of one DP-SGD step on exactly m of n
+    records drawn uniformly without replacement: ``SampledWithoutReplacementGaussianEvent(z, m, n,
+    relation="replace_one")`` (docs/math.md §11.2, §22.3)."""
+    from ..accountants import make_accountant
+    from ..events import (REPLACE_ONE, Event, GaussianEvent, SampledWithoutReplacementGaussianEvent,
+                          ShuffledBatchGaussianEvent, SubsampledGaussianEvent)
+
+    for z, m, n in ((1.5, 600, 60_000), (0.8, 32, 1_000)):
+        event = call(fn, z, m, n)
+        expect(isinstance(event, Event), f"return a dpedu event (from dpedu.events); got {type(event).__name__} "
+                                         f"{event!r:.60}")
+        expect(not isinstance(event, SubsampledGaussianEvent),
+               "SubsampledGaussianEvent is Poisson sampling (each record joins independently with probability q, "
+               "so the batch size varies); exactly m records drawn without replacement is "
+               "SampledWithoutReplacementGaussianEvent")
+        expect(not isinstance(event, ShuffledBatchGaussianEvent),
+               "the batches are drawn afresh at every step, not cut from one shuffled pass: "
+               "SampledWithoutReplacementGaussianEvent")
+        expect(not isinstance(event, GaussianEvent), "only m of the n records are in each batch: record the "
+                                                     "sampling, SampledWithoutReplacementGaussianEvent(z, m, n, ...)")
+        expect(isinstance(event, SampledWithoutReplacementGaussianEvent),
+               f"exactly m records drawn without replacement is SampledWithoutReplacementGaussianEvent; got "
+               f"{type(event).__name__}")
+        expect(event.relation == REPLACE_ONE,
+               "wrong neighbouring relation: remove a record from a batch of exactly m and another record takes "
+               "its place, so the outputs differ by a swap (sensitivity 2C), a replace-one difference. The theorem "
+               "for fixed-size batches is for replace-one and the accountants refuse add/remove: pass "
+               "relation='replace_one'")
+        expect(not close(event.noise_multiplier, z / 2),
+               "store z itself (per unit of the clip norm C): the accountant applies the replace-one "
+               "sensitivity 2C (docs/math.md §22.1); halving z here counts it twice")
+        expect(close(event.noise_multiplier, z), f"the noise multiplier is z = {z:g}; got {event.noise_multiplier:g}")
+        expect((event.batch_size, event.dataset_size) == (m, n),
+               f"batch_size = m = {m} and dataset_size = n = {n}; got {event.batch_size} and {event.dataset_size}")
+    make_accountant("rdp").compose(event, 10)      # accounted, not refused
+    passed("fixed-size batches: SampledWithoutReplacementGaussianEvent(z, m, n, relation='replace_one')")
