@@ -151,7 +151,7 @@ for ax, (sampling, run) in zip(axes, scheme_runs.items()):
     ax.set_ylabel("steps")
     print(f"{sampling:>17}: batch sizes {sizes.min()} .. {sizes.max()}, mean {sizes.mean():6.1f}; "
           f"divisor {run.details['divisor']:g}")
-    print(textwrap.fill(repr(run.ledger[0][0]), 100, initial_indent=" " * 19, subsequent_indent=" " * 21))
+    print(" " * 19 + f"records {type(run.ledger[0][0]).__name__}")   # its fields: Exercise 4.6
 axes[-1].set_xlabel(f"batch size (dotted: q n = {q * n:.1f}; cap of the truncated scheme {cap})")
 fig.tight_layout()
 plt.show()
@@ -159,7 +159,7 @@ plt.show()
 # %% [markdown]
 # Only Poisson batches vary like $\mathrm{Binomial}(n, q)$; fixed and shuffled batches always hold m records,
 # and the truncated ones pile up at the cap. All four divide by a public constant, never by the drawn size.
-# Each run records a different event (the fixed-size run states `relation="replace_one"`: why, below). What
+# Each run records a different event (which neighbouring relation each one states, and why: below). What
 # does each cost? `dpedu.experiments.relations` accounts one step of every scheme, at the same expected batch
 # size, under both neighbouring relations (explained just below), for T = 1000 steps (10 epochs) at z = 1,
 # and prints "refused" where an accountant has no theorem for the pair. Five of the seven accountants are
