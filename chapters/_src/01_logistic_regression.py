@@ -60,12 +60,12 @@ print(f'always predicting "<= 50K": test accuracy {majority_floor:.4f}')
 #
 # ## The model and its loss
 #
-# The model scores a row x with θ·x and predicts the sign. With labels y ∈ {−1, +1} the **margin**
-# m = y θ·x is positive exactly when the prediction is right. The logistic loss of one example is
+# The model scores a row $x$ with $\theta \cdot x$ and predicts the sign. With labels $y \in \{-1, +1\}$ the **margin**
+# $m = y\,\theta \cdot x$ is positive exactly when the prediction is right. The logistic loss of one example is
 #
 # $$\ell(\theta; x, y) = \ln\bigl(1 + e^{-m}\bigr), \qquad m = y\,\theta\cdot x ,$$
 #
-# small for a confident correct prediction (large m), about −m for a confident wrong one. At θ = 0 every
+# small for a confident correct prediction (large m), about −m for a confident wrong one. At $\theta = 0$ every
 # example has loss ln 2 ≈ 0.693. dpedu's `logistic.loss` is the mean of this over the rows (no hidden
 # intercept: the book's model has none); you write your own in Exercise 1.1.
 
@@ -92,7 +92,7 @@ print("logaddexp     ", np.logaddexp(0.0, -margins))
 # $$\nabla_\theta \ell = -y\,x\,\sigma(-m), \qquad \sigma(t) = \frac{1}{1 + e^{-t}} \in (0, 1).$$
 #
 # Two things to notice. Every per-example gradient is a *scalar times its row* x, so the gradient of a whole
-# batch is one matrix-vector product. And since 0 < σ < 1,
+# batch is one matrix-vector product. And since $0 < \sigma < 1$,
 #
 # $$\lVert\nabla_\theta\ell\rVert_2 < \lVert x\rVert_2 :$$
 #
@@ -209,7 +209,7 @@ show_source(logistic.per_example_gradients)
 
 # %% [markdown]
 # **Exercise 1.3 — gradient descent.** Write `gradient_descent(X, y, iterations, learning_rate)`: start at
-# θ = 0, take `iterations` steps against the mean gradient, return θ.
+# $\theta = 0$, take `iterations` steps against the mean gradient, return θ.
 
 # %% exercise=1.3
 def gradient_descent(X, y, iterations, learning_rate):
@@ -234,7 +234,7 @@ show_source(dp.training.gradient_descent)
 
 # %% [markdown]
 # **Exercise 1.4 — accuracy.** Write `accuracy(theta, X, y)`: the fraction of rows whose predicted label
-# (+1 when θ·x ≥ 0, else −1) equals y.
+# ($+1$ when $\theta \cdot x \ge 0$, else $-1$) equals y.
 
 # %% exercise=1.4
 def accuracy(theta, X, y):

@@ -6,7 +6,7 @@
 # > After this chapter you can
 # > 1. define the **privacy loss random variable** of a mechanism and its log-moments α(λ);
 # > 2. explain why log-moments **add** under composition, and turn them into (ε, δ) with the tail bound
-# >    δ = min_λ exp(α(λ) − λε);
+# >    $\delta = \min_\lambda \exp(\alpha(\lambda) - \lambda\varepsilon)$;
 # > 3. reproduce Figure 2 of Abadi et al. (2016) — and say which of its curves is *not* a valid bound, and why;
 # > 4. account the same DP-SGD run with every accountant of the course, explain why zCDP does not apply, and
 # >    read off how much noise each accountant needs for the same **total** ε.
@@ -109,7 +109,7 @@ for key, c in losses.items():
           f"range of {n_samples:,} samples [{c.min():.4f}, {c.max():.4f}]")
 
 # %% [markdown]
-# Subsampling shrinks the loss about a hundredfold and makes it skewed: it can never fall below ln(1 − q), but
+# Subsampling shrinks the loss about a hundredfold and makes it skewed: it can never fall below $\ln(1 - q)$, but
 # it has a long right tail, from the rare steps where the record was sampled *and* its noise pushed o far to the
 # right. Describing this distribution by one (ε, δ) pair per step — as chapter 3's theorems must — throws its
 # shape away.
@@ -175,7 +175,7 @@ show_source(moments.MomentsAccountant.log_moments)
 # %% [markdown]
 # ## From moments to (ε, δ): the tail bound
 #
-# Markov's inequality applied to $e^{\lambda c}$: for every λ > 0,
+# Markov's inequality applied to $e^{\lambda c}$: for every $\lambda > 0$,
 #
 # $$\Pr[c(o) \ge \varepsilon] = \Pr\bigl[e^{\lambda c(o)} \ge e^{\lambda\varepsilon}\bigr]
 #   \le \frac{\mathbb{E}[e^{\lambda c(o)}]}{e^{\lambda \varepsilon}} = e^{\alpha(\lambda) - \lambda\varepsilon}.$$
@@ -185,7 +185,7 @@ show_source(moments.MomentsAccountant.log_moments)
 # $$\delta = \min_\lambda e^{\alpha(\lambda) - \lambda\varepsilon}, \qquad\text{or, for a target } \delta,\qquad
 #   \varepsilon = \min_\lambda \frac{\alpha(\lambda) + \ln(1/\delta)}{\lambda}.$$
 #
-# Every λ gives a valid bound; the accountant simply keeps the best one. Large λ divides ln(1/δ) by more but
+# Every λ gives a valid bound; the accountant simply keeps the best one. Large λ divides $\ln(1/\delta)$ by more but
 # pays a larger α(λ): the best λ balances the two. (dpedu's `moments.epsilon_from_log_moments` does this
 # minimisation; you write it in Exercise 5.2.)
 
@@ -214,7 +214,7 @@ print(f"and back: delta at that epsilon = {acc.get_delta(eps):.3g}")
 # %% [markdown]
 # Two consequences of the formula, both visible above:
 #
-# * **A floor.** Since α(λ) ≥ 0, $\varepsilon \ge \ln(1/\delta)/\lambda_{\max}$: with Abadi et al.'s orders λ ≤ 32 and $\delta = 10^{-5}$ no run, however
+# * **A floor.** Since $\alpha(\lambda) \ge 0$, $\varepsilon \ge \ln(1/\delta)/\lambda_{\max}$: with Abadi et al.'s orders $\lambda \le 32$ and $\delta = 10^{-5}$ no run, however
 #   noisy, is certified below $\ln(10^5)/32 \approx 0.36$. With few steps (10 epochs) the best λ is already at the edge of
 #   the grid. Chapter 6 meets this floor again.
 # * **It is Rényi DP in disguise.** $\alpha(\lambda) = \lambda\cdot\varepsilon_{\mathrm{RDP}}(\lambda + 1)$: the Rényi divergence of order λ + 1 (docs/math.md §12.7).
@@ -293,7 +293,7 @@ for spacing in (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, None):
     print(f"{name:>14}{low:16.4f}{high:17.4f}{high - low:11.2e}")
 
 # %% [markdown]
-# On the coarsest grids the lower bound says nothing (ε = 0) and the upper bound is loose. From $\Delta = 10^{-3}$ to
+# On the coarsest grids the lower bound says nothing ($\varepsilon = 0$) and the upper bound is loose. From $\Delta = 10^{-3}$ to
 # $\Delta = 10^{-4}$ the width shrinks about a hundredfold: the error of both estimates is of second order in Δ. The
 # default grid, chosen for the pessimistic ε (with the optimistic estimate on a grid four times finer), leaves
 # a bracket narrower than $10^{-3}$.
@@ -338,12 +338,12 @@ print(f"  amplified, ln(1 + q(e^eps0 - 1))          = {math.log1p(q * math.expm1
 # The lower panel of the figure and the table above contain all the accountants of the course:
 #
 # * **sequential** adds up per-step ε's ($\delta_0$ split over the steps): linear in T.
-# * **advanced** (and the valid strong recipe, the same computation here) grows like √T, but starts from
+# * **advanced** (and the valid strong recipe, the same computation here) grows like $\sqrt{T}$, but starts from
 #   amplified per-step pairs and inherits their looseness.
 # * **moments** — this chapter — and **RDP** (the same log-moments at more orders, with the improved conversion).
 # * **PLD** composes the discretised privacy-loss *distribution* itself by FFT (docs/math.md §15): the tightest, at
 #   the price of some seconds per number.
-# * **zCDP: n/a.** Why? ρ-zCDP requires the Rényi curve to lie below a *line*: ε̄(α) ≤ ρα for every α > 1. The
+# * **zCDP: n/a.** Why? ρ-zCDP requires the Rényi curve to lie below a *line*: $\bar\varepsilon(\alpha) \le \rho\alpha$ for every $\alpha > 1$. The
 #   subsampled Gaussian's curve is tiny at small orders but, at large orders, climbs to the slope $1/(2z^2)$ of the
 #   plain Gaussian — so the only ρ that covers it is the one *without* subsampling. zCDP has no amplification
 #   theorem, and dpedu's zCDP accountant refuses the event rather than give that useless number:
@@ -387,12 +387,12 @@ print("\nnote (strong_paper):", table[targets[0]][1]["strong_paper"])
 # %% [markdown]
 # Sequential composition asks for around a hundred times more noise than PLD; advanced composition about six
 # times more. The moments accountant needs roughly 1.2 to 1.5 times PLD's noise (most at small ε, where its
-# λ ≤ 32 limit bites), RDP about 1.08 times. The paper recipe's z is listed only to show that it is not a number
+# $\lambda \le 32$ limit bites), RDP about 1.08 times. The paper recipe's z is listed only to show that it is not a number
 # to train with: it guarantees nothing. At these targets it even asks for *more* noise than the valid recipe
 # (at large z the loose classic calibration outweighs the optimistic amplification), while at z = 4 in the
 # figure it gives a *smaller* ε: a number that is not a bound can be wrong in either direction.
 #
-# A consistency check: calibrating on the moments accountant for Abadi et al.'s own ε = 1.26 should give back
+# A consistency check: calibrating on the moments accountant for Abadi et al.'s own $\varepsilon = 1.26$ should give back
 # their z = 4.
 
 # %%
@@ -407,7 +407,7 @@ print(f"target 1.26: moments z = {anchor['moments']:.3f}, RDP z = {anchor['rdp']
 #
 # **Exercise 5.1 — the log-moment of one step.** Write `log_moment(sampling_rate, noise_multiplier, moment_order)`
 # returning $\alpha(\lambda) = \ln \sum_{j=0}^{\lambda+1} C(\lambda+1, j)(1-q)^{\lambda+1-j} q^j e^{(j^2-j)/(2z^2)}$ for an integer $\lambda \ge 1$. It must
-# work for λ = 256 and z = 0.8, where the terms overflow float64: work with logarithms
+# work for $\lambda = 256$ and $z = 0.8$, where the terms overflow float64: work with logarithms
 # (`scipy.special.gammaln` for log-binomials, `scipy.special.logsumexp` for the sum). Careful with q = 1.
 
 # %% exercise=5.1
@@ -429,7 +429,7 @@ checks.check_log_moment(log_moment)
 
 # %% [markdown]
 # **Exercise 5.2 — the tail bound.** Write `epsilon_from_log_moments(moment_orders, log_moments, delta)`: given
-# the composed α(λ) at each λ (two arrays), return the total ε = min_λ (α(λ) + ln(1/δ))/λ.
+# the composed α(λ) at each λ (two arrays), return the total $\varepsilon = \min_\lambda (\alpha(\lambda) + \ln(1/\delta))/\lambda$.
 
 # %% exercise=5.2
 def epsilon_from_log_moments(moment_orders, log_moments, delta):
