@@ -56,7 +56,7 @@ print(f"{n} training rows, {d} features")
 # (Dwork, McSherry, Nissim & Smith 2006; Dwork & Roth 2014, Thm 3.16.) For pure ε-DP this is tight in the
 # worst case: an adversary can really learn k times as much from k answers.
 #
-# The book's noisy gradient descent makes k = 10 Gaussian releases, each $(0.1, 10^{-5})$-DP, plus one 0.1-DP
+# The book's noisy gradient descent makes $k = 10$ Gaussian releases, each $(0.1, 10^{-5})$-DP, plus one 0.1-DP
 # Laplace count. `noisy_gradient_descent` reports the sequential total and, in `ledger`, *what happened* —
 # events that any accountant can count:
 
@@ -112,7 +112,7 @@ for k in pick([1, 3, 10, 30, 100], [1, 10, 100]):
 # second term is the *drift*, the expected loss of each step; it is about $k\varepsilon^2$ for small ε. dpedu's
 # `advanced_composition` returns this pair (you write it in Exercise 3.2).
 #
-# It is not always better. With $\varepsilon = 1$ the drift alone is $k(e - 1) > k$: the book's example, k = 500 steps of
+# It is not always better. With $\varepsilon = 1$ the drift alone is $k(e - 1) > k$: the book's example, $k = 500$ steps of
 # $\varepsilon = 1$, gives more than the 500 of sequential composition. The book's plot uses a *simplified* form,
 # $2\varepsilon\sqrt{2k\ln(1/\delta')}$, which drops the drift; it is only valid for small ε and under-reports badly here.
 
@@ -202,7 +202,7 @@ for name in ("sequential", "rdp"):
 
 # %% [markdown]
 # Read it from the right. After 1000 iterations sequential composition certifies $\varepsilon \approx 100$ — no meaningful
-# guarantee — while RDP, zCDP and PLD certify a few units: their ε grows like $\sqrt{k}$, not k. At k = 1 sequential
+# guarantee — while RDP, zCDP and PLD certify a few units: their ε grows like $\sqrt{k}$, not k. At $k = 1$ sequential
 # composition is *better* than RDP: the RDP-to-(ε, δ) conversion has a price that only pays off over many
 # steps. No single accountant is best everywhere; a safe habit is to compute several and report the tightest
 # valid one — with its name.
@@ -219,7 +219,7 @@ for k in pick([1, 10, 100, 1000], [1, 100]):
     print(f"{k:5d}   {zs[0]:14.1f}   {zs[1]:7.1f}   {zs[2]:8.1f}   {zs[0] / zs[1]:22.1f}")
 
 # %% [markdown]
-# With sequential composition z grows like k, with RDP like $\sqrt{k}$: at k = 100 RDP already needs about 9 times
+# With sequential composition z grows like k, with RDP like $\sqrt{k}$: at $k = 100$ RDP already needs about 9 times
 # less noise on every gradient for the same guarantee, and the ratio keeps growing like $\sqrt{k}$.
 #
 # ## Exercises

@@ -57,7 +57,7 @@ q, z, delta = 0.01, 4.0, 1e-5
 # $$c(o) = \ln\frac{\Pr[M(D) = o]}{\Pr[M(D') = o]}$$
 #
 # says how much more likely o is with the record than without it. With o drawn from M(D), c(o) is a random
-# variable. Pure ε-DP says |c(o)| ≤ ε for *every* o. (ε, δ)-DP is close to saying that c(o) ≤ ε except with
+# variable. Pure ε-DP says $\lvert c(o)\rvert \le \varepsilon$ for *every* o. (ε, δ)-DP is close to saying that $c(o) \le \varepsilon$ except with
 # probability δ. So if we know the whole distribution of c, we know the privacy.
 #
 # For one DP-SGD step, project onto the direction of the extra record's clipped gradient (sensitivity 1 after
@@ -66,7 +66,7 @@ q, z, delta = 0.01, 4.0, 1e-5
 #
 # $$c(o) = \ln\frac{\mu(o)}{\mu_0(o)} = \ln\Bigl(1 - q + q\,e^{(2o - 1)/(2z^2)}\Bigr), \qquad o \sim \mu .$$
 #
-# For q = 1 (no subsampling) this is $(2o - 1)/(2z^2)$: the privacy loss of a Gaussian mechanism is itself
+# For $q = 1$ (no subsampling) this is $(2o - 1)/(2z^2)$: the privacy loss of a Gaussian mechanism is itself
 # Gaussian, $\mathcal N(1/(2z^2), 1/z^2)$. We sample both.
 
 # %%
@@ -128,7 +128,7 @@ for key, c in losses.items():
 #
 # Three ways to get the same numbers: averaging $e^{\lambda c}$ over our samples (Monte Carlo), numerical integration
 # (what Abadi et al.'s code did; `MomentsAccountant(method="integration")`) and the binomial sum (dpedu's default).
-# For q = 1 the exact answer is $\lambda(\lambda + 1)/(2z^2)$.
+# For $q = 1$ the exact answer is $\lambda(\lambda + 1)/(2z^2)$.
 
 # %%
 lambdas = np.array([1, 2, 4, 8, 16, 32])
@@ -155,7 +155,7 @@ for i, lam in enumerate(lambdas):
 
 # %% [markdown]
 # Monte Carlo agrees up to its sampling error (largest for small λ, where α is tiny, and for large λ with
-# q = 1, where $e^{\lambda c}$ is heavy-tailed); integration and the binomial sum agree to many digits. Note the scale:
+# $q = 1$, where $e^{\lambda c}$ is heavy-tailed); integration and the binomial sum agree to many digits. Note the scale:
 # one subsampled step has log-moments about $q^2 = 10^{-4}$ times those of a full-batch Gaussian step.
 #
 # ## Composition: log-moments add
@@ -231,7 +231,7 @@ print(f"alpha_T(19) / 19 = {alpha[0] / 19:.6f}   RDP of order 20 = {rdp[0]:.6f}"
 # %% [markdown]
 # ## Figure 2 of Abadi et al., reproduced
 #
-# Abadi et al. compare, for q = 0.01, z = 4, $\delta = 10^{-5}$, the moments accountant with "strong composition":
+# Abadi et al. compare, for $q = 0.01$, $z = 4$, $\delta = 10^{-5}$, the moments accountant with "strong composition":
 # each step is made $(\varepsilon_0, \delta_0)$-DP by the Gaussian mechanism, amplified by subsampling to $(\varepsilon_1, \delta_1)$, and the T steps
 # are composed with the advanced composition theorem. We draw three curves in the top panel:
 #
@@ -263,7 +263,7 @@ for key, note in curves.notes.items():
 # ## The whole privacy curve of one run
 #
 # Each number above is one point $(\varepsilon, \delta = 10^{-5})$ of a curve: an accountant certifies a δ(ε) for every ε.
-# [`plot_privacy_curves`](dpedu.plotting.plot_privacy_curves) composes Abadi et al.'s run (q = 0.01, z = 4) on a
+# [`plot_privacy_curves`](dpedu.plotting.plot_privacy_curves) composes Abadi et al.'s run ($q = 0.01$, $z = 4$) on a
 # fresh accountant of each kind and draws δ(ε) on a log δ axis (docs/math.md §15.1). The PLD accountant draws
 # two curves: its pessimistic estimate (an upper bound: the guarantee) and its optimistic one (a lower bound,
 # dashed); the true curve lies between them (docs/math.md §15.7). On this run they are so close that the dashed
@@ -366,7 +366,7 @@ print("\nthe accountant says:\n" + textwrap.fill(curves.notes["zcdp"], 92, initi
 # Privacy costs accuracy through the noise: the noise in DP-SGD's average gradient has standard deviation
 # zC/(qn). So the practical question is the inverse one: for a fixed target ε, which z does each accountant
 # certify? `experiments.noise_for_target` bisects on a fresh accountant (docs/math.md §17) and always returns the
-# end of the bracket that meets the target. Same run: q = 0.01, 100 epochs (10 000 steps), $\delta = 10^{-5}$.
+# end of the bracket that meets the target. Same run: $q = 0.01$, 100 epochs (10 000 steps), $\delta = 10^{-5}$.
 
 # %%
 targets = pick([0.5, 1.0, 1.26, 2.0], [1.0])
@@ -389,11 +389,11 @@ print("\nnote (strong_paper):", table[targets[0]][1]["strong_paper"])
 # times more. The moments accountant needs roughly 1.2 to 1.5 times PLD's noise (most at small ε, where its
 # $\lambda \le 32$ limit bites), RDP about 1.08 times. The paper recipe's z is listed only to show that it is not a number
 # to train with: it guarantees nothing. At these targets it even asks for *more* noise than the valid recipe
-# (at large z the loose classic calibration outweighs the optimistic amplification), while at z = 4 in the
+# (at large z the loose classic calibration outweighs the optimistic amplification), while at $z = 4$ in the
 # figure it gives a *smaller* ε: a number that is not a bound can be wrong in either direction.
 #
 # A consistency check: calibrating on the moments accountant for Abadi et al.'s own $\varepsilon = 1.26$ should give back
-# their z = 4.
+# their $z = 4$.
 
 # %%
 anchor, _ = experiments.noise_for_target(target_epsilon=1.26, target_delta=delta, sampling_rate=q, steps=steps,
@@ -408,7 +408,7 @@ print(f"target 1.26: moments z = {anchor['moments']:.3f}, RDP z = {anchor['rdp']
 # **Exercise 5.1 — the log-moment of one step.** Write `log_moment(sampling_rate, noise_multiplier, moment_order)`
 # returning $\alpha(\lambda) = \ln \sum_{j=0}^{\lambda+1} C(\lambda+1, j)(1-q)^{\lambda+1-j} q^j e^{(j^2-j)/(2z^2)}$ for an integer $\lambda \ge 1$. It must
 # work for $\lambda = 256$ and $z = 0.8$, where the terms overflow float64: work with logarithms
-# (`scipy.special.gammaln` for log-binomials, `scipy.special.logsumexp` for the sum). Careful with q = 1.
+# (`scipy.special.gammaln` for log-binomials, `scipy.special.logsumexp` for the sum). Careful with $q = 1$.
 
 # %% exercise=5.1
 def log_moment(sampling_rate, noise_multiplier, moment_order):

@@ -45,8 +45,8 @@ print("fast mode" if FAST else "full mode")
 # %% [markdown]
 # ## The closed form
 #
-# Let N be the number of records, k the number of epochs (so K = kN per-example gradients in total), T the
-# number of steps and q = k/T the Poisson sampling rate (expected batch size s = kN/T = qN). Then DP-SGD is
+# Let N be the number of records, k the number of epochs (so $K = kN$ per-example gradients in total), T the
+# number of steps and $q = k/T$ the Poisson sampling rate (expected batch size $s = kN/T = qN$). Then DP-SGD is
 # $(\varepsilon, \delta = 1/N)$-DP with $\varepsilon \le 1/2$ if
 #
 # $$z = \sqrt{\frac{2(\varepsilon + \ln(1/\delta))}{\varepsilon}}, \qquad T \ge \frac{2k^2}{\varepsilon},
@@ -62,7 +62,7 @@ for n in (1_000, 30_162, 60_000, 10**6):
     print(f"{n:>10,} {1 / n:12.3g}{row}")
 
 # %% [markdown]
-# z grows like $1/\sqrt{\varepsilon}$, and only logarithmically with N (through $\delta = 1/N$). (N = 30 162 is the Adult training set.)
+# z grows like $1/\sqrt{\varepsilon}$, and only logarithmically with N (through $\delta = 1/N$). ($N = 30\,162$ is the Adult training set.)
 #
 # ## Where it comes from
 #
@@ -76,7 +76,7 @@ for n in (1_000, 30_162, 60_000, 10**6):
 # $Tq^2 = k^2/T$, and **more steps at the same k make it smaller**: the smallest admissible $T = 2k^2/\varepsilon$ is the worst
 # case of the whole family. But the moment bound holds only for $\lambda \le z^2 \ln(1/(qz))$ (Abadi et al., Lemma 3), and
 # $\lambda = z^2$ needs **$q \cdot z \le 1/e$**; at $T = 2k^2/\varepsilon$, $\varepsilon = 1/2$, $\delta = 1/N$ that is exactly the condition on k. Let us check
-# the numbers of the headline plan (N = 60 000, $\varepsilon = 1/2$, k = 5, T = 100) against the *exact* log-moment:
+# the numbers of the headline plan ($N = 60\,000$, $\varepsilon = 1/2$, $k = 5$, $T = 100$) against the *exact* log-moment:
 
 # %%
 n, eps, k = 60_000, 0.5, 5
@@ -114,7 +114,7 @@ print(f"\nsmallest admissible epochs for N = {n:,}: k >= (e/2) sqrt(ln N + 1/2) 
 #
 # The pro-active procedure (docs/math.md §16.3): z from the budget; the epochs k you can afford (at least the smallest
 # admissible); $T = \lceil 2k^2/\varepsilon\rceil$, the *smallest* admissible number of steps (fewest updates, least total noise — any
-# larger T keeps the guarantee); then q = k/T and s = kN/T. `plan` does this, and beside it accounts the very
+# larger T keeps the guarantee); then $q = k/T$ and $s = kN/T$. `plan` does this, and beside it accounts the very
 # same run with the moments, RDP and PLD accountants, and calibrates each of them for the same budget.
 
 # %%
@@ -128,7 +128,7 @@ print(proactive.plan(epsilon=0.5, dataset_size=60_000, epochs=5))
 # ## Ignoring the conditions breaks the guarantee
 #
 # The paper says its guarantee is close to tight: it fails when T is about 4 times below $2k^2/\varepsilon$. Keep z and k
-# and take T = 25 instead of 100 (four times larger batches). `strict=True` refuses; with `strict=False` we see
+# and take $T = 25$ instead of 100 (four times larger batches). `strict=True` refuses; with `strict=False` we see
 # what the accountants say:
 
 # %%
@@ -148,7 +148,7 @@ print(quarter)
 # so by itself it shows only that no accountant here can certify 0.5; the lower end of its discretisation bracket
 # (computed below) is also above 0.5, so the run really spends more than its budget.
 #
-# A second way to leave the conditions: a **single full-batch release** (q = 1, T = 1). One Gaussian release has
+# A second way to leave the conditions: a **single full-batch release** ($q = 1$, $T = 1$). One Gaussian release has
 # an exact ε (Balle & Wang; chapter 2), so here there is no doubt at all:
 
 # %%
@@ -164,7 +164,7 @@ print(f"one full-batch release with z = {z_single:.4f} (eps = 0.5, delta = 1e-5)
 # %% [markdown]
 # ## z does not depend on T — but the tight ε does
 #
-# Fix the closed-form z ($\varepsilon = 1/2$, N = 60 000) and the epochs k = 5, and vary the number of steps T (so q = k/T).
+# Fix the closed-form z ($\varepsilon = 1/2$, $N = 60\,000$) and the epochs $k = 5$, and vary the number of steps T (so $q = k/T$).
 # Left: the total ε the tight accountants certify for that z. Right: the z that calibrating on RDP would choose
 # for $\varepsilon = 1/2$ at each T, against the constant closed form. (Calibrating on PLD gives slightly less — see the
 # plans above — but takes seconds per point at large T, so we calibrate on RDP only.)
@@ -211,7 +211,7 @@ plt.show()
 #
 # ## Closed form against calibration, for several budgets
 #
-# On Adult (N = 30 162, $\delta = 1/N$, k = 5 epochs, the smallest admissible T for each ε):
+# On Adult ($N = 30\,162$, $\delta = 1/N$, $k = 5$ epochs, the smallest admissible T for each ε):
 
 # %%
 X_train, y_train, X_test, y_test = dp.datasets.load_adult()
@@ -256,7 +256,7 @@ print("\nmoments accountant with orders up to 512:\n"
 # ## Training on Adult with the plan
 #
 # We take $\varepsilon = 1/2$, $\delta = 1/N$ and the smallest admissible k, train `DPLogisticRegression` with the plan's z, q and
-# k (so T = k/q steps), and report test accuracy over several seeds, with the ε the tight accountants certify for
+# k (so $T = k/q$ steps), and report test accuracy over several seeds, with the ε the tight accountants certify for
 # the run. For comparison, the same schedule with the z calibrated on RDP and on PLD — the noise we could have
 # saved. (The clip norm and learning rate are the estimator's defaults; they do not affect privacy.)
 
@@ -335,7 +335,7 @@ print("noise std of the averaged gradient, z / (q N) per unit of C: "
 
 # %% [markdown]
 # The noise multiplier is the same for every k (in the x label) and every run is (0.5, 1/N)-DP. More epochs means
-# more steps with smaller batches (q = k/T = ε/(2k)): more updates, each noisier relative to its batch — the right
+# more steps with smaller batches ($q = k/T = \varepsilon/(2k)$): more updates, each noisier relative to its batch — the right
 # axis shows the noise on the averaged gradient growing in proportion to k. On Adult the extra updates win —
 # accuracy rises with k at no privacy cost. This utility graph is how the paper suggests choosing among
 # admissible schedules, without ever touching the privacy analysis again.
@@ -364,8 +364,8 @@ show_source(proactive.proactive_noise_multiplier)
 
 # %% [markdown]
 # **Exercise 6.2 — the schedule.** Write `proactive_schedule(epsilon, dataset_size, epochs)` returning the triple
-# `(steps, sampling_rate, expected_batch_size)`: the smallest admissible $T = \lceil 2k^2/\varepsilon\rceil$ (a whole number), q = k/T
-# and s = kN/T.
+# `(steps, sampling_rate, expected_batch_size)`: the smallest admissible $T = \lceil 2k^2/\varepsilon\rceil$ (a whole number), $q = k/T$
+# and $s = kN/T$.
 
 # %% exercise=6.2
 def proactive_schedule(epsilon, dataset_size, epochs):
