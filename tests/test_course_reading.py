@@ -260,9 +260,11 @@ RAW_MATH = re.compile(
     # roots, norms and set membership: √k, ‖x‖, x ∈ S
     r"|[√‖∥∈]"
     # a subscript on a name: min_λ, max_t, RMS_t, ℓ_i (and bare snake_case names, which belong in `backticks`)
-    r"|(?<=[\w′)])_(?=[A-Za-zα-ωΑ-Ωℓ])"
-    # a function applied in a formula: ln(1/δ), exp(α(λ) − λε)
-    r"|(?<![\w\\])(?:ln|log|exp)\s*\("
+    r"|(?<=[\w′)])_(?=[A-Za-zα-ωΑ-Ωℓ−+])"
+    # a function applied in a formula: ln(1/δ), ln 2, exp(α(λ) − λε)
+    r"|(?<![\w\\])(?:ln|log|exp)\s*\(|(?<![\w\\])ln\s*[\dA-Za-zα-ω]"
+    # operators that only make sense in a formula: ±1000, δ ≪ 1/N, ∝ √T, ∇ℓ, a sign −m, {−1, +1}
+    r"|[±∓≪≫∝∇∂∫∞]|(?<![\w\\])−(?=[\w(])"
     # a relation on a one-letter symbol or a bracket: ε = 1/2, δ = 1/N, λ ≤ 32, q = k/T, C = 5, |c(o)| ≤ ε, norm ≤ C
     r"|(?<![\w\\$])[A-Za-zα-ωℓ]\s*[=≠≤≥<>≈]\s*[-−\w(√|{]|[)|]\s*[≤≥≈]\s*[-−\w(√|{]|[≤≥]\s*[A-Za-zα-ω](?!\w)"
     # a product written with a centred dot: q·z
@@ -343,7 +345,8 @@ def test_every_formula_is_in_math_mode(where, text):
     ("z = √(2 ln(1.25/δ))/ε", True), ("δ = min_λ exp(α(λ) − λε)", True), ("the loss ℓ_i of a record", True),
     ("the RMS_t of the noise", True), ("ε = ρ + 2 ln(1/δ)", True), ("with ε = 1/2 and N", True),
     ("λ ≤ 32", True), ("q·z at most 1/e", True), ("with q = k/T", True), ("at C = 5", True),
-    ("|c(o)| ≤ ε", True), ("a norm ≤ C", True), ('predicting "≤ 50K" for all', False), ("> 1. a quoted list", False), ("every x ∈ D", True), ("bare noise_multiplier", True),
+    ("|c(o)| ≤ ε", True), ("a norm ≤ C", True), ('predicting "≤ 50K" for all', False), ("> 1. a quoted list", False), ("every x ∈ D", True), ("loss ln 2", True), ("margins of ±1000", True),
+    ("labels in {−1, +1}", True), ("the window [u_−, u_+]", True), ("δ ≪ 1/N", True), ("10 000 steps — then", False), ("bare noise_multiplier", True),
     ("a (ε, δ)-DP guarantee at a small δ", False), ("the `noise_multiplier` and `sampling_rate`", False),
     ("see <https://x.org/a_b/c_d> and [it](https://x.org/e_f)", False), ("an _emphasised_ word", False),
     ("$\\varepsilon = \\sqrt{k}\\,\\lVert x\\rVert_2$ and $\\min_\\lambda$", False),

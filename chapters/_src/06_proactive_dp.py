@@ -295,7 +295,7 @@ for label, (z_run, accountant) in runs.items():
 #
 # One caveat that is not about the formula: **$\delta = 1/N$ is a weak δ.** A mechanism that publishes one randomly
 # chosen record in full is $(\ln(N/(N-1)), 1/N)$-DP — $\varepsilon \approx 1/N$, yet it reveals someone's data completely. The usual
-# advice is δ ≪ 1/N. The accountants tell us what the same run
+# advice is $\delta \ll 1/N$. The accountants tell us what the same run
 # guarantees at a smaller δ:
 
 # %%
