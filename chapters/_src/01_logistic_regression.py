@@ -4,7 +4,7 @@
 # > **Learning objectives**
 # >
 # > After this chapter you can
-# > 1. write the logistic model, its loss and its gradient for labels in {−1, +1}, and compute them without overflow;
+# > 1. write the logistic model, its loss and its gradient for labels in $\{-1, +1\}$, and compute them without overflow;
 # > 2. train it by full-batch gradient descent and measure test accuracy on the UCI Adult data;
 # > 3. explain why the gradient of one example is bounded by the norm of its features — the fact that every
 # >    private algorithm in this course builds on;
@@ -42,7 +42,7 @@ print("fast mode" if FAST else "full mode")
 # Adult is the 1994 US census extract used by the book *Programming Differential Privacy*: predict whether a
 # person earns more than 50 000 dollars a year. `load_adult` reads the local files (checked against their
 # SHA-256), one-hot encodes the 8 categorical columns, scales the 6 numeric ones to [0, 1], and gives labels
-# in {−1, +1}. Because of that encoding every row has norm at most $\sqrt{6 + 8} = \sqrt{14}$ — a bound we know *before*
+# in $\{-1, +1\}$. Because of that encoding every row has norm at most $\sqrt{6 + 8} = \sqrt{14}$ — a bound we know *before*
 # looking at the data, which will matter in chapter 2.
 
 # %%
@@ -60,13 +60,13 @@ print(f'always predicting "<= 50K": test accuracy {majority_floor:.4f}')
 #
 # ## The model and its loss
 #
-# The model scores a row x with θ·x and predicts the sign. With labels y ∈ {−1, +1} the **margin**
-# m = y θ·x is positive exactly when the prediction is right. The logistic loss of one example is
+# The model scores a row $x$ with $\theta \cdot x$ and predicts the sign. With labels $y \in \{-1, +1\}$ the **margin**
+# $m = y\,\theta \cdot x$ is positive exactly when the prediction is right. The logistic loss of one example is
 #
 # $$\ell(\theta; x, y) = \ln\bigl(1 + e^{-m}\bigr), \qquad m = y\,\theta\cdot x ,$$
 #
-# small for a confident correct prediction (large m), about −m for a confident wrong one. At θ = 0 every
-# example has loss ln 2 ≈ 0.693. dpedu's `logistic.loss` is the mean of this over the rows (no hidden
+# small for a confident correct prediction (large m), about $-m$ for a confident wrong one. At $\theta = 0$ every
+# example has loss $\ln 2 \approx 0.693$. dpedu's `logistic.loss` is the mean of this over the rows (no hidden
 # intercept: the book's model has none); you write your own in Exercise 1.1.
 
 # %%
@@ -92,7 +92,7 @@ print("logaddexp     ", np.logaddexp(0.0, -margins))
 # $$\nabla_\theta \ell = -y\,x\,\sigma(-m), \qquad \sigma(t) = \frac{1}{1 + e^{-t}} \in (0, 1).$$
 #
 # Two things to notice. Every per-example gradient is a *scalar times its row* x, so the gradient of a whole
-# batch is one matrix-vector product. And since 0 < σ < 1,
+# batch is one matrix-vector product. And since $0 < \sigma < 1$,
 #
 # $$\lVert\nabla_\theta\ell\rVert_2 < \lVert x\rVert_2 :$$
 #
@@ -167,7 +167,7 @@ print(f"same prediction on {np.mean(logistic.predict(ours, X_test) == sk.predict
 # common mistake. You may use `numpy`, `scipy` and `math`, but not `dpedu` itself.
 #
 # **Exercise 1.1 — the loss.** Write `logistic_loss(theta, X, y)`: the *mean* logistic loss over the rows,
-# correct even for margins of ±1000.
+# correct even for margins of $\pm 1000$.
 
 # %% exercise=1.1
 def logistic_loss(theta, X, y):
@@ -209,7 +209,7 @@ show_source(logistic.per_example_gradients)
 
 # %% [markdown]
 # **Exercise 1.3 — gradient descent.** Write `gradient_descent(X, y, iterations, learning_rate)`: start at
-# θ = 0, take `iterations` steps against the mean gradient, return θ.
+# $\theta = 0$, take `iterations` steps against the mean gradient, return θ.
 
 # %% exercise=1.3
 def gradient_descent(X, y, iterations, learning_rate):
@@ -234,7 +234,7 @@ show_source(dp.training.gradient_descent)
 
 # %% [markdown]
 # **Exercise 1.4 — accuracy.** Write `accuracy(theta, X, y)`: the fraction of rows whose predicted label
-# (+1 when θ·x ≥ 0, else −1) equals y.
+# ($+1$ when $\theta \cdot x \ge 0$, else $-1$) equals y.
 
 # %% exercise=1.4
 def accuracy(theta, X, y):

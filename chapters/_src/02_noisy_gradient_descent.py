@@ -51,7 +51,7 @@ print(f"{n} training rows, {d} features")
 #
 # It is a worst case over *all* possible datasets, not a property of ours. A count has sensitivity 1. A sum of
 # gradients has *no* finite sensitivity — one extreme row can move it arbitrarily — unless each term is first
-# forced into a ball of radius C. Then adding or removing a row changes the sum by one vector of norm ≤ C.
+# forced into a ball of radius C. Then adding or removing a row changes the sum by one vector of norm $\le C$.
 #
 # We can watch that bound hold on Adult: remove each of the first rows in turn and measure how far the
 # clipped gradient sum moves.
@@ -75,7 +75,7 @@ print(f"largest clipped gradient norm over all {n} rows: {np.linalg.norm(clipped
 # Exercise 2.2) clips along the last axis, so one call clips every row (every example's gradient) of a matrix.
 #
 # Why not `np.clip(v, -C, C)`, coordinate by coordinate? It does bound each coordinate, but the result has
-# norm up to C√d (not C), and it **changes the direction** of the gradient — the update no longer points
+# norm up to $C\sqrt{d}$ (not C), and it **changes the direction** of the gradient — the update no longer points
 # downhill in the same way:
 
 # %%
@@ -87,12 +87,12 @@ for name, out in (("L2_clip", dp.L2_clip(v, 1.0)), ("np.clip", np.clip(v, -1.0, 
 # %% [markdown]
 # ## Clipping gradients or clipping inputs?
 #
-# Chapter 1 showed ‖∇ℓ(θ; x, y)‖ < ‖x‖ for the logistic loss. So if every *row* has norm ≤ C, every gradient
+# Chapter 1 showed $\lVert \nabla \ell(\theta; x, y) \rVert < \lVert x \rVert$ for the logistic loss. So if every *row* has norm $\le C$, every gradient
 # does too, for every θ: clipping the inputs once bounds the gradients forever. (This trick is special to
 # losses whose gradient is bounded by the input; a neural network needs per-step gradient clipping.)
 #
-# On Adult every row has norm ≤ √14 ≈ 3.74 by construction, so with the book's C = 5 *neither* clipping ever
-# triggers. How many gradients a smaller C cuts depends on θ: at θ = 0 each gradient has norm exactly ‖x‖/2.
+# On Adult every row has norm $\le \sqrt{14} \approx 3.74$ by construction, so with the book's $C = 5$ *neither* clipping ever
+# triggers. How many gradients a smaller C cuts depends on θ: at $\theta = 0$ each gradient has norm exactly $\lVert x \rVert/2$.
 
 # %%
 trained = dp.training.gradient_descent(X_train, y_train, 50).theta
@@ -118,15 +118,15 @@ for c in (0.5, 1.0, 2.0, 5.0):
           f"{np.mean(row_norms > c):6.1%} of rows clipped by input clipping")
 
 # %% [markdown]
-# Every row has norm between 2.83 and 3.29, so input clipping at C = 1 or C = 2 shrinks *every* row — it changes
-# the data. Gradient clipping at C = 2 touches no gradient at θ = 0 (their norms ‖x‖/2 are at most 1.64) and,
-# after training, only the badly classified examples (the printed share); at C = 1 it cuts every gradient at θ = 0.
+# Every row has norm between 2.83 and 3.29, so input clipping at $C = 1$ or $C = 2$ shrinks *every* row — it changes
+# the data. Gradient clipping at $C = 2$ touches no gradient at $\theta = 0$ (their norms $\lVert x \rVert/2$ are at most 1.64) and,
+# after training, only the badly classified examples (the printed share); at $C = 1$ it cuts every gradient at $\theta = 0$.
 #
 # ## The Laplace and Gaussian mechanisms
 #
 # * **Laplace** (ε-DP): add noise of scale $\Delta_1/\varepsilon$ to each coordinate. For the count of rows, $\Delta_1 = 1$.
 # * **Gaussian** ((ε, δ)-DP): add $\mathcal N(0, \sigma^2)$ to each coordinate with $\sigma = z \Delta_2$, where the **noise multiplier** z
-#   depends only on (ε, δ). The classic formula z = √(2 ln(1.25/δ))/ε is proven only for ε < 1; the exact
+#   depends only on (ε, δ). The classic formula $z = \sqrt{2\ln(1.25/\delta)}/\varepsilon$ is proven only for $\varepsilon < 1$; the exact
 #   ("analytic") calibration of Balle & Wang (2018) works for every ε and needs less noise.
 
 # %%
@@ -150,7 +150,7 @@ for eps in (0.1, 0.5, 0.9, 2.0):
 # used as the divisor. Each iteration releases the clipped gradient sum plus $\mathcal N(0, (zC)^2I)$ — one such release is
 # Exercise 2.5, and the listing of `dp.training.noisy_gradient_descent` follows it.
 #
-# What does one run spend? Each of the k = 10 iterations is $(0.1, 10^{-5})$-DP and the count is 0.1-DP, so by
+# What does one run spend? Each of the $k = 10$ iterations is $(0.1, 10^{-5})$-DP and the count is 0.1-DP, so by
 # sequential composition (chapter 3) the **whole run** is $((k+1)\cdot 0.1, k\cdot 10^{-5}) = (1.1, 10^{-4})$-DP. The ε printed on
 # a single iteration is not the privacy of the model: the model is the output of all of them.
 
@@ -174,19 +174,19 @@ print(f"\nper iteration: ({result.epsilon_per_iteration}, {result.delta_per_iter
       f"whole run: ({result.epsilon:.3g}, {result.delta:.3g})-DP by sequential composition")
 
 # %% [markdown]
-# With C = 5 the two clipping variants give *identical* models: neither clips anything, and the same seed draws
-# the same noise. With C = 2 they differ: gradient clipping learns about as well as at C = 5, while input clipping
+# With $C = 5$ the two clipping variants give *identical* models: neither clips anything, and the same seed draws
+# the same noise. With $C = 2$ they differ: gradient clipping learns about as well as at $C = 5$, while input clipping
 # predicts "> 50K" for almost nobody and scores barely above the majority-class floor of 0.7543. The noise is not
-# the reason — its std z·C is *smaller* at C = 2 than at C = 5. Input clipping shrinks every row by a factor
-# 2/‖x‖ ≤ 0.71, so every gradient and every step shrinks too, and 10 steps of learning rate 1 no longer get the
+# the reason — its std $z \cdot C$ is *smaller* at $C = 2$ than at $C = 5$. Input clipping shrinks every row by a factor
+# $2/\lVert x \rVert \le 0.71$, so every gradient and every step shrinks too, and 10 steps of learning rate 1 no longer get the
 # model out of its first phase, where it predicts the majority class (chapter 1: 10 iterations are few even
-# without clipping). With C = 1 *both* variants stay there: their accuracy is exactly the floor, with no spread
+# without clipping). With $C = 1$ *both* variants stay there: their accuracy is exactly the floor, with no spread
 # over seeds, because every gradient is cut to norm 1 from the first step on. Clipping is a bias, not only a
 # sensitivity bound: a smaller C must be paid for with more steps or a larger learning rate.
 #
 # ## Accuracy against the total ε
 #
-# Now vary the per-iteration ε. The x-axis of the figure is the **total** ε of the run, (k + 1)·ε per iteration,
+# Now vary the per-iteration ε. The x-axis of the figure is the **total** ε of the run, $(k + 1) \cdot \varepsilon$ per iteration,
 # because that is what protects the people in the data; plotting the per-iteration ε would make the method
 # look 11 times more private than it is.
 
@@ -219,7 +219,7 @@ print(f"  at the smallest ({totals.min():.3g}): {mean_acc[np.argmin(totals)]:.4f
 #
 # **Exercise 2.1 — sensitivities.** With add/remove neighbours a count has sensitivity ____; a sum of vectors
 # each clipped to norm C has L2 sensitivity ____. Under *replace-one* neighbours (one row changed), the clipped
-# sum has L2 sensitivity ____. Fill in the three numbers for C = 5.
+# sum has L2 sensitivity ____. Fill in the three numbers for $C = 5$.
 
 # %% exercise=2.1
 C = 5.0
@@ -276,7 +276,7 @@ show_source(dp.mechanisms.laplace_mechanism)
 
 # %% [markdown]
 # **Exercise 2.4 — the classic Gaussian calibration.** Write `classic_noise_multiplier(epsilon, delta)`
-# returning z = √(2 ln(1.25/δ))/ε, and raising `ValueError` when ε ≥ 1, where the formula is not proven.
+# returning $z = \sqrt{2\ln(1.25/\delta)}/\varepsilon$, and raising `ValueError` when $\varepsilon \ge 1$, where the formula is not proven.
 
 # %% exercise=2.4
 def classic_noise_multiplier(epsilon, delta):

@@ -56,7 +56,7 @@ print(f"{n} training rows, {d} features")
 # (Dwork, McSherry, Nissim & Smith 2006; Dwork & Roth 2014, Thm 3.16.) For pure ε-DP this is tight in the
 # worst case: an adversary can really learn k times as much from k answers.
 #
-# The book's noisy gradient descent makes k = 10 Gaussian releases, each $(0.1, 10^{-5})$-DP, plus one 0.1-DP
+# The book's noisy gradient descent makes $k = 10$ Gaussian releases, each $(0.1, 10^{-5})$-DP, plus one 0.1-DP
 # Laplace count. `noisy_gradient_descent` reports the sequential total and, in `ledger`, *what happened* —
 # events that any accountant can count:
 
@@ -82,7 +82,7 @@ print(f"sequential accountant: ({total.epsilon:.3g}, {total.delta:.3g})-DP")
 # Under sequential composition the total ε grows **linearly** in the number of iterations. Turn it around: to
 # keep a fixed *total* budget, each of k iterations may only spend ε/(k+1), so its noise multiplier
 # $z = \sqrt{2 \ln(1.25/\delta)}/\varepsilon_{\text{iteration}}$ grows linearly in k too. `budget_split="total"` asks `noisy_gradient_descent` for
-# exactly that split; the noise standard deviation on the gradient sum (z·C with C = 5) is in `details`:
+# exactly that split; the noise standard deviation on the gradient sum ($z \cdot C$ with $C = 5$) is in `details`:
 
 # %%
 print("iterations k   per-iteration epsilon   noise multiplier z   noise std z*C   test accuracy")
@@ -107,14 +107,14 @@ for k in pick([1, 3, 10, 30, 100], [1, 10, 100]):
 #
 # $$\Bigl(\varepsilon\sqrt{2k\ln(1/\delta')} + k\,\varepsilon\,(e^{\varepsilon} - 1),\ \ k\delta + \delta'\Bigr)\text{-DP}$$
 #
-# (Dwork & Roth 2014, Thm 3.20). The first term grows only like √k: privacy losses of independent steps
+# (Dwork & Roth 2014, Thm 3.20). The first term grows only like $\sqrt{k}$: privacy losses of independent steps
 # partly cancel, like the steps of a random walk, and δ′ is the small probability that they do not. The
 # second term is the *drift*, the expected loss of each step; it is about $k\varepsilon^2$ for small ε. dpedu's
 # `advanced_composition` returns this pair (you write it in Exercise 3.2).
 #
-# It is not always better. With ε = 1 the drift alone is k(e − 1) > k: the book's example, k = 500 steps of
-# ε = 1, gives more than the 500 of sequential composition. The book's plot uses a *simplified* form,
-# 2ε√(2k ln(1/δ′)), which drops the drift; it is only valid for small ε and under-reports badly here.
+# It is not always better. With $\varepsilon = 1$ the drift alone is $k(e - 1) > k$: the book's example, $k = 500$ steps of
+# $\varepsilon = 1$, gives more than the 500 of sequential composition. The book's plot uses a *simplified* form,
+# $2\varepsilon\sqrt{2k\ln(1/\delta')}$, which drops the drift; it is only valid for small ε and under-reports badly here.
 
 # %%
 eps_adv, delta_adv = advanced_composition(epsilon=1.0, delta=0.0, k=500, delta_prime=1e-5)
@@ -123,7 +123,7 @@ print(f"k = 500, epsilon = 1: sequential 500, advanced ({eps_adv:.2f}, {delta_ad
 
 # %% [markdown]
 # For small ε and large k it wins. Where exactly? Advanced beats sequential when
-# $\sqrt{2 \ln(1/\delta')/k} + (e^\varepsilon - 1) < 1$. For ε = 0.1 and $\delta' = 10^{-5}$ that needs more than about 29 steps — so for
+# $\sqrt{2 \ln(1/\delta')/k} + (e^\varepsilon - 1) < 1$. For $\varepsilon = 0.1$ and $\delta' = 10^{-5}$ that needs more than about 29 steps — so for
 # the book's 10 iterations sequential composition is still the better of the two:
 
 # %%
@@ -138,13 +138,13 @@ for k in (10, 30, 100, 1000, 10_000):
 # and for the Gaussian we can do much better by tracking a whole curve instead of one pair of numbers.
 #
 # * **Rényi DP** (Mironov 2017) measures the Rényi divergence $D_\alpha$ between the output distributions on
-#   neighbours, at every order α > 1. A Gaussian with noise multiplier z has $\varepsilon_{\mathrm{RDP}}(\alpha) = \alpha/(2z^2)$. Curves
+#   neighbours, at every order $\alpha > 1$. A Gaussian with noise multiplier z has $\varepsilon_{\mathrm{RDP}}(\alpha) = \alpha/(2z^2)$. Curves
 #   **add** under composition, order by order. At the end, convert once:
 #   $\varepsilon = \min_\alpha [ \varepsilon_{\mathrm{RDP}}(\alpha) + \ln(1/\delta)/(\alpha - 1) ]$ (the book's classic conversion; dpedu's default is a slightly
 #   tighter one, Balle et al. 2020).
 # * **zCDP** (Bun & Steinke 2016) keeps a single number ρ with $D_\alpha \le \rho\alpha$ for all α: the Gaussian is
 #   $\rho = 1/(2z^2)$-zCDP, a pure ε-DP mechanism (our Laplace count) is $\varepsilon^2/2$-zCDP, the ρ's add, and
-#   ε = ρ + 2√(ρ ln(1/δ)).
+#   $\varepsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}$.
 #
 # Why this helps: the noise multiplier of each step enters as $1/z^2$, so T steps cost about $\sqrt{T}$ in ε after the
 # conversion, *with no drift term*. And δ appears only once, at the end, instead of once per step.
@@ -201,8 +201,8 @@ for name in ("sequential", "rdp"):
     print(f"{labels[name]:>22}: total epsilon grows like k^{slope:.2f} for large k")
 
 # %% [markdown]
-# Read it from the right. After 1000 iterations sequential composition certifies ε ≈ 100 — no meaningful
-# guarantee — while RDP, zCDP and PLD certify a few units: their ε grows like √k, not k. At k = 1 sequential
+# Read it from the right. After 1000 iterations sequential composition certifies $\varepsilon \approx 100$ — no meaningful
+# guarantee — while RDP, zCDP and PLD certify a few units: their ε grows like $\sqrt{k}$, not k. At $k = 1$ sequential
 # composition is *better* than RDP: the RDP-to-(ε, δ) conversion has a price that only pays off over many
 # steps. No single accountant is best everywhere; a safe habit is to compute several and report the tightest
 # valid one — with its name.
@@ -219,8 +219,8 @@ for k in pick([1, 10, 100, 1000], [1, 100]):
     print(f"{k:5d}   {zs[0]:14.1f}   {zs[1]:7.1f}   {zs[2]:8.1f}   {zs[0] / zs[1]:22.1f}")
 
 # %% [markdown]
-# With sequential composition z grows like k, with RDP like √k: at k = 100 RDP already needs about 9 times
-# less noise on every gradient for the same guarantee, and the ratio keeps growing like √k.
+# With sequential composition z grows like k, with RDP like $\sqrt{k}$: at $k = 100$ RDP already needs about 9 times
+# less noise on every gradient for the same guarantee, and the ratio keeps growing like $\sqrt{k}$.
 #
 # ## Exercises
 #
@@ -261,7 +261,7 @@ show_source(advanced_composition)
 # %% [markdown]
 # **Exercise 3.3 — zCDP.** Write `zcdp_epsilon(noise_multiplier, steps, delta)`: the ε at which `steps`
 # full-batch Gaussian releases with noise multiplier z are DP, by zCDP and the conversion
-# ε = ρ + 2√(ρ ln(1/δ)).
+# $\varepsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}$.
 
 # %% exercise=3.3
 def zcdp_epsilon(noise_multiplier, steps, delta):

@@ -6,7 +6,7 @@
 # > After this chapter you can
 # > 1. define the **privacy loss random variable** of a mechanism and its log-moments α(λ);
 # > 2. explain why log-moments **add** under composition, and turn them into (ε, δ) with the tail bound
-# >    δ = min_λ exp(α(λ) − λε);
+# >    $\delta = \min_\lambda \exp(\alpha(\lambda) - \lambda\varepsilon)$;
 # > 3. reproduce Figure 2 of Abadi et al. (2016) — and say which of its curves is *not* a valid bound, and why;
 # > 4. account the same DP-SGD run with every accountant of the course, explain why zCDP does not apply, and
 # >    read off how much noise each accountant needs for the same **total** ε.
@@ -57,7 +57,7 @@ q, z, delta = 0.01, 4.0, 1e-5
 # $$c(o) = \ln\frac{\Pr[M(D) = o]}{\Pr[M(D') = o]}$$
 #
 # says how much more likely o is with the record than without it. With o drawn from M(D), c(o) is a random
-# variable. Pure ε-DP says |c(o)| ≤ ε for *every* o. (ε, δ)-DP is close to saying that c(o) ≤ ε except with
+# variable. Pure ε-DP says $\lvert c(o)\rvert \le \varepsilon$ for *every* o. (ε, δ)-DP is close to saying that $c(o) \le \varepsilon$ except with
 # probability δ. So if we know the whole distribution of c, we know the privacy.
 #
 # For one DP-SGD step, project onto the direction of the extra record's clipped gradient (sensitivity 1 after
@@ -66,7 +66,7 @@ q, z, delta = 0.01, 4.0, 1e-5
 #
 # $$c(o) = \ln\frac{\mu(o)}{\mu_0(o)} = \ln\Bigl(1 - q + q\,e^{(2o - 1)/(2z^2)}\Bigr), \qquad o \sim \mu .$$
 #
-# For q = 1 (no subsampling) this is $(2o - 1)/(2z^2)$: the privacy loss of a Gaussian mechanism is itself
+# For $q = 1$ (no subsampling) this is $(2o - 1)/(2z^2)$: the privacy loss of a Gaussian mechanism is itself
 # Gaussian, $\mathcal N(1/(2z^2), 1/z^2)$. We sample both.
 
 # %%
@@ -109,7 +109,7 @@ for key, c in losses.items():
           f"range of {n_samples:,} samples [{c.min():.4f}, {c.max():.4f}]")
 
 # %% [markdown]
-# Subsampling shrinks the loss about a hundredfold and makes it skewed: it can never fall below ln(1 − q), but
+# Subsampling shrinks the loss about a hundredfold and makes it skewed: it can never fall below $\ln(1 - q)$, but
 # it has a long right tail, from the rare steps where the record was sampled *and* its noise pushed o far to the
 # right. Describing this distribution by one (ε, δ) pair per step — as chapter 3's theorems must — throws its
 # shape away.
@@ -128,7 +128,7 @@ for key, c in losses.items():
 #
 # Three ways to get the same numbers: averaging $e^{\lambda c}$ over our samples (Monte Carlo), numerical integration
 # (what Abadi et al.'s code did; `MomentsAccountant(method="integration")`) and the binomial sum (dpedu's default).
-# For q = 1 the exact answer is $\lambda(\lambda + 1)/(2z^2)$.
+# For $q = 1$ the exact answer is $\lambda(\lambda + 1)/(2z^2)$.
 
 # %%
 lambdas = np.array([1, 2, 4, 8, 16, 32])
@@ -155,7 +155,7 @@ for i, lam in enumerate(lambdas):
 
 # %% [markdown]
 # Monte Carlo agrees up to its sampling error (largest for small λ, where α is tiny, and for large λ with
-# q = 1, where $e^{\lambda c}$ is heavy-tailed); integration and the binomial sum agree to many digits. Note the scale:
+# $q = 1$, where $e^{\lambda c}$ is heavy-tailed); integration and the binomial sum agree to many digits. Note the scale:
 # one subsampled step has log-moments about $q^2 = 10^{-4}$ times those of a full-batch Gaussian step.
 #
 # ## Composition: log-moments add
@@ -175,7 +175,7 @@ show_source(moments.MomentsAccountant.log_moments)
 # %% [markdown]
 # ## From moments to (ε, δ): the tail bound
 #
-# Markov's inequality applied to $e^{\lambda c}$: for every λ > 0,
+# Markov's inequality applied to $e^{\lambda c}$: for every $\lambda > 0$,
 #
 # $$\Pr[c(o) \ge \varepsilon] = \Pr\bigl[e^{\lambda c(o)} \ge e^{\lambda\varepsilon}\bigr]
 #   \le \frac{\mathbb{E}[e^{\lambda c(o)}]}{e^{\lambda \varepsilon}} = e^{\alpha(\lambda) - \lambda\varepsilon}.$$
@@ -185,7 +185,7 @@ show_source(moments.MomentsAccountant.log_moments)
 # $$\delta = \min_\lambda e^{\alpha(\lambda) - \lambda\varepsilon}, \qquad\text{or, for a target } \delta,\qquad
 #   \varepsilon = \min_\lambda \frac{\alpha(\lambda) + \ln(1/\delta)}{\lambda}.$$
 #
-# Every λ gives a valid bound; the accountant simply keeps the best one. Large λ divides ln(1/δ) by more but
+# Every λ gives a valid bound; the accountant simply keeps the best one. Large λ divides $\ln(1/\delta)$ by more but
 # pays a larger α(λ): the best λ balances the two. (dpedu's `moments.epsilon_from_log_moments` does this
 # minimisation; you write it in Exercise 5.2.)
 
@@ -214,7 +214,7 @@ print(f"and back: delta at that epsilon = {acc.get_delta(eps):.3g}")
 # %% [markdown]
 # Two consequences of the formula, both visible above:
 #
-# * **A floor.** Since α(λ) ≥ 0, $\varepsilon \ge \ln(1/\delta)/\lambda_{\max}$: with Abadi et al.'s orders λ ≤ 32 and $\delta = 10^{-5}$ no run, however
+# * **A floor.** Since $\alpha(\lambda) \ge 0$, $\varepsilon \ge \ln(1/\delta)/\lambda_{\max}$: with Abadi et al.'s orders $\lambda \le 32$ and $\delta = 10^{-5}$ no run, however
 #   noisy, is certified below $\ln(10^5)/32 \approx 0.36$. With few steps (10 epochs) the best λ is already at the edge of
 #   the grid. Chapter 6 meets this floor again.
 # * **It is Rényi DP in disguise.** $\alpha(\lambda) = \lambda\cdot\varepsilon_{\mathrm{RDP}}(\lambda + 1)$: the Rényi divergence of order λ + 1 (docs/math.md §12.7).
@@ -231,7 +231,7 @@ print(f"alpha_T(19) / 19 = {alpha[0] / 19:.6f}   RDP of order 20 = {rdp[0]:.6f}"
 # %% [markdown]
 # ## Figure 2 of Abadi et al., reproduced
 #
-# Abadi et al. compare, for q = 0.01, z = 4, $\delta = 10^{-5}$, the moments accountant with "strong composition":
+# Abadi et al. compare, for $q = 0.01$, $z = 4$, $\delta = 10^{-5}$, the moments accountant with "strong composition":
 # each step is made $(\varepsilon_0, \delta_0)$-DP by the Gaussian mechanism, amplified by subsampling to $(\varepsilon_1, \delta_1)$, and the T steps
 # are composed with the advanced composition theorem. We draw three curves in the top panel:
 #
@@ -263,7 +263,7 @@ for key, note in curves.notes.items():
 # ## The whole privacy curve of one run
 #
 # Each number above is one point $(\varepsilon, \delta = 10^{-5})$ of a curve: an accountant certifies a δ(ε) for every ε.
-# [`plot_privacy_curves`](dpedu.plotting.plot_privacy_curves) composes Abadi et al.'s run (q = 0.01, z = 4) on a
+# [`plot_privacy_curves`](dpedu.plotting.plot_privacy_curves) composes Abadi et al.'s run ($q = 0.01$, $z = 4$) on a
 # fresh accountant of each kind and draws δ(ε) on a log δ axis (docs/math.md §15.1). The PLD accountant draws
 # two curves: its pessimistic estimate (an upper bound: the guarantee) and its optimistic one (a lower bound,
 # dashed); the true curve lies between them (docs/math.md §15.7). On this run they are so close that the dashed
@@ -293,7 +293,7 @@ for spacing in (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, None):
     print(f"{name:>14}{low:16.4f}{high:17.4f}{high - low:11.2e}")
 
 # %% [markdown]
-# On the coarsest grids the lower bound says nothing (ε = 0) and the upper bound is loose. From $\Delta = 10^{-3}$ to
+# On the coarsest grids the lower bound says nothing ($\varepsilon = 0$) and the upper bound is loose. From $\Delta = 10^{-3}$ to
 # $\Delta = 10^{-4}$ the width shrinks about a hundredfold: the error of both estimates is of second order in Δ. The
 # default grid, chosen for the pessimistic ε (with the optimistic estimate on a grid four times finer), leaves
 # a bracket narrower than $10^{-3}$.
@@ -338,12 +338,12 @@ print(f"  amplified, ln(1 + q(e^eps0 - 1))          = {math.log1p(q * math.expm1
 # The lower panel of the figure and the table above contain all the accountants of the course:
 #
 # * **sequential** adds up per-step ε's ($\delta_0$ split over the steps): linear in T.
-# * **advanced** (and the valid strong recipe, the same computation here) grows like √T, but starts from
+# * **advanced** (and the valid strong recipe, the same computation here) grows like $\sqrt{T}$, but starts from
 #   amplified per-step pairs and inherits their looseness.
 # * **moments** — this chapter — and **RDP** (the same log-moments at more orders, with the improved conversion).
 # * **PLD** composes the discretised privacy-loss *distribution* itself by FFT (docs/math.md §15): the tightest, at
 #   the price of some seconds per number.
-# * **zCDP: n/a.** Why? ρ-zCDP requires the Rényi curve to lie below a *line*: ε̄(α) ≤ ρα for every α > 1. The
+# * **zCDP: n/a.** Why? ρ-zCDP requires the Rényi curve to lie below a *line*: $\bar\varepsilon(\alpha) \le \rho\alpha$ for every $\alpha > 1$. The
 #   subsampled Gaussian's curve is tiny at small orders but, at large orders, climbs to the slope $1/(2z^2)$ of the
 #   plain Gaussian — so the only ρ that covers it is the one *without* subsampling. zCDP has no amplification
 #   theorem, and dpedu's zCDP accountant refuses the event rather than give that useless number:
@@ -366,7 +366,7 @@ print("\nthe accountant says:\n" + textwrap.fill(curves.notes["zcdp"], 92, initi
 # Privacy costs accuracy through the noise: the noise in DP-SGD's average gradient has standard deviation
 # zC/(qn). So the practical question is the inverse one: for a fixed target ε, which z does each accountant
 # certify? `experiments.noise_for_target` bisects on a fresh accountant (docs/math.md §17) and always returns the
-# end of the bracket that meets the target. Same run: q = 0.01, 100 epochs (10 000 steps), $\delta = 10^{-5}$.
+# end of the bracket that meets the target. Same run: $q = 0.01$, 100 epochs (10 000 steps), $\delta = 10^{-5}$.
 
 # %%
 targets = pick([0.5, 1.0, 1.26, 2.0], [1.0])
@@ -387,13 +387,13 @@ print("\nnote (strong_paper):", table[targets[0]][1]["strong_paper"])
 # %% [markdown]
 # Sequential composition asks for around a hundred times more noise than PLD; advanced composition about six
 # times more. The moments accountant needs roughly 1.2 to 1.5 times PLD's noise (most at small ε, where its
-# λ ≤ 32 limit bites), RDP about 1.08 times. The paper recipe's z is listed only to show that it is not a number
+# $\lambda \le 32$ limit bites), RDP about 1.08 times. The paper recipe's z is listed only to show that it is not a number
 # to train with: it guarantees nothing. At these targets it even asks for *more* noise than the valid recipe
-# (at large z the loose classic calibration outweighs the optimistic amplification), while at z = 4 in the
+# (at large z the loose classic calibration outweighs the optimistic amplification), while at $z = 4$ in the
 # figure it gives a *smaller* ε: a number that is not a bound can be wrong in either direction.
 #
-# A consistency check: calibrating on the moments accountant for Abadi et al.'s own ε = 1.26 should give back
-# their z = 4.
+# A consistency check: calibrating on the moments accountant for Abadi et al.'s own $\varepsilon = 1.26$ should give back
+# their $z = 4$.
 
 # %%
 anchor, _ = experiments.noise_for_target(target_epsilon=1.26, target_delta=delta, sampling_rate=q, steps=steps,
@@ -407,8 +407,8 @@ print(f"target 1.26: moments z = {anchor['moments']:.3f}, RDP z = {anchor['rdp']
 #
 # **Exercise 5.1 — the log-moment of one step.** Write `log_moment(sampling_rate, noise_multiplier, moment_order)`
 # returning $\alpha(\lambda) = \ln \sum_{j=0}^{\lambda+1} C(\lambda+1, j)(1-q)^{\lambda+1-j} q^j e^{(j^2-j)/(2z^2)}$ for an integer $\lambda \ge 1$. It must
-# work for λ = 256 and z = 0.8, where the terms overflow float64: work with logarithms
-# (`scipy.special.gammaln` for log-binomials, `scipy.special.logsumexp` for the sum). Careful with q = 1.
+# work for $\lambda = 256$ and $z = 0.8$, where the terms overflow float64: work with logarithms
+# (`scipy.special.gammaln` for log-binomials, `scipy.special.logsumexp` for the sum). Careful with $q = 1$.
 
 # %% exercise=5.1
 def log_moment(sampling_rate, noise_multiplier, moment_order):
@@ -429,7 +429,7 @@ checks.check_log_moment(log_moment)
 
 # %% [markdown]
 # **Exercise 5.2 — the tail bound.** Write `epsilon_from_log_moments(moment_orders, log_moments, delta)`: given
-# the composed α(λ) at each λ (two arrays), return the total ε = min_λ (α(λ) + ln(1/δ))/λ.
+# the composed α(λ) at each λ (two arrays), return the total $\varepsilon = \min_\lambda (\alpha(\lambda) + \ln(1/\delta))/\lambda$.
 
 # %% exercise=5.2
 def epsilon_from_log_moments(moment_orders, log_moments, delta):

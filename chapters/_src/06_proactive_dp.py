@@ -4,9 +4,9 @@
 # > **Learning objectives**
 # >
 # > After this chapter you can
-# > 1. compute the pro-active noise multiplier z = √(2(ε + ln(1/δ))/ε) of van Dijk et al. from a fixed total
+# > 1. compute the pro-active noise multiplier $z = \sqrt{2(\varepsilon + \ln(1/\delta))/\varepsilon}$ of van Dijk et al. from a fixed total
 # >    budget (ε, δ), and explain why it does **not depend on the number of steps T**;
-# > 2. state its conditions (ε ≤ 1/2, δ = 1/N, $T \ge 2k^2/\varepsilon$, q·z ≤ 1/e) and show a run where ignoring them breaks
+# > 2. state its conditions ($\varepsilon \le 1/2$, $\delta = 1/N$, $T \ge 2k^2/\varepsilon$, $q \cdot z \le 1/e$) and show a run where ignoring them breaks
 # >    the guarantee;
 # > 3. plan a DP-SGD schedule (k, T, q, batch size) with `dpedu.proactive.plan`, and compare its z with the z
 # >    that calibrating on each accountant would choose;
@@ -45,9 +45,9 @@ print("fast mode" if FAST else "full mode")
 # %% [markdown]
 # ## The closed form
 #
-# Let N be the number of records, k the number of epochs (so K = kN per-example gradients in total), T the
-# number of steps and q = k/T the Poisson sampling rate (expected batch size s = kN/T = qN). Then DP-SGD is
-# (ε, δ = 1/N)-DP with ε ≤ 1/2 if
+# Let N be the number of records, k the number of epochs (so $K = kN$ per-example gradients in total), T the
+# number of steps and $q = k/T$ the Poisson sampling rate (expected batch size $s = kN/T = qN$). Then DP-SGD is
+# $(\varepsilon, \delta = 1/N)$-DP with $\varepsilon \le 1/2$ if
 #
 # $$z = \sqrt{\frac{2(\varepsilon + \ln(1/\delta))}{\varepsilon}}, \qquad T \ge \frac{2k^2}{\varepsilon},
 #   \qquad \Bigl(\frac{2}{e}\Bigr)^2 k^2 - \frac12 \ge \ln N .$$
@@ -62,7 +62,7 @@ for n in (1_000, 30_162, 60_000, 10**6):
     print(f"{n:>10,} {1 / n:12.3g}{row}")
 
 # %% [markdown]
-# z grows like 1/√ε, and only logarithmically with N (through δ = 1/N). (N = 30 162 is the Adult training set.)
+# z grows like $1/\sqrt{\varepsilon}$, and only logarithmically with N (through $\delta = 1/N$). ($N = 30\,162$ is the Adult training set.)
 #
 # ## Where it comes from
 #
@@ -75,8 +75,8 @@ for n in (1_000, 30_162, 60_000, 10**6):
 # for exactly the z above, so the tail bound gives δ. Why can z ignore T? Because the only place T enters is
 # $Tq^2 = k^2/T$, and **more steps at the same k make it smaller**: the smallest admissible $T = 2k^2/\varepsilon$ is the worst
 # case of the whole family. But the moment bound holds only for $\lambda \le z^2 \ln(1/(qz))$ (Abadi et al., Lemma 3), and
-# $\lambda = z^2$ needs **q·z ≤ 1/e**; at $T = 2k^2/\varepsilon$, ε = 1/2, δ = 1/N that is exactly the condition on k. Let us check
-# the numbers of the headline plan (N = 60 000, ε = 1/2, k = 5, T = 100) against the *exact* log-moment:
+# $\lambda = z^2$ needs **$q \cdot z \le 1/e$**; at $T = 2k^2/\varepsilon$, $\varepsilon = 1/2$, $\delta = 1/N$ that is exactly the condition on k. Let us check
+# the numbers of the headline plan ($N = 60\,000$, $\varepsilon = 1/2$, $k = 5$, $T = 100$) against the *exact* log-moment:
 
 # %%
 n, eps, k = 60_000, 0.5, 5
@@ -96,12 +96,12 @@ print(f"  vs delta = 1/N = {delta:.3g}")
 
 # %% [markdown]
 # At this point the leading-order bound really is above the exact log-moment, and the tail bound lands below
-# δ = 1/N. The exact moments give a δ hundreds of times smaller: the closed form is conservative, by design.
+# $\delta = 1/N$. The exact moments give a δ hundreds of times smaller: the closed form is conservative, by design.
 #
 # ## The conditions, checked
 #
 # `proactive.proactive_conditions` evaluates every condition; `plan` refuses (or, with `strict=False`, warns)
-# when one fails. The last condition, q·z ≤ 1/e, is implied by the others at the smallest T; it is listed
+# when one fails. The last condition, $q \cdot z \le 1/e$, is implied by the others at the smallest T; it is listed
 # because it is the one the derivation actually needs.
 
 # %%
@@ -114,7 +114,7 @@ print(f"\nsmallest admissible epochs for N = {n:,}: k >= (e/2) sqrt(ln N + 1/2) 
 #
 # The pro-active procedure (docs/math.md §16.3): z from the budget; the epochs k you can afford (at least the smallest
 # admissible); $T = \lceil 2k^2/\varepsilon\rceil$, the *smallest* admissible number of steps (fewest updates, least total noise — any
-# larger T keeps the guarantee); then q = k/T and s = kN/T. `plan` does this, and beside it accounts the very
+# larger T keeps the guarantee); then $q = k/T$ and $s = kN/T$. `plan` does this, and beside it accounts the very
 # same run with the moments, RDP and PLD accountants, and calibrates each of them for the same budget.
 
 # %%
@@ -122,13 +122,13 @@ print(proactive.plan(epsilon=0.5, dataset_size=60_000, epochs=5))
 
 # %% [markdown]
 # The plan keeps its promise: every accountant certifies at most 0.5. RDP and PLD certify about half of it, and
-# would have reached ε = 0.5 with roughly 40 % less noise. (The moments accountant is held back by its integer
-# orders λ ≤ 32, as its note says: the best λ here would be larger.)
+# would have reached $\varepsilon = 0.5$ with roughly 40 % less noise. (The moments accountant is held back by its integer
+# orders $\lambda \le 32$, as its note says: the best λ here would be larger.)
 #
 # ## Ignoring the conditions breaks the guarantee
 #
 # The paper says its guarantee is close to tight: it fails when T is about 4 times below $2k^2/\varepsilon$. Keep z and k
-# and take T = 25 instead of 100 (four times larger batches). `strict=True` refuses; with `strict=False` we see
+# and take $T = 25$ instead of 100 (four times larger batches). `strict=True` refuses; with `strict=False` we see
 # what the accountants say:
 
 # %%
@@ -148,7 +148,7 @@ print(quarter)
 # so by itself it shows only that no accountant here can certify 0.5; the lower end of its discretisation bracket
 # (computed below) is also above 0.5, so the run really spends more than its budget.
 #
-# A second way to leave the conditions: a **single full-batch release** (q = 1, T = 1). One Gaussian release has
+# A second way to leave the conditions: a **single full-batch release** ($q = 1$, $T = 1$). One Gaussian release has
 # an exact ε (Balle & Wang; chapter 2), so here there is no doubt at all:
 
 # %%
@@ -164,9 +164,9 @@ print(f"one full-batch release with z = {z_single:.4f} (eps = 0.5, delta = 1e-5)
 # %% [markdown]
 # ## z does not depend on T — but the tight ε does
 #
-# Fix the closed-form z (ε = 1/2, N = 60 000) and the epochs k = 5, and vary the number of steps T (so q = k/T).
+# Fix the closed-form z ($\varepsilon = 1/2$, $N = 60\,000$) and the epochs $k = 5$, and vary the number of steps T (so $q = k/T$).
 # Left: the total ε the tight accountants certify for that z. Right: the z that calibrating on RDP would choose
-# for ε = 1/2 at each T, against the constant closed form. (Calibrating on PLD gives slightly less — see the
+# for $\varepsilon = 1/2$ at each T, against the constant closed form. (Calibrating on PLD gives slightly less — see the
 # plans above — but takes seconds per point at large T, so we calibrate on RDP only.)
 
 # %%
@@ -211,7 +211,7 @@ plt.show()
 #
 # ## Closed form against calibration, for several budgets
 #
-# On Adult (N = 30 162, δ = 1/N, k = 5 epochs, the smallest admissible T for each ε):
+# On Adult ($N = 30\,162$, $\delta = 1/N$, $k = 5$ epochs, the smallest admissible T for each ε):
 
 # %%
 X_train, y_train, X_test, y_test = dp.datasets.load_adult()
@@ -242,11 +242,11 @@ print("\nmoments accountant with orders up to 512:\n"
 # %% [markdown]
 # Read the table by columns. The "eps" columns are what the accountants certify for the pro-active run. RDP and
 # PLD certify a fraction of the budget — a smaller fraction for smaller ε. The moments column is *above* the
-# budget wherever the budget is below the moments accountant's floor ln(N)/32 = 0.322 (at ε = 0.25, and 0.1 in
+# budget wherever the budget is below the moments accountant's floor $\ln(N)/32 = 0.322$ (at $\varepsilon = 0.25$, and 0.1 in
 # the full run): not because the closed form fails — its conditions hold and RDP/PLD certify it — but because
-# with integer orders λ ≤ 32 the moments accountant cannot certify anything below that floor, whatever the
-# noise. The closed form's derivation uses the moment of order $\lambda = z^2$ (about 85 at ε = 0.25), far beyond
-# Abadi et al.'s λ ≤ 32; the same accountant with orders up to 512 (printed last) is within every budget. The
+# with integer orders $\lambda \le 32$ the moments accountant cannot certify anything below that floor, whatever the
+# noise. The closed form's derivation uses the moment of order $\lambda = z^2$ (about 85 at $\varepsilon = 0.25$), far beyond
+# Abadi et al.'s $\lambda \le 32$; the same accountant with orders up to 512 (printed last) is within every budget. The
 # "z" columns are what calibration would use instead; for the same reason the moments accountant cannot be
 # calibrated for the budgets below its floor (n/a).
 #
@@ -255,8 +255,8 @@ print("\nmoments accountant with orders up to 512:\n"
 #
 # ## Training on Adult with the plan
 #
-# We take ε = 1/2, δ = 1/N and the smallest admissible k, train `DPLogisticRegression` with the plan's z, q and
-# k (so T = k/q steps), and report test accuracy over several seeds, with the ε the tight accountants certify for
+# We take $\varepsilon = 1/2$, $\delta = 1/N$ and the smallest admissible k, train `DPLogisticRegression` with the plan's z, q and
+# k (so $T = k/q$ steps), and report test accuracy over several seeds, with the ε the tight accountants certify for
 # the run. For comparison, the same schedule with the z calibrated on RDP and on PLD — the noise we could have
 # saved. (The clip norm and learning rate are the estimator's defaults; they do not affect privacy.)
 
@@ -293,9 +293,9 @@ for label, (z_run, accountant) in runs.items():
 # accountant. Here the extra noise of the closed form costs little accuracy — logistic regression on Adult is an
 # easy problem and about 1 500 examples per batch average the noise away — but it is never free.
 #
-# One caveat that is not about the formula: **δ = 1/N is a weak δ.** A mechanism that publishes one randomly
-# chosen record in full is (ln(N/(N−1)), 1/N)-DP — ε ≈ 1/N, yet it reveals someone's data completely. The usual
-# advice is δ ≪ 1/N. The accountants tell us what the same run
+# One caveat that is not about the formula: **$\delta = 1/N$ is a weak δ.** A mechanism that publishes one randomly
+# chosen record in full is $(\ln(N/(N-1)), 1/N)$-DP — $\varepsilon \approx 1/N$, yet it reveals someone's data completely. The usual
+# advice is $\delta \ll 1/N$. The accountants tell us what the same run
 # guarantees at a smaller δ:
 
 # %%
@@ -307,8 +307,8 @@ acc_pro = dp.compare([(SubsampledGaussianEvent(plan.noise_multiplier, plan.sampl
 print(f"the pro-active run at delta = 1e-08: RDP {acc_pro['rdp']:.4f}, PLD {acc_pro['pld']:.4f}")
 
 # %% [markdown]
-# The conservative pro-active run still meets ε = 0.5 at $\delta = 10^{-8}$; the calibrated run, tuned to spend exactly
-# 0.5 at δ = 1/N, does not. Slack in one guarantee is room in another.
+# The conservative pro-active run still meets $\varepsilon = 0.5$ at $\delta = 10^{-8}$; the calibrated run, tuned to spend exactly
+# 0.5 at $\delta = 1/N$, does not. Slack in one guarantee is room in another.
 #
 # ## The utility graph: trading epochs at a fixed z
 #
@@ -335,7 +335,7 @@ print("noise std of the averaged gradient, z / (q N) per unit of C: "
 
 # %% [markdown]
 # The noise multiplier is the same for every k (in the x label) and every run is (0.5, 1/N)-DP. More epochs means
-# more steps with smaller batches (q = k/T = ε/(2k)): more updates, each noisier relative to its batch — the right
+# more steps with smaller batches ($q = k/T = \varepsilon/(2k)$): more updates, each noisier relative to its batch — the right
 # axis shows the noise on the averaged gradient growing in proportion to k. On Adult the extra updates win —
 # accuracy rises with k at no privacy cost. This utility graph is how the paper suggests choosing among
 # admissible schedules, without ever touching the privacy analysis again.
@@ -345,7 +345,7 @@ print("noise std of the averaged gradient, z / (q N) per unit of C: "
 # You may use `numpy` and `math`, but not `dpedu` itself.
 #
 # **Exercise 6.1 — the pro-active noise.** Write `proactive_noise_multiplier(epsilon, delta)` returning
-# z = √(2(ε + ln(1/δ))/ε).
+# $z = \sqrt{2(\varepsilon + \ln(1/\delta))/\varepsilon}$.
 
 # %% exercise=6.1
 def proactive_noise_multiplier(epsilon, delta):
@@ -364,8 +364,8 @@ show_source(proactive.proactive_noise_multiplier)
 
 # %% [markdown]
 # **Exercise 6.2 — the schedule.** Write `proactive_schedule(epsilon, dataset_size, epochs)` returning the triple
-# `(steps, sampling_rate, expected_batch_size)`: the smallest admissible $T = \lceil 2k^2/\varepsilon\rceil$ (a whole number), q = k/T
-# and s = kN/T.
+# `(steps, sampling_rate, expected_batch_size)`: the smallest admissible $T = \lceil 2k^2/\varepsilon\rceil$ (a whole number), $q = k/T$
+# and $s = kN/T$.
 
 # %% exercise=6.2
 def proactive_schedule(epsilon, dataset_size, epochs):
@@ -385,8 +385,8 @@ show_source(proactive.minimum_steps)
 
 # %% [markdown]
 # **Exercise 6.3 — does the closed form apply?** Write `closed_form_applies(epsilon, dataset_size, epochs, steps)`
-# returning `True` exactly when every condition holds, with δ = 1/N: ε ≤ 1/2, $T \ge 2k^2/\varepsilon$,
-# $(2/e)^2k^2 - 1/2 \ge \ln N$, and q·z ≤ 1/e with q = k/T and the closed-form z.
+# returning `True` exactly when every condition holds, with $\delta = 1/N$: $\varepsilon \le 1/2$, $T \ge 2k^2/\varepsilon$,
+# $(2/e)^2k^2 - 1/2 \ge \ln N$, and $q \cdot z \le 1/e$ with $q = k/T$ and the closed-form z.
 
 # %% exercise=6.3
 def closed_form_applies(epsilon, dataset_size, epochs, steps):
