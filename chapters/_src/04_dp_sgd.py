@@ -55,7 +55,7 @@ print(f"{n} training rows, {d} features")
 # %% [markdown]
 # ## Algorithm 1
 #
-# With sampling rate q, clip norm C, noise multiplier z and learning rate η, for t = 1, …, T:
+# With sampling rate q, clip norm C, noise multiplier z and learning rate η, for $t = 1, \dots, T$:
 #
 # 1. **sample** a batch $B_t$: every record joins independently with probability q;
 # 2. **clip** the gradient of every example in the batch to norm at most C;
@@ -126,7 +126,7 @@ for name, note in refused.notes.items():
 #   larger: fixed memory, as training code wants;
 # * `"shuffle"`: shuffle once per epoch and cut it into batches of m, as most training code does.
 #
-# Here are the batch sizes of 200 steps of each on Adult, q = 0.01. The cap of the truncated scheme is set one
+# Here are the batch sizes of 200 steps of each on Adult, $q = 0.01$. The cap of the truncated scheme is set one
 # standard deviation above qn so that its pile-up is visible; in practice one chooses it a few standard
 # deviations up, where it is rarely reached.
 
@@ -161,7 +161,7 @@ plt.show()
 # and the truncated ones pile up at the cap. All four divide by a public constant, never by the drawn size.
 # Each run records a different event (which neighbouring relation each one states, and why: below). What
 # does each cost? `dpedu.experiments.relations` accounts one step of every scheme, at the same expected batch
-# size, under both neighbouring relations (explained just below), for T = 1000 steps (10 epochs) at z = 1,
+# size, under both neighbouring relations (explained just below), for $T = 1000$ steps (10 epochs) at $z = 1$,
 # and prints "refused" where an accountant has no theorem for the pair. Five of the seven accountants are
 # shown; the advanced and strong composition theorems are left out for width:
 
@@ -198,7 +198,7 @@ print(f"\nfixed-size batches, replace-one: epsilon at least {fixed_lower:.2f} (a
 # *lower* bound can be computed: Chua et al. (2024) pick two neighbouring datasets in which every other record
 # has the same gradient, so a fixed-size batch's sum is known except for the one record, and the true ε of
 # shuffled training is at least that pair's ([§22.6](../docs/math.md#226-shuffled-batches-a-monte-carlo-lower-bound)). `dpedu.audit.shuffle` estimates it by Monte Carlo, with a
-# 95 % confidence bound, beside the Poisson upper bound (PLD) at $q = 1/b$ for b = 100 batches per epoch, one
+# 95 % confidence bound, beside the Poisson upper bound (PLD) at $q = 1/b$ for $b = 100$ batches per epoch, one
 # epoch, $\delta = 10^{-3}$:
 
 # %%
@@ -329,7 +329,7 @@ for correct in (False, True):
 # dominate it.
 #
 # What does clipping cut on Adult? The histogram shows the per-example gradient norms of the logistic model at
-# the start (θ = 0, where every norm is ‖x‖/2) and at a model trained below by DP-SGD. We look at the private
+# the start ($\theta = 0$, where every norm is $\lVert x\rVert/2$) and at a model trained below by DP-SGD. We look at the private
 # training data here *to learn*; choosing C from these numbers (Abadi et al. suggest the median of the
 # unclipped norms) would itself leak, unless it is done on public data or paid for with privacy budget.
 
@@ -351,12 +351,12 @@ plt.show()
 
 # %% [markdown]
 # Training makes most gradients small (well-classified rows), but a long tail of badly classified rows keeps
-# norms near ‖x‖ — those are the rows clipping acts on.
+# norms near $\lVert x\rVert$ — those are the rows clipping acts on.
 #
-# **The effect of C.** The noise has standard deviation zC, so a large C means more noise for the same
+# **The effect of C.** The noise has standard deviation $zC$, so a large C means more noise for the same
 # privacy; a small C shrinks most gradients, which biases and slows the descent. Because ε does not depend on
 # C, we can compare clip norms at a *fixed* total ε — here for two noise multipliers (two budgets), with
-# q = 0.01, T = 1000 steps (10 epochs) and η = 4. The grey line is the same loop with C = 1 and no noise at
+# $q = 0.01$, $T = 1000$ steps (10 epochs) and $\eta = 4$. The grey line is the same loop with $C = 1$ and no noise at
 # all (`noise_multiplier=0`, not private):
 
 # %%
@@ -380,9 +380,9 @@ ax.set_title(f"DP-SGD on Adult: q = {q}, T = {steps} steps, learning rate 4")
 plt.show()
 
 # %% [markdown]
-# Too small a C and the steps are too short to get anywhere in 1000 steps; too large and the noise zC drowns
+# Too small a C and the steps are too short to get anywhere in 1000 steps; too large and the noise $zC$ drowns
 # the signal, more so for the smaller budget. In between there is a broad plateau. (C and η interact: with
-# clipping active, the step length is roughly ηC/(qn)·(batch size), so a smaller C can partly be made up by a
+# clipping active, the step length is roughly $\eta C/(qn)\cdot(\text{batch size})$, so a smaller C can partly be made up by a
 # larger η. Tuning either on the private data costs privacy too — chapter 7.)
 #
 # ## 3. Gaussian noise, and 4. dividing by the expected batch size
@@ -405,7 +405,7 @@ print(f"  (a diagnostic on the private data: dp_sgd uses the divisor {demo.detai
 
 # %% [markdown]
 # Larger expected batches (larger q) shrink this noise in proportion, but each step then costs more privacy,
-# and an epoch has fewer steps (T = epochs/q). Abadi et al. suggest a lot size around √n as a start.
+# and an epoch has fewer steps ($T = \text{epochs}/q$). Abadi et al. suggest a lot size around $\sqrt{n}$ as a start.
 #
 # ## The learning rate
 #
@@ -434,7 +434,7 @@ plt.show()
 #
 # ## Training on Adult: accuracy and total ε
 #
-# Now the real workflow: fix the total budget $(\varepsilon, \delta = 10^{-5})$ and the run's shape (q = 0.01, 10 epochs), let
+# Now the real workflow: fix the total budget $(\varepsilon, \delta = 10^{-5})$ and the run's shape ($q = 0.01$, 10 epochs), let
 # `dpedu.calibrate.noise_multiplier` find the smallest z the RDP accountant accepts, train, and report the test
 # accuracy with the ε the accountant certifies for the run that actually happened. PLD is shown beside it: it
 # is tighter, which tells us the RDP number is a safe over-estimate.
@@ -462,7 +462,7 @@ gaps = baseline - np.mean(table_acc, axis=1)
 print("accuracy below the noiseless run: " + ", ".join(f"{g:+.4f} at epsilon {e:g}" for e, g in zip(epsilons, gaps)))
 
 # %% [markdown]
-# The x-axis is the **total** ε of each run. From about ε = 1 on, the noise costs almost nothing here: DP-SGD is
+# The x-axis is the **total** ε of each run. From about $\varepsilon = 1$ on, the noise costs almost nothing here: DP-SGD is
 # as accurate as the same loop without noise (a fully converged non-private model, chapter 1, is about one
 # point better still). At the smallest budgets the noise does cost accuracy. Logistic regression on 30 000 rows
 # is an easy case: few parameters, and hundreds of rows in every batch to average the noise over.
@@ -484,7 +484,7 @@ print(compare(clf, delta=1e-5, accountants=("rdp", "pld")))
 # %% [markdown]
 # ### A small neural network
 #
-# Nothing in DP-SGD is specific to logistic regression. For a network the gradient is *not* bounded by ‖x‖,
+# Nothing in DP-SGD is specific to logistic regression. For a network the gradient is *not* bounded by $\lVert x\rVert$,
 # so per-step gradient clipping is the only option (`clip_mode="inputs"` is refused). One hidden layer of 16 tanh
 # units, same privacy accounting — the ledger again depends only on (z, q, T):
 
@@ -541,7 +541,7 @@ checks.check_clipped_gradient_sum(clipped_gradient_sum)
 
 # %% [markdown]
 # **Exercise 4.3 — one DP-SGD step.** Write `dp_sgd_step(theta, X_batch, y_batch, *, clip_norm, noise_multiplier,
-# expected_batch_size, learning_rate, rng)` for logistic regression (labels in {−1, +1}) on a batch that has
+# expected_batch_size, learning_rate, rng)` for logistic regression (labels in $\{-1, +1\}$) on a batch that has
 # already been sampled: per-example gradients, clipped sum, Gaussian noise, divide by the expected batch size,
 # step. You may use your `clipped_gradient_sum` and `scipy.special.expit`.
 
@@ -584,8 +584,8 @@ def steps_and_epsilon(epochs, sampling_rate, noise_multiplier, delta):
 checks.check_steps_and_epsilon(steps_and_epsilon)
 
 # %% [markdown]
-# Try `steps_and_epsilon(100, 0.01, 4.0, 1e-5)`: Abadi et al.'s setting (q = 0.01, z = 4, 100 epochs). The
-# paper reported ε = 1.26 with its moments accountant; chapter 5 shows why RDP certifies less for the same run.
+# Try `steps_and_epsilon(100, 0.01, 4.0, 1e-5)`: Abadi et al.'s setting ($q = 0.01$, $z = 4$, 100 epochs). The
+# paper reported $\varepsilon = 1.26$ with its moments accountant; chapter 5 shows why RDP certifies less for the same run.
 
 # %% [markdown]
 # **Exercise 4.5 — from a training loop to a ledger.** A training script says: "10 epochs, batch size 250,

@@ -121,9 +121,9 @@ print(f"FPR 0.01 with FNR 0.5 proves eps >= {audit.epsilon_from_rates(0.01, 0.5,
 #
 # $$\overline{p} = B^{-1}(1-\alpha;\ k+1,\ n-k) \qquad(\overline{p} = 1 \text{ if } k = n),$$
 #
-# which holds with probability ≥ 1 − α for every true rate. Two bounds (FPR and FNR) must hold *at once*, so
-# each gets α/2 (Bonferroni). With zero errors the bound is $1 - (\alpha/2)^{1/n} \approx \ln(2/\alpha)/n$: even a perfect
-# attack proves at most about ln(n / ln(2/α)) — more trainings, sharper audits.
+# which holds with probability $\ge 1 - \alpha$ for every true rate. Two bounds (FPR and FNR) must hold *at once*, so
+# each gets $\alpha/2$ (Bonferroni). With zero errors the bound is $1 - (\alpha/2)^{1/n} \approx \ln(2/\alpha)/n$: even a perfect
+# attack proves at most about $\ln(n/\ln(2/\alpha))$ — more trainings, sharper audits.
 #
 # dpedu's `audit.epsilon_lower_bound` combines the two Clopper–Pearson bounds (you write it in Exercise 9.3):
 
@@ -151,7 +151,7 @@ print("canary x =", np.round(canary[0], 3), " label", canary[1])
 print("largest |value| of the last feature in the real data:", np.abs(X[:, -1]).max())
 
 # %% [markdown]
-# Why this canary? The real rows' gradients −y·x·σ(−m) lie in the span of the rows, so along the unused
+# Why this canary? The real rows' gradients $-y\,x\,\sigma(-m)$ lie in the span of the rows, so along the unused
 # feature they are exactly 0. The canary's gradient is clipped to norm C, the most DP-SGD lets one record
 # contribute. The model's weight on that feature is therefore "C per step if the canary is in, plus noise",
 # and "noise" if not: the attacker's score sees the canary and the Gaussian noise and nothing else. A
@@ -169,9 +169,9 @@ print(non_private)
 
 # %% [markdown]
 # Every model with the canary scores higher than every model without: zero errors, so the audit proves as much
-# as this many runs can prove (about ln(n / ln 40) with n evaluation runs per world). Now DP-SGD with full
-# batches, z = 1 and T = 4 steps. For full batches the accountants are exact (chapter 3): T Gaussian steps are
-# one Gaussian with μ = √T/z = 2.
+# as this many runs can prove (about $\ln(n/\ln 40)$ with n evaluation runs per world). Now DP-SGD with full
+# batches, $z = 1$ and $T = 4$ steps. For full batches the accountants are exact (chapter 3): T Gaussian steps are
+# one Gaussian with $\mu = \sqrt{T}/z = 2$.
 
 # %%
 dp_run = audit.canary_audit(audit.dp_sgd_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4),
@@ -192,14 +192,14 @@ plt.show()
 
 # %% [markdown]
 # The two histograms are the two Gaussians of the privacy analysis, made visible. The lower bound is well
-# below the accountants' ε: the gap is statistics (the true ε ≈ 10 would need millions of runs to confirm at
+# below the accountants' ε: the gap is statistics (the true $\varepsilon \approx 10$ would need millions of runs to confirm at
 # $\delta = 10^{-5}$), not slack in the accountant. **lower ≤ upper** is the consistency check an implementation must
 # pass.
 #
 # ## A failed audit is a bug
 #
-# Here is a plausible implementation mistake: noise drawn with standard deviation z instead of z·C. With C = 1
-# the two agree and every test passes; with C = 10 the noise is ten times too small, while the ledger still
+# Here is a plausible implementation mistake: noise drawn with standard deviation z instead of $z\cdot C$. With $C = 1$
+# the two agree and every test passes; with $C = 10$ the noise is ten times too small, while the ledger still
 # claims z.
 
 # %%
@@ -223,7 +223,7 @@ print(buggy)
 # ## How tight is the audit?
 #
 # With full batches the canary audit is nearly optimal for its number of runs. With Poisson subsampling
-# (q < 1) it stays far below the accountants. The accountants assume the attacker sees *every* noisy step,
+# ($q < 1$) it stays far below the accountants. The accountants assume the attacker sees *every* noisy step,
 # and whether the canary was sampled in each. Our attacker sees only the final model, where the canary's
 # random inclusions blur into the noise. Closing that gap is a research topic; the gap does not mean the
 # accountant is loose for attackers who can see intermediate models.
@@ -258,12 +258,12 @@ print(f"  the final-model audit of the same training proved eps >= {dp_run.epsil
 
 # %% [markdown]
 # The same training, the same number of runs: the white-box bound is several times the final-model one and
-# close to the exact ε ≈ 10, because a Gaussian's mean is estimated far more precisely than a tail rate. The
+# close to the exact $\varepsilon \approx 10$, because a Gaussian's mean is estimated far more precisely than a tail rate. The
 # price is a *model*: the bound assumes the run statistic is Gaussian with one variance in both worlds, which
-# holds exactly for correct code with a Dirac canary. With Poisson sampling (q < 1) the canary's coordinate
+# holds exactly for correct code with a Dirac canary. With Poisson sampling ($q < 1$) the canary's coordinate
 # is a mixture, $(1 - q)\cdot\mathcal N(0, \sigma^2) + q\cdot\mathcal N(C, \sigma^2)$, and no μ describes it. `whitebox_audit` then scores each run
 # by the likelihood ratio of the claimed mixture and falls back on Clopper–Pearson, which needs no model
-# but can prove at most about ln(n / ln 40) from n runs.
+# but can prove at most about $\ln(n/\ln 40)$ from n runs.
 #
 # ## One training run, many canaries
 #
@@ -305,15 +305,15 @@ for bug, why in audit.BUGS.items():
 # %% [markdown]
 # Every bug is caught at 95% confidence from a couple of hundred cheap runs, and the correct code is not.
 # `clip_after_sum` needed a special dataset: a record whose gradient the canary flips, showing the
-# sensitivity 2C; `noise_reused` needed q < 1, so that the canary's presence changes between steps while
-# the shared noise cancels in the differences. `divide_by_batch_size` needed both q < 1 and a tiny dataset
+# sensitivity $2C$; `noise_reused` needed $q < 1$, so that the canary's presence changes between steps while
+# the shared noise cancels in the differences. `divide_by_batch_size` needed both $q < 1$ and a tiny dataset
 # with many unused features: one record, so that $|B_t| = 2$ happens only with the canary, and 200 coordinates
 # that carry nothing but noise, whose scale $\sigma/|B_t|$ gives $|B_t|$ away at every step.
 
 # %% [markdown]
 # ## Exercises
 #
-# **Exercise 9.1 — ε from error rates.** Write `epsilon_from_rates(fpr, fnr, delta)`: the smallest ε ≥ 0 for
+# **Exercise 9.1 — ε from error rates.** Write `epsilon_from_rates(fpr, fnr, delta)`: the smallest $\varepsilon \ge 0$ for
 # which an (ε, δ)-DP mechanism allows a test with these (positive) rates. Remember both inequalities.
 
 # %% exercise=9.1
@@ -411,9 +411,9 @@ def epsilon_from_gdp(mu, delta):
 checks.check_epsilon_from_gdp(epsilon_from_gdp)
 
 # %% [markdown]
-# **Exercise 9.6 — the one-run bound.** With δ = 0, write `one_run_bound(r, v, confidence)`: the ε at which
-# $P[\mathrm{Bin}(r, e^\varepsilon/(1+e^\varepsilon)) \ge v]$ equals 1 − confidence, or 0 if v correct guesses out of r are not significant
-# even at ε = 0. Use `scipy.stats.binom.sf`.
+# **Exercise 9.6 — the one-run bound.** With $\delta = 0$, write `one_run_bound(r, v, confidence)`: the ε at which
+# $P[\mathrm{Bin}(r, e^\varepsilon/(1+e^\varepsilon)) \ge v]$ equals $1 - \text{confidence}$, or 0 if v correct guesses out of r are not significant
+# even at $\varepsilon = 0$. Use `scipy.stats.binom.sf`.
 
 # %% exercise=9.6
 from scipy.stats import binom
