@@ -25,8 +25,13 @@
 # [`run_epochs_tradeoff`](dpedu.experiments.run_epochs_tradeoff) ·
 # [`run_clipping_noise_grid`](dpedu.experiments.run_clipping_noise_grid) ·
 # [`plot_accuracy_vs_epsilon`](dpedu.plotting.plot_accuracy_vs_epsilon) ·
-# [`noise_multiplier`](dpedu.calibrate.noise_multiplier) (see the API reference).
-# *Notes:* [§8](../docs/math.md#8-dp-sgd-abadi-et-al-2016-algorithm-1) · [§17](../docs/math.md#17-calibration-by-bisection) in the mathematical notes.
+# [`noise_multiplier`](dpedu.calibrate.noise_multiplier) ·
+# [`tuning_cost`](dpedu.experiments.tuning_cost) · [`affordable_noise`](dpedu.experiments.affordable_noise) ·
+# [`PrivateHyperparameterSearch`](dpedu.tuning.PrivateHyperparameterSearch) ·
+# [`plot_adaptive_clipping`](dpedu.plotting.plot_adaptive_clipping) (see the API reference).
+# *Notes:* [§8](../docs/math.md#8-dp-sgd-abadi-et-al-2016-algorithm-1) · [§17](../docs/math.md#17-calibration-by-bisection) ·
+# [§23](../docs/math.md#23-private-selection-tuning-that-pays-for-itself) ·
+# [§24](../docs/math.md#24-adaptive-clipping) in the mathematical notes.
 
 # %%
 import math
@@ -38,7 +43,8 @@ import numpy as np
 import dpedu as dp
 from dpedu import checks, experiments, plotting
 from dpedu.notebook import fast_mode, pick, progress_bar, show_source
-from dpedu.accountants import OrderGridEdgeWarning, SubsampledGaussianEvent, make_accountant
+from dpedu.accountants import (LaplaceEvent, OrderGridEdgeWarning, RepeatAndSelectEvent, SubsampledGaussianEvent,
+                               account, make_accountant)
 from dpedu.estimator import TUNED_DEFAULTS
 
 FAST = fast_mode()
@@ -313,7 +319,6 @@ print(f"  non-private {dpsgd.baseline:.4f} "
 # smallest z per run that keeps the whole search within ε = 1.
 
 # %%
-from dpedu.accountants import account
 from dpedu.experiments.tuning_cost import run_ledger
 from dpedu.tuning import PrivateHyperparameterSearch
 
@@ -340,13 +345,13 @@ for k, grid_z, selection_z in affordable:
     print(f"  {k:2d}   {grid_z:11.2f}   {selection_z:21.2f}")
 
 # %% [markdown]
-# Read the table by rows. For two or four settings composition is as cheap as selection, or cheaper: the
-# selection theorem pays a fixed overhead (the second and third terms above, about two runs' worth for the
-# geometric $K$). From eight settings on, the composed cost keeps growing (roughly like $\sqrt k$) while the
-# selected one barely moves. The Poisson $K$ is the most expensive selection at a large mean. Turned into
-# noise at ε = 1, a search over 64 settings by composition must use far more noise per run than one run needs;
-# private selection needs much less than composition. The free ride's z is the smallest of all — it buys
-# accuracy with a guarantee nobody can state.
+# Read the table by rows. For two settings composition is cheaper than selection with a geometric $K$: the
+# selection theorem pays a fixed overhead (the second and third terms above). From four settings on, the composed
+# cost keeps growing, roughly like $\sqrt k$, while the selected one barely moves: with a geometric or
+# logarithmic $K$ the whole search stays below three times the ε of one run, up to 64 settings. A Poisson $K$ is
+# by far the most expensive selection at a large mean. Turned into noise at a total ε = 1, a search over 64
+# settings by composition needs about ten times the noise multiplier of one run, private selection less than
+# three times. The free ride's z is the smallest of all — it buys accuracy with a guarantee nobody can state.
 #
 # What does each way buy in accuracy? We search 12 settings, $C \in \{0.1, 0.3, 1, 3\}$ and learning rate
 # $\in \{2, 8, 32\}$, each run on 80 % of the training rows (a random split; the other 20 % score), with the
@@ -476,7 +481,7 @@ print(f"same ledger as the fixed-C run of this chapter: {adaptive.ledger == chea
 print(f"test accuracy: adaptive C {adaptive_accuracy:.4f}; fixed C = {C}: {cheap.score(X_test, y_test):.4f}")
 
 # %% [markdown]
-# C climbs from its deliberately poor start within the first epochs and then follows the quantile as the
+# C climbs from its deliberately poor start within the first five epochs and then follows the quantile as the
 # model, and so its gradients, change; no grid of clip norms was trained, and the accuracy is close to the
 # chapter's hand-picked C.
 #
@@ -485,10 +490,9 @@ print(f"test accuracy: adaptive C {adaptive_accuracy:.4f}; fixed C = {C}: {cheap
 # $C_t$ and the count, shifted by $\tfrac12$ per record, by at most $\tfrac12$. Dividing the sum by $z_\Delta C_t$
 # and the count by $\sigma_b$, the pair is one sum of per-person vectors of norm at most
 # $\sqrt{z_\Delta^{-2} + (2\sigma_b)^{-2}}$ plus standard Gaussian noise: one Gaussian step, with multiplier $z$ if
-# $z^{-2} = z_\Delta^{-2} + (2\sigma_b)^{-2}$. So dp_sgd gives the gradients
-# $z_\Delta = \bigl(z^{-2} - (2\sigma_b)^{-2}\bigr)^{-1/2}$, a little more noise than $z$, and the run is
-# the requested step with multiplier $z$ — the ledger printed above is the same as with a fixed C. This needs
-# $2\sigma_b > z$; otherwise the count alone would spend the whole step (exercise 7.5).
+# $z^{-2} = z_\Delta^{-2} + (2\sigma_b)^{-2}$. So `dp_sgd` solves this for $z_\Delta$ and gives the gradients a
+# little more noise than $z$ (printed above); the run is the requested step with multiplier $z$, and its ledger
+# is the same as with a fixed C. Solving for $z_\Delta$, and saying when it can be solved, is exercise 7.5.
 
 # %% [markdown]
 # ## Exercises
@@ -542,3 +546,42 @@ def smallest_epsilon_reaching(epsilons, accuracies, target):
 
 # %% check=7.3
 checks.check_smallest_epsilon_reaching(smallest_epsilon_reaching)
+
+# %% [markdown]
+# **Exercise 7.4 — composition or selection.** A search tries `n_settings` settings; each run is `steps`
+# DP-SGD steps at noise multiplier z and sampling rate q, plus one validation score with Laplace noise
+# ($\varepsilon_s$ = `score_epsilon`). Write `tuning_epsilons(noise_multiplier, sampling_rate, steps,
+# score_epsilon, n_settings, delta)` returning the pair (ε of the grid search by RDP composition, ε of private
+# selection with a geometric $K$ of mean `n_settings`), both at `delta`. You may use `account`,
+# `SubsampledGaussianEvent`, `LaplaceEvent` and `RepeatAndSelectEvent(run_ledger, mean)` (imported at the top;
+# a ledger is a list of `(event, count)` pairs).
+
+# %% exercise=7.4
+def tuning_epsilons(noise_multiplier, sampling_rate, steps, score_epsilon, n_settings, delta):
+    ### BEGIN SOLUTION
+    training = (SubsampledGaussianEvent(noise_multiplier, sampling_rate), steps)
+    score = (LaplaceEvent(score_epsilon), 1)
+    grid = [(training[0], n_settings * steps), (score[0], n_settings)]
+    selection = [(RepeatAndSelectEvent([training, score], n_settings), 1)]
+    return (account(grid, "rdp", delta=delta).epsilon, account(selection, "rdp", delta=delta).epsilon)
+    ### END SOLUTION
+
+# %% check=7.4
+checks.check_tuning_epsilons(tuning_epsilons)
+
+# %% [markdown]
+# **Exercise 7.5 — the noise split of adaptive clipping.** Write `gradient_noise_multiplier(noise_multiplier,
+# count_noise_std)`: the multiplier $z_\Delta$ the gradient sum must get so that the step, gradient and count
+# together, is one Gaussian step with multiplier $z$ when the count has noise of standard deviation $\sigma_b$
+# (the derivation closes the section on adaptive clipping). Raise `ValueError` when no $z_\Delta$ exists.
+
+# %% exercise=7.5
+def gradient_noise_multiplier(noise_multiplier, count_noise_std):
+    ### BEGIN SOLUTION
+    if not 2 * count_noise_std > noise_multiplier:
+        raise ValueError("the count's noise must satisfy 2 sigma_b > z, or the count alone spends the whole step")
+    return (noise_multiplier ** -2 - (2 * count_noise_std) ** -2) ** -0.5
+    ### END SOLUTION
+
+# %% check=7.5
+checks.check_gradient_noise_multiplier(gradient_noise_multiplier)
