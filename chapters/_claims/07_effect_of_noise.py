@@ -59,7 +59,7 @@ assert _k64[0] > 9 * run_z and _k64[1] < 3 * run_z, \
     "'64 settings: composition ten times the noise of one run, selection less than three times'"
 assert all(run_z < s < g for _, g, s in affordable[1:]), "'the free ride's z is the smallest of all'"
 for _way in ways:
-    assert _np.all(_np.asarray(spent[_way]) <= _np.asarray(tuning_epsilons) * (1 + 1e-9)), \
+    assert _np.all(_np.asarray(spent[_way]) <= _np.asarray(search_epsilons) * (1 + 1e-9)), \
         f"'Every way reports an epsilon at most its target': {_way}"
 _means = {w: tuning_accuracy[w].mean(axis=1) for w in ways}
 assert _means["free ride"][0] > _means["private selection"][0] > _means["composition"][0], \

@@ -372,7 +372,7 @@ settings = [dict(clip_norm=c, learning_rate=lr) for c in search_space["clip_norm
 n_settings = len(settings)
 tune_epochs = pick(8, 4)
 tune_steps = experiments.steps_from_epochs(tune_epochs, q)
-tuning_epsilons = pick([0.3, 1.0, 3.0, 10.0], [0.3, 3.0])
+search_epsilons = pick([0.3, 1.0, 3.0, 10.0], [0.3, 3.0])
 tuning_seeds = pick(3, 1)
 
 
@@ -394,10 +394,10 @@ def grid_search(total_epsilon, noise_multiplier, score_epsilon, seed):
 
 
 ways = ("free ride", "composition", "private selection")
-tuning_accuracy = {way: np.zeros((len(tuning_epsilons), tuning_seeds)) for way in ways}
+tuning_accuracy = {way: np.zeros((len(search_epsilons), tuning_seeds)) for way in ways}
 tuning_noise = {way: [] for way in ways}
 spent = {way: [] for way in ways}
-for i, eps in enumerate(tuning_epsilons):
+for i, eps in enumerate(search_epsilons):
     free_z = dp.calibrate.noise_multiplier(target_epsilon=eps, target_delta=DELTA, sampling_rate=q,
                                            steps=tune_steps)
     (_, grid_z, selection_z), = experiments.affordable_noise([n_settings], target_epsilon=eps, sampling_rate=q,
@@ -422,7 +422,7 @@ for i, eps in enumerate(tuning_epsilons):
 
 print(f"{n_settings} settings, {tune_epochs} epochs = {tune_steps} steps per run, {tuning_seeds} seed(s)")
 print("  total eps   way                  z per run   eps reported   test accuracy (mean over seeds)")
-for i, eps in enumerate(tuning_epsilons):
+for i, eps in enumerate(search_epsilons):
     for way in ways:
         print(f"  {eps:9g}   {way:<18}   {tuning_noise[way][i]:9.2f}   {spent[way][i]:12.3f}   "
               f"{tuning_accuracy[way][i].mean():.4f}")
@@ -433,11 +433,12 @@ styles = {"free ride": ("#999999", "s", ":"), "composition": ("#D55E00", "^", "-
 for way in ways:
     color, marker, linestyle = styles[way]
     label = f"{way} (tuning not paid)" if way == "free ride" else f"{way} (tuning paid)"
-    plotting.plot_accuracy_vs_epsilon(tuning_epsilons, tuning_accuracy[way], ax=ax, color=color, marker=marker,
+    plotting.plot_accuracy_vs_epsilon(search_epsilons, tuning_accuracy[way], ax=ax, color=color, marker=marker,
                                       linestyle=linestyle, label=label, delta=DELTA,
                                       baseline=dpsgd.baseline if way == ways[-1] else None,
                                       baseline_label="non-private")
 ax.set_title(f"Tuning {n_settings} settings on Adult: accuracy against the total epsilon")
+ax.set_xlabel(r"total $\varepsilon$ reported, $\delta = 10^{-5}$ (the free ride reports one run's)")
 plt.show()
 
 # %% [markdown]
