@@ -105,7 +105,7 @@ for eps in (0.01, 0.1, 1.0, 10.0):
 tuned = dp.DPLogisticRegression(epsilon=1.0, delta=DELTA, random_state=0).fit(X_train, y_train)
 cheap = dp.DPLogisticRegression(epsilon=1.0, delta=DELTA, epochs=epochs, sampling_rate=q, clip_norm=C,
                                 learning_rate=learning_rate, random_state=0).fit(X_train, y_train)
-for name, clf in (("tuned defaults", tuned), ("this chapter's configuration", cheap)):
+for name, clf in (("tuned defaults (tuning not paid)", tuned), ("this chapter's configuration", cheap)):
     print(f"{name}: test accuracy {clf.score(X_test, y_test):.4f}\n  q = {clf.sampling_rate_}, {clf.epochs_} epochs "
           f"= {clf.steps_} steps, C = {clf.clip_norm_}, learning rate {clf.learning_rate_}")
 
@@ -305,15 +305,15 @@ print(f"  non-private {dpsgd.baseline:.4f} "
 # 3. **Private selection** (Papernot & Steinke 2022). Train a *random* number $K$ of times, each with a
 #    setting drawn at random, and release only the best run; $K$, the other runs and their scores stay
 #    secret. If one run (training and score) is $(\lambda, \varepsilon(\lambda))$-RDP and $K$ follows a truncated
-#    negative binomial distribution of shape $\eta$ ($\eta = 1$: geometric, $\mathbb E[K] = 1/\gamma$;
-#    $\eta = 0$: logarithmic), the whole search is $(\lambda, \varepsilon'(\lambda))$-RDP with, for any
+#    negative binomial distribution of shape $\eta$ and parameter $\gamma$ ($\eta = 1$: geometric,
+#    $\mathbb E[K] = 1/\gamma$; $\eta = 0$: logarithmic), the whole search is $(\lambda, \varepsilon'(\lambda))$-RDP with, for any
 #    $\hat\lambda \ge 1$,
 #
 # $$\varepsilon'(\lambda) = \varepsilon(\lambda) + (1+\eta)\Bigl(1-\frac1{\hat\lambda}\Bigr)\varepsilon(\hat\lambda)
 #   + \frac{(1+\eta)\ln(1/\gamma)}{\hat\lambda} + \frac{\ln \mathbb E[K]}{\lambda-1}.$$
 #
-# The number of runs enters only through logarithms: a search over many settings costs about two or three runs,
-# however long it is. A Poisson $K$ has a bound of its own (§23.3), which pays for the mean more heavily.
+# The mean number of runs enters only through logarithms: a search over many settings costs no more than a few
+# runs, however long it is. A Poisson $K$ has a bound of its own (§23.3), which pays for the mean more heavily.
 # `experiments.tuning_cost` accounts both ways for the chapter's run (640 steps at q = 0.05, the z of ε = 1
 # for one run) and a score with $\varepsilon_s = 0.02$; `experiments.affordable_noise` turns it around: the
 # smallest z per run that keeps the whole search within ε = 1.
