@@ -553,9 +553,10 @@ checks.check_smallest_epsilon_reaching(smallest_epsilon_reaching)
 # DP-SGD steps at noise multiplier z and sampling rate q, plus one validation score with Laplace noise
 # ($\varepsilon_s$ = `score_epsilon`). Write `tuning_epsilons(noise_multiplier, sampling_rate, steps,
 # score_epsilon, n_settings, delta)` returning the pair (ε of the grid search by RDP composition, ε of private
-# selection with a geometric $K$ of mean `n_settings`), both at `delta`. You may use `account`,
-# `SubsampledGaussianEvent`, `LaplaceEvent` and `RepeatAndSelectEvent(run_ledger, mean)` (imported at the top;
-# a ledger is a list of `(event, count)` pairs).
+# selection with a geometric $K$ of mean `n_settings`), both at `delta`. A ledger is a list of `(event, count)`
+# pairs and `account(ledger, "rdp", delta=delta).epsilon` its ε; the events you need are
+# `SubsampledGaussianEvent`, `LaplaceEvent` and `RepeatAndSelectEvent(ledger_of_one_run, mean)` (all imported at
+# the top). Then try the chapter's run (`run_z, q, steps, score_epsilon`) with 2 and with 20 settings.
 
 # %% exercise=7.4
 def tuning_epsilons(noise_multiplier, sampling_rate, steps, score_epsilon, n_settings, delta):
