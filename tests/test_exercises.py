@@ -496,6 +496,61 @@ case("check_smallest_epsilon_reaching",
       "use the MEAN over seeds"))
 
 
+
+def _tuning_pair(z, q, steps, score_epsilon, k, delta, *, multiply=False, scores=True, swap=False):
+    from dpedu.accountants import LaplaceEvent, RepeatAndSelectEvent, account
+
+    training = (SubsampledGaussianEvent(z, q), steps)
+    run = [training, (LaplaceEvent(score_epsilon), 1)] if scores else [training]
+    if multiply:
+        grid = k * account(run, "rdp", delta=delta).epsilon
+    else:
+        grid = account([(event, k * count) for event, count in run], "rdp", delta=delta).epsilon
+    selection = account([(RepeatAndSelectEvent(run, k), 1)], "rdp", delta=delta).epsilon
+    return (selection, grid) if swap else (grid, selection)
+
+
+def _selection_only(z, q, steps, score_epsilon, k, delta, *, one_run=False):
+    grid, selection = _tuning_pair(z, q, steps, score_epsilon, k, delta)
+    if one_run:
+        from dpedu.accountants import LaplaceEvent, account
+        selection = account([(SubsampledGaussianEvent(z, q), steps), (LaplaceEvent(score_epsilon), 1)], "rdp",
+                            delta=delta).epsilon
+    else:
+        selection = _tuning_pair(z, q, steps, score_epsilon, k, delta, scores=False)[1]
+    return grid, selection
+
+
+case("check_tuning_epsilons",
+     _tuning_pair,
+     ("epsilon times k", lambda *a: _tuning_pair(*a, multiply=True), "multiplies epsilon by k"),
+     ("no scores", lambda *a: _tuning_pair(*a, scores=False), "you forgot the scores"),
+     ("swapped", lambda *a: _tuning_pair(*a, swap=True), "swapped"),
+     ("selection is free", lambda *a: _selection_only(*a, one_run=True), "is not free"),
+     ("selection without its score", _selection_only, "must include the score"),
+     ("not a pair", lambda *a: _tuning_pair(*a)[0], "return a pair"))
+
+
+def _gradient_z(z, sigma_b, *, factor=2.0, sign=-1.0, allowed=lambda z, s: 2 * s > z, refuse=True):
+    if not allowed(z, sigma_b):
+        if refuse:
+            raise ValueError("the count would spend the whole step")
+        return math.inf
+    return (z ** -2 + sign * (factor * sigma_b) ** -2) ** -0.5
+
+
+case("check_gradient_noise_multiplier",
+     _gradient_z,
+     ("forgot the 2", lambda z, s: _gradient_z(z, s, factor=1.0), "subtract (2 sigma_b)^-2, not sigma_b^-2"),
+     ("added", lambda z, s: _gradient_z(z, s, sign=1.0), "must be LARGER than z"),
+     ("no adjustment", lambda z, s: z, "the count is a release too"),
+     ("sigma_b > z", lambda z, s: _gradient_z(z, s, allowed=lambda z, s: s > z), "not sigma_b > z"),
+     ("allows 2 sigma_b = z", lambda z, s: _gradient_z(np.float64(z), s, allowed=lambda z, s: 2 * s >= z),
+      "raise ValueError instead"),
+     ("returns inf", lambda z, s: _gradient_z(z, s, refuse=False), "raise ValueError instead"),
+     ("ZeroDivisionError", lambda z, s: (z ** -2 - (2 * s) ** -2) ** -0.5 if 2 * s > z else 1 / 0,
+      "refuse with ValueError"))
+
 # --- chapter 8 -------------------------------------------------------------------------------------------------
 
 

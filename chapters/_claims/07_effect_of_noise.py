@@ -44,3 +44,33 @@ assert gd_mean.max() - majority_floor <= 0.03, "'never get more than about 2 poi
 assert sgd_mean[0] < sgd_mean[1] - 0.02, "'below epsilon = 0.1 the curve drops steeply'"
 if 0.01 in _eps:
     assert _mean[_eps.index(0.01)] < majority_floor, "'on the full grid, at epsilon = 0.01, even below it'"
+# --- the price of tuning ---------------------------------------------------------------------------------------
+assert all(not row.grid_epsilon < row.selection_epsilon for row in costs["geometric"][1:]) and \
+    costs["geometric"][0].grid_epsilon < costs["geometric"][0].selection_epsilon, \
+    "'For two settings composition is cheaper than the geometric selection ... from four settings on ...'"
+_grid = [row.grid_epsilon for row in costs["geometric"]]
+assert all(1.3 < b / a < 1.6 for a, b in zip(_grid, _grid[1:])), "'the composed cost grows roughly like sqrt(k)'"
+assert all(row.selection_epsilon < 3 * one_run for name in shapes if name != "Poisson" for row in costs[name]), \
+    "'a search over many settings costs less than three runs' epsilon (geometric or logarithmic K)'"
+assert costs["Poisson"][-1].selection_epsilon > 2 * costs["geometric"][-1].selection_epsilon > \
+    2 * costs["logarithmic"][-1].selection_epsilon, "'The Poisson K is by far the most expensive at a large mean'"
+_k64 = dict((k, (g, s)) for k, g, s in affordable)[64]
+assert _k64[0] > 9 * run_z and _k64[1] < 3 * run_z, \
+    "'64 settings: composition ten times the noise of one run, selection less than three times'"
+assert all(run_z < s < g for _, g, s in affordable[1:]), "'the free ride's z is the smallest of all'"
+for _way in ways:
+    assert _np.all(_np.asarray(spent[_way]) <= _np.asarray(search_epsilons) * (1 + 1e-9)), \
+        f"'Every way reports an epsilon at most its target': {_way}"
+_means = {w: tuning_accuracy[w].mean(axis=1) for w in ways}
+assert _means["free ride"][0] > _means["private selection"][0] > _means["composition"][0], \
+    "'At a small budget ... the free ride is the most accurate ... private selection beats composition'"
+assert max(m[-1] for m in _means.values()) - min(m[-1] for m in _means.values()) < 0.005, \
+    "'With a generous budget all three land near the same accuracy'"
+# --- adaptive clipping ---------------------------------------------------------------------------------------
+_Cs, _qs = details["clip_norms"], details["gradient_norm_quantiles"]
+assert _Cs[0] == 0.1 and _Cs[0] < _qs[0] / 10, "'from its deliberately poor start'"
+assert _np.all(_np.abs(_np.log(_np.interp(details["loss_steps"][5:], _np.arange(_Cs.size), _Cs) / _qs[5:])) < 0.2), \
+    "'C ... then follows the quantile' (within 20 % after five epochs)"
+assert abs(adaptive_accuracy - cheap.score(X_test, y_test)) < 0.01, "'the accuracy is close to the chapter's C'"
+assert adaptive.ledger == cheap.ledger_, "'its ledger is the same as with a fixed C'"
+assert z_one_run < details["gradient_noise_multiplier"], "'a little more noise than z'"

@@ -24,7 +24,8 @@ One module per chapter (``dpedu.checks.ch01`` ... ``ch09``), sharing the machine
 6         :func:`check_proactive_noise_multiplier`, :func:`check_proactive_schedule`,
           :func:`check_closed_form_applies`
 7         :func:`check_noise_std_of_average`, :func:`check_tuning_epsilon`,
-          :func:`check_smallest_epsilon_reaching`
+          :func:`check_smallest_epsilon_reaching`, :func:`check_tuning_epsilons`,
+          :func:`check_gradient_noise_multiplier`
 8         :func:`check_gaussian_tradeoff`, :func:`check_epsilon_delta_tradeoff`, :func:`check_best_tpr`
 9         :func:`check_epsilon_from_rates`, :func:`check_clopper_pearson_upper`,
           :func:`check_audit_lower_bound`, :func:`check_gaussian_shift_lower_bound`,
@@ -84,9 +85,11 @@ from .ch06 import (
                    check_proactive_schedule,
 )
 from .ch07 import (
+                   check_gradient_noise_multiplier,
                    check_noise_std_of_average,
                    check_smallest_epsilon_reaching,
                    check_tuning_epsilon,
+                   check_tuning_epsilons,
 )
 from .ch08 import check_best_tpr, check_epsilon_delta_tradeoff, check_gaussian_tradeoff
 from .ch09 import (
@@ -128,6 +131,8 @@ __all__ = [
     "check_noise_std_of_average",
     "check_tuning_epsilon",
     "check_smallest_epsilon_reaching",
+    "check_tuning_epsilons",
+    "check_gradient_noise_multiplier",
     "check_gaussian_tradeoff",
     "check_epsilon_delta_tradeoff",
     "check_best_tpr",
