@@ -322,15 +322,9 @@ def _markdown_sources():
 
 
 MARKDOWN = list(_markdown_sources())
-# fixed after the merge of the chapter rewrites
-_BEING_REWRITTEN = ("07_",)
 
 
-@pytest.mark.parametrize("where, text", [
-    pytest.param(where, text, id=where,
-                 marks=[pytest.mark.xfail(strict=False, reason="fixed after the merge of the chapter rewrites")]
-                 if where.startswith(_BEING_REWRITTEN) else [])
-    for where, text in MARKDOWN])
+@pytest.mark.parametrize("where, text", [pytest.param(where, text, id=where) for where, text in MARKDOWN])
 def test_every_formula_is_in_math_mode(where, text):
     found = raw_math(text)
     assert not found, f"{where}: formulas outside $...$ (they do not typeset):\n  " + \

@@ -4,7 +4,7 @@
 # > **Learning objectives**
 # >
 # > After this chapter you can
-# > 1. compute how much noise DP-SGD puts into each averaged gradient, z·C/(q·n), and say why a large dataset
+# > 1. compute how much noise DP-SGD puts into each averaged gradient, $zC/(qn)$, and say why a large dataset
 # >    makes private learning easier;
 # > 2. read a privacy–utility curve: test accuracy against the **total** ε of the run, with its spread over
 # >    seeds and the non-private ceiling;
@@ -62,28 +62,28 @@ print(f"{n} training rows; delta = {DELTA:g} < 1/n = {1 / n:.1e}; {SEEDS} seeds 
 # ## Where the noise goes
 #
 # One DP-SGD step (chapter 4) releases the sum of the clipped per-example gradients plus $\mathcal N(0, (zC)^2 I)$, and divides
-# by the *expected* batch size q·n. So the averaged gradient carries noise of standard deviation
+# by the *expected* batch size $qn$. So the averaged gradient carries noise of standard deviation
 #
 # $$\sigma_{\text{avg}} = \frac{z\,C}{q\,n}\quad\text{in every coordinate},$$
 #
 # while the signal — the mean of clipped gradients — has norm at most C. Three things follow:
 #
-# * **more data helps**: for a fixed q and z, the noise on the average shrinks like 1/n. Privacy is easier on
+# * **more data helps**: for a fixed q and z, the noise on the average shrinks like $1/n$. Privacy is easier on
 #   large datasets — the price is paid per person, and each person matters less;
 # * **C cancels out of the signal-to-noise ratio** only if every gradient is clipped; otherwise a larger C
 #   adds noise without adding signal (section "Clipping against noise");
 # * **z is set by the budget**: a smaller ε, or more steps at the same ε, needs a larger z.
 #
 # `DPLogisticRegression` calibrates z for us: it asks the RDP accountant for the smallest z whose whole run
-# (T = epochs/q steps) stays within the target ε. Its defaults (`dpedu.estimator.TUNED_DEFAULTS`) run 64 epochs,
+# ($T = \text{epochs}/q$ steps) stays within the target ε. Its defaults (`dpedu.estimator.TUNED_DEFAULTS`) run 64 epochs,
 # up to 6,400 steps. They were chosen **non-privately**: per ε, the configuration with the best exact accuracy on
 # a validation split of Adult's *training* data, with no noise in that choice and no ε charged for it. An accuracy
 # obtained with them is therefore the accuracy of one run at its ε, *without* the cost of tuning (section "The
 # price of tuning" below shows what paying for it costs). This chapter trains many models, so it
-# uses one cheaper configuration throughout — 32 epochs at q = 0.05 (640 steps, expected batch 1508 rows), C = 0.5,
+# uses one cheaper configuration throughout — 32 epochs at $q = 0.05$ (640 steps, expected batch 1508 rows), $C = 0.5$,
 # learning rate 16. It is also what `python -m dpedu tradeoff` runs by default (its `--epochs`, `--sampling-rate`,
-# `--clip-norm` and `--learning-rate`), which is why that command reports a lower accuracy at ε = 1 than the
-# README quotes for the estimator's tuned defaults. The cell after the next compares the two at ε = 1.
+# `--clip-norm` and `--learning-rate`), which is why that command reports a lower accuracy at $\varepsilon = 1$ than the
+# README quotes for the estimator's tuned defaults. The cell after the next compares the two at $\varepsilon = 1$.
 
 # %%
 q, C, epochs, learning_rate = 0.05, 0.5, 32, 16.0
@@ -96,10 +96,10 @@ for eps in (0.01, 0.1, 1.0, 10.0):
     print(f"  {eps:13g}   {z:18.2f}   {z * C / (q * n):.5f}")
 
 # %% [markdown]
-# At ε = 10 the averaged gradient is almost exact; at ε = 0.01 its noise is several hundred times larger: over
-# the 104 coordinates its norm exceeds C = 0.5, the largest the true averaged gradient can ever be.
+# At $\varepsilon = 10$ the averaged gradient is almost exact; at $\varepsilon = 0.01$ its noise is several hundred times larger: over
+# the 104 coordinates its norm exceeds $C = 0.5$, the largest the true averaged gradient can ever be.
 #
-# The two configurations at ε = 1, one seed each (the tuned one runs ten times as many, smaller steps):
+# The two configurations at $\varepsilon = 1$, one seed each (the tuned one runs ten times as many, smaller steps):
 
 # %%
 tuned = dp.DPLogisticRegression(epsilon=1.0, delta=DELTA, random_state=0).fit(X_train, y_train)
@@ -110,7 +110,7 @@ for name, clf in (("tuned defaults (tuning not paid)", tuned), ("this chapter's 
           f"= {clf.steps_} steps, C = {clf.clip_norm_}, learning rate {clf.learning_rate_}")
 
 # %% [markdown]
-# The cheaper configuration gives up less than a point at ε = 1, for a tenth of the steps.
+# The cheaper configuration gives up less than a point at $\varepsilon = 1$, for a tenth of the steps.
 #
 # ## Accuracy against the total ε
 #
@@ -139,11 +139,11 @@ ax.set_title("Privacy against accuracy on Adult")
 plt.show()
 
 # %% [markdown]
-# Read the curve from the right. Down to ε ≈ 0.3 privacy is almost free: accuracy stays within a few tenths of
+# Read the curve from the right. Down to $\varepsilon \approx 0.3$ privacy is almost free: accuracy stays within a few tenths of
 # a point of its value at the largest ε. The gap of about one point to the non-private model that remains even
-# there (z ≈ 1 at ε = 10) is not the privacy noise but clipping and a short training run with a fixed schedule.
-# Below ε ≈ 0.1 the noise takes over: accuracy falls towards the majority-class floor of 75.43 % (always
-# predicting "≤ 50K", chapter 1) — on the full grid, at ε = 0.01, even below it: a model this noisy does worse
+# there ($z \approx 1$ at $\varepsilon = 10$) is not the privacy noise but clipping and a short training run with a fixed schedule.
+# Below $\varepsilon \approx 0.1$ the noise takes over: accuracy falls towards the majority-class floor of 75.43 % (always
+# predicting "≤ 50K", chapter 1) — on the full grid, at $\varepsilon = 0.01$, even below it: a model this noisy does worse
 # than a constant — and the **spread over seeds grows** by more than an order of magnitude — at a
 # small ε, *which* noise you drew matters, and a single run tells you little. Always report several seeds.
 #
@@ -152,8 +152,8 @@ plt.show()
 # ## Iterations against noise
 #
 # Each step is one more release, so at a fixed total ε, more steps means a larger z for each one. How much
-# larger? When the noise is large, the ε of the subsampled Gaussian grows roughly like q·√T/z, so z must grow
-# like √T: four times the epochs, twice the z. This is accounting only — no data touched:
+# larger? When the noise is large, the ε of the subsampled Gaussian grows roughly like $q\sqrt{T}/z$, so z must grow
+# like $\sqrt{T}$: four times the epochs, twice the z. This is accounting only — no data touched:
 
 # %%
 print(" epochs   steps   z for eps = 1   z for eps = 0.05")
@@ -164,10 +164,10 @@ for e in (1, 4, 16, 64):
     print(f"{e:7d} {t:7d} {z1:15.2f} {z05:18.2f}")
 
 # %% [markdown]
-# The right column follows √T closely; at ε = 1 and few steps z grows more slowly. But T steps also add up T
-# updates: the signal accumulates like T, and T independent noises of std ∝ √T accumulate like √T·√T = T as
+# The right column follows $\sqrt{T}$ closely; at $\varepsilon = 1$ and few steps z grows more slowly. But T steps also add up T
+# updates: the signal accumulates like T, and T independent noises of std $\propto \sqrt{T}$ accumulate like $\sqrt{T}\cdot\sqrt{T} = T$ as
 # well. To first order it is a draw, so whether longer training helps is an empirical question — and the
-# answer depends on the budget. We fix a tight budget, ε = 0.05, and vary the epochs (same learning-rate
+# answer depends on the budget. We fix a tight budget, $\varepsilon = 0.05$, and vary the epochs (same learning-rate
 # schedule for every run):
 
 # %%
@@ -181,10 +181,10 @@ best = tight.epochs[np.argmax(tight.accuracies.mean(axis=1))]
 print(f"at epsilon = {tight.epsilon:g} the best of these is {best:g} epochs")
 
 # %% [markdown]
-# At ε = 0.05 accuracy first rises (a fraction of an epoch is too little training) and then falls: past a few
+# At $\varepsilon = 0.05$ accuracy first rises (a fraction of an epoch is too little training) and then falls: past a few
 # epochs every extra step costs more in noise than it brings in progress. With a more generous budget the balance
-# shifts towards more epochs (try ε = 0.3 with epochs up to 128): **the right number of epochs depends on ε**.
-# The tuned defaults printed at the top were chosen at ε = 0.1, 0.25, 0.5 and 1 (a larger budget uses the ε = 1
+# shifts towards more epochs (try $\varepsilon = 0.3$ with epochs up to 128): **the right number of epochs depends on ε**.
+# The tuned defaults printed at the top were chosen at $\varepsilon = 0.1, 0.25, 0.5$ and 1 (a larger budget uses the $\varepsilon = 1$
 # row), so at other budgets they are a compromise. Remember that choosing the epochs *by looking at the data's
 # accuracy* is itself a use of the data (section "The price of tuning" and exercise 7.2).
 #
@@ -195,9 +195,9 @@ print(f"at epsilon = {tight.epsilon:g} the best of these is {best:g} epochs")
 #
 # * a **small C** clips almost every gradient to the same length, which biases the update (a well-classified
 #   example pulls as hard as a misclassified one);
-# * a **large C** clips nothing, but the noise zC grows with C while the gradients do not.
+# * a **large C** clips nothing, but the noise $zC$ grows with C while the gradients do not.
 #
-# `run_clipping_noise_grid` trains on a grid of (C, z). It scales the learning rate like 1/C, so that a larger
+# `run_clipping_noise_grid` trains on a grid of (C, z). It scales the learning rate like $1/C$, so that a larger
 # C does not simply mean a larger step (see its docstring):
 
 # %%
@@ -217,7 +217,7 @@ for k, z in enumerate(grid.noise_multipliers):
     print(f"z = {z:5g} (total epsilon {grid.epsilons[k]:.3g}): best C on this grid = {best_c:g}")
 
 # %% [markdown]
-# With little noise (z = 1) a moderate C is best and a tiny C costs accuracy through bias. As z grows the
+# With little noise ($z = 1$) a moderate C is best and a tiny C costs accuracy through bias. As z grows the
 # optimum moves to **smaller C**: when the noise dominates, it pays to shrink every gradient to a small,
 # equal length so that the same noise is a smaller share of the update. There is no C that is best for every
 # budget, and — like the epochs — C must be chosen without peeking at private data, or paid for.
@@ -227,7 +227,7 @@ for k, z in enumerate(grid.noise_multipliers):
 # Each chapter changed one thing; here they meet on one axis, all at $\delta = 10^{-5}$ and the same test set:
 #
 # * **chapter 2** — the book's noisy gradient descent (full batch, 10 iterations, classic Gaussian per step and a
-#   noisy count), with its total ε as the book states it: sequential composition, (k + 1)·ε per iteration;
+#   noisy count), with its total ε as the book states it: sequential composition, $(k + 1)\varepsilon$ per iteration;
 # * **chapter 3** — *the same runs*, accounted with RDP: identical accuracies, a smaller ε;
 # * **chapters 4–5** — DP-SGD (Poisson subsampling, many small steps) calibrated with Abadi et al.'s moments
 #   accountant, and with RDP (the curve from above).
@@ -278,12 +278,12 @@ print(f"  non-private {dpsgd.baseline:.4f} "
 #    every point left, by a factor of 3 to 4.2 here (printed above). Chapter 3's accountants cost nothing but
 #    mathematics.
 # 2. **The algorithm matters more.** DP-SGD's many small, subsampled steps (amplification by sampling) are more
-#    accurate at ε = 0.3 than the book's 10 full-batch steps at *any* ε of the grid, however those are counted,
+#    accurate at $\varepsilon = 0.3$ than the book's 10 full-batch steps at *any* ε of the grid, however those are counted,
 #    and its ceiling is about 6 points higher, because 640 steps train the model much further than 10. (The book's
 #    runs never get more than about 2 points above the majority-class floor, the dotted line.)
 # 3. **The last point is the hardest.** Between DP-SGD at its largest ε and the non-private line there is still a
-#    gap of about one point, and below ε = 0.1 the curve drops steeply. Moving it takes more data rather than
-#    more cleverness: the noise on the average is zC/(qn).
+#    gap of about one point, and below $\varepsilon = 0.1$ the curve drops steeply. Moving it takes more data rather than
+#    more cleverness: the noise on the average is $zC/(qn)$.
 #
 # One warning about this very figure: every curve was chosen after seeing test accuracy, and each point is a
 # separate training run on the same people. A published model is covered by its own ε only if the choices
@@ -314,9 +314,9 @@ print(f"  non-private {dpsgd.baseline:.4f} "
 #
 # The mean number of runs enters only through logarithms: a search over many settings costs no more than a few
 # runs, however long it is. A Poisson $K$ has a bound of its own (§23.3), which pays for the mean more heavily.
-# `experiments.tuning_cost` accounts both ways for the chapter's run (640 steps at q = 0.05, the z of ε = 1
+# `experiments.tuning_cost` accounts both ways for the chapter's run (640 steps at $q = 0.05$, the z of $\varepsilon = 1$
 # for one run) and a score with $\varepsilon_s = 0.02$; `experiments.affordable_noise` turns it around: the
-# smallest z per run that keeps the whole search within ε = 1.
+# smallest z per run that keeps the whole search within $\varepsilon = 1$.
 
 # %%
 from dpedu.experiments.tuning_cost import run_ledger
@@ -349,7 +349,7 @@ for k, grid_z, selection_z in affordable:
 # selection theorem pays a fixed overhead (the second and third terms above). From four settings on, the composed
 # cost keeps growing, roughly like $\sqrt k$, while the selected one barely moves: with a geometric or
 # logarithmic $K$ the whole search stays below three times the ε of one run, up to 64 settings. A Poisson $K$ is
-# by far the most expensive selection at a large mean. Turned into noise at a total ε = 1, a search over 64
+# by far the most expensive selection at a large mean. Turned into noise at a total $\varepsilon = 1$, a search over 64
 # settings by composition needs about ten times the noise multiplier of one run, private selection less than
 # three times. The free ride's z is the smallest of all — it buys accuracy with a guarantee nobody can state.
 #
@@ -456,7 +456,7 @@ plt.show()
 # per-example gradient norms: at every step it also releases a noisy count of the sampled gradients with norm
 # at most $C_t$ (noise of standard deviation $\sigma_b$) and updates
 # $C_{t+1} = C_t\,e^{-\eta_C(\tilde b_t - \gamma)}$, where $\tilde b_t$ is the noisy fraction of unclipped
-# gradients. We run the chapter's configuration at ε = 1, starting from $C_0 = 0.1$, with $\gamma = 0.9$.
+# gradients. We run the chapter's configuration at $\varepsilon = 1$, starting from $C_0 = 0.1$, with $\gamma = 0.9$.
 # (With the median, $\gamma = 0.5$, C would collapse: on Adult most gradients of a trained model are tiny.)
 # The dashed line is the true 0.9-quantile of all gradient norms, computed once per epoch on the private data:
 # a diagnostic for this figure, not part of the private run.
