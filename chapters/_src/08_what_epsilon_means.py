@@ -285,10 +285,11 @@ print(statement)
 # $G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$ (`scipy.stats.norm.cdf` and `.ppf`).
 
 # %% exercise=8.1
+from scipy.stats import norm   # norm.cdf is Phi, norm.ppf its inverse
+
+
 def gaussian_beta(alpha, mu):
     ### BEGIN SOLUTION
-    from scipy.stats import norm
-
     return float(norm.cdf(norm.ppf(1.0 - alpha) - mu))
     ### END SOLUTION
 
