@@ -139,8 +139,9 @@ def defaults_provenance_cost(epsilons=(0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0), *, 
     total epsilon, every configuration of its grid (sampling rate x epochs x clip norm x learning rate: 54)
     with ``seeds`` seeds, each run calibrated to that epsilon by RDP, and keeping the best mean validation
     accuracy. Composing those runs (RDP at ``delta``; the clip norm and learning rate do not change a run's
-    ledger) gives ``composed_epsilon``. It is a **lower bound** on what that tuning costs: its validation
-    accuracies were exact, not private, and an exact argmax is not differentially private at any epsilon.
+    ledger) gives ``composed_epsilon``: the accountant's bound for the training runs alone. The tuning as run
+    also compared exact validation accuracies, which no finite epsilon covers (an exact argmax is not
+    differentially private); a private version would add the noisy scores' cost on top.
 
     Parameters
     ----------
