@@ -167,6 +167,9 @@ class PrivateHyperparameterSearch(ClassifierMixin, BaseEstimator):
             if name in params:
                 raise ValueError(f"{name!r} is both searched and fixed in estimator_params")
         DPLogisticRegression(**params)                  # an unknown name raises TypeError here
+        if params.get("noise_multiplier", None) == 0:
+            raise ValueError("estimator_params noise_multiplier=0 trains without privacy; private selection needs "
+                             "private runs")
         return params
 
     def fit(self, X, y):
@@ -183,9 +186,6 @@ class PrivateHyperparameterSearch(ClassifierMixin, BaseEstimator):
         X_train, y_train = X[~in_validation], y[~in_validation]
         base = DPLogisticRegression(**params)
         training = base.planned_run(len(X_train)).ledger   # the shared DP-SGD plan: what every run's fit reports
-        if training is None:
-            raise ValueError("estimator_params noise_multiplier=0 trains without privacy; private selection needs "
-                             "private runs")
         run = _LogisticRun(params, X_train, y_train, X[in_validation], y[in_validation], score_epsilon, training)
         ledger_of_run = training + [(LaplaceEvent(score_epsilon), 1)]
         result = private_selection(run, self.param_distributions, ledger_of_run, mean_trials=self.mean_trials,
