@@ -62,6 +62,9 @@ class PrivacyStatement:
         The run's settings where known (a one-event DP-SGD or noisy-GD ledger, a
         :class:`~dpedu.training.TrainingResult`, a fitted estimator).
     sampling : str
+    defaults_used : tuple of str
+        The hyperparameters a fitted :class:`~dpedu.estimator.DPLogisticRegression` took from its
+        ``TUNED_DEFAULTS`` (its ``defaults_used_``): chosen non-privately on Adult's training data.
     notes : tuple of str
         Warnings about this run (e.g. delta not below 1/n).
     """
@@ -84,6 +87,7 @@ class PrivacyStatement:
     sampling_rate: float | None = None
     steps: int | None = None
     sampling: str = "poisson"
+    defaults_used: tuple = field(default=())
     notes: tuple = field(default=())
 
     def __str__(self):
@@ -170,7 +174,8 @@ def privacy_statement(run, *, delta=None, n=None, clip_norm=None, group_size=1, 
         epsilon_rdp=rdp.epsilon, mu=mu, epsilon_from_mu=_mu_epsilon(mu, delta), best_tpr=float(curve.best_tpr(fpr)),
         fpr=fpr, group_size=group_size, group_mu=k_mu, group_epsilon=_mu_epsilon(k_mu, delta), n=n,
         clip_norm=values.get("clip_norm"), noise_multiplier=values.get("noise_multiplier"),
-        sampling_rate=values.get("sampling_rate"), steps=values.get("steps"), sampling=sampling, notes=tuple(notes))
+        sampling_rate=values.get("sampling_rate"), steps=values.get("steps"), sampling=sampling,
+        defaults_used=tuple(getattr(run, "defaults_used_", ())), notes=tuple(notes))
 
 
 def _mu_epsilon(mu, delta):
@@ -233,6 +238,11 @@ def _report_lines(s):
               else "  - every example is used at every step (no sampling), as implemented",
               "  - C, z, q, T and every hyperparameter were fixed without looking at the private data; tuning on "
               "the same data is not included unless its runs are accounted too"]
+    if s.defaults_used:
+        lines.append(f"  - {', '.join(s.defaults_used)} came from DPLogisticRegression's TUNED_DEFAULTS, chosen "
+                     "NON-privately on a validation split of Adult's training data: on Adult this epsilon does not "
+                     "include that tuning (dpedu.experiments.tuning_cost.defaults_provenance_cost: what it would "
+                     "have cost); dpedu.tuning.PrivateHyperparameterSearch tunes with the tuning accounted")
     if sampled:
         lines.append("  - n is treated as public (each update divides by the expected batch size q n)")
     lines += ["  - the training loss and other diagnostics computed on the data are not released",

@@ -22,18 +22,21 @@ from these). The per-run budget (``epsilon``, ``delta``, ``epochs``, ``sampling_
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from . import calibrate
-from .accountants import LaplaceEvent, account
-from .estimator import DPLogisticRegression, tuned_defaults
-from .events import gaussian_step_event, steps_from_epochs
+from .accountants import LaplaceEvent, RepeatAndSelectEvent, account
+from .calibrate import monotone_search
+from .estimator import DPLogisticRegression
+from .events import gaussian_step_event
 from .mechanisms import laplace_mechanism
 from .selection import private_selection
-from .validation import check_epsilon, check_in_interval, check_rng
+from .validation import check_delta, check_epsilon, check_in_interval, check_positive_int, check_rng, check_sampling_rate
 
-__all__ = ["PrivateHyperparameterSearch", "SEARCHABLE", "planned_run_ledger"]
+__all__ = ["PrivateHyperparameterSearch", "SEARCHABLE", "run_ledger", "search_noise_multiplier"]
 
 #: DPLogisticRegression parameters the search may vary: none of them changes a run's privacy ledger.
 SEARCHABLE = ("clip_norm", "learning_rate", "lr_schedule", "fit_intercept")
@@ -41,28 +44,44 @@ SEARCHABLE = ("clip_norm", "learning_rate", "lr_schedule", "fit_intercept")
 _SET_BY_SEARCH = ("random_state", "budget")
 
 
-def planned_run_ledger(estimator, n_samples):
-    """The ledger ``estimator.fit`` on ``n_samples`` rows will report, known before it runs.
+def run_ledger(noise_multiplier, sampling_rate, steps, score_epsilon):
+    """One DP-SGD run and its Laplace-noised score: ``[(step event, T), (LaplaceEvent(eps_s), 1)]``."""
+    return [(gaussian_step_event(noise_multiplier, sampling_rate), steps), (LaplaceEvent(score_epsilon), 1)]
 
-    The same rule as :class:`~dpedu.estimator.DPLogisticRegression`: the tuned defaults for its epsilon
-    where a parameter is ``None``, T = ``steps_from_epochs(epochs, q)``, and the noise multiplier from
-    :func:`dpedu.calibrate.noise_multiplier` unless given. The search checks every fitted run against it.
+
+def search_noise_multiplier(target_epsilon, *, sampling_rate, steps, score_epsilon, mean_trials, shape=1.0,
+                            delta=1e-5, rtol=1e-3):
+    r"""The smallest per-run noise multiplier z whose private selection costs at most ``target_epsilon`` in total.
+
+    The search is :math:`K` runs of :func:`run_ledger` (z, q, T, :math:`\varepsilon_s`) with
+    :math:`\mathbb E[K]` = ``mean_trials`` and the given ``shape``, accounted as one
+    :class:`~dpedu.events.RepeatAndSelectEvent` by RDP at ``delta`` (docs/math.md §23). Epsilon falls as z
+    grows, so :func:`dpedu.calibrate.monotone_search` bisects; the z returned was evaluated and is within the
+    target. Pass it as ``estimator_params={"noise_multiplier": z, ...}`` of :class:`PrivateHyperparameterSearch`
+    with the same ``sampling_rate``, T = ``steps_from_epochs(epochs, sampling_rate)``, ``score_epsilon``,
+    ``mean_trials`` and ``shape``: its ``epsilon_`` is then at most ``target_epsilon``.
+
+    Returns ``inf`` when no noise is enough (the scores alone exceed the target).
+
+    >>> z = search_noise_multiplier(1.0, sampling_rate=0.01, steps=1000, score_epsilon=0.05, mean_trials=10)
+    >>> event = RepeatAndSelectEvent(run_ledger(z, 0.01, 1000, 0.05), 10, 1.0)
+    >>> bool(account([(event, 1)], "rdp", delta=1e-5).epsilon <= 1.0)
+    True
     """
-    p = estimator.get_params()
-    tuned = tuned_defaults(p["epsilon"])
-    if p["batch_size"] is not None:
-        sampling_rate = p["batch_size"] / n_samples
-    else:
-        sampling_rate = tuned.sampling_rate if p["sampling_rate"] is None else p["sampling_rate"]
-    steps = steps_from_epochs(tuned.epochs if p["epochs"] is None else p["epochs"], sampling_rate)
-    z = p["noise_multiplier"]
-    if z is None:
-        z = calibrate.noise_multiplier(target_epsilon=p["epsilon"], target_delta=p["delta"],
-                                       sampling_rate=sampling_rate, steps=steps, accountant=p["accountant"])
-    if z == 0:
-        raise ValueError("estimator_params noise_multiplier=0 trains without privacy; private selection needs "
-                         "private runs")
-    return [(gaussian_step_event(z, sampling_rate), steps)]
+    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
+    score_epsilon = check_epsilon(score_epsilon, "score_epsilon")
+    delta = check_delta(delta)
+    sampling_rate, steps = check_sampling_rate(sampling_rate), check_positive_int(steps, "steps")
+    RepeatAndSelectEvent(run_ledger(1.0, sampling_rate, steps, score_epsilon), mean_trials, shape)  # checks both
+
+    def feasible(z):
+        event = RepeatAndSelectEvent(run_ledger(z, sampling_rate, steps, score_epsilon), mean_trials, shape)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")             # an order at the grid's edge only makes epsilon larger
+            return account([(event, 1)], "rdp", delta=delta, strict=True).epsilon <= target_epsilon
+
+    return monotone_search(feasible, 1.0, feasible_when="large", lowest=1e-3, highest=1e4, rtol=rtol,
+                           at_limit=lambda z, ok: z if ok else math.inf)
 
 
 class _LogisticRun:
@@ -74,7 +93,7 @@ class _LogisticRun:
 
     def __call__(self, config, rng):
         model = DPLogisticRegression(**self.params, **config, random_state=rng).fit(self.X_train, self.y_train)
-        if model.ledger_ != self.run_ledger:  # pragma: no cover - planned_run_ledger mirrors the estimator
+        if model.ledger_ != self.run_ledger:  # pragma: no cover - the estimator's planned_run is what fit runs
             raise RuntimeError(f"internal error: the run reported {model.ledger_}, the search planned {self.run_ledger}")
         correct = int(np.sum(model.predict(self.X_valid) == self.y_valid))
         score = laplace_mechanism(float(correct), l1_sensitivity=1.0, epsilon=self.score_epsilon, rng=rng)
@@ -148,6 +167,9 @@ class PrivateHyperparameterSearch(ClassifierMixin, BaseEstimator):
             if name in params:
                 raise ValueError(f"{name!r} is both searched and fixed in estimator_params")
         DPLogisticRegression(**params)                  # an unknown name raises TypeError here
+        if params.get("noise_multiplier", None) == 0:
+            raise ValueError("estimator_params noise_multiplier=0 trains without privacy; private selection needs "
+                             "private runs")
         return params
 
     def fit(self, X, y):
@@ -163,17 +185,17 @@ class PrivateHyperparameterSearch(ClassifierMixin, BaseEstimator):
         in_validation = rng.random(len(X)) < fraction
         X_train, y_train = X[~in_validation], y[~in_validation]
         base = DPLogisticRegression(**params)
-        run_ledger = planned_run_ledger(base, len(X_train))
-        run = _LogisticRun(params, X_train, y_train, X[in_validation], y[in_validation], score_epsilon, run_ledger)
-        run_ledger = run_ledger + [(LaplaceEvent(score_epsilon), 1)]
-        result = private_selection(run, self.param_distributions, run_ledger, mean_trials=self.mean_trials,
+        training = base.planned_run(len(X_train)).ledger   # the shared DP-SGD plan: what every run's fit reports
+        run = _LogisticRun(params, X_train, y_train, X[in_validation], y[in_validation], score_epsilon, training)
+        ledger_of_run = training + [(LaplaceEvent(score_epsilon), 1)]
+        result = private_selection(run, self.param_distributions, ledger_of_run, mean_trials=self.mean_trials,
                                    shape=self.shape, rng=rng, n_jobs=self.n_jobs)
         delta = base.get_params()["delta"]
         ledger = [(result.event, 1)]
         vars(self).update(                               # all together, after everything succeeded
             best_params_=result.config, best_estimator_=result.model, best_score_=result.score, ledger_=ledger,
             epsilon_=account(ledger, "rdp", delta=delta, strict=True).epsilon,
-            run_epsilon_=account(run_ledger, "rdp", delta=delta, strict=True).epsilon,
+            run_epsilon_=account(ledger_of_run, "rdp", delta=delta, strict=True).epsilon,
             delta_=delta, classes_=np.unique(y))
         return self
 

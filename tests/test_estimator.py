@@ -394,3 +394,27 @@ def test_finite_huge_features_are_refused_by_name_without_a_numpy_warning():
                 call(huge)
         with pytest.raises(ValueError, match=r"\bX\b.*MAX_ABS_FEATURE"):
             DPLogisticRegression(**FAST).fit(np.vstack([huge] * 5), np.tile([1, -1], 5))
+
+
+def test_fit_records_the_training_rows_and_which_parameters_came_from_the_tuned_defaults(toy):
+    X, y = toy
+    clf = DPLogisticRegression(epsilon=1.0, epochs=1, random_state=0).fit(X[:700], y[:700])
+    assert clf.n_samples_ == 700
+    assert clf.defaults_used_ == ("sampling_rate", "clip_norm", "learning_rate")
+    clf = DPLogisticRegression(epsilon=1.0, epochs=1, batch_size=50, clip_norm=1.0, learning_rate=2.0,
+                               random_state=0).fit(X, y)
+    assert clf.n_samples_ == 1000 and clf.defaults_used_ == ()
+
+
+@pytest.mark.parametrize("params", [dict(epsilon=0.5, epochs=2), dict(epsilon=2.0, batch_size=40, epochs=1),
+                                    dict(epsilon=1.0, epochs=1, sampling="fixed", relation="replace_one"),
+                                    dict(epsilon=1.0, epochs=1, target_quantile=0.5, clip_norm=0.1)])
+def test_planned_run_is_the_run_fit_performs(toy, params):
+    X, y = toy
+    clf = DPLogisticRegression(random_state=0, **params)
+    plan = clf.planned_run(len(X))
+    clf.fit(X, y)
+    assert plan.ledger == clf.ledger_ and plan.noise_multiplier == clf.noise_multiplier_ and plan.steps == clf.steps_
+    assert not hasattr(DPLogisticRegression(**params), "n_samples_")
+    with pytest.raises((ValueError, TypeError), match="n_samples"):
+        clf.planned_run(0)

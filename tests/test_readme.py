@@ -42,3 +42,13 @@ def test_the_dask_example_gives_the_serial_number(tmp_path):
     train = audit.dp_sgd_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4)
     serial = audit.canary_audit(train, X, y, audit.make_canary(X, y), runs=2000, rng=0)
     assert float(lines[-1]) == pytest.approx(serial.epsilon_lower, rel=1e-12)
+
+
+def test_the_cost_of_the_tuning_behind_the_defaults_is_the_computed_one():
+    from dpedu.experiments.tuning_cost import defaults_provenance_cost
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    low, one, high = defaults_provenance_cost((0.1, 1.0, 10.0))
+    assert one.runs == 162 and "162 models per ε (54 configurations × 3 seeds)" in text
+    assert (f"ε = {one.composed_epsilon:.1f} at δ = 1e-5 for the ε = 1 row ({low.composed_epsilon:.1f} for ε = 0.1, "
+            f"{high.composed_epsilon:.1f} for ε = 10" in text)

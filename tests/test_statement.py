@@ -112,3 +112,19 @@ def test_full_batch_runs_do_not_claim_poisson_sampling():
     text = str(privacy_statement([(GaussianEvent(2.0), 4)], delta=1e-5))
     assert "no sampling" in text and "Poisson" not in text
     assert "Poisson" in str(privacy_statement(ABADI, delta=1e-5))
+
+
+def test_an_estimator_statement_reports_n_and_says_when_the_tuned_defaults_were_used():
+    from dpedu import DPLogisticRegression
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    clf = DPLogisticRegression(epsilon=1.0, delta=1e-4, epochs=2, random_state=0).fit(X, y)
+    s = clf.privacy_statement_
+    assert s.n == 300 and "300 examples" in str(s) and "not given" not in str(s).split("clip norm")[0]
+    assert s.defaults_used == ("sampling_rate", "clip_norm", "learning_rate") == clf.defaults_used_
+    assert "TUNED_DEFAULTS, chosen NON-privately" in str(s)
+    given = DPLogisticRegression(epsilon=1.0, delta=1e-4, epochs=2, sampling_rate=0.1, clip_norm=1.0,
+                                 learning_rate=1.0, random_state=0).fit(X, y)
+    assert given.privacy_statement_.defaults_used == () and "TUNED_DEFAULTS" not in str(given.privacy_statement_)
+    assert "TUNED_DEFAULTS" not in str(privacy_statement(ABADI, delta=1e-5))

@@ -42,3 +42,38 @@ def test_bad_arguments_are_refused_by_name():
         tuning_cost([5], noise_multiplier=2.0, score_epsilon=0, **RUN)
     with pytest.raises(ValueError, match="target_epsilon"):
         affordable_noise([5], target_epsilon=-1, **RUN)
+
+
+def test_defaults_provenance_cost_composes_every_tuning_run():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from dpedu.calibrate import noise_multiplier
+    from dpedu.events import SubsampledGaussianEvent, steps_from_epochs
+    from dpedu.experiments.tuning_cost import _PROVENANCE_GRID, defaults_provenance_cost
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_dpsgd_accuracy.py"
+    spec = importlib.util.spec_from_file_location("bench_dpsgd_accuracy_for_test", path)
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    try:
+        spec.loader.exec_module(bench)
+    finally:
+        sys.modules.pop(spec.name, None)
+    assert _PROVENANCE_GRID == bench.GRID and len(bench.TUNING_SEEDS) == 3   # the search that chose the defaults
+
+    rows = defaults_provenance_cost((0.5, 1.0))
+    assert [row.runs for row in rows] == [162, 162]
+    ledger = []
+    for q in (0.01, 0.05):
+        for epochs in (8, 32, 64):
+            steps = steps_from_epochs(epochs, q)
+            ledger.append((SubsampledGaussianEvent(noise_multiplier(1.0, 1e-5, q, steps), q), 27 * steps))
+    assert rows[1].composed_epsilon == account(ledger, "rdp", delta=1e-5).epsilon
+    assert 1.0 < rows[0].composed_epsilon < rows[1].composed_epsilon            # far above the run's own epsilon
+    small = defaults_provenance_cost([1.0], grid={"sampling_rate": (0.01,), "epochs": (8,), "clip_norm": (1.0,),
+                                                  "learning_rate": (1.0,)}, seeds=1)[0]
+    assert small.runs == 1 and small.composed_epsilon <= 1.0                   # one run: its own epsilon
+    with pytest.raises(ValueError, match="seeds"):
+        defaults_provenance_cost([1.0], seeds=0)

@@ -8,7 +8,8 @@ Two kinds, in three modules:
   :func:`run_tradeoff`, :func:`run_epochs_tradeoff`, :func:`run_clipping_noise_grid`,
   :func:`run_noisy_gd_tradeoff`.
 * :mod:`dpedu.experiments.tuning_cost` - **accounting only**: what tuning costs, a grid search by composition
-  or private selection (:func:`tuning_cost`, :func:`affordable_noise`).
+  or private selection (:func:`tuning_cost`, :func:`affordable_noise`, :func:`grid_noise_multiplier`), and what
+  the tuning behind the estimator's defaults would have cost (:func:`defaults_provenance_cost`).
 
 Every epsilon here is the **total** epsilon of a whole training run, after composition.
 
@@ -41,7 +42,7 @@ from .sweeps import (
     run_noisy_gd_tradeoff,
     run_tradeoff,
 )
-from .tuning_cost import TuningCost, affordable_noise, tuning_cost
+from .tuning_cost import TuningCost, affordable_noise, defaults_provenance_cost, grid_noise_multiplier, tuning_cost
 
 __all__ = [
     "ACCOUNTANT_KEYS",
@@ -67,4 +68,6 @@ __all__ = [
     "TuningCost",
     "tuning_cost",
     "affordable_noise",
+    "grid_noise_multiplier",
+    "defaults_provenance_cost",
 ]
