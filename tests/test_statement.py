@@ -123,7 +123,7 @@ def test_an_estimator_statement_reports_n_and_says_when_the_tuned_defaults_were_
     s = clf.privacy_statement_
     assert s.n == 300 and "300 examples" in str(s) and "not given" not in str(s).split("clip norm")[0]
     assert s.defaults_used == ("sampling_rate", "clip_norm", "learning_rate") == clf.defaults_used_
-    assert "TUNED_DEFAULTS, chosen NON-privately" in str(s)
+    assert "TUNED_DEFAULTS, chosen NON-privately" in " ".join(str(s).split())   # lines wrap at 100 columns
     given = DPLogisticRegression(epsilon=1.0, delta=1e-4, epochs=2, sampling_rate=0.1, clip_norm=1.0,
                                  learning_rate=1.0, random_state=0).fit(X, y)
     assert given.privacy_statement_.defaults_used == () and "TUNED_DEFAULTS" not in str(given.privacy_statement_)
