@@ -38,7 +38,8 @@ from .canary import upper_bounds
 from .statistics import check_confidence
 from .whitebox import observed_run, run_statistic
 
-__all__ = ["one_run_p_value", "one_run_epsilon_lower_bound", "one_run_audit", "OneRunResult", "MODES"]
+__all__ = ["one_run_p_value", "one_run_epsilon_lower_bound", "one_run_audit", "one_run_trainer_audit", "OneRunResult",
+           "MODES"]
 
 MODES = ("whitebox", "blackbox")
 
@@ -130,6 +131,22 @@ def _guess(scores, included, k_positive, k_negative):
     return k_positive + k_negative, right
 
 
+def _gradient_canaries(X, m, clip_norm):
+    """``(data, canaries)``: X with m all-zero columns appended, and canary i = :math:`5C\,e_{d+i}` (label +1)."""
+    n, d = X.shape
+    canaries = np.zeros((m, d + m))
+    canaries[np.arange(m), d + np.arange(m)] = 5.0 * clip_norm
+    return np.hstack([X, np.zeros((n, m))]), canaries
+
+
+def _gradient_canary_scores(run, d, m):
+    """Each gradient canary's score: the claimed mixture's likelihood ratio of its coordinate of every update."""
+    coordinate_scores = -run.updates[:, d:]                        # each canary's clipped gradient is -C e_{d+i}
+    steps = coordinate_scores.shape[0]
+    return np.array([run_statistic(coordinate_scores[:, i], np.full(steps, run.clip_norm), "likelihood_ratio",
+                                   noise_std=run.noise_std, sampling_rate=run.sampling_rate) for i in range(m)])
+
+
 def one_run_audit(X, y, *, m=1000, target_epsilon=8.0, delta=1e-5, sampling_rate=0.05, steps=200, mode="whitebox",
                   k_positive=None, k_negative=None, X_canary_pool=None, y_canary_pool=None, clip_norm=1.0,
                   learning_rate=0.01, confidence=0.95, rng=None):
@@ -179,9 +196,7 @@ def one_run_audit(X, y, *, m=1000, target_epsilon=8.0, delta=1e-5, sampling_rate
     included = rng.random(m) < 0.5
     n, d = X.shape
     if mode == "whitebox":
-        data = np.hstack([X, np.zeros((n, m))])
-        canaries = np.zeros((m, d + m))
-        canaries[np.arange(m), d + np.arange(m)] = 5.0 * clip_norm
+        data, canaries = _gradient_canaries(X, m, clip_norm)
         labels = np.ones(m)
     else:
         if X_canary_pool is None or y_canary_pool is None:
@@ -196,9 +211,7 @@ def one_run_audit(X, y, *, m=1000, target_epsilon=8.0, delta=1e-5, sampling_rate
     run = observed_run(train_X, train_y, noise_multiplier=z, clip_norm=clip_norm, sampling_rate=sampling_rate,
                        steps=steps, learning_rate=learning_rate, rng=rng)
     if mode == "whitebox":
-        coordinate_scores = -run.updates[:, d:]                    # each canary's clipped gradient is -C e_{d+i}
-        scores = np.array([run_statistic(coordinate_scores[:, i], np.full(steps, clip_norm), "likelihood_ratio",
-                                         noise_std=run.noise_std, sampling_rate=sampling_rate) for i in range(m)])
+        scores = _gradient_canary_scores(run, d, m)
     else:
         scores = -np.logaddexp(0.0, -labels * (canaries @ run.thetas[-1]))
     guesses, right = _guess(scores, included, k_positive, k_negative)
@@ -208,3 +221,46 @@ def one_run_audit(X, y, *, m=1000, target_epsilon=8.0, delta=1e-5, sampling_rate
                         upper_bounds=upper, mode=mode, m=m, guesses=guesses, correct=right,
                         target_epsilon=target_epsilon, noise_multiplier=z, delta=delta, confidence=confidence,
                         seconds=time.perf_counter() - start, notes=notes)
+
+
+def one_run_trainer_audit(train, X, y, *, m=1000, delta=1e-5, clip_norm=1.0, k_positive=None, k_negative=None,
+                          confidence=0.95, rng=None):
+    r"""The white-box one-run audit (gradient canaries, as ``one_run_audit(mode="whitebox")``) of any observed trainer.
+
+    ``train(X, y, rng) -> ObservedRun`` is e.g. :func:`dpedu.audit.whitebox.observed_trainer` or a planted-bug
+    :func:`dpedu.audit.bugs.buggy_trainer`; the canaries are scored with the run's *claimed* noise and
+    compared with the upper bounds of its *claimed* ledger (docs/math.md §20.3). The guesses are valid
+    whatever the trainer does, so a bound above the claim exposes a trainer that leaks more than it claims.
+    ``clip_norm`` is the trainer's claimed C (canary i is :math:`5C\,e_{d+i}`, so its gradient is clipped).
+
+    Returns
+    -------
+    OneRunResult
+        ``target_epsilon`` is the claimed ledger's RDP epsilon at ``delta``, ``noise_multiplier`` the
+        claimed sigma / C.
+    """
+    X = check_features(X)
+    y = check_labels(y, X.shape[0])
+    if not callable(train):
+        raise TypeError(f"train must be a callable train(X, y, rng) -> ObservedRun; got {type(train).__name__}")
+    m = check_positive_int(m, "m")
+    delta = check_delta(delta)
+    k_positive = m // 10 if k_positive is None else check_positive_int(k_positive, "k_positive")
+    k_negative = m // 10 if k_negative is None else check_positive_int(k_negative, "k_negative")
+    if k_positive + k_negative > m:
+        raise ValueError(f"k_positive + k_negative must be <= m = {m}; got {k_positive} + {k_negative}")
+    clip_norm = check_positive(clip_norm, "clip_norm")
+    confidence = check_confidence(confidence)
+    rng = check_rng(rng)
+    start = time.perf_counter()
+    included = rng.random(m) < 0.5
+    d = X.shape[1]
+    data, canaries = _gradient_canaries(X, m, clip_norm)
+    run = train(np.vstack([data, canaries[included]]), np.append(y, np.ones(int(included.sum()))), rng)
+    guesses, right = _guess(_gradient_canary_scores(run, d, m), included, k_positive, k_negative)
+    upper, notes = upper_bounds(run.ledger, delta, ("moments", "rdp", "pld"))
+    return OneRunResult(epsilon_lower=one_run_epsilon_lower_bound(m=m, r=guesses, v=right, delta=delta,
+                                                                  confidence=confidence),
+                        upper_bounds=upper, mode="whitebox", m=m, guesses=guesses, correct=right,
+                        target_epsilon=upper["rdp"], noise_multiplier=run.noise_std / run.clip_norm, delta=delta,
+                        confidence=confidence, seconds=time.perf_counter() - start, notes=notes)

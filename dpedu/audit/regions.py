@@ -13,6 +13,13 @@ A white-box audit with the Gaussian bound gives instead a lower confidence bound
 the run's curve lies below :math:`G_{\mu_{\mathrm{lb}}}`, and a claimed curve that rises above it anywhere is
 violated.
 
+A one-run audit (:func:`dpedu.audit.one_run_audit`) gives a lower bound :math:`\varepsilon_{\mathrm{lb}}` at a
+:math:`\delta`: the run is not :math:`(\varepsilon, \delta)`-DP for any :math:`\varepsilon \le
+\varepsilon_{\mathrm{lb}}`, so its true curve goes below :math:`f_{\varepsilon_{\mathrm{lb}},\delta}`
+*somewhere* (where is not known). A claimed curve is violated when it certifies
+:math:`(\varepsilon_{\mathrm{lb}}, \delta)`, i.e. lies entirely on or above
+:math:`f_{\varepsilon_{\mathrm{lb}},\delta}` (:func:`one_run_region`).
+
 >>> from dpedu.audit.bugs import bug_hunt
 >>> from dpedu.accountants.tradeoff import tradeoff_curve
 >>> result = bug_hunt("noise_reused", runs=60, rng=0)
@@ -28,12 +35,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..accountants.gdp import gdp_delta
 from ..accountants.tradeoff import TradeoffCurve, gaussian_tradeoff
+from ..validation import check_delta
 from .canary import AuditResult
+from .one_run import OneRunResult, one_run_epsilon_lower_bound
 from .statistics import best_threshold, clopper_pearson, error_counts
 from .whitebox import WhiteBoxResult
 
-__all__ = ["AuditRegion", "audit_region", "result_ledger"]
+__all__ = ["AuditRegion", "audit_region", "one_run_region", "result_ledger"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,8 @@ class AuditRegion:
     confidence : float
     mu_lower : float
         The white-box Gaussian lower bound on mu (nan otherwise).
+    epsilon_lower, delta : float
+        A one-run audit's lower bound on epsilon at this delta (nan otherwise).
     """
 
     label: str
@@ -62,22 +74,37 @@ class AuditRegion:
     level: float
     confidence: float
     mu_lower: float = math.nan
+    epsilon_lower: float = math.nan
+    delta: float = math.nan
 
     @property
     def is_gaussian(self):
         """True for a white-box mu bound (a curve, not a box)."""
         return not math.isnan(self.mu_lower)
 
+    @property
+    def is_one_run(self):
+        """True for a one-run bound epsilon >= ``epsilon_lower`` at ``delta`` (a curve the run dips below)."""
+        return not math.isnan(self.epsilon_lower)
+
     def violates(self, curve):
         """Whether this audit proves ``curve`` (a :class:`TradeoffCurve`) wrong, at the audit's confidence.
 
         A box: its upper-right corner lies strictly below the curve (or, for the mirrored test, its mirror
-        image does). A mu bound: :math:`G_{\\mu_{lb}}` dips below the curve somewhere on its grid.
+        image does). A mu bound: :math:`G_{\\mu_{lb}}` dips below the curve somewhere on its grid. A one-run
+        bound: the curve certifies :math:`(\\varepsilon_{lb}, \\delta)`, so it lies entirely on or above
+        :math:`f_{\\varepsilon_{lb},\\delta}` (docs/math.md §21.8): a pair :math:`(\\varepsilon_j, \\delta_j)`
+        of its profile has :math:`\\varepsilon_j \\le \\varepsilon_{lb}` and :math:`\\delta_j \\le \\delta`, or, for
+        a mu-GDP curve, :math:`\\delta_\\mu(\\varepsilon_{lb}) \\le \\delta`.
         """
         if not isinstance(curve, TradeoffCurve):
             raise TypeError(f"curve must be a TradeoffCurve; got {type(curve).__name__}")
         if not curve.applies:
             return False
+        if self.is_one_run:
+            if curve.mu is not None:
+                return bool(gdp_delta(self.epsilon_lower, curve.mu) <= self.delta)
+            return bool(np.any((curve.epsilons <= self.epsilon_lower) & (curve.deltas <= self.delta)))
         if self.is_gaussian:
             return bool(np.any(gaussian_tradeoff(curve.alpha, self.mu_lower) < curve.beta - 1e-12))
         fpr_hi, fnr_hi = self.fpr_range[1], self.fnr_range[1]
@@ -124,6 +151,27 @@ def audit_region(result, label=None):
         return _box(label or "white-box audit", int(fp[0]), n_eval, int(fn[0]), n_eval, 1.0 - alpha / 2,
                     result.confidence)
     raise TypeError(f"result must be an AuditResult or a WhiteBoxResult; got {type(result).__name__}")
+
+
+def one_run_region(result, delta=None, label=None):
+    """The :class:`AuditRegion` of a one-run audit (:func:`~dpedu.audit.one_run_audit`,
+    :func:`~dpedu.audit.one_run.one_run_trainer_audit`): epsilon >= ``epsilon_lower`` at ``delta``.
+
+    ``delta`` defaults to the audit's; another delta recomputes the bound from the audit's counts (m, r, v)
+    at the same confidence (docs/math.md §20.3). On the plane it is the curve
+    :math:`f_{\\varepsilon_{lb},\\delta}` that the run's true curve goes below somewhere (§21.8).
+    """
+    if not isinstance(result, OneRunResult):
+        raise TypeError(f"result must be a OneRunResult; got {type(result).__name__}")
+    if delta is None:
+        delta, epsilon = result.delta, result.epsilon_lower
+    else:
+        delta = check_delta(delta)
+        epsilon = one_run_epsilon_lower_bound(m=result.m, r=result.guesses, v=result.correct, delta=delta,
+                                              confidence=result.confidence)
+    nan = (math.nan, math.nan)
+    return AuditRegion(label or "one-run audit", math.nan, math.nan, nan, nan, result.confidence, result.confidence,
+                       epsilon_lower=float(epsilon), delta=float(delta))
 
 
 def result_ledger(result):

@@ -3,7 +3,9 @@ r"""Trade-off curves and audits on the same axes (docs/math.md §21.2, §21.8).
 :func:`plot_tradeoff` draws, on one Axes, the floor :math:`\beta(\alpha)` every accountant certifies for a
 run (:func:`dpedu.accountants.tradeoff.tradeoff_curve`), the mu-GDP curve, and audits as observed
 (FPR, FNR) points with their Clopper-Pearson boxes (:func:`dpedu.audit.regions.audit_region`). An audit box
-entirely below a curve is a proven violation: it is annotated, and returned in ``violations``.
+entirely below a curve is a proven violation: it is annotated, and returned in ``violations``. A one-run
+audit (:func:`dpedu.audit.regions.one_run_region`) is the dashed curve :math:`f_{\varepsilon_{lb},\delta}` the
+run's true curve goes below somewhere; an accountant's curve entirely on or above it is a proven violation.
 :func:`plot_tradeoff_panels` stacks the linear view over the ROC view on log axes (TPR against FPR), where
 attacks at small FPR - the ones that matter - are visible.
 
@@ -23,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..accountants.tradeoff import TradeoffCurve, gaussian_tradeoff
+from ..accountants.tradeoff import TradeoffCurve, epsilon_delta_tradeoff, gaussian_tradeoff
 from ..audit.regions import AuditRegion
 from .common import ACCOUNTANT_STYLES, get_axes, place_legend
 
@@ -83,8 +85,10 @@ def plot_tradeoff(curves, *, audits=(), kind="tradeoff", ax=None, title=None, le
     curves : TradeoffCurve or sequence of them
         Curves that do not apply (NaN) are left out of the plot.
     audits : AuditRegion or sequence of them
-        Boxes (canary or white-box Clopper-Pearson audits) with their observed point, or a white-box
-        Gaussian bound drawn as the curve :math:`G_{\mu_{lb}}` (the run's true curve lies below it).
+        Boxes (canary or white-box Clopper-Pearson audits) with their observed point, a white-box
+        Gaussian bound drawn as the curve :math:`G_{\mu_{lb}}` (the run's true curve lies below it), or a
+        one-run bound drawn as the dashed curve :math:`f_{\varepsilon_{lb},\delta}` (the run's true curve goes
+        below it somewhere).
     kind : {"tradeoff", "roc"}
         ``"tradeoff"``: FNR against FPR on [0, 1]. ``"roc"``: TPR = 1 - FNR against FPR, both on log axes
         from 1e-4: the attacker's best TPR at each FPR.
@@ -123,7 +127,7 @@ def plot_tradeoff(curves, *, audits=(), kind="tradeoff", ax=None, title=None, le
         broken = tuple(c.label for c in curves if region.violates(c))
         if broken:
             violations[region.label] = broken
-        _draw_audit(ax, region, color, kind, broken if annotate else (), fontsize)
+        _draw_audit(ax, region, color, kind, broken if annotate else (), fontsize, len(violations) - 1)
     if kind == "tradeoff":
         ax.set(xlim=(0, 1), ylim=(0, 1), xlabel=r"false-positive rate $\alpha$ (FPR)",
                ylabel=r"false-negative rate $\beta$ (FNR)")
@@ -148,10 +152,21 @@ def _ensure_canvas(figure):
         FigureCanvasAgg(figure)
 
 
-def _draw_audit(ax, region, color, kind, broken, fontsize):
+def _draw_audit(ax, region, color, kind, broken, fontsize, slot):
     from matplotlib.patches import Rectangle
 
-    if region.is_gaussian:
+    if region.is_one_run:
+        grid = np.linspace(0.0, 1.0, 401) if kind == "tradeoff" else np.geomspace(_ROC_FLOOR, 1.0, 401)
+        floor = epsilon_delta_tradeoff(grid, region.epsilon_lower, region.delta)
+        label = (rf"{region.label}: $\varepsilon \geq {region.epsilon_lower:.3g}$ at $\delta = {region.delta:.2g}$ "
+                 "(the true curve goes below this somewhere)")
+        ax.plot(*_xy(grid, floor, kind), color=color, linestyle="--", linewidth=1.8, label=label)
+        kink = (1.0 - region.delta) / (1.0 + np.exp(region.epsilon_lower))
+        anchor = (kink, float(epsilon_delta_tradeoff([kink], region.epsilon_lower, region.delta)[0]))
+        if kind == "roc":
+            anchor = (0.01, max(1.0 - float(epsilon_delta_tradeoff([0.01], region.epsilon_lower, region.delta)[0]),
+                                _ROC_FLOOR))
+    elif region.is_gaussian:
         grid = np.linspace(0.0, 1.0, 401) if kind == "tradeoff" else np.geomspace(_ROC_FLOOR, 1.0, 401)
         label = rf"{region.label}: $\mu \geq {region.mu_lower:.3g}$ (the run lies below)"
         ax.plot(*_xy(grid, gaussian_tradeoff(grid, region.mu_lower), kind), color=color, linestyle="-.",
@@ -172,8 +187,10 @@ def _draw_audit(ax, region, color, kind, broken, fontsize):
         anchor = (x1, y1 if kind == "tradeoff" else y0)
     if broken:
         # in the empty triangle of each view: above beta = 1 - alpha, or below TPR = FPR
-        text = f"proven violation ({region.confidence:.0%}):\nbelow " + ",\n".join(broken)
-        ax.annotate(text, xy=anchor, xytext=(0.97, 0.95) if kind == "tradeoff" else (0.97, 0.05),
+        where = "entirely above it: " if region.is_one_run else "below "
+        text = f"proven violation ({region.confidence:.0%}):\n{where}" + ", ".join(broken)
+        shift = 0.12 * max(slot, 0)                  # one note under the other when several audits violate
+        ax.annotate(text, xy=anchor, xytext=(0.97, 0.95 - shift) if kind == "tradeoff" else (0.97, 0.05 + shift),
                     textcoords="axes fraction", ha="right", va="top" if kind == "tradeoff" else "bottom",
                     fontsize=fontsize, color=color, arrowprops={"arrowstyle": "->", "color": color})
 
