@@ -98,3 +98,83 @@ def test_curves_that_do_not_apply_are_left_out():
     ax, violations = plot_tradeoff([zcdp, tradeoff_curve(ledger, "rdp")], ax=Figure().subplots())
     assert [line.get_label() for line in ax.lines][1:] == ["rdp"] and violations == {}
     assert not zcdp.applies and math.isnan(zcdp.beta_at(0.1))
+
+
+@pytest.fixture(scope="module")
+def one_run_pair():
+    """One-run audits (gradient canaries) of the planted bug noise_not_scaled_by_clip and of correct DP-SGD."""
+    from dpedu.audit.bugs import bug_setting, buggy_trainer
+    from dpedu.audit.one_run import one_run_trainer_audit
+    from dpedu.audit.whitebox import observed_trainer
+
+    setting = bug_setting("noise_not_scaled_by_clip")
+    out = {}
+    for name, train in (("bug", buggy_trainer("noise_not_scaled_by_clip", **setting["trainer"])),
+                        ("correct", observed_trainer(**setting["trainer"]))):
+        out[name] = one_run_trainer_audit(train, setting["X"], setting["y"], m=1000,
+                                          clip_norm=setting["trainer"]["clip_norm"], rng=0)
+    out["ledger"] = train(setting["X"], setting["y"], 0).ledger
+    return out
+
+
+def test_one_run_bound_is_a_violation_exactly_when_the_claim_certifies_it():
+    """Flagged iff the curve certifies (eps_lb, delta): a profile pair with eps_j <= eps_lb and delta_j <= delta."""
+    from dpedu.accountants.gdp import mu_from_epsilon
+    from dpedu.accountants.tradeoff import TradeoffCurve
+
+    region = AuditRegion("one-run", math.nan, math.nan, (math.nan,) * 2, (math.nan,) * 2, 0.95, 0.95,
+                         epsilon_lower=1.0, delta=1e-5)
+    alphas = np.linspace(0, 1, 101)
+
+    def pair(eps, delta):
+        return TradeoffCurve("pair", alphas, epsilon_delta_tradeoff(alphas, eps, delta), np.array([eps]),
+                             np.array([delta]))
+
+    assert region.is_one_run and not region.is_gaussian
+    assert region.violates(pair(0.99, 1e-5))                    # certifies (0.99, 1e-5): contradicts eps >= 1
+    assert not region.violates(pair(1.01, 1e-5))                # a weaker claim is not refuted
+    assert not region.violates(pair(0.5, 1e-3))                 # small eps but at a larger delta: not refuted
+    assert region.violates(gaussian_curve(mu_from_epsilon(0.99, delta=1e-5)))
+    assert not region.violates(gaussian_curve(mu_from_epsilon(1.01, delta=1e-5)))
+    # a claim crossing f_{1, 1e-5} (below it near FPR 0, above in the middle) is not refuted
+    crossing = pair(0.5, 1e-2)
+    floor = epsilon_delta_tradeoff(alphas, 1.0, 1e-5)
+    assert np.any(crossing.beta < floor) and np.any(crossing.beta > floor) and not region.violates(crossing)
+
+
+def test_one_run_planted_bug_is_flagged_and_the_correct_run_is_not(one_run_pair):
+    from dpedu.audit.regions import one_run_region
+
+    ledger = one_run_pair["ledger"]
+    curves = [tradeoff_curve(ledger, name) for name in ("moments", "rdp", "pld")]
+    curves.append(gaussian_curve(certified_mu(ledger)))
+    for name, flagged in (("bug", True), ("correct", False)):
+        result = one_run_pair[name]
+        region = one_run_region(result)
+        assert region.epsilon_lower == result.epsilon_lower and region.delta == result.delta
+        for curve in curves:
+            assert region.violates(curve) is flagged
+        # the same verdict from the accountants' epsilon at the audit's delta
+        assert all((eps <= result.epsilon_lower) is flagged for eps in result.upper_bounds.values())
+        fig = Figure(figsize=(7.0, 10.5))
+        axes, violations = plot_tradeoff_panels(curves, audits=[region], figure=fig)
+        assert bool(violations) is flagged
+        assert any("one-run audit" in line.get_label() and "goes below this somewhere" in line.get_label()
+                   and line.get_linestyle() == "--" for line in axes[0].lines)
+        assert any("proven violation" in t.get_text() for t in axes[0].texts) is flagged
+    assert set(violations) == set()
+
+
+def test_one_run_region_at_another_delta_and_bad_input(one_run_pair):
+    from dpedu.audit import one_run_epsilon_lower_bound
+    from dpedu.audit.regions import one_run_region
+
+    result = one_run_pair["bug"]
+    region = one_run_region(result, delta=1e-3, label="one run")
+    assert region.label == "one run" and region.delta == 1e-3
+    assert region.epsilon_lower == one_run_epsilon_lower_bound(m=result.m, r=result.guesses, v=result.correct,
+                                                               delta=1e-3, confidence=result.confidence)
+    with pytest.raises(TypeError, match="result"):
+        one_run_region(audit_region.__name__)
+    with pytest.raises(ValueError, match="delta"):
+        one_run_region(result, delta=1.5)
