@@ -132,7 +132,7 @@ def _guess(scores, included, k_positive, k_negative):
 
 
 def _gradient_canaries(X, m, clip_norm):
-    """``(data, canaries)``: X with m all-zero columns appended, and canary i = :math:`5C\,e_{d+i}` (label +1)."""
+    r"""``(data, canaries)``: X with m all-zero columns appended, and canary i = :math:`5C\,e_{d+i}` (label +1)."""
     n, d = X.shape
     canaries = np.zeros((m, d + m))
     canaries[np.arange(m), d + np.arange(m)] = 5.0 * clip_norm
