@@ -178,3 +178,21 @@ def test_one_run_region_at_another_delta_and_bad_input(one_run_pair):
         one_run_region(audit_region.__name__)
     with pytest.raises(ValueError, match="delta"):
         one_run_region(result, delta=1.5)
+
+
+def test_one_run_trainer_audit_is_seeded_and_checks_its_input():
+    from dpedu.audit import one_run_trainer_audit
+    from dpedu.audit.bugs import bug_setting, buggy_trainer
+
+    setting = bug_setting("noise_not_scaled_by_clip")
+    train = buggy_trainer("noise_not_scaled_by_clip", **setting["trainer"])
+    X, y = setting["X"], setting["y"]
+    first, second = (one_run_trainer_audit(train, X, y, m=200, clip_norm=10.0, rng=3) for _ in range(2))
+    assert (first.correct, first.epsilon_lower) == (second.correct, second.epsilon_lower)
+    assert first.guesses == 40 and first.mode == "whitebox" and first.noise_multiplier == 4.0
+    with pytest.raises(TypeError, match="train"):
+        one_run_trainer_audit("train", X, y)
+    with pytest.raises(ValueError, match="k_positive"):
+        one_run_trainer_audit(train, X, y, m=10, k_positive=8, k_negative=8)
+    with pytest.raises(ValueError, match="clip_norm"):
+        one_run_trainer_audit(train, X, y, clip_norm=0.0)

@@ -12,7 +12,8 @@ The package, one subject per module:
 * :mod:`~dpedu.audit.canary`: the canary game over many trainings, final model only;
 * :mod:`~dpedu.audit.membership`: the loss-threshold attack on one model;
 * :mod:`~dpedu.audit.whitebox`: the auditor sees every noisy update (Nasr et al. 2023);
-* :mod:`~dpedu.audit.one_run`: m canaries in one training run (Steinke, Nasr, Jagielski 2023);
+* :mod:`~dpedu.audit.one_run`: m canaries in one training run (Steinke, Nasr, Jagielski 2023), of DP-SGD or
+  of any observed trainer (:func:`one_run_trainer_audit`, e.g. a planted bug);
 * :mod:`~dpedu.audit.bugs`: teaching-only trainers with planted bugs, and the hunt that catches them;
 * :mod:`~dpedu.audit.claims`: does the ledger describe the batches the sampler drew? (and the planted
   sampling bugs this consistency check refuses).
@@ -69,7 +70,7 @@ from .bugs import BUGS, bug_hunt, buggy_trainer
 from .claims import CLAIM_BUGS, ClaimCheck, check_claims, claim_buggy_trainer, claim_hunt
 from .canary import AuditResult, canary_audit, dp_sgd_trainer, noisy_gd_trainer, upper_bounds
 from .data import CANARY_KINDS, SCORES, canary_scores, check_canary, make_audit_data, make_canary
-from .one_run import OneRunResult, one_run_audit, one_run_epsilon_lower_bound
+from .one_run import OneRunResult, one_run_audit, one_run_epsilon_lower_bound, one_run_trainer_audit
 from .membership import MembershipAttackResult, loss_threshold_attack
 from ..parallel import map_seeded
 from .statistics import (
@@ -106,6 +107,7 @@ __all__ = [
     "ObservedRun",
     "one_run_audit",
     "one_run_epsilon_lower_bound",
+    "one_run_trainer_audit",
     "OneRunResult",
     "buggy_trainer",
     "bug_hunt",
