@@ -152,13 +152,23 @@ def _ensure_canvas(figure):
         FigureCanvasAgg(figure)
 
 
+def _tex_number(value):
+    """``1e-05`` as ``10^{-5}``, ``2.5e-06`` as ``2.5 \\times 10^{-6}`` (for math mode); plain below 3 decimals."""
+    if value >= 1e-3:
+        return f"{value:g}"
+    mantissa, exponent = f"{value:.1e}".split("e")
+    mantissa = f"{float(mantissa):g}"
+    power = f"10^{{{int(exponent)}}}"
+    return power if mantissa == "1" else rf"{mantissa} \times {power}"
+
+
 def _draw_audit(ax, region, color, kind, broken, fontsize, slot):
     from matplotlib.patches import Rectangle
 
     if region.is_one_run:
         grid = np.linspace(0.0, 1.0, 401) if kind == "tradeoff" else np.geomspace(_ROC_FLOOR, 1.0, 401)
         floor = epsilon_delta_tradeoff(grid, region.epsilon_lower, region.delta)
-        label = (rf"{region.label}: $\varepsilon \geq {region.epsilon_lower:.3g}$ at $\delta = {region.delta:.2g}$ "
+        label = (rf"{region.label}: $\varepsilon \geq {region.epsilon_lower:.3g}$ at $\delta = {_tex_number(region.delta)}$ "
                  "(the true curve goes below this somewhere)")
         ax.plot(*_xy(grid, floor, kind), color=color, linestyle="--", linewidth=1.8, label=label)
         kink = (1.0 - region.delta) / (1.0 + np.exp(region.epsilon_lower))
@@ -187,7 +197,7 @@ def _draw_audit(ax, region, color, kind, broken, fontsize, slot):
         anchor = (x1, y1 if kind == "tradeoff" else y0)
     if broken:
         # in the empty triangle of each view: above beta = 1 - alpha, or below TPR = FPR
-        where = "entirely above it: " if region.is_one_run else "below "
+        where = "entirely above its dashed line: " if region.is_one_run else "below "
         text = f"proven violation ({region.confidence:.0%}):\n{where}" + ", ".join(broken)
         shift = 0.12 * max(slot, 0)                  # one note under the other when several audits violate
         ax.annotate(text, xy=anchor, xytext=(0.97, 0.95 - shift) if kind == "tradeoff" else (0.97, 0.05 + shift),
