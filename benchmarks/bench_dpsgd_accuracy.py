@@ -14,7 +14,7 @@ Procedure (everything the numbers depend on is printed):
    any choice.
    **The tuning itself is not privacy-accounted**: every grid point is a training run on the private data,
    and a real deployment would have to pay for them. ``--provenance`` prints the epsilon of composing them
-   (``dpedu.experiments.tuning_cost.defaults_provenance_cost``); ``dpedu.tuning.PrivateHyperparameterSearch``
+   (``dpedu.experiments.tuning_costs.defaults_provenance_cost``); ``dpedu.tuning.PrivateHyperparameterSearch``
    tunes privately.
 2. Evaluation: with the chosen configuration, train on the full training set with 10 seeds (0..9) per epsilon
    and report test accuracy mean +- std. Columns: tuned per epsilon (RDP calibration, the default accountant),
@@ -230,7 +230,7 @@ def _defaults_only(seeds, jobs):
 
 def _provenance():
     """What step 1 (the tuning behind TUNED_DEFAULTS) would cost if its training runs were composed."""
-    from dpedu.experiments.tuning_cost import defaults_provenance_cost
+    from dpedu.experiments.tuning_costs import defaults_provenance_cost
 
     rows = defaults_provenance_cost(EPSILONS, grid=GRID, seeds=len(TUNING_SEEDS), delta=DELTA)
     print(f"Tuning behind TUNED_DEFAULTS: per total epsilon, {rows[0].runs} training runs ({len(list(_configs(GRID)))} "

@@ -7,7 +7,7 @@ except in the last, labelled column):
 
 (a) defaults: ``DPLogisticRegression(epsilon=eps)`` with ``TUNED_DEFAULTS``. Its epsilon does NOT include the
     tuning that produced the defaults: they were chosen non-privately on a validation split of Adult's
-    training data (``dpedu.experiments.tuning_cost.defaults_provenance_cost`` says what composing that grid
+    training data (``dpedu.experiments.tuning_costs.defaults_provenance_cost`` says what composing that grid
     search would have cost).
 (b) grid search, naive composition: every one of the k = 16 settings of SPACE trained on a random 80 % part,
     scored by a Laplace-noised count of correct predictions on the other 20 % (epsilon_s = eps / (2k) each),
@@ -49,7 +49,7 @@ from dpedu.accountants import LaplaceEvent, account  # noqa: E402
 from dpedu.datasets import load_adult  # noqa: E402
 from dpedu.estimator import DPLogisticRegression  # noqa: E402
 from dpedu.events import steps_from_epochs  # noqa: E402
-from dpedu.experiments.tuning_cost import grid_noise_multiplier  # noqa: E402
+from dpedu.experiments.tuning_costs import grid_noise_multiplier  # noqa: E402
 from dpedu.mechanisms import laplace_mechanism  # noqa: E402
 from dpedu.parallel import map_seeded  # noqa: E402
 from dpedu.tuning import PrivateHyperparameterSearch, search_noise_multiplier  # noqa: E402

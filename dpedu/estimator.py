@@ -62,7 +62,7 @@ class TunedDefaults(NamedTuple):
 # Chosen NON-privately on a validation split of the Adult *training* set (never the test set) by
 # benchmarks/bench_dpsgd_accuracy.py: per total epsilon, the best of its 54-point grid by mean validation accuracy
 # over 3 seeds (epsilon 1, 2, 5, 10 chose the last row). Not privacy-accounted: Adult numbers with these defaults
-# exclude the tuning (its composed cost: dpedu.experiments.tuning_cost.defaults_provenance_cost).
+# exclude the tuning (its composed cost: dpedu.experiments.tuning_costs.defaults_provenance_cost).
 TUNED_DEFAULTS = (
     TunedDefaults(epsilon=0.1, sampling_rate=0.05, epochs=64, clip_norm=0.25, learning_rate=4.0),
     TunedDefaults(epsilon=0.25, sampling_rate=0.01, epochs=64, clip_norm=0.25, learning_rate=4.0),

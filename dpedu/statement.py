@@ -241,7 +241,7 @@ def _report_lines(s):
     if s.defaults_used:
         lines.append(f"  - {', '.join(s.defaults_used)} came from DPLogisticRegression's TUNED_DEFAULTS, chosen "
                      "NON-privately on a validation split of Adult's training data: on Adult this epsilon does not "
-                     "include that tuning (dpedu.experiments.tuning_cost.defaults_provenance_cost: what it would "
+                     "include that tuning (dpedu.experiments.tuning_costs.defaults_provenance_cost: what it would "
                      "have cost); dpedu.tuning.PrivateHyperparameterSearch tunes with the tuning accounted")
     if sampled:
         lines.append("  - n is treated as public (each update divides by the expected batch size q n)")

@@ -45,7 +45,7 @@ def test_the_dask_example_gives_the_serial_number(tmp_path):
 
 
 def test_the_cost_of_the_tuning_behind_the_defaults_is_the_computed_one():
-    from dpedu.experiments.tuning_cost import defaults_provenance_cost
+    from dpedu.experiments.tuning_costs import defaults_provenance_cost
 
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     low, one, high = defaults_provenance_cost((0.1, 1.0, 10.0))

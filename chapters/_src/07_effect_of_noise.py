@@ -26,7 +26,7 @@
 # [`run_clipping_noise_grid`](dpedu.experiments.run_clipping_noise_grid) ·
 # [`plot_accuracy_vs_epsilon`](dpedu.plotting.plot_accuracy_vs_epsilon) ·
 # [`noise_multiplier`](dpedu.calibrate.noise_multiplier) ·
-# [`tuning_cost`](dpedu.experiments.tuning_cost) · [`affordable_noise`](dpedu.experiments.tuning_cost.affordable_noise) ·
+# [`tuning_cost`](dpedu.experiments.tuning_costs.tuning_cost) · [`affordable_noise`](dpedu.experiments.tuning_costs.affordable_noise) ·
 # [`PrivateHyperparameterSearch`](dpedu.tuning.PrivateHyperparameterSearch) ·
 # [`plot_adaptive_clipping`](dpedu.plotting.plot_adaptive_clipping) (see the API reference).
 # *Notes:* [§8](../docs/math.md#8-dp-sgd-abadi-et-al-2016-algorithm-1) · [§17](../docs/math.md#17-calibration-by-bisection) ·
@@ -319,7 +319,7 @@ print(f"  non-private {dpsgd.baseline:.4f} "
 # smallest z per run that keeps the whole search within $\varepsilon = 1$.
 
 # %%
-from dpedu.experiments.tuning_cost import run_ledger
+from dpedu.experiments.tuning_costs import run_ledger
 from dpedu.tuning import PrivateHyperparameterSearch
 
 score_epsilon = 0.02

@@ -7,7 +7,7 @@ Two kinds, in three modules:
 * :mod:`dpedu.experiments.sweeps` - **training** (Adult or any data, over several seeds):
   :func:`run_tradeoff`, :func:`run_epochs_tradeoff`, :func:`run_clipping_noise_grid`,
   :func:`run_noisy_gd_tradeoff`.
-* :mod:`dpedu.experiments.tuning_cost` - **accounting only**: what tuning costs, a grid search by composition
+* :mod:`dpedu.experiments.tuning_costs` - **accounting only**: what tuning costs, a grid search by composition
   or private selection (:func:`tuning_cost`, :func:`affordable_noise`, :func:`grid_noise_multiplier`), and what
   the tuning behind the estimator's defaults would have cost (:func:`defaults_provenance_cost`).
 
@@ -42,7 +42,7 @@ from .sweeps import (
     run_noisy_gd_tradeoff,
     run_tradeoff,
 )
-from .tuning_cost import TuningCost, affordable_noise, defaults_provenance_cost, grid_noise_multiplier, tuning_cost
+from .tuning_costs import TuningCost, affordable_noise, defaults_provenance_cost, grid_noise_multiplier, tuning_cost
 
 __all__ = [
     "ACCOUNTANT_KEYS",
