@@ -35,13 +35,14 @@ def _chapter_pages(site):
 
 
 class _Prose(HTMLParser):
-    """Text outside <pre>, <code>, <script>, <style> and MathJax (class "math"); <img> sources."""
+    """Text of the page's <article> (not the navigation, whose API names are identifiers) outside <pre>, <code>,
+    <script>, <style>, <nav> and MathJax (class "math"); <img> sources."""
 
-    SKIP = {"pre", "code", "script", "style", "math"}
+    SKIP = {"pre", "code", "script", "style", "math", "nav"}
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.stack, self.text, self.images = [], [], []
+        self.stack, self.text, self.images, self.articles = [], [], [], 0
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
@@ -51,13 +52,15 @@ class _Prose(HTMLParser):
             return
         classes = (attrs.get("class") or "").split()
         self.stack.append(tag in self.SKIP or "math" in classes or "output" in classes)
+        self.articles += tag == "article"
 
     def handle_endtag(self, tag):
         if tag not in ("img", "br", "hr", "meta", "link", "input") and self.stack:
             self.stack.pop()
+        self.articles -= tag == "article" and self.articles > 0
 
     def handle_data(self, data):
-        if not any(self.stack):
+        if self.articles and not any(self.stack):
             self.text.append(data)
 
 
@@ -94,9 +97,11 @@ def test_chapter_figures_fit_the_column():
 
 def test_the_page_reader_skips_math_code_and_outputs():
     parser = _Prose()
-    parser.feed('<p>the loss <span class="math notranslate nohighlight">\\(e^{\\lambda c}\\)</span> and e^{x}</p>'
+    parser.feed('<nav><a>dpedu.accountants.advanced_composition</a></nav><article>'
+                '<p>the loss <span class="math notranslate nohighlight">\\(e^{\\lambda c}\\)</span> and e^{x}</p>'
                 '<div class="highlight"><pre>x = a_b ** 2  # e^{y}</pre></div><img src="../_images/a.png">'
-                '<div class="cell_output output"><pre>10⁻⁵</pre><p>σ²</p></div><p>end</p>')
+                '<div class="cell_output output"><pre>10⁻⁵</pre><p>σ²</p></div><p>end</p></article><p>footer_x</p>')
     text = " ".join(parser.text)
     assert [m.group() for m in RAW_MATH.finditer(text)] == ["^"] and "end" in text and "σ²" not in text
+    assert "advanced_composition" not in text and "footer_x" not in text
     assert parser.images == ["../_images/a.png"]
