@@ -93,3 +93,18 @@ def test_bad_input_is_refused_by_name():
         shuffle_whitebox_audit(1.0, batches_per_epoch=4, epochs=1)
     with pytest.raises(ValueError, match="batches_per_epoch"):
         shuffle_audit_data(1, 4)
+
+
+def test_the_figure_draws_the_audit_points_beside_the_curves():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from dpedu.plotting.shuffle import plot_shuffle_gap
+    fig, ax = plt.subplots(figsize=(7.0, 3.5))
+    plot_shuffle_gap([0.5, 1.0], [17.3, 3.85], [13.2, 3.09], [22.2, 8.88], delta=1e-4, audits=([1.0], [2.5]), ax=ax)
+    assert len(ax.lines) == 4 and list(ax.lines[-1].get_xdata()) == [1.0]
+    assert any("white-box audit" in t.get_text() for t in ax.get_legend().get_texts())
+    with pytest.raises(ValueError, match="audits"):
+        plot_shuffle_gap([0.5, 1.0], [1, 1], [1, 1], [1, 1], delta=1e-4, audits=([1.0], [2.5, 1.0]), ax=ax)
+    plt.close(fig)
