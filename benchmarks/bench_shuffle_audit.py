@@ -54,7 +54,7 @@ def main():
 
         from dpedu.plotting.shuffle import plot_shuffle_gap
 
-        fig, axes = plt.subplots(2, 1, figsize=(7.0, 8.4))
+        fig, axes = plt.subplots(2, 1, figsize=(7.0, 9.2))
         for ax, (relation, (upper, lower, audits)) in zip(axes, results.items()):
             height = 2.0 if relation == "replace_one" else 1.0
             one_step = [gaussian_epsilon_exact(DELTA, z / height / EPOCHS ** 0.5) for z in ZS]
@@ -64,8 +64,8 @@ def main():
         handles, labels = axes[0].get_legend_handles_labels()
         for ax in axes:
             ax.get_legend().remove()
-        fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=9)     # one legend, off the points
-        fig.tight_layout(rect=(0, 0.07, 1, 1))
+        fig.legend(handles, labels, loc="lower center", ncol=1, fontsize=9)     # one legend, off the points
+        fig.tight_layout(rect=(0, 0.12, 1, 1))
         fig.savefig(args.figure, dpi=100)
         print(f"figure: {args.figure}")
 

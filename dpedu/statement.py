@@ -32,16 +32,15 @@ from .events import (
     LaplaceEvent,
     SampledWithoutReplacementGaussianEvent,
     SubsampledGaussianEvent,
+    TruncatedPoissonGaussianEvent,
 )
 from .gaussian import gaussian_epsilon_exact
 from .validation import check_delta, check_in_interval, check_positive, check_positive_int
 
-__all__ = ["PrivacyStatement", "privacy_statement", "STATEMENT_ACCOUNTANTS"]
+__all__ = ["PrivacyStatement", "privacy_statement", "covering_accountant", "STATEMENT_ACCOUNTANTS"]
 
 #: The accountants a statement may rest on, tightest first: the first that covers every event of the ledger.
 STATEMENT_ACCOUNTANTS = ("pld", "rdp")
-_COMPARED = {"pld": ("rdp", "Mironov 2017; what Opacus / TF Privacy report"),
-             "rdp": ("pld", "no PLD covers this sampling scheme and relation")}
 
 
 @dataclass(frozen=True)
@@ -296,8 +295,12 @@ def _report_lines(s):
                      f"{2 * s.mu:.4g}, epsilon {_mu_epsilon(2 * s.mu, s.delta):.4g} at delta = {s.delta:g}")
     poisson = any(isinstance(e, SubsampledGaussianEvent) and e.sampling_rate < 1 for e, _ in s.ledger)
     fixed = any(isinstance(e, SampledWithoutReplacementGaussianEvent) for e, _ in s.ledger)
-    sampled = poisson or fixed
-    if fixed:
+    truncated = any(isinstance(e, TruncatedPoissonGaussianEvent) for e, _ in s.ledger)
+    sampled = poisson or fixed or truncated
+    if truncated:
+        scheme = ("  - batches are Poisson samples cut to a uniformly random subset of at most the cap, as "
+                  "implemented; shuffled fixed-size batches are NOT covered")
+    elif fixed:
         scheme = ("  - batches are uniformly random fixed-size samples drawn afresh each step, as implemented; batches "
                   "cut from one shuffled pass per epoch are NOT covered")
     elif poisson:
