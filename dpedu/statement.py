@@ -26,11 +26,21 @@ from dataclasses import dataclass, field
 from .accountants import account, as_ledger, make_accountant
 from .accountants.gdp import certified_mu, group_mu
 from .accountants.tradeoff import tradeoff_curve
-from .events import GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
+from .events import (
+    ADD_REMOVE,
+    GaussianEvent,
+    LaplaceEvent,
+    SampledWithoutReplacementGaussianEvent,
+    SubsampledGaussianEvent,
+    TruncatedPoissonGaussianEvent,
+)
 from .gaussian import gaussian_epsilon_exact
 from .validation import check_delta, check_in_interval, check_positive, check_positive_int
 
-__all__ = ["PrivacyStatement", "privacy_statement"]
+__all__ = ["PrivacyStatement", "privacy_statement", "covering_accountant", "STATEMENT_ACCOUNTANTS"]
+
+#: The accountants a statement may rest on, tightest first: the first that covers every event of the ledger.
+STATEMENT_ACCOUNTANTS = ("pld", "rdp")
 
 
 @dataclass(frozen=True)
@@ -42,13 +52,20 @@ class PrivacyStatement:
     ledger : list of (event, count)
     delta : float
     epsilon : float
-        The PLD accountant's (pessimistic) epsilon at ``delta``: the guarantee.
+        The guarantee: epsilon at ``delta`` by ``accountant`` (the PLD's pessimistic epsilon when it covers the
+        ledger: Poisson sampling under either relation, full batches; else RDP, e.g. fixed-size batches under
+        replace-one, docs/math.md §22.3).
     epsilon_bracket : (float, float)
-        The PLD's optimistic and pessimistic epsilon: the exact epsilon lies in between.
+        The PLD's optimistic and pessimistic epsilon (the exact epsilon lies in between); (nan, nan) without PLD.
     epsilon_rdp : float
         The RDP accountant's epsilon (Mironov 2017; what Opacus and TF Privacy report), for comparison.
+    accountant : str
+        ``"pld"`` or ``"rdp"``: which accountant ``epsilon``, ``mu`` and ``best_tpr`` come from.
+    relation : str
+        The neighbouring relation of the ledger's events (docs/math.md §1.2, §22.1).
     mu : float
-        Certified mu-GDP (up to an additive 1e-10 in the FNR; exact for full-batch Gaussians).
+        Certified mu-GDP (up to an additive 1e-10 in the FNR; exact for full-batch Gaussians), against the
+        curve of ``accountant``.
     epsilon_from_mu : float
         The epsilon of mu-GDP at ``delta``: at least ``epsilon`` (mu-GDP summarises the whole curve).
     best_tpr : float
@@ -87,6 +104,9 @@ class PrivacyStatement:
     sampling_rate: float | None = None
     steps: int | None = None
     sampling: str = "poisson"
+    accountant: str = "pld"
+    relation: str = ADD_REMOVE
+    batch_size: int | None = None
     defaults_used: tuple = field(default=())
     notes: tuple = field(default=())
 
@@ -105,18 +125,37 @@ def _settings(run, clip_norm):
         values = {key: details.get(key) for key in ("noise_multiplier", "sampling_rate", "steps", "clip_norm")}
     sampling = details.get("sampling", "poisson")
     ledger = as_ledger(run)
-    if len(ledger) == 1 and isinstance(ledger[0][0], (GaussianEvent, SubsampledGaussianEvent)):
+    if len(ledger) == 1 and isinstance(ledger[0][0], (GaussianEvent, SubsampledGaussianEvent,
+                                                      SampledWithoutReplacementGaussianEvent)):
         event, count = ledger[0]
         values["noise_multiplier"] = event.noise_multiplier
         values["sampling_rate"] = getattr(event, "sampling_rate", 1.0)
         values["steps"] = count
+        if isinstance(event, SampledWithoutReplacementGaussianEvent):   # the ledger says which scheme ran
+            sampling, values["batch_size"], values["n"] = "fixed", event.batch_size, event.dataset_size
     if clip_norm is not None:
         values["clip_norm"] = clip_norm
     return values, sampling
 
 
+def covering_accountant(ledger):
+    """The first of :data:`STATEMENT_ACCOUNTANTS` that covers every (event, relation) of ``ledger``; when none
+    does, the PLD accountant's own refusal (:class:`~dpedu.accountants.UnsupportedEventError`) is raised."""
+    for name in STATEMENT_ACCOUNTANTS:
+        accountant = make_accountant(name)
+        if all(accountant.supports(event) for event, _ in ledger):
+            return name
+    account(ledger, "pld", delta=0.5, strict=True)   # raises, naming the event and what is covered
+    raise AssertionError("unreachable: the PLD accountant accounted a ledger it does not support")
+
+
 def privacy_statement(run, *, delta=None, n=None, clip_norm=None, group_size=1, fpr=0.01):
     r"""The privacy statement of ``run`` at ``delta``: every number a careful paper reports, computed here.
+
+    The guarantee comes from the tightest accountant that covers the ledger (:func:`covering_accountant`):
+    the PLD for Poisson sampling under add/remove or replace-one (docs/math.md §15, §22.4) and for full
+    batches, the RDP accountant for fixed-size batches under replace-one (§22.3) and truncated Poisson under
+    add/remove (§22.5). The relation, the sampling scheme and the assumptions printed are the ledger's.
 
     Parameters
     ----------
@@ -141,8 +180,8 @@ def privacy_statement(run, *, delta=None, n=None, clip_norm=None, group_size=1, 
     Raises
     ------
     TypeError, ValueError
-        Bad arguments (by name); a run without a ledger; a ledger the PLD accountant cannot account
-        (shuffled batches: no accountant covers them).
+        Bad arguments (by name); a run without a ledger; a ledger neither the PLD nor the RDP accountant
+        covers (shuffled batches: no accountant covers them; fixed-size batches under add/remove).
     """
     if delta is None:
         delta = getattr(run, "delta_", None)
@@ -155,26 +194,34 @@ def privacy_statement(run, *, delta=None, n=None, clip_norm=None, group_size=1, 
     fpr = check_in_interval(fpr, "fpr", 0.0, 1.0, low_open=True, high_open=True)
     ledger = as_ledger(run)
     values, sampling = _settings(run, clip_norm)
+    if values.get("n") is not None and n is not None and n != values["n"]:
+        raise ValueError(f"n={n} but the ledger's fixed-size batches are drawn from {values['n']} records")
+    n = values.get("n") if n is None else n
 
-    pld = account(ledger, "pld", delta=delta, strict=True)
+    name = covering_accountant(ledger)
+    guarantee = account(ledger, name, delta=delta, strict=True)
     rdp = account(ledger, "rdp", delta=delta)
-    accountant = make_accountant("pld")
-    for event, count in ledger:
-        accountant.compose(event, count)
-    bracket = accountant.epsilon_bracket(delta)
-    mu = certified_mu(ledger)
-    curve = tradeoff_curve(ledger, "pld", alphas=[fpr])
+    bracket = (math.nan, math.nan)
+    if name == "pld":
+        accountant = make_accountant("pld")
+        for event, count in ledger:
+            accountant.compose(event, count)
+        bracket = accountant.epsilon_bracket(delta)
+    mu = certified_mu(ledger, accountant=name)
+    curve = tradeoff_curve(ledger, name, alphas=[fpr])
     k_mu = group_mu(mu, group_size)
-    notes = list(pld.notes)
+    notes = list(guarantee.notes)
+
     if n is not None and delta >= 1.0 / n:
         notes.append(f"delta = {delta:g} is not below 1/n = {1.0 / n:.3g}: a mechanism that publishes one random "
                      "example outright satisfies such a delta; choose delta well below 1/n")
     return PrivacyStatement(
-        ledger=ledger, delta=delta, epsilon=pld.epsilon, epsilon_bracket=tuple(float(e) for e in bracket),
+        ledger=ledger, delta=delta, epsilon=guarantee.epsilon, epsilon_bracket=tuple(float(e) for e in bracket),
         epsilon_rdp=rdp.epsilon, mu=mu, epsilon_from_mu=_mu_epsilon(mu, delta), best_tpr=float(curve.best_tpr(fpr)),
         fpr=fpr, group_size=group_size, group_mu=k_mu, group_epsilon=_mu_epsilon(k_mu, delta), n=n,
         clip_norm=values.get("clip_norm"), noise_multiplier=values.get("noise_multiplier"),
-        sampling_rate=values.get("sampling_rate"), steps=values.get("steps"), sampling=sampling,
+        sampling_rate=values.get("sampling_rate"), steps=values.get("steps"), sampling=sampling, accountant=name,
+        relation=getattr(ledger[0][0], "relation", ADD_REMOVE), batch_size=values.get("batch_size"),
         defaults_used=tuple(getattr(run, "defaults_used_", ())), notes=tuple(notes))
 
 
@@ -185,6 +232,9 @@ def _mu_epsilon(mu, delta):
 
 
 def _describe_event(event, count):
+    if isinstance(event, SampledWithoutReplacementGaussianEvent):
+        return (f"{count:,} x DP-SGD step: fixed-size batch of m = {event.batch_size:,} of n = {event.dataset_size:,}, "
+                f"noise multiplier z = {event.noise_multiplier:g}")
     if isinstance(event, SubsampledGaussianEvent) and event.sampling_rate < 1:
         return f"{count:,} x DP-SGD step: Poisson rate q = {event.sampling_rate:g}, noise multiplier z = {event.noise_multiplier:g}"
     if isinstance(event, (GaussianEvent, SubsampledGaussianEvent)):
@@ -199,7 +249,11 @@ def _report_lines(s):
     lines.append(f"  data set size n:          {s.n:,} examples" if s.n else
                  "  data set size n:          not given (pass n=): report it")
     one_sgd = s.steps is not None and s.sampling_rate is not None and len(s.ledger) == 1
-    if one_sgd and s.sampling_rate < 1:
+    if one_sgd and s.batch_size is not None:
+        lines.append(f"  sampling:                 fixed-size batches of m = {s.batch_size:,} examples, uniformly at "
+                     f"random without replacement, drawn afresh each step (m / n = {s.sampling_rate:g})")
+        lines.append(f"  steps T:                  {s.steps:,} ({s.steps * s.sampling_rate:,.4g} epochs)")
+    elif one_sgd and s.sampling_rate < 1:
         batch = f", expected batch size q n = {s.sampling_rate * s.n:,.1f}" if s.n else ""
         lines.append(f"  sampling:                 Poisson, rate q = {s.sampling_rate:g}{batch}")
         lines.append(f"  steps T:                  {s.steps:,} ({s.steps * s.sampling_rate:,.4g} epochs in expectation)")
@@ -214,15 +268,22 @@ def _report_lines(s):
         lines.append(f"  noise multiplier z:       {s.noise_multiplier:g}{std}")
     lines.append(f"  clip norm C:              {s.clip_norm:g} (per-example gradient, L2)" if s.clip_norm else
                  "  clip norm C:              not given (pass clip_norm=): report it")
+    relation = ("add/remove one example (D' = D with one example more or less)" if s.relation == ADD_REMOVE else
+                "replace one example (D' = D with one example replaced; n is public)")
+    if s.accountant == "pld":
+        how = (f"PLD accountant, pessimistic; exact value in [{s.epsilon_bracket[0]:.4g}, "
+               f"{s.epsilon_bracket[1]:.4g}]")
+        beside = "not applicable" if math.isnan(s.epsilon_rdp) else f"epsilon = {s.epsilon_rdp:.4g}"
+        beside = f"  beside it, RDP:           {beside} (Mironov 2017; what Opacus / TF Privacy report)"
+    else:
+        how = "RDP accountant (Mironov 2017; Wang, Balle & Kasiviswanathan 2019 for fixed-size batches): an upper bound"
+        beside = "  beside it, PLD:           not applicable (no PLD covers this sampling scheme and relation)"
     lines += ["", "Guarantee",
-              "  neighbouring relation:    add/remove one example (D' = D with one example more or less)",
+              f"  neighbouring relation:    {relation}",
               "  unit of privacy:          one example (one row of the training data)",
-              f"  (epsilon, delta):         epsilon = {s.epsilon:.4g} at delta = {s.delta:g}  (PLD accountant, "
-              f"pessimistic; exact value in [{s.epsilon_bracket[0]:.4g}, {s.epsilon_bracket[1]:.4g}])"]
-    rdp = "not applicable" if math.isnan(s.epsilon_rdp) else f"{s.epsilon_rdp:.4g}"
-    lines.append(f"  beside it, RDP:           epsilon = {rdp} (Mironov 2017; what Opacus / TF Privacy report)")
-    lines.append(f"  Gaussian DP:              mu = {s.mu:.4g} (certified: the PLD curve lies above G_mu - 1e-10); "
-                 f"its epsilon at delta = {s.delta:g} is {s.epsilon_from_mu:.4g}")
+              f"  (epsilon, delta):         epsilon = {s.epsilon:.4g} at delta = {s.delta:g}  ({how})", beside]
+    lines.append(f"  Gaussian DP:              mu = {s.mu:.4g} (certified: the {s.accountant.upper()} curve lies above "
+                 f"G_mu - 1e-10); its epsilon at delta = {s.delta:g} is {s.epsilon_from_mu:.4g}")
     lines.append(f"  what an attacker can do:  at FPR {s.fpr:.0%} no test of 'was this example in?' has TPR above {s.best_tpr:.2%}")
     lines.append(f"  what is protected:        every intermediate model (all {_updates(s)}), hence the final model and "
                  "anything computed from it")
@@ -232,10 +293,21 @@ def _report_lines(s):
     else:
         lines.append(f"  a person with k examples: k mu-GDP (Dong, Roth & Su 2022, Thm 2.14), e.g. k = 2: mu = "
                      f"{2 * s.mu:.4g}, epsilon {_mu_epsilon(2 * s.mu, s.delta):.4g} at delta = {s.delta:g}")
-    sampled = any(isinstance(e, SubsampledGaussianEvent) and e.sampling_rate < 1 for e, _ in s.ledger)
-    lines += ["", "Assumptions (the guarantee does not hold without them)",
-              "  - batches are Poisson samples, as implemented; shuffled fixed-size batches are NOT covered" if sampled
-              else "  - every example is used at every step (no sampling), as implemented",
+    poisson = any(isinstance(e, SubsampledGaussianEvent) and e.sampling_rate < 1 for e, _ in s.ledger)
+    fixed = any(isinstance(e, SampledWithoutReplacementGaussianEvent) for e, _ in s.ledger)
+    truncated = any(isinstance(e, TruncatedPoissonGaussianEvent) for e, _ in s.ledger)
+    sampled = poisson or fixed or truncated
+    if truncated:
+        scheme = ("  - batches are Poisson samples cut to a uniformly random subset of at most the cap, as "
+                  "implemented; shuffled fixed-size batches are NOT covered")
+    elif fixed:
+        scheme = ("  - batches are uniformly random fixed-size samples drawn afresh each step, as implemented; batches "
+                  "cut from one shuffled pass per epoch are NOT covered")
+    elif poisson:
+        scheme = "  - batches are Poisson samples, as implemented; shuffled fixed-size batches are NOT covered"
+    else:
+        scheme = "  - every example is used at every step (no sampling), as implemented"
+    lines += ["", "Assumptions (the guarantee does not hold without them)", scheme,
               "  - C, z, q, T and every hyperparameter were fixed without looking at the private data; tuning on "
               "the same data is not included unless its runs are accounted too"]
     if s.defaults_used:
@@ -243,7 +315,9 @@ def _report_lines(s):
                      "NON-privately on a validation split of Adult's training data: on Adult this epsilon does not "
                      "include that tuning (dpedu.experiments.tuning_costs.defaults_provenance_cost: what it would "
                      "have cost); dpedu.tuning.PrivateHyperparameterSearch tunes with the tuning accounted")
-    if sampled:
+    if fixed:
+        lines.append("  - n is treated as public (the batch size m is fixed, and each update divides by it)")
+    elif sampled:
         lines.append("  - n is treated as public (each update divides by the expected batch size q n)")
     lines += ["  - the training loss and other diagnostics computed on the data are not released",
               "  - floating-point noise is not hardened against precision attacks (Mironov 2012)"]

@@ -257,3 +257,18 @@ def test_demo_says_which_delta_each_epsilon_is_at(capsys, monkeypatch):
     assert "accountant epsilon (delta=0.0001)" in out                   # not the per-step 1e-05
     sequential = float(out.split("accountant epsilon (delta=0.0001) sequential ")[1].split()[0])
     assert f"classic calibration guarantees: {sequential:.4f} < 1.1" in out
+
+
+def test_statement_sampling_and_relation(capsys):
+    """--sampling/--relation: the statement of that run; uncovered pairs and a missing --n are refused first."""
+    base = ["statement", "-z", "1", "-q", "0.1", "--steps", "20", "--delta", "1e-4"]
+    assert cli.main([*base, "--relation", "replace_one"]) == 0
+    out = capsys.readouterr().out
+    assert "replace one example" in out and "PLD accountant" in out and "Poisson samples" in out
+    assert cli.main([*base, "--n", "200", "--sampling", "fixed", "--relation", "replace_one"]) == 0
+    out = capsys.readouterr().out
+    assert "RDP accountant" in out and "m = 20" in out and "drawn afresh each step" in out
+    _fails_with(capsys, [*base, "--n", "200", "--sampling", "fixed"], "--sampling fixed", "--relation add_remove",
+                "covered")
+    _fails_with(capsys, [*base, "--sampling", "fixed", "--relation", "replace_one"], "--n")
+    _fails_with(capsys, [*base, "--n", "2", "--sampling", "fixed", "--relation", "replace_one"], "m = round(q n)")

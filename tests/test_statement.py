@@ -128,3 +128,71 @@ def test_an_estimator_statement_reports_n_and_says_when_the_tuned_defaults_were_
                                  learning_rate=1.0, random_state=0).fit(X, y)
     assert given.privacy_statement_.defaults_used == () and "TUNED_DEFAULTS" not in str(given.privacy_statement_)
     assert "TUNED_DEFAULTS" not in str(privacy_statement(ABADI, delta=1e-5))
+
+
+# --- the relation and the sampling scheme of the run (dp_sgd's ledgers for poisson / fixed, both relations) ---
+
+def _dp_sgd_ledger(sampling, relation):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    return dp_sgd(X, y, noise_multiplier=2.0, clip_norm=0.5, sampling_rate=0.1, steps=30, sampling=sampling,
+                  relation=relation, rng=0)
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
+def test_poisson_runs_are_accounted_by_the_pld_under_their_relation(relation):
+    result = _dp_sgd_ledger("poisson", relation)
+    s = privacy_statement(result, delta=1e-4, n=200)
+    assert s.accountant == "pld" and s.relation == relation and s.sampling == "poisson"
+    assert s.epsilon == accounted(result.ledger, "pld", 1e-4).get_epsilon(1e-4)
+    text = str(s)
+    assert "PLD accountant" in text and "Poisson samples" in text
+    assert ("add/remove one example" in text) == (relation == "add_remove")
+    assert ("replace one example" in text) == (relation == "replace_one")
+    if relation == "replace_one":                 # RDP does not cover Poisson replace-one (docs/math.md §22.4)
+        assert np.isnan(s.epsilon_rdp) and "RDP:           not applicable" in text
+        add_remove = privacy_statement(_dp_sgd_ledger("poisson", "add_remove"), delta=1e-4, n=200)
+        assert s.epsilon > add_remove.epsilon     # replacing moves the sum twice as far
+
+
+def test_fixed_size_batches_under_replace_one_are_accounted_by_rdp():
+    result = _dp_sgd_ledger("fixed", "replace_one")
+    s = privacy_statement(result, delta=1e-4)
+    assert (s.accountant, s.relation, s.sampling, s.batch_size, s.n) == ("rdp", "replace_one", "fixed", 20, 200)
+    assert s.epsilon == s.epsilon_rdp == accounted(result.ledger, "rdp", 1e-4).get_epsilon(1e-4)
+    assert np.isnan(s.epsilon_bracket[0])
+    assert s.mu == certified_mu(result.ledger, accountant="rdp") and s.epsilon_from_mu >= s.epsilon
+    assert s.best_tpr == tradeoff_curve(result.ledger, "rdp", alphas=[0.01]).best_tpr(0.01)
+    text = str(s)
+    assert "RDP accountant" in text and "PLD:           not applicable" in text
+    assert "uniformly random fixed-size samples drawn afresh each step" in text and "Poisson" not in text
+    assert "m = 20" in text and "replace one example" in text
+    # a valid lower bound (docs/math.md §22.3): the Poisson add/remove pair with multiplier z / 2
+    lower = accounted([(SubsampledGaussianEvent(1.0, 0.1), 30)], "pld", 1e-4).epsilon_bracket(1e-4)[0]
+    assert lower <= s.epsilon
+    with pytest.raises(ValueError, match="n=100"):
+        privacy_statement(result, delta=1e-4, n=100)
+
+
+def test_uncovered_pairs_are_refused_naming_what_is_covered():
+    with pytest.raises(ValueError, match="SampledWithoutReplacement"):
+        privacy_statement(_dp_sgd_ledger("fixed", "add_remove"), delta=1e-4)
+
+
+def test_cli_statement_fixed_replace_one_prints_the_rdp_statement(capsys):
+    argv = ["statement", "-z", "1", "-q", "0.1", "--steps", "50", "--n", "200", "--sampling", "fixed",
+            "--relation", "replace_one", "--delta", "1e-4"]
+    assert main(argv) == 0
+    from dpedu.events import SampledWithoutReplacementGaussianEvent
+    ledger = [(SampledWithoutReplacementGaussianEvent(1.0, 20, 200, relation="replace_one"), 50)]
+    assert str(privacy_statement(ledger, delta=1e-4, n=200)) in capsys.readouterr().out
+
+
+def test_truncated_poisson_add_remove_is_accounted_by_rdp_and_not_called_unsampled():
+    from dpedu.events import TruncatedPoissonGaussianEvent
+    ledger = [(TruncatedPoissonGaussianEvent(2.0, 0.1, 30, 200), 30)]
+    s = privacy_statement(ledger, delta=1e-4)
+    assert s.accountant == "rdp" and s.epsilon == accounted(ledger, "rdp", 1e-4).get_epsilon(1e-4)
+    text = str(s)
+    assert "no sampling" not in text and "Poisson samples cut" in text

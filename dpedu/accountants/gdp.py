@@ -41,7 +41,7 @@ from ..validation import (
     check_sampling_rate,
 )
 from .base import check_epsilons
-from .tradeoff import gaussian_ledger_mu, pld_delta_bracket
+from .tradeoff import gaussian_ledger_mu, pld_delta_bracket, privacy_profile
 
 __all__ = ["clt_mu", "certified_mu", "certification_epsilons", "mu_from_epsilon", "gdp_delta", "group_mu", "MAX_MU"]
 
@@ -130,7 +130,7 @@ def _certifies(mu, epsilons, deltas, slack):
                 and np.all(deltas[:-1] <= target[1:] + slack) and deltas[-1] <= slack)
 
 
-def certified_mu(history, *, slack=1e-10, epsilons=None, accountant_options=None):
+def certified_mu(history, *, slack=1e-10, epsilons=None, accountant_options=None, accountant="pld"):
     r"""The smallest mu such that ``history`` is mu-GDP up to ``slack``, certified through the PLD (docs/math.md §21.4).
 
     Full-batch Gaussian ledgers are exactly :math:`\sqrt{\sum_i k_i/z_i^2}`-GDP (Dong, Roth & Su 2022,
@@ -154,7 +154,11 @@ def certified_mu(history, *, slack=1e-10, epsilons=None, accountant_options=None
     epsilons : array, optional
         Epsilon grid (default :func:`certification_epsilons`); a coarser grid certifies a larger mu.
     accountant_options : dict, optional
-        Options of the PLD accountant (e.g. ``{"accuracy": 1e-4}``).
+        Options of the accountant (e.g. ``{"accuracy": 1e-4}`` for the PLD).
+    accountant : str, default "pld"
+        Whose delta(epsilon) is certified against: the PLD's pessimistic one, or any other accountant's
+        (e.g. ``"rdp"`` for a ledger the PLD does not cover: every accountant's delta is an upper bound on the
+        true one, so the same check applies, with a larger mu).
 
     Returns
     -------
@@ -166,7 +170,12 @@ def certified_mu(history, *, slack=1e-10, epsilons=None, accountant_options=None
     if exact is not None:
         return exact
     epsilons = certification_epsilons() if epsilons is None else np.sort(check_epsilons(epsilons, "epsilons"))
-    _, pessimistic = pld_delta_bracket(history, epsilons, accountant_options)
+    if accountant == "pld":
+        _, pessimistic = pld_delta_bracket(history, epsilons, accountant_options)
+    else:
+        _, pessimistic, notes = privacy_profile(history, accountant, epsilons, accountant_options=accountant_options)
+        if np.any(np.isnan(pessimistic)):
+            raise ValueError(f"accountant {accountant!r} gives no delta for this history: {'; '.join(notes)}")
     if not _certifies(MAX_MU, epsilons, pessimistic, slack):
         return math.inf
     lo, hi = 0.0, 1.0

@@ -12,6 +12,8 @@ The package, one subject per module:
 * :mod:`~dpedu.audit.canary`: the canary game over many trainings, final model only;
 * :mod:`~dpedu.audit.membership`: the loss-threshold attack on one model;
 * :mod:`~dpedu.audit.whitebox`: the auditor sees every noisy update (Nasr et al. 2023);
+* :mod:`~dpedu.audit.shuffle`: a Monte Carlo lower bound on epsilon for shuffled batches (Chua et al. 2024);
+* :mod:`~dpedu.audit.shuffle_whitebox`: the same pair trained for real, audited from every update;
 * :mod:`~dpedu.audit.one_run`: m canaries in one training run (Steinke, Nasr, Jagielski 2023), of DP-SGD or
   of any observed trainer (:func:`one_run_trainer_audit`, e.g. a planted bug);
 * :mod:`~dpedu.audit.bugs`: teaching-only trainers with planted bugs, and the hunt that catches them;
@@ -81,6 +83,7 @@ from .statistics import (
     epsilon_lower_bound,
     gaussian_mu_lower_bound,
 )
+from .shuffle_whitebox import ShuffleAuditResult, shuffle_whitebox_audit
 from .whitebox import ObservedRun, WhiteBoxResult, canary_update_scores, observed_trainer, whitebox_audit
 
 
@@ -122,4 +125,6 @@ __all__ = [
     "upper_bounds",
     "check_canary",
     "epsilon_from_rate_arrays",
+    "shuffle_whitebox_audit",
+    "ShuffleAuditResult",
 ]

@@ -43,11 +43,19 @@ from ..events import REPLACE_ONE, SubsampledGaussianEvent, check_relation
 from ..validation import check_delta, check_noise_multiplier, check_positive_int, check_rng
 from .statistics import check_confidence, clopper_pearson
 
-__all__ = ["shuffle_privacy_losses", "shuffle_epsilon_lower_bound", "shuffle_gap", "MAX_DRAWS"]
+__all__ = ["epoch_privacy_losses", "shuffle_privacy_losses", "shuffle_epsilon_lower_bound", "shuffle_gap", "MAX_DRAWS"]
 
 #: n_samples * batches_per_epoch * epochs above this is refused (memory and time of the Monte Carlo).
 MAX_DRAWS = 2 * 10**8
 _CHUNK = 2**22  # Gaussian draws per chunk
+
+
+def epoch_privacy_losses(outputs, noise_multiplier):
+    r"""The pair's privacy loss :math:`\sum_e L(y_e)`, :math:`L(y) = \ln\frac1b\sum_t e^{(y_t - 1/2)/z^2}`, of
+    centred outputs ``outputs`` of shape (..., E, b) in units of the spike (height 1; docs/math.md §22.6)."""
+    b = outputs.shape[-1]
+    z2 = noise_multiplier * noise_multiplier
+    return (logsumexp((outputs - 0.5) / z2, axis=-1) - math.log(b)).sum(axis=-1)
 
 
 def shuffle_privacy_losses(noise_multiplier, batches_per_epoch, epochs, n_samples, rng):
@@ -72,8 +80,7 @@ def shuffle_privacy_losses(noise_multiplier, batches_per_epoch, epochs, n_sample
         y = z * rng.standard_normal((m, epochs, b))
         position = rng.integers(b, size=(m, epochs))             # the batch holding the differing record
         np.put_along_axis(y, position[..., None], np.take_along_axis(y, position[..., None], 2) + 1.0, 2)
-        per_epoch = logsumexp((y - 0.5) / (z * z), axis=2) - math.log(b)
-        losses[start:start + m] = per_epoch.sum(axis=1)
+        losses[start:start + m] = epoch_privacy_losses(y, z)
     return losses
 
 

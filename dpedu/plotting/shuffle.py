@@ -35,11 +35,13 @@ def first_crossing(noise_multipliers, poisson_upper, shuffle_lower):
 
 
 def plot_shuffle_gap(noise_multipliers, poisson_upper, shuffle_lower, one_step_per_epoch, *, delta,
-                     relation="add_remove", ax=None):
+                     relation="add_remove", audits=None, ax=None):
     r"""Plot epsilon at ``delta`` against z: the Poisson PLD upper bound, the shuffled-batch Monte Carlo lower
     bound (docs/math.md §22.6), and that pair's own upper bound, one full Gaussian step per epoch; the first
     noise multiplier where the lower bound crosses the Poisson number is marked (none: said in the title).
-    ``relation`` ("add_remove" or "replace_one") only labels the panel: the values come from the caller."""
+    ``relation`` ("add_remove" or "replace_one") only labels the panel: the values come from the caller.
+    ``audits``: optional ``(noise_multipliers, epsilon_lowers)`` of white-box audits of real shuffled runs
+    (:func:`dpedu.audit.shuffle_whitebox.shuffle_whitebox_audit`), drawn as points beside the curves."""
     ax = get_axes(ax)
     zs = as_1d(noise_multipliers, "noise_multipliers")
     crossing = first_crossing(zs, poisson_upper, shuffle_lower)
@@ -49,6 +51,12 @@ def plot_shuffle_gap(noise_multipliers, poisson_upper, shuffle_lower, one_step_p
             label="Poisson sampling, upper (PLD)")
     ax.plot(zs, as_1d(shuffle_lower, "shuffle_lower"), color="#D55E00", marker="s", linestyle="--",
             label="shuffled batches, lower (Monte Carlo, 95%)")
+    if audits is not None:
+        audit_zs, audit_eps = (as_1d(v, name) for v, name in zip(audits, ("audit noise_multipliers", "audit epsilons")))
+        if audit_zs.shape != audit_eps.shape:
+            raise ValueError(f"audits must be two arrays of one length; got {audit_zs.size} and {audit_eps.size}")
+        ax.plot(audit_zs, audit_eps, color="#009E73", marker="D", linestyle="none", markersize=6,
+                label="shuffled batches, lower (white-box audit of DP-SGD runs, 95%)")
     if crossing is not None and crossing > zs[0]:
         ax.axvline(crossing, color="#D55E00", linewidth=0.8)
     ax.set_yscale("log")
