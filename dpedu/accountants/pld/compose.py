@@ -5,9 +5,10 @@ r"""Composing discretised PLDs, and reading :math:`\delta(\varepsilon)` and :mat
   :math:`T(n-1)+1` grid points; we keep only a window :math:`[\ell_{lo}, \ell_{hi}]` that Chernoff's bound
   :math:`P[S \ge u] \le e^{T \ln M(t) - tu}` (M the moment generating function of one step) proves holds all
   but ``tail`` of the mass on each side. The discarded mass is *never dropped* in the pessimistic case: its
-  bound goes to :math:`+\infty`. The FFT is circular; it is padded beyond the window, so mass outside the
-  window can only land in the padding, which is discarded (and, pessimistically, also counted at
-  :math:`+\infty`).
+  bound goes to :math:`+\infty`. The FFT is circular: it holds the window and a margin of an eighth of it,
+  and the PMF is folded onto its points (index mod its size), which leaves the circular convolution unchanged.
+  Mass outside the window (at most ``tail`` per side) wraps into the margin, which is discarded (pessimistically,
+  also counted at :math:`+\infty`), or onto window points, where extra mass can only raise :math:`\delta`.
 * :func:`convolve` — two different PLDs by one linear (zero-padded) FFT convolution, on one grid
   (:func:`on_finer_grid` puts a PMF on a grid that refines its own, exactly).
 * :class:`PrivacyCurve` — :math:`\delta(\varepsilon) = m_\infty + \sum_{\ell_i>\varepsilon} p_i (1-e^{\varepsilon-\ell_i})`
@@ -38,7 +39,9 @@ def _log_mgf(pmf, t_values):
     rows = -(-pmf.size // block)
     padded = np.zeros(rows * block)
     padded[:pmf.size] = pmf
-    inner = padded.reshape(rows, block) @ np.exp(np.outer(np.arange(block) - (block - 1), t_values))
+    # einsum, not BLAS: on a thin product BLAS threads cost more than they save on a busy machine
+    powers = np.exp(np.outer(np.arange(block) - (block - 1), t_values))
+    inner = np.einsum("ij,jk->ik", padded.reshape(rows, block), powers)
     with np.errstate(divide="ignore"):  # empty blocks: log 0 = -inf, dropped by the sum
         log_terms = np.log(inner) + np.outer(np.arange(rows) * block + (block - 1), t_values)
     top = log_terms.max(axis=0)
@@ -57,9 +60,9 @@ def chernoff_window(pmfs_and_counts, tail):
     for g, count in pmfs_and_counts:
         k = np.arange(g.pmf.size, dtype=float)
         total = g.pmf.sum()
-        mean = float(g.pmf @ k / total)
+        mean = float(np.sum(g.pmf * k) / total)  # sums, not BLAS dot products (threads: see _log_mgf)
         centre += count * mean
-        variance += count * float(g.pmf @ (k - mean) ** 2 / total)
+        variance += count * float(np.sum(g.pmf * (k - mean) ** 2) / total)
         span += count * (g.pmf.size - 1)
         parts.append((count, g.pmf, mean))
     scale = math.sqrt(max(variance, 1e-12))
@@ -78,19 +81,12 @@ def chernoff_window(pmfs_and_counts, tail):
     return max(0, math.floor(centre - bounds[1])), min(span, math.ceil(centre + bounds[0]))
 
 
-def _shift_phase(size, shift):
-    """exp(2 pi i f shift / size) for the rfft frequencies f (a circular shift left by ``shift``), the
-    product reduced exactly mod size."""
-    f = np.arange(size // 2 + 1, dtype=np.int64)
-    return np.exp(2j * np.pi * ((f * (shift % size)) % size) / size)
-
-
 def self_compose_size(g, count, window):
     """FFT points :func:`self_compose` needs for ``count`` copies of ``g`` with the Chernoff ``window``."""
     if count == 1:
         return g.pmf.size
     width = window[1] - window[0] + 1
-    return sp_fft.next_fast_len(width + g.pmf.size + width // 8, real=True)
+    return sp_fft.next_fast_len(width + width // 8, real=True)
 
 
 def self_compose(g, count, tail, pessimistic, max_size, window=None):
@@ -107,8 +103,10 @@ def self_compose(g, count, tail, pessimistic, max_size, window=None):
     if size > max_size:
         raise ValueError(f"composing {count} events needs an FFT of {size} points, more than max_grid_size="
                          f"{max_size}; pass a coarser discretization, a larger accuracy or a larger max_grid_size")
-    spectrum = sp_fft.rfft(g.pmf, size) ** count * _shift_phase(size, low)
-    out = sp_fft.irfft(spectrum, size)
+    # the PMF folded onto `size` points (index mod size) has the same `size`-point transform
+    folded = np.pad(g.pmf, (0, -g.pmf.size % size)).reshape(-1, size).sum(axis=0)
+    circular = sp_fft.irfft(sp_fft.rfft(folded) ** count, size)  # the composed PMF, index mod size
+    out = np.roll(circular, -(low % size))  # from the window's first point on
     kept = np.maximum(out[:width], 0.0)  # round-off below zero is no probability
     log_finite = count * math.log1p(-g.infinity_mass) if g.infinity_mass < 1 else -math.inf
     infinity = -math.expm1(log_finite)

@@ -121,9 +121,10 @@ def _gaussian_model(z, q, direction, tail):
             return z * z * (excess - log_q) + 0.5
 
         def interval_masses(x):  # P = (1-q)N(0, z^2) + qN(1, z^2), Q = N(0, z^2)
-            return (_between((1.0 - q) * ndtr(x / z) + q * ndtr((x - 1.0) / z),
-                             (1.0 - q) * ndtr(-x / z) + q * ndtr((1.0 - x) / z)),
-                    _between(ndtr(x / z), ndtr(-x / z)))
+            cdf, survival = ndtr(x / z), ndtr(-x / z)
+            return (_between((1.0 - q) * cdf + q * ndtr((x - 1.0) / z),
+                             (1.0 - q) * survival + q * ndtr((1.0 - x) / z)),
+                    _between(cdf, survival))
 
         x_low, x_high = (cut, 1.0 - cut) if q < 1.0 else (1.0 + cut, 1.0 - cut)
         below = (1.0 - q) * ndtr(x_low / z) + q * ndtr((x_low - 1.0) / z)
@@ -139,9 +140,10 @@ def _gaussian_model(z, q, direction, tail):
             return -z * z * (-l + np.log1p(-np.exp(log_1mq + l)) - log_q) - 0.5
 
         def interval_masses(y):  # P = N(0, z^2), Q = (1-q)N(0, z^2) + qN(-1, z^2) in y = -x
-            return (_between(ndtr(y / z), ndtr(-y / z)),
-                    _between((1.0 - q) * ndtr(y / z) + q * ndtr((y + 1.0) / z),
-                             (1.0 - q) * ndtr(-y / z) + q * ndtr(-(y + 1.0) / z)))
+            cdf, survival = ndtr(y / z), ndtr(-y / z)
+            return (_between(cdf, survival),
+                    _between((1.0 - q) * cdf + q * ndtr((y + 1.0) / z),
+                             (1.0 - q) * survival + q * ndtr(-(y + 1.0) / z)))
 
         x_low, x_high = cut, -cut
         below = above = float(ndtr(cut / z))
