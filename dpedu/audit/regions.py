@@ -104,7 +104,8 @@ class AuditRegion:
         if self.is_one_run:
             if curve.mu is not None:
                 return bool(gdp_delta(self.epsilon_lower, curve.mu) <= self.delta)
-            return bool(np.any((curve.epsilons <= self.epsilon_lower) & (curve.deltas <= self.delta)))
+            certified = (curve.epsilons <= self.epsilon_lower) & (curve.deltas <= self.delta)
+            return bool(np.any(certified))       # the claim certifies (epsilon_lower, delta): refuted
         if self.is_gaussian:
             return bool(np.any(gaussian_tradeoff(curve.alpha, self.mu_lower) < curve.beta - 1e-12))
         fpr_hi, fnr_hi = self.fpr_range[1], self.fnr_range[1]
