@@ -184,10 +184,7 @@ def one_run_audit(X, y, *, m=1000, target_epsilon=8.0, delta=1e-5, sampling_rate
     steps = check_positive_int(steps, "steps")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}; got {mode!r}")
-    k_positive = m // 10 if k_positive is None else check_positive_int(k_positive, "k_positive")
-    k_negative = m // 10 if k_negative is None else check_positive_int(k_negative, "k_negative")
-    if k_positive + k_negative > m:
-        raise ValueError(f"k_positive + k_negative must be <= m = {m}; got {k_positive} + {k_negative}")
+    k_positive, k_negative = _guess_counts(m, k_positive, k_negative)
     clip_norm = check_positive(clip_norm, "clip_norm")
     confidence = check_confidence(confidence)
     rng = check_rng(rng)
@@ -223,6 +220,15 @@ def one_run_audit(X, y, *, m=1000, target_epsilon=8.0, delta=1e-5, sampling_rate
                         seconds=time.perf_counter() - start, notes=notes)
 
 
+def _guess_counts(m, k_positive, k_negative):
+    """The auditor's numbers of "in" and "out" guesses: m // 10 each by default, at most m together."""
+    k_positive = m // 10 if k_positive is None else check_positive_int(k_positive, "k_positive")
+    k_negative = m // 10 if k_negative is None else check_positive_int(k_negative, "k_negative")
+    if k_positive + k_negative > m:
+        raise ValueError(f"k_positive + k_negative must be <= m = {m}; got {k_positive} + {k_negative}")
+    return k_positive, k_negative
+
+
 def one_run_trainer_audit(train, X, y, *, m=1000, delta=1e-5, clip_norm=1.0, k_positive=None, k_negative=None,
                           confidence=0.95, rng=None):
     r"""The white-box one-run audit (gradient canaries, as ``one_run_audit(mode="whitebox")``) of any observed trainer.
@@ -245,10 +251,7 @@ def one_run_trainer_audit(train, X, y, *, m=1000, delta=1e-5, clip_norm=1.0, k_p
         raise TypeError(f"train must be a callable train(X, y, rng) -> ObservedRun; got {type(train).__name__}")
     m = check_positive_int(m, "m")
     delta = check_delta(delta)
-    k_positive = m // 10 if k_positive is None else check_positive_int(k_positive, "k_positive")
-    k_negative = m // 10 if k_negative is None else check_positive_int(k_negative, "k_negative")
-    if k_positive + k_negative > m:
-        raise ValueError(f"k_positive + k_negative must be <= m = {m}; got {k_positive} + {k_negative}")
+    k_positive, k_negative = _guess_counts(m, k_positive, k_negative)
     clip_norm = check_positive(clip_norm, "clip_norm")
     confidence = check_confidence(confidence)
     rng = check_rng(rng)
