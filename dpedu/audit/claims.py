@@ -16,7 +16,8 @@ them away. :func:`check_claims` compares the batches a run drew (its ``details["
   epoch when shuffling); the largest count is tested with a Bonferroni bound over the n records (exact).
 
 Each test has false-alarm probability at most ``alpha`` (default 1e-6), so correct code is flagged with
-probability at most a few ``alpha``. The check reads what the sampler recorded: it catches a sampler that
+probability at most a few ``alpha``. The dispersion test needs about :math:`T \ge 50` steps before even
+constant sizes (:math:`S = 0`) are rejected at that level; shorter runs pass it. The check reads what the sampler recorded: it catches a sampler that
 does not match its claim, not a trainer that records false diagnostics.
 
 ====================================  ==========================================================================
