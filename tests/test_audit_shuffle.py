@@ -108,3 +108,11 @@ def test_the_figure_draws_the_audit_points_beside_the_curves():
     with pytest.raises(ValueError, match="audits"):
         plot_shuffle_gap([0.5, 1.0], [1, 1], [1, 1], [1, 1], delta=1e-4, audits=([1.0], [2.5, 1.0]), ax=ax)
     plt.close(fig)
+
+
+@pytest.mark.parametrize("bad, error", [(["a"], TypeError), ([[1.0]], ValueError), ([float("nan")], ValueError)])
+def test_shuffle_gap_refuses_bad_noise_multipliers_by_name(bad, error):
+    from dpedu.audit.shuffle import shuffle_gap
+
+    with pytest.raises(error, match="noise_multipliers"):
+        shuffle_gap(bad, batches_per_epoch=10, epochs=1, delta=1e-3, rng=0)

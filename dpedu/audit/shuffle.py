@@ -40,7 +40,7 @@ from scipy.special import logsumexp
 
 from ..accountants import make_accountant
 from ..events import REPLACE_ONE, SubsampledGaussianEvent, check_relation
-from ..validation import check_delta, check_noise_multiplier, check_positive_int, check_rng
+from ..validation import check_array, check_delta, check_noise_multiplier, check_positive_int, check_rng
 from .statistics import check_confidence, clopper_pearson
 
 __all__ = ["epoch_privacy_losses", "shuffle_privacy_losses", "shuffle_epsilon_lower_bound", "shuffle_gap", "MAX_DRAWS"]
@@ -151,7 +151,7 @@ def shuffle_gap(noise_multipliers, *, batches_per_epoch, epochs, delta, n_sample
     if rng is None:
         raise TypeError("rng must be a numpy.random.Generator or a seed: the lower bound is a Monte Carlo estimate")
     rng = check_rng(rng)
-    zs = np.atleast_1d(np.asarray(noise_multipliers, dtype=float))
+    zs = np.atleast_1d(check_array(noise_multipliers, "noise_multipliers", ndim=(0, 1)))
     upper, lower = np.empty(zs.shape), np.empty(zs.shape)
     for i, z in enumerate(zs):
         event = SubsampledGaussianEvent(float(z), 1.0 / b, relation=relation)
