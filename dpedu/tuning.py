@@ -1,10 +1,11 @@
 r"""``PrivateHyperparameterSearch``: random search over ``DPLogisticRegression`` that pays for its tuning.
 
 A scikit-learn-style search whose ``fit`` is :func:`dpedu.selection.private_selection` (docs/math.md §23):
-it splits the private data at random into a training and a validation part, draws K from the chosen
-distribution, trains K models with random settings, scores each by a **Laplace-noised count of correct
-predictions on the private validation part** (a count changes by at most 1 when one record is added or
-removed: :math:`\Delta_1 = 1`), and keeps only the best. ``epsilon_`` is the RDP accountant's epsilon for
+it splits the private data at random into a training and a validation part (or, with
+``validation_fraction=0``, trains and scores on all of it), draws K from the chosen distribution, trains K
+models with random settings, scores each by a **Laplace-noised count of correct predictions on the private
+validation part** (a count changes by at most 1 when one record is added or removed, whatever the model:
+:math:`\Delta_1 = 1`), and keeps only the best. ``epsilon_`` is the RDP accountant's epsilon for
 the *whole* search, tuning included.
 
 Only settings that leave each run's privacy unchanged are searched: ``clip_norm``, ``learning_rate``,
@@ -117,8 +118,14 @@ class PrivateHyperparameterSearch(ClassifierMixin, BaseEstimator):
         budget, ``delta`` also the delta of ``epsilon_``). Not ``random_state`` or ``budget``.
     score_epsilon : float, default 0.1
         Epsilon of each run's Laplace-noised validation count.
-    validation_fraction : float, default 0.2
-        Each record goes to the validation part with this probability, independently.
+    validation_fraction : float in [0, 1), default 0.2
+        Each record goes to the validation part with this probability, independently. ``0``: no split, each
+        run trains on all the records and is scored on the same records. That is still private: the score is
+        a second mechanism run on the data after the training (adaptive composition), its count has
+        sensitivity 1 for any model, and both are in each run's ledger. It is an optimistic estimate of
+        accuracy, but only slightly: a private model cannot fit its training records much better than new
+        ones (Dwork et al. 2015, "Generalization in adaptive data analysis"). It spares the trainings the
+        records a split would hold out (docs/math.md §23.5).
     n_jobs : int, default 1
         Trainings in parallel; the result does not depend on it.
     random_state : None, int, SeedSequence or Generator
@@ -177,16 +184,20 @@ class PrivateHyperparameterSearch(ClassifierMixin, BaseEstimator):
         params = self._checked_params()
         score_epsilon = check_epsilon(self.score_epsilon, "score_epsilon")
         fraction = check_in_interval(self.validation_fraction, "validation_fraction", 0.0, 1.0,
-                                     low_open=True, high_open=True)
+                                     low_open=False, high_open=True)
         rng = check_rng(self.random_state, "random_state")
         X, y = np.asarray(X), np.asarray(y)
         if X.ndim != 2 or len(X) != len(y):
             raise ValueError(f"X must be 2-D with one row per label in y; got X {X.shape}, y {y.shape}")
-        in_validation = rng.random(len(X)) < fraction
-        X_train, y_train = X[~in_validation], y[~in_validation]
+        if fraction == 0:                               # no split: train and score on every record
+            X_train, y_train, X_valid, y_valid = X, y, X, y
+        else:
+            in_validation = rng.random(len(X)) < fraction
+            X_train, y_train = X[~in_validation], y[~in_validation]
+            X_valid, y_valid = X[in_validation], y[in_validation]
         base = DPLogisticRegression(**params)
         training = base.planned_run(len(X_train)).ledger   # the shared DP-SGD plan: what every run's fit reports
-        run = _LogisticRun(params, X_train, y_train, X[in_validation], y[in_validation], score_epsilon, training)
+        run = _LogisticRun(params, X_train, y_train, X_valid, y_valid, score_epsilon, training)
         ledger_of_run = training + [(LaplaceEvent(score_epsilon), 1)]
         result = private_selection(run, self.param_distributions, ledger_of_run, mean_trials=self.mean_trials,
                                    shape=self.shape, rng=rng, n_jobs=self.n_jobs)
