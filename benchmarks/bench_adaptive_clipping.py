@@ -24,7 +24,7 @@ from dpedu.training import dp_sgd
 
 EPSILON, DELTA, Q, EPOCHS, LEARNING_RATE = 1.0, 1e-5, 0.01, 64, 16.0
 C_GRID = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
-QUANTILES = (0.5, 0.9)
+QUANTILES = (0.5, 0.7, 0.8, 0.9)
 C0 = 0.1
 
 

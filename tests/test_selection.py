@@ -135,6 +135,17 @@ def test_the_search_repeats_with_the_seed_for_any_n_jobs():
         assert np.array_equal(other.best_estimator_.coef_, first.best_estimator_.coef_)
 
 
+def test_validation_fraction_zero_trains_and_scores_on_every_record():
+    fitted = search(validation_fraction=0.0, score_epsilon=50.0).fit(X, Y)
+    model = fitted.best_estimator_
+    assert model.n_samples_ == len(X)                    # no record held out of the training
+    correct = int(np.sum(model.predict(X) == Y))         # the score counts the same records (Laplace scale 0.02)
+    assert abs(fitted.best_score_ - correct) < 1.0
+    assert fitted.ledger_[0][0].run_ledger[-1] == (LaplaceEvent(50.0), 1)   # and is paid for in every run
+    split = search(validation_fraction=0.2, score_epsilon=50.0).fit(X, Y)
+    assert split.best_estimator_.n_samples_ < len(X) and split.best_score_ < 0.3 * len(X)
+
+
 def test_a_poisson_search_that_trained_nothing_says_so():
     seed = next(s for s in range(200) if _poisson_zero_after_split(s))
     fitted = search(shape=math.inf, mean_trials=1.0, random_state=seed).fit(X, Y)
@@ -156,6 +167,7 @@ def _poisson_zero_after_split(seed):
     (dict(estimator_params={"clip_norm": 1.0}), ValueError, "both searched and fixed"),
     (dict(estimator_params={"no_such_parameter": 1.0}), TypeError, "no_such_parameter"),
     (dict(validation_fraction=1.0), ValueError, "validation_fraction"),
+    (dict(validation_fraction=-0.1), ValueError, "validation_fraction"),
     (dict(score_epsilon=0.0), ValueError, "score_epsilon"),
     (dict(mean_trials=0.5), ValueError, "mean"),
     (dict(estimator_params={"noise_multiplier": 0.0}), ValueError, "noise_multiplier=0"),
