@@ -57,15 +57,18 @@ def compare(data, seeds):
     X_train, y_train, X_test, y_test = data.X_train, data.y_train, data.X_test, data.y_test
     rows = [(f"fixed C = {c:g}", dict(clip_norm=c)) for c in C_GRID]
     rows += [(f"adaptive, quantile {g:g}, C_0 = {C0:g}", dict(clip_norm=C0, target_quantile=g)) for g in QUANTILES]
-    print(f"\n{'run':<34} {'test accuracy, mean +- std over ' + str(seeds) + ' seeds':>44}  {'epsilon_':>9}")
+    print(f"\n{'run':<34} {'test accuracy, mean +- std over ' + str(seeds) + ' seeds':>44}  {'epsilon_':>9}  "
+          f"{'last C (mean)':>13}")
     for name, params in rows:
-        accs, eps = [], None
+        accs, eps, last_clips = [], None, []
         for seed in range(seeds):
             clf = DPLogisticRegression(epsilon=EPSILON, delta=DELTA, random_state=seed, **params).fit(X_train, y_train)
             accs.append(clf.score(X_test, y_test))
             eps = clf.epsilon_
+            last_clips.append(clf.clip_norms_[-1])
         accs = 100 * np.array(accs)
-        print(f"{name:<34} {f'{accs.mean():.2f}% +- {accs.std(ddof=1):.2f}%':>44}  {eps:>9.4f}", flush=True)
+        print(f"{name:<34} {f'{accs.mean():.2f}% +- {accs.std(ddof=1):.2f}%':>44}  {eps:>9.4f}  "
+              f"{np.mean(last_clips):13.4g}", flush=True)
 
 
 def main():
