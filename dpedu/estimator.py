@@ -221,11 +221,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         Adaptive clipping (Andrew et al. 2021; docs/math.md §24): ``clip_norm`` is the initial C, which then
         follows this quantile of the gradient norms; the privacy is the same (the count's noise is paid for
         by a little more noise on the gradients). ``None`` (default): a fixed clip norm. For logistic
-        regression the quantile must exceed the share of records the model fits well, whose gradients
-        shrink towards 0 as training goes on. On Adult at epsilon 1 (from C_0 = 0.1, 3 seeds), gamma 0.5 and
-        0.7 end at C of about 1e-4 and 0.19 (75.4 % and 83.9 % test accuracy), gamma 0.8 and 0.9 near 1.2 and
-        2.3 (84.2 % and 83.8 %), against 84.1 % for the best fixed C of a grid
-        (``python benchmarks/bench_adaptive_clipping.py --compare``).
+        regression a median collapses C; choosing the quantile: docs/math.md §24.3.
 
     Attributes
     ----------
