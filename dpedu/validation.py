@@ -46,6 +46,7 @@ __all__ = [
     "check_positive",
     "check_nonnegative",
     "check_in_interval",
+    "check_choice",
     "check_positive_int",
     "check_sampling_rate",
     "check_noise_multiplier",
@@ -104,6 +105,28 @@ def check_in_interval(value, name, low, high, *, low_open=False, high_open=False
         left = "(" if low_open else "["
         right = ")" if high_open else "]"
         raise ValueError(f"{name} must be in {left}{low:g}, {high:g}{right}; got {value!r}")
+    return value
+
+
+def check_choice(value, name, allowed):
+    """Check that ``value`` is one of ``allowed`` (strings or other hashable choices); return it.
+
+    >>> check_choice("rdp", "accountant", ("rdp", "pld"))
+    'rdp'
+    >>> check_choice("RDP", "accountant", ("rdp", "pld"))
+    Traceback (most recent call last):
+    ...
+    ValueError: accountant must be one of 'rdp', 'pld'; got 'RDP'
+    """
+    allowed = tuple(allowed)
+    try:
+        ok = value in allowed
+    except TypeError:  # an unhashable or incomparable value is simply not one of the choices
+        ok = False
+    if isinstance(value, bool) and not any(a is value for a in allowed):  # True is not the choice 1
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
     return value
 
 
