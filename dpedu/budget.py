@@ -37,7 +37,7 @@ from __future__ import annotations
 import numbers
 import threading
 
-from .validation import Budget, check_delta, check_epsilon
+from .validation import check_choice, Budget, check_delta, check_epsilon
 from .accountants import ACCOUNTANT_NAMES, Event, account, as_ledger
 
 __all__ = ["PrivacyBudget", "BudgetExceededError"]
@@ -101,9 +101,7 @@ class PrivacyBudget:
     def __init__(self, epsilon, delta, accountant="rdp"):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
-        if accountant not in ACCOUNTANT_NAMES:
-            raise ValueError(f"accountant must be one of {', '.join(ACCOUNTANT_NAMES)}; got {accountant!r}")
-        self.accountant = accountant
+        self.accountant = check_choice(accountant, "accountant", ACCOUNTANT_NAMES)
         self._ledger = []
         self._lock = threading.RLock()
 

@@ -14,6 +14,7 @@ from .accountants import UnsupportedEventError, account, accountant_class
 from .events import gaussian_step_event
 from .gaussian import analytic_noise_multiplier, classic_noise_multiplier, gaussian_delta_exact, gaussian_epsilon_exact
 from .validation import (
+    check_choice,
     check_delta,
     check_epsilon,
     check_in_interval,
@@ -99,8 +100,7 @@ def monotone_search(feasible, start, *, feasible_when, lowest, highest, rtol=Non
     >>> bool(x * x >= 2 and abs(x - math.sqrt(2)) <= 2e-6)
     True
     """
-    if feasible_when not in ("large", "small"):
-        raise ValueError(f"feasible_when must be 'large' or 'small'; got {feasible_when!r}")
+    check_choice(feasible_when, "feasible_when", ("large", "small"))
     integer = rtol is None
 
     def towards(x, larger):

@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass
 
 from .validation import (
+    check_choice,
     check_in_interval,
     check_scalar,
     check_noise_multiplier,
@@ -59,6 +60,8 @@ __all__ = [
     "add_remove_equivalent",
     "SampledWithoutReplacementGaussianEvent",
     "TruncatedPoissonGaussianEvent",
+    "FIELD_CHECKS",
+    "ledger_pairs",
 ]
 
 #: The two neighbouring relations (docs/math.md §1.2): one record added or deleted, or one record changed.
@@ -75,9 +78,7 @@ def check_relation(relation):
     if not isinstance(relation, str):
         raise TypeError(f"relation must be one of {NEIGHBOURING_RELATIONS} (a str); got {type(relation).__name__} "
                         f"{relation!r}")
-    if relation not in NEIGHBOURING_RELATIONS:
-        raise ValueError(f"relation must be one of {NEIGHBOURING_RELATIONS}; got {relation!r}")
-    return relation
+    return check_choice(relation, "relation", NEIGHBOURING_RELATIONS)
 
 
 # A per-release epsilon above this carries no information (e^epsilon overflowed long before), and squaring it
@@ -110,13 +111,44 @@ def _check_event_noise_multiplier(noise_multiplier):
     return z
 
 
-class Event:
-    """Base class of every privacy event (a marker: events carry data, not behaviour).
+def _check_size(name):
+    return lambda value: check_positive_int(value, name)
 
-    Its ``repr`` lists the fields and leaves out ``relation`` when it is the default, add/remove.
+
+#: How each event field is checked, by its name: the one place an event's fields are validated. An event's
+#: ``__post_init__`` (:class:`Event`'s) runs the check of every field it has, in the order of its fields, and
+#: stores the checked value. A new event whose fields have these names needs no checking code of its own; a new
+#: field name gets its rule here.
+FIELD_CHECKS = {
+    "noise_multiplier": _check_event_noise_multiplier,
+    "sampling_rate": check_sampling_rate,
+    "epsilon": _check_event_epsilon,
+    "delta": lambda value: check_in_interval(value, "delta", 0.0, 1.0, high_open=True),
+    "batch_size": _check_size("batch_size"),
+    "max_batch_size": _check_size("max_batch_size"),
+    "dataset_size": _check_size("dataset_size"),
+    "relation": check_relation,
+}
+
+
+class Event:
+    """Base class of every privacy event (events carry data, not behaviour).
+
+    Its ``__post_init__`` checks every field by its name (:data:`FIELD_CHECKS`) and that a batch is no larger
+    than the dataset it is drawn from (``batch_size`` or ``max_batch_size`` at most ``dataset_size``); an
+    event with rules of its own (:class:`RepeatAndSelectEvent`) overrides it. Its ``repr`` lists the fields
+    and leaves out ``relation`` when it is the default, add/remove.
     """
 
     __slots__ = ()
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            if f.name in FIELD_CHECKS:
+                object.__setattr__(self, f.name, FIELD_CHECKS[f.name](getattr(self, f.name)))
+        for batch in ("batch_size", "max_batch_size"):
+            if hasattr(self, batch) and hasattr(self, "dataset_size") and getattr(self, batch) > self.dataset_size:
+                raise ValueError(f"{batch} ({getattr(self, batch)}) must not exceed dataset_size ({self.dataset_size})")
 
     def __repr__(self):
         shown = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
@@ -141,10 +173,6 @@ class GaussianEvent(Event):
     noise_multiplier: float
     relation: str = _relation_field()
 
-    def __post_init__(self):
-        object.__setattr__(self, "noise_multiplier", _check_event_noise_multiplier(self.noise_multiplier))
-        check_relation(self.relation)
-
 
 @dataclass(frozen=True, repr=False)
 class SubsampledGaussianEvent(Event):
@@ -160,11 +188,6 @@ class SubsampledGaussianEvent(Event):
     sampling_rate: float
     relation: str = _relation_field()
 
-    def __post_init__(self):
-        object.__setattr__(self, "noise_multiplier", _check_event_noise_multiplier(self.noise_multiplier))
-        object.__setattr__(self, "sampling_rate", check_sampling_rate(self.sampling_rate))
-        check_relation(self.relation)
-
 
 @dataclass(frozen=True, repr=False)
 class LaplaceEvent(Event):
@@ -177,10 +200,6 @@ class LaplaceEvent(Event):
 
     epsilon: float
     relation: str = _relation_field()
-
-    def __post_init__(self):
-        object.__setattr__(self, "epsilon", _check_event_epsilon(self.epsilon))
-        check_relation(self.relation)
 
     @property
     def scale(self) -> float:
@@ -199,11 +218,6 @@ class EpsilonDeltaEvent(Event):
     delta: float = 0.0
     relation: str = _relation_field()
 
-    def __post_init__(self):
-        object.__setattr__(self, "epsilon", _check_event_epsilon(self.epsilon))
-        object.__setattr__(self, "delta", check_in_interval(self.delta, "delta", 0.0, 1.0, high_open=True))
-        check_relation(self.relation)
-
 
 @dataclass(frozen=True, repr=False)
 class ShuffledBatchGaussianEvent(Event):
@@ -219,23 +233,35 @@ class ShuffledBatchGaussianEvent(Event):
     dataset_size: int
     relation: str = _relation_field()
 
-    def __post_init__(self):
-        _check_batch_fields(self)
 
+def ledger_pairs(history, name="history"):
+    """A ledger ``[(event, count), ...]`` from a ledger, a list of events (count 1 each) or one event.
 
-def _check_inner_ledger(ledger):
-    """One run's ledger as a tuple of ``(event, count)`` pairs (an event alone counts once); refused by name."""
-    items = (ledger,) if isinstance(ledger, Event) else ledger
+    The one place a ledger is normalised (:func:`dpedu.accountants.as_ledger` unwraps an object's ``ledger``
+    and comes here). Counts are passed on as they are: whoever composes them checks them. Anything else is
+    refused with a ``TypeError`` naming ``name``.
+
+    >>> ledger_pairs(GaussianEvent(2.0))
+    [(GaussianEvent(noise_multiplier=2.0), 1)]
+    """
+    items = (history,) if isinstance(history, Event) else history
     if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
-        raise TypeError(f"run_ledger must be an event or a ledger [(event, count), ...]; got {type(ledger).__name__} "
-                        f"{ledger!r}")
+        raise TypeError(f"{name} must be a ledger [(event, count), ...], a list of events or an event; got "
+                        f"{type(history).__name__} {history!r}")
     pairs = []
     for item in items:
         if isinstance(item, Event):
             item = (item, 1)
         if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Event)):
-            raise TypeError(f"run_ledger must hold events or (event, count) pairs; got {item!r}")
-        pairs.append((item[0], check_positive_int(item[1], "run_ledger count")))
+            raise TypeError(f"{name} must hold events or (event, count) pairs; got {item!r}")
+        pairs.append(item)
+    return pairs
+
+
+def _check_inner_ledger(ledger):
+    """One run's ledger as a tuple of ``(event, count)`` pairs (an event alone counts once); refused by name."""
+    pairs = [(event, check_positive_int(count, "run_ledger count"))
+             for event, count in ledger_pairs(ledger, "run_ledger")]
     if not pairs:
         raise ValueError("run_ledger must hold at least one event: one run of the repeated mechanism")
     relations = {event.relation for event, _ in pairs}
@@ -352,16 +378,6 @@ def steps_from_epochs(epochs, sampling_rate):
     return max(1, round(steps))
 
 
-def _check_batch_fields(event):
-    """Check ``noise_multiplier``, ``batch_size`` <= ``dataset_size`` and ``relation`` of a fixed-size batch event."""
-    object.__setattr__(event, "noise_multiplier", _check_event_noise_multiplier(event.noise_multiplier))
-    object.__setattr__(event, "batch_size", check_positive_int(event.batch_size, "batch_size"))
-    object.__setattr__(event, "dataset_size", check_positive_int(event.dataset_size, "dataset_size"))
-    if event.batch_size > event.dataset_size:
-        raise ValueError(f"batch_size ({event.batch_size}) must not exceed dataset_size ({event.dataset_size})")
-    check_relation(event.relation)
-
-
 @dataclass(frozen=True, repr=False)
 class SampledWithoutReplacementGaussianEvent(Event):
     r"""One Gaussian step on ``batch_size`` = m records drawn uniformly *without replacement*, afresh each step,
@@ -378,9 +394,6 @@ class SampledWithoutReplacementGaussianEvent(Event):
     batch_size: int
     dataset_size: int
     relation: str = _relation_field()
-
-    def __post_init__(self):
-        _check_batch_fields(self)
 
     @property
     def sampling_rate(self) -> float:
@@ -402,16 +415,6 @@ class TruncatedPoissonGaussianEvent(Event):
     max_batch_size: int
     dataset_size: int
     relation: str = _relation_field()
-
-    def __post_init__(self):
-        object.__setattr__(self, "noise_multiplier", _check_event_noise_multiplier(self.noise_multiplier))
-        object.__setattr__(self, "sampling_rate", check_sampling_rate(self.sampling_rate))
-        object.__setattr__(self, "max_batch_size", check_positive_int(self.max_batch_size, "max_batch_size"))
-        object.__setattr__(self, "dataset_size", check_positive_int(self.dataset_size, "dataset_size"))
-        if self.max_batch_size > self.dataset_size:
-            raise ValueError(f"max_batch_size ({self.max_batch_size}) must not exceed dataset_size "
-                             f"({self.dataset_size})")
-        check_relation(self.relation)
 
 
 def add_remove_equivalent(event):

@@ -65,7 +65,7 @@ def test_check_grid():
 
 def test_accountant_keys():
     assert experiments.accountant_for_key("strong_paper") == ("strong", {"recipe": "paper"})
-    with pytest.raises(ValueError, match="unknown accountant"):
+    with pytest.raises(ValueError, match="accountant must be one of"):
         experiments.accountant_for_key("nope")
     with pytest.raises(TypeError, match="accountants"):
         experiments.check_accountant_keys("rdp")

@@ -151,7 +151,7 @@ def test_bad_alphas_are_refused_by_name(bad, error):
 
 
 def test_bad_accountant_is_refused():
-    with pytest.raises(ValueError, match="unknown accountant"):
+    with pytest.raises(ValueError, match="accountant must be one of"):
         tradeoff_curve(GAUSSIAN, "nope")
 
 

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from ..validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
+from ..validation import check_choice, check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
 from .analysis.conversions import check_curve_values
 from .analysis.log_moments import log_moment
 from .analysis.log_moments_integrated import abadi_log_moments_integrated
@@ -117,8 +117,7 @@ def event_log_moments(event, moment_orders, method="closed_form"):
     Cached: 10,000 identical steps cost one evaluation.
     """
     lambdas = np.asarray(moment_orders, dtype=float)
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
+    check_choice(method, "method", _METHODS)
     if isinstance(event, (SubsampledGaussianEvent, GaussianEvent)):
         q = event.sampling_rate if isinstance(event, SubsampledGaussianEvent) else 1.0
         if method == "closed_form":
@@ -187,9 +186,7 @@ class MomentsAccountant(CurveAccountant):
             raise ValueError(f"moment_orders must be a 1-D sequence; got shape {lambdas.shape}")
         self.moment_orders = np.unique(lambdas).astype(int)  # sorted; order and repeats carry no meaning
         self.moment_orders.flags.writeable = False
-        if method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
-        self.method = method
+        self.method = check_choice(method, "method", _METHODS)
 
     grid_name, lowest_order = "moment_orders", 1
 

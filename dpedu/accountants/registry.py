@@ -19,8 +19,8 @@ import math
 import warnings
 from dataclasses import dataclass, field
 
-from ..events import Event
-from ..validation import check_delta
+from ..events import ledger_pairs
+from ..validation import check_choice, check_delta
 from .base import Accountant, UnsupportedEventError
 
 __all__ = [
@@ -65,9 +65,7 @@ def accountant_class(name):
     if not isinstance(name, str):
         raise TypeError(f"accountant must be a registry name (a str), one of {', '.join(ACCOUNTANT_NAMES)}; "
                         f"got {type(name).__name__} {name!r}")
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown accountant {name!r}; choose one of {', '.join(ACCOUNTANT_NAMES)}")
-    module, cls = _REGISTRY[name]
+    module, cls = _REGISTRY[check_choice(name, "accountant", ACCOUNTANT_NAMES)]
     return getattr(importlib.import_module(module), cls)
 
 
@@ -93,9 +91,9 @@ def check_accountant_names(accountants, name="accountants"):
 def as_ledger(history):
     """Normalise a history to a ledger ``[(event, count), ...]``.
 
-    Accepts a ledger, a list of bare events (count 1 each), a single event, or any object with a
-    ``ledger`` attribute (an accountant, a training result, a fitted estimator's ``ledger_``).
-    Anything else is refused with a ``TypeError`` naming ``history``.
+    Accepts a ledger, a list of bare events (count 1 each), a single event (:func:`dpedu.events.ledger_pairs`),
+    or any object with a ``ledger`` attribute (an accountant, a training result, a fitted estimator's
+    ``ledger_``). Anything else is refused with a ``TypeError`` naming ``history``.
     """
     if hasattr(history, "ledger_"):
         history = history.ledger_
@@ -103,20 +101,7 @@ def as_ledger(history):
         history = history.ledger
     if history is None:
         raise TypeError("this run has no privacy ledger: it was not private (its epsilon is infinite)")
-    if isinstance(history, Event):
-        return [(history, 1)]
-    if isinstance(history, (str, bytes)) or not hasattr(history, "__iter__"):
-        raise TypeError(f"history must be a ledger [(event, count), ...], a list of events, an event, or an "
-                        f"object with a ledger; got {type(history).__name__} {history!r}")
-    ledger = []
-    for item in history:
-        if isinstance(item, Event):
-            ledger.append((item, 1))
-        elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Event):
-            ledger.append((item[0], item[1]))
-        else:
-            raise TypeError(f"a history holds events or (event, count) pairs; got {item!r}")
-    return ledger
+    return ledger_pairs(history, "history")
 
 
 @dataclass(frozen=True)

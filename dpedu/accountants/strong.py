@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from ..validation import check_delta
+from ..validation import check_choice, check_delta
 from .analysis.composition import SHUFFLED_BATCH, CompositionBreakdown, GaussianStep, group_ledger, sampling_rate_of
 from .advanced import advanced_composition_bound, optimal_breakdown, optimal_delta
 from .base import Accountant, ConversionUnavailableError
@@ -112,9 +112,7 @@ class StrongCompositionAccountant(Accountant):
 
     def __init__(self, *, recipe="valid"):
         super().__init__()
-        if recipe not in _RECIPES:
-            raise ValueError(f"recipe must be one of {_RECIPES}; got {recipe!r}")
-        self.recipe = recipe
+        self.recipe = check_choice(recipe, "recipe", _RECIPES)
         self.caveat = PAPER_CAVEAT if recipe == "paper" else None
 
     def breakdown(self, delta):

@@ -48,7 +48,7 @@ import numpy as np
 from ..clipping import L2_clip
 from ..models import LogisticModel
 from ..training import poisson_sample
-from ..validation import check_features, check_labels, check_positive, check_positive_int, check_rng, check_sampling_rate
+from ..validation import check_choice, check_features, check_labels, check_positive, check_positive_int, check_rng, check_sampling_rate
 from .data import make_audit_data, make_canary
 from .whitebox import ObservedRun, claimed_ledger, observed_trainer, whitebox_audit
 
@@ -98,8 +98,7 @@ def buggy_trainer(bug, *, noise_multiplier, sampling_rate, steps, clip_norm=1.0,
     the ledger of correct DP-SGD with these settings. Updates are observed as parameter deltas, exactly as
     for :func:`dpedu.audit.whitebox.observed_trainer`.
     """
-    if bug not in BUGS:
-        raise ValueError(f"bug must be one of {tuple(BUGS)}; got {bug!r}")
+    bug = check_choice(bug, "bug", BUGS)
     noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
     sampling_rate = check_sampling_rate(sampling_rate)
     steps = check_positive_int(steps, "steps")
@@ -161,8 +160,7 @@ def bug_setting(bug):
     ``trainer`` holds the claimed settings (for :func:`buggy_trainer` and the correct
     :func:`dpedu.audit.whitebox.observed_trainer`), ``audit`` the options of the white-box audit.
     """
-    if bug not in BUGS:
-        raise ValueError(f"bug must be one of {tuple(BUGS)}; got {bug!r}")
+    bug = check_choice(bug, "bug", BUGS)
     if bug == "noise_not_scaled_by_clip":
         X, y = make_audit_data(n=50, d=3, rng=0)
         return {"X": X, "y": y, "canary": make_canary(X, y, norm=50.0),

@@ -24,6 +24,7 @@ import numpy as np
 from ..accountants import compare
 from ..training import TrainingResult, dp_sgd, noisy_gradient_descent
 from ..validation import (
+    check_choice,
     check_array,
     check_delta,
     check_features,
@@ -260,8 +261,7 @@ def canary_audit(train, X, y, canary, *, runs=1000, delta=1e-5, confidence=0.95,
     runs = check_positive_int(runs, "runs")
     delta = check_delta(delta)
     confidence = check_confidence(confidence)
-    if score not in SCORES:
-        raise ValueError(f"score must be one of {SCORES}; got {score!r}")
+    score = check_choice(score, "score", SCORES)
     if isinstance(threshold, str):
         if threshold != "split":
             raise ValueError(f"threshold must be 'split', a number or an array of numbers; got {threshold!r}")

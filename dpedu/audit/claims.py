@@ -46,7 +46,7 @@ from scipy import stats
 from ..events import GaussianEvent, SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent
 from ..events import SubsampledGaussianEvent, TruncatedPoissonGaussianEvent
 from ..training import DPSGDPlan, ShuffledBatchesWarning, plan_dp_sgd, run_dp_sgd, shuffled_batches
-from ..validation import check_in_interval, check_rng
+from ..validation import check_choice, check_in_interval, check_rng
 
 __all__ = ["ClaimCheck", "check_claims", "CLAIM_BUGS", "claim_buggy_trainer", "claim_hunt"]
 
@@ -188,8 +188,7 @@ def claim_buggy_trainer(bug, *, correct=False, noise_multiplier=1.0, sampling_ra
     """``train(X, y, rng) -> TrainingResult``: DP-SGD with the planted ``bug`` of :data:`CLAIM_BUGS`, or
     (``correct=True``) the correct run it pretends to be: ``dp_sgd`` with ``sampling="shuffle"``, the same
     epochs, or Poisson sampling. **Teaching only: never train with the buggy one.**"""
-    if bug not in CLAIM_BUGS:
-        raise ValueError(f"bug must be one of {tuple(CLAIM_BUGS)}; got {bug!r}")
+    bug = check_choice(bug, "bug", CLAIM_BUGS)
     settings = dict(noise_multiplier=noise_multiplier, clip_norm=clip_norm, sampling_rate=sampling_rate,
                     epochs=epochs, learning_rate=0.5)
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..datasets import make_toy
 from ..validation import (
+    check_choice,
     check_array,
     check_features,
     check_labels,
@@ -98,19 +99,18 @@ def make_canary(X, y, *, kind="least_used", norm=5.0):
     X = check_features(X)
     y = check_labels(y, X.shape[0])
     norm = check_positive(norm, "norm")
+    kind = check_choice(kind, "kind", CANARY_KINDS)
     if kind == "least_used":
         _, vectors = np.linalg.eigh(X.T @ X)              # eigenvalues ascending
         v = vectors[:, 0]
         v = v * np.sign(v[np.argmax(np.abs(v))])          # a deterministic sign
         return norm * v, 1.0
-    if kind == "mislabeled":
-        if np.all(y == y[0]):
-            raise ValueError("kind='mislabeled' needs both labels in y")
-        u = X[y > 0].mean(axis=0) - X[y < 0].mean(axis=0)
-        if not np.linalg.norm(u) > 0:
-            raise ValueError("kind='mislabeled': the two classes have the same mean; use kind='least_used'")
-        return norm * u / np.linalg.norm(u), -1.0
-    raise ValueError(f"kind must be one of {CANARY_KINDS}; got {kind!r}")
+    if np.all(y == y[0]):                                  # kind == "mislabeled"
+        raise ValueError("kind='mislabeled' needs both labels in y")
+    u = X[y > 0].mean(axis=0) - X[y < 0].mean(axis=0)
+    if not np.linalg.norm(u) > 0:
+        raise ValueError("kind='mislabeled': the two classes have the same mean; use kind='least_used'")
+    return norm * u / np.linalg.norm(u), -1.0
 
 
 def check_canary(canary, n_features):
@@ -145,10 +145,9 @@ def canary_scores(thetas, canary, *, score="margin"):
     thetas = check_array(thetas, "thetas", ndim=(1, 2))
     thetas = np.atleast_2d(thetas)
     x, label = check_canary(canary, thetas.shape[1])
+    score = check_choice(score, "score", SCORES)
     margins = label * (thetas @ x)
     if score == "margin":
         return margins / np.linalg.norm(x)
-    if score == "loss":
-        return -np.logaddexp(0.0, -margins)
-    raise ValueError(f"score must be one of {SCORES}; got {score!r}")
+    return -np.logaddexp(0.0, -margins)                   # score == "loss"
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..calibrate import noise_multiplier as calibrated_noise_multiplier
-from ..validation import check_delta, check_epsilon, check_features, check_labels, check_positive, check_positive_int, check_rng
+from ..validation import check_choice, check_delta, check_epsilon, check_features, check_labels, check_positive, check_positive_int, check_rng
 from .canary import upper_bounds
 from .statistics import check_confidence
 from .whitebox import observed_run, run_statistic
@@ -182,8 +182,7 @@ def one_run_audit(X, y, *, m=1000, target_epsilon=8.0, delta=1e-5, sampling_rate
     target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
     delta = check_delta(delta)
     steps = check_positive_int(steps, "steps")
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}; got {mode!r}")
+    mode = check_choice(mode, "mode", MODES)
     k_positive, k_negative = _guess_counts(m, k_positive, k_negative)
     clip_norm = check_positive(clip_norm, "clip_norm")
     confidence = check_confidence(confidence)

@@ -40,7 +40,7 @@ from ..models import LogisticModel
 from ..parallel import check_n_jobs, map_seeded
 from ..training import ShuffledBatchesWarning, dp_sgd_update, plan_dp_sgd
 from ..training.common import check_training_data
-from ..validation import check_delta, check_noise_multiplier, check_positive_int, check_rng
+from ..validation import check_choice, check_delta, check_noise_multiplier, check_positive_int, check_rng
 from .shuffle import epoch_privacy_losses
 from .statistics import best_threshold, check_confidence, error_counts, rate_bounds_epsilon
 
@@ -162,8 +162,7 @@ def shuffle_whitebox_audit(noise_multiplier, *, batches_per_epoch, epochs, relat
     b = check_positive_int(batches_per_epoch, "batches_per_epoch")
     epochs = check_positive_int(epochs, "epochs")
     relation = check_relation(relation)
-    if sampling not in AUDIT_SAMPLINGS:
-        raise ValueError(f"sampling must be one of {AUDIT_SAMPLINGS}; got {sampling!r}")
+    sampling = check_choice(sampling, "sampling", AUDIT_SAMPLINGS)
     runs = check_positive_int(runs, "runs")
     if runs < 4:
         raise ValueError(f"runs must be >= 4; got {runs}")

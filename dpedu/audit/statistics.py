@@ -25,7 +25,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..gaussian import gaussian_epsilon_exact
-from ..validation import check_array, check_delta, check_in_interval, check_nonnegative, check_positive_int, check_scalar
+from ..validation import check_choice, check_array, check_delta, check_in_interval, check_nonnegative, check_positive_int, check_scalar
 
 __all__ = [
     "bound_is_consistent",
@@ -94,8 +94,7 @@ def clopper_pearson(successes, trials, *, confidence=0.95, side="upper"):
     """
     n = check_positive_int(trials, "trials")
     confidence = check_confidence(confidence)
-    if side not in ("upper", "lower", "two-sided"):
-        raise ValueError(f"side must be 'upper', 'lower' or 'two-sided'; got {side!r}")
+    side = check_choice(side, "side", ("upper", "lower", "two-sided"))
     scalar = np.ndim(successes) == 0
     if scalar:
         k = np.array([_check_count(successes, "successes")])

@@ -44,6 +44,7 @@ from ..events import GaussianEvent, SubsampledGaussianEvent
 from ..models import LogisticModel, Model
 from ..training import dp_sgd_step
 from ..validation import (
+    check_choice,
     check_delta,
     check_features,
     check_labels,
@@ -224,6 +225,7 @@ def run_statistic(scores, shifts, statistic, *, noise_std, sampling_rate):
     ``"scale_range"``: the same range of :math:`\ln s_t` when the scores are the noise scales of
     :func:`update_scales` (about 0 for a correct run: its noise has one scale at every step).
     """
+    statistic = check_choice(statistic, "statistic", STATISTICS)
     if statistic == "sum":
         return float(np.sum(scores))
     if statistic == "likelihood_ratio":
@@ -232,9 +234,7 @@ def run_statistic(scores, shifts, statistic, *, noise_std, sampling_rate):
                                          math.log(sampling_rate) + log_ratio)))
     if statistic == "range":
         return float(np.max(scores) - np.min(scores))
-    if statistic == "scale_range":
-        return float(np.log(np.max(scores)) - np.log(np.min(scores)))
-    raise ValueError(f"statistic must be one of {STATISTICS}; got {statistic!r}")
+    return float(np.log(np.max(scores)) - np.log(np.min(scores)))  # "scale_range"
 
 
 class _WhiteBoxTask:
@@ -362,10 +362,8 @@ def whitebox_audit(train, X, y, canary, *, runs=1000, delta=1e-5, confidence=0.9
         raise ValueError(f"runs must be >= 4; got {runs}")
     delta = check_delta(delta)
     confidence = check_confidence(confidence)
-    if statistic not in ("auto",) + STATISTICS:
-        raise ValueError(f"statistic must be one of {('auto',) + STATISTICS}; got {statistic!r}")
-    if bound not in ("auto",) + BOUNDS:
-        raise ValueError(f"bound must be one of {('auto',) + BOUNDS}; got {bound!r}")
+    statistic = check_choice(statistic, "statistic", ("auto",) + STATISTICS)
+    bound = check_choice(bound, "bound", ("auto",) + BOUNDS)
     n_jobs = check_n_jobs(n_jobs)
     start = time.perf_counter()
     probe = train(np.vstack([X, canary[0]]), np.append(y, canary[1]), np.random.default_rng(0))

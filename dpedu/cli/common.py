@@ -80,7 +80,7 @@ def check_positive_list(values, option):
 
 
 def check_accountants(names, option):
-    """Accountant names, an unknown one refused naming ``option`` ("--accountant: unknown accountant 'rpd'; ...")."""
+    """Accountant names, an unknown one refused naming ``option`` ("--accountant: accountant must be one of ...; got 'rpd'")."""
     from ..accountants import check_accountant_names
 
     try:

@@ -29,6 +29,7 @@ from .. import calibrate
 from ..accountants import Comparison, account, accountant_class
 from ..events import gaussian_step_event, steps_from_epochs
 from ..validation import (
+    check_choice,
     check_delta,
     check_epsilon,
     check_noise_multiplier,
@@ -74,8 +75,7 @@ def accountant_for_key(key):
     >>> accountant_for_key("strong_paper")
     ('strong', {'recipe': 'paper'})
     """
-    if not isinstance(key, str) or key not in ACCOUNTANT_LABELS:
-        raise ValueError(f"unknown accountant {key!r}; choose from {', '.join(ACCOUNTANT_KEYS)}")
+    check_choice(key, "accountant", ACCOUNTANT_KEYS)
     name, options = _OPTIONS.get(key, (key, {}))
     accountant_class(name)
     return name, dict(options)

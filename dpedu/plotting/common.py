@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..validation import check_delta, check_scalar
+from ..validation import check_choice, check_delta, check_scalar
 
 __all__ = [
     "ACCOUNTANT_STYLES", "get_axes", "as_numbers", "as_1d", "check_options", "as_accuracies", "as_trials",
@@ -70,8 +70,7 @@ def as_1d(values, name):
 
 def check_options(*, spread="range", delta=None, baseline=None, labels=(), flags=()):
     """Shared checks: spread, delta, baseline (an accuracy), text labels and booleans (``(name, value)`` pairs)."""
-    if spread not in ("range", "std"):
-        raise ValueError(f"spread must be 'range' or 'std'; got {spread!r}")
+    check_choice(spread, "spread", ("range", "std"))
     if delta is not None:
         check_delta(delta)
     if baseline is not None and not 0 <= check_scalar(baseline, "baseline") <= 1:

@@ -28,6 +28,7 @@ import numpy as np
 from ..accountants.tradeoff import TradeoffCurve, epsilon_delta_tradeoff, gaussian_tradeoff
 from ..audit.regions import AuditRegion
 from .common import ACCOUNTANT_STYLES, get_axes, place_legend
+from ..validation import check_choice
 
 __all__ = ["TradeoffPlot", "plot_tradeoff", "plot_tradeoff_panels", "KINDS"]
 
@@ -107,8 +108,7 @@ def plot_tradeoff(curves, *, audits=(), kind="tradeoff", ax=None, title=None, le
     """
     curves = _check_items(curves, TradeoffCurve, "curves")
     audits = _check_items(audits, AuditRegion, "audits")
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
+    kind = check_choice(kind, "kind", KINDS)
     for name, flag in (("legend", legend), ("annotate", annotate)):
         if not isinstance(flag, bool):
             raise TypeError(f"{name} must be True or False; got {flag!r}")

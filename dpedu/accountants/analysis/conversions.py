@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ...validation import check_delta, check_epsilon, check_real_entries
+from ...validation import check_choice, check_delta, check_epsilon, check_real_entries
 from .orders import check_orders
 
 __all__ = [
@@ -41,9 +41,7 @@ CONVERSIONS = ("improved", "classic")
 
 def check_conversion(conversion):
     """``"improved"`` or ``"classic"`` (:data:`CONVERSIONS`), else ``ValueError`` naming ``conversion``."""
-    if not isinstance(conversion, str) or conversion not in CONVERSIONS:
-        raise ValueError(f"conversion must be one of {CONVERSIONS}; got {conversion!r}")
-    return conversion
+    return check_choice(conversion, "conversion", CONVERSIONS)
 
 
 def check_curve_values(values, shape, name="rdp"):
