@@ -9,6 +9,14 @@ bound of Mironov, Talwar & Zhang 2019 assumes); **replace-one** with fixed-size 
 replacement** (Wang, Balle & Kasiviswanathan 2019, docs/math.md §22.3); full-batch releases under either
 relation; truncated Poisson samples under add/remove (§22.5). Shuffled fixed-size batches are refused.
 
+**Adding an event.** Each event type's curve is one function registered on :func:`rdp_of`
+(``@rdp_of.register(MyEvent)`` in this module, with the others and above :class:`RDPAccountant`; it takes
+``(event, alphas)`` and returns the curve at the float array ``alphas``). The accountant supports exactly
+the registered types (:data:`RDP_EVENTS`, in the order they are registered); nothing else dispatches on the
+event's type. An event covered under a relation other than
+add/remove (or under both) says so in :attr:`RDPAccountant.relations`; a refusal worth teaching goes in
+:attr:`RDPAccountant.unsupported_reasons`.
+
 >>> from dpedu.accountants import SubsampledGaussianEvent
 >>> acc = RDPAccountant().compose(SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01), 10_000)
 >>> eps, order = acc.get_epsilon_and_order(1e-5)        # Abadi et al.'s setting, 100 epochs
@@ -45,48 +53,71 @@ from ..events import (
     TruncatedPoissonGaussianEvent,
 )
 
-__all__ = ["RDPAccountant", "DEFAULT_ORDERS", "OrderGridEdgeWarning", "event_rdp_curve"]
+__all__ = ["RDPAccountant", "DEFAULT_ORDERS", "OrderGridEdgeWarning", "event_rdp_curve", "rdp_of", "RDP_EVENTS"]
+
+
+@functools.singledispatch
+def rdp_of(event, alphas):
+    r"""The RDP curve :math:`\varepsilon_{\mathrm{RDP}}(\alpha)` of one event at ``alphas`` (a float array).
+
+    One function per event type, registered with ``@rdp_of.register(EventType)`` (below, one per theorem):
+    the RDP accountant supports exactly the registered types. An unregistered event is refused here.
+    """
+    raise TypeError(f"no RDP curve for {event!r}")
+
+
+@rdp_of.register(GaussianEvent)
+def _(event, alphas):  # alpha / (2 z^2) (Mironov 2017, Prop. 7)
+    return rdp_gaussian(event.noise_multiplier, alphas)
+
+
+@rdp_of.register(SubsampledGaussianEvent)
+def _(event, alphas):  # ln A_alpha / (alpha - 1) (Mironov, Talwar & Zhang 2019, §3)
+    return rdp_sampled_gaussian(event.sampling_rate, event.noise_multiplier, alphas)
+
+
+@rdp_of.register(LaplaceEvent)
+def _(event, alphas):  # the Laplace curve with b = 1/epsilon (Mironov 2017, Table II)
+    return rdp_laplace(event.scale, alphas)
+
+
+@rdp_of.register(EpsilonDeltaEvent)
+def _(event, alphas):  # min(eps, alpha eps^2 / 2) (Mironov 2017, Prop. 3; Bun & Steinke 2016, Prop. 3.3)
+    if event.delta != 0:
+        raise TypeError(f"no RDP curve for {event!r}: only pure DP (delta = 0) has one")
+    return rdp_pure_dp(event.epsilon, alphas)
+
+
+@rdp_of.register(SampledWithoutReplacementGaussianEvent)
+def _(event, alphas):  # replace-one only: Wang, Balle & Kasiviswanathan (2019), Thm 9 (docs/math.md §22.3)
+    return rdp_without_replacement(event.noise_multiplier, event.batch_size, event.dataset_size, alphas)
+
+
+@rdp_of.register(TruncatedPoissonGaussianEvent)
+def _(event, alphas):  # add/remove only: a two-branch mixture of sampled-Gaussian curves (docs/math.md §22.5)
+    return rdp_truncated_poisson(event.noise_multiplier, event.sampling_rate, event.max_batch_size,
+                                 event.dataset_size, alphas)
+
+
+@rdp_of.register(RepeatAndSelectEvent)
+def _(event, alphas):  # the best of K runs (Papernot & Steinke 2022, Thm 2 and Thm 6; docs/math.md §23)
+    orders = tuple(alphas.tolist())
+    run = sum(count * event_rdp_curve(add_remove_equivalent(inner), orders) for inner, count in event.run_ledger)
+    return repeat_and_select_rdp(alphas, run, event.mean, event.shape)
+
+
+#: The event types that have an RDP curve, in the order they were registered: what the accountant supports.
+RDP_EVENTS = tuple(t for t in rdp_of.registry if t is not object)
 
 
 @functools.lru_cache(maxsize=1024)
 def event_rdp_curve(event, orders):
-    r"""RDP curve of one event at ``orders`` (a tuple of floats > 1), as a read-only array.
+    r"""RDP curve of one event at ``orders`` (a tuple of floats > 1), as a read-only array: :func:`rdp_of`.
 
     Cached on ``(event, orders)``: events are frozen dataclasses, so 10,000 identical DP-SGD steps
     (or many accountants holding the same event) cost one evaluation.
-
-    - ``GaussianEvent(z)``: :math:`\alpha/(2z^2)` (Mironov 2017, Prop. 7);
-    - ``SubsampledGaussianEvent(z, q)``: :math:`\ln A_\alpha/(\alpha-1)` (Mironov, Talwar & Zhang 2019, §3);
-    - ``LaplaceEvent(eps)``: the Laplace curve with :math:`b = 1/\varepsilon` (Mironov 2017, Table II);
-    - ``EpsilonDeltaEvent(eps, 0)``: :math:`\min(\varepsilon, \alpha\varepsilon^2/2)` (Mironov 2017,
-      Prop. 3; Bun & Steinke 2016, Prop. 3.3);
-    - ``SampledWithoutReplacementGaussianEvent(z, m, n)`` under replace-one: Wang, Balle &
-      Kasiviswanathan (2019), Thm 9 (docs/math.md §22.3);
-    - ``TruncatedPoissonGaussianEvent(z, q, B, n)`` under add/remove: a two-branch mixture of sampled-Gaussian
-      curves (docs/math.md §22.5).
-    - ``RepeatAndSelectEvent``: the best of K runs of its ledger (Papernot & Steinke 2022, Thm 2 and Thm 6;
-      docs/math.md §23), from the run's curve at the same orders.
     """
-    alphas = np.asarray(orders, dtype=float)
-    if isinstance(event, SubsampledGaussianEvent):
-        curve = rdp_sampled_gaussian(event.sampling_rate, event.noise_multiplier, alphas)
-    elif isinstance(event, GaussianEvent):
-        curve = rdp_gaussian(event.noise_multiplier, alphas)
-    elif isinstance(event, LaplaceEvent):
-        curve = rdp_laplace(event.scale, alphas)
-    elif isinstance(event, EpsilonDeltaEvent) and event.delta == 0:
-        curve = rdp_pure_dp(event.epsilon, alphas)
-    elif isinstance(event, SampledWithoutReplacementGaussianEvent):  # replace-one only (docs/math.md §22.3)
-        curve = rdp_without_replacement(event.noise_multiplier, event.batch_size, event.dataset_size, alphas)
-    elif isinstance(event, TruncatedPoissonGaussianEvent):  # add/remove only (docs/math.md §22.5)
-        curve = rdp_truncated_poisson(event.noise_multiplier, event.sampling_rate, event.max_batch_size,
-                                      event.dataset_size, alphas)
-    elif isinstance(event, RepeatAndSelectEvent):
-        run = sum(count * event_rdp_curve(add_remove_equivalent(inner), orders) for inner, count in event.run_ledger)
-        curve = repeat_and_select_rdp(alphas, run, event.mean, event.shape)
-    else:
-        raise TypeError(f"no RDP curve for {event!r}")
-    curve = np.array(curve, dtype=float)
+    curve = np.array(rdp_of(event, np.asarray(orders, dtype=float)), dtype=float)
     curve.flags.writeable = False  # shared through the cache
     return curve
 
@@ -118,8 +149,7 @@ class RDPAccountant(CurveAccountant):
     """
 
     name = "rdp"
-    supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent,
-                        SampledWithoutReplacementGaussianEvent, TruncatedPoissonGaussianEvent, RepeatAndSelectEvent)
+    supported_events = RDP_EVENTS  # every type with a curve registered in rdp_of
     support_notes = {EpsilonDeltaEvent: "delta = 0 only", RepeatAndSelectEvent: "of supported events"}
     relations = {SampledWithoutReplacementGaussianEvent: (REPLACE_ONE,),
                  RepeatAndSelectEvent: NEIGHBOURING_RELATIONS}  # the relation of its runs, each checked (supports)
