@@ -3,11 +3,14 @@ r"""Calibration: from a privacy target to the noise (or steps, or sampling rate)
 The closed forms for a single Gaussian release live in :mod:`dpedu.gaussian` (re-exported here);
 this module calibrates a whole training run by a monotone search on an accountant
 (:func:`monotone_search`): :func:`noise_multiplier`, :func:`steps_for_budget` and
-:func:`sampling_rate_for_budget` are the three inverses of "what epsilon does this run cost?".
+:func:`sampling_rate_for_budget` are the three inverses of "what epsilon does this run cost?". All three have
+one shape (dp_accounting's ``calibrate_dp_mechanism``): the run's ledger built from the parameter searched,
+a fresh accountant for every probe, and the one search.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 from .accountants import UnsupportedEventError, account, accountant_class
@@ -140,49 +143,56 @@ def monotone_search(feasible, start, *, feasible_when, lowest, highest, rtol=Non
     return good
 
 
-class _RunEpsilon:
-    r"""``epsilon(z, q, T)`` of T identical Gaussian steps, each probe by :func:`dpedu.accountants.account`
-    on a fresh accountant (``strict=True``: a refused event raises).
+class _Calibration:
+    r"""One calibration in dp_accounting's shape: the run's ledger built from the parameter, a fresh accountant
+    per probe, one search.
 
-    Warnings of a probe (e.g. the RDP accountant's "best order at the edge of the grid") are held in its
-    :class:`~dpedu.accountants.Accounting` and re-issued only for the value the search returns: the other
-    probes are scaffolding. Numerical warnings (``RuntimeWarning``) pass through at once.
+    ``ledger_at(x)`` is the whole run's ledger at parameter x (a noise multiplier, a number of steps, a sampling
+    rate); :meth:`epsilon` accounts it by :func:`dpedu.accountants.account` on a fresh accountant
+    (``strict=True``: a refused event raises), once per x; :meth:`search` runs :func:`monotone_search` for
+    ``epsilon(x) <= target_epsilon``. Warnings of a probe (e.g. the RDP accountant's "best order at the edge of
+    the grid") are held in its :class:`~dpedu.accountants.Accounting` and re-issued only for the value the
+    search returns: the other probes are scaffolding. Numerical warnings (``RuntimeWarning``) pass through at once.
     """
 
-    def __init__(self, accountant, accountant_options, delta, step_event=None):
+    def __init__(self, ledger_at, target_epsilon, target_delta, accountant, accountant_options):
         accountant_class(accountant)  # not a str -> TypeError; unknown name -> ValueError listing the names
         if accountant_options is not None and not isinstance(accountant_options, dict):
             raise TypeError(f"accountant_options must be a dict of keyword arguments for the accountant or None; "
                             f"got {type(accountant_options).__name__}")
-        self.accountant = accountant
-        self.options = accountant_options
-        self.delta = delta
-        self.step_event = gaussian_step_event if step_event is None else lambda z, q: step_event(z)
+        self.ledger_at = ledger_at
+        self.target_epsilon, self.delta = target_epsilon, target_delta
+        self.accountant, self.options = accountant, accountant_options
         self._results = {}
 
-    def check_supported(self, noise_multiplier, sampling_rate):
-        """Raise the accountant's own UnsupportedEventError (it says why) before any search."""
+    def epsilon(self, x):
+        """Epsilon of the run at parameter ``x``, on a fresh accountant (the same probe twice: the same answer)."""
+        if x not in self._results:
+            self._results[x] = account(self.ledger_at(x), self.accountant, delta=self.delta,
+                                       accountant_options=self.options, strict=True)
+        return self._results[x].epsilon
+
+    def check_supported(self, x, sampling_rate):
+        """Probe ``x`` before any search: the accountant's own UnsupportedEventError (it says why), with context."""
         try:
-            self(noise_multiplier, sampling_rate, 1)
+            self.epsilon(x)
         except UnsupportedEventError as exc:
             raise UnsupportedEventError(
                 f"cannot calibrate on the {self.accountant!r} accountant with sampling_rate={sampling_rate!r}: {exc}"
             ) from None
 
-    def __call__(self, noise_multiplier, sampling_rate, steps):
-        key = (noise_multiplier, sampling_rate, steps)
-        if key in self._results:  # the same probe twice (a search's start, a limit's message): same answer
-            return self._results[key].epsilon
-        result = account([(self.step_event(noise_multiplier, sampling_rate), steps)], self.accountant,
-                         delta=self.delta, accountant_options=self.options, strict=True)
-        self._results[(noise_multiplier, sampling_rate, steps)] = result
-        return result.epsilon
-
-    def replay_warnings(self, noise_multiplier, sampling_rate, steps):
-        """Re-issue the warnings of the probe whose parameters are returned to the caller."""
-        result = self._results.get((noise_multiplier, sampling_rate, steps))
+    def search(self, start, *, feasible_when, lowest, highest, rtol=None, at_limit):
+        """:func:`monotone_search` of ``epsilon(x) <= target_epsilon``; the warnings of the answer re-issued."""
+        x = monotone_search(lambda x: self.epsilon(x) <= self.target_epsilon, start, feasible_when=feasible_when,
+                            lowest=lowest, highest=highest, rtol=rtol, at_limit=at_limit)
+        result = self._results.get(x)
         if result is not None:
             result.reissue_warnings(stacklevel=3)
+        return x
+
+
+def _check_target(target_epsilon, target_delta):
+    return check_epsilon(target_epsilon, "target_epsilon"), check_delta(target_delta, "target_delta")
 
 
 def _check_rtol(rtol):
@@ -269,19 +279,18 @@ def noise_multiplier(target_epsilon, target_delta, sampling_rate, steps, account
     >>> bool(closed_form <= z <= closed_form * (1 + 1e-3))
     True
     """
-    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
-    target_delta = check_delta(target_delta, "target_delta")
+    target_epsilon, target_delta = _check_target(target_epsilon, target_delta)
     q = check_sampling_rate(sampling_rate)
     steps = check_positive_int(steps, "steps")
     rtol = _check_rtol(rtol)
-    if step_event is not None and not callable(step_event):
+    if step_event is None:
+        step_event = functools.partial(gaussian_step_event, sampling_rate=q)
+    elif not callable(step_event):
         raise TypeError(f"step_event must be a callable z -> event or None; got {type(step_event).__name__}")
-    epsilon_of = _RunEpsilon(accountant, accountant_options, target_delta, step_event)
+    run = _Calibration(lambda z: [(step_event(z), steps)], target_epsilon, target_delta, accountant,
+                       accountant_options)
     guess = _zcdp_guess(target_epsilon, target_delta, q, steps)
-    epsilon_of.check_supported(guess, q)
-
-    def feasible(z):
-        return epsilon_of(z, q, steps) <= target_epsilon
+    run.check_supported(guess, q)
 
     def at_limit(z, is_feasible):
         if is_feasible:
@@ -294,14 +303,13 @@ def noise_multiplier(target_epsilon, target_delta, sampling_rate, steps, account
         raise ValueError(
             f"the {accountant!r} accountant cannot certify target_epsilon={target_epsilon!r} at "
             f"target_delta={target_delta!r} for {steps} steps with sampling_rate={q!r}: even "
-            f"noise_multiplier={z:.3g} gives epsilon={epsilon_of(z, q, steps):.4g}. Its epsilon has a floor here; "
+            f"noise_multiplier={z:.3g} gives epsilon={run.epsilon(z):.4g}. Its epsilon has a floor here; "
             f"raise target_epsilon, use fewer steps, or use a tighter accountant (rdp or pld)"
         )
 
-    z = monotone_search(feasible, guess, feasible_when="large", lowest=_SMALLEST_NOISE, highest=_LARGEST_NOISE,
-                        rtol=rtol, at_limit=at_limit)
-    epsilon_of.replay_warnings(z, q, steps)
-    return z
+    return run.search(guess, feasible_when="large", lowest=_SMALLEST_NOISE, highest=_LARGEST_NOISE, rtol=rtol,
+                      at_limit=at_limit)
+
 
 def steps_for_budget(target_epsilon, target_delta, noise_multiplier, sampling_rate, accountant="rdp", *,
                      max_steps=10**6, accountant_options=None):
@@ -345,16 +353,13 @@ def steps_for_budget(target_epsilon, target_delta, noise_multiplier, sampling_ra
     >>> T   # 10,000 steps (100 epochs) of Abadi et al.'s setting cost 1.0355 by RDP: fewer fit
     9375
     """
-    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
-    target_delta = check_delta(target_delta, "target_delta")
+    target_epsilon, target_delta = _check_target(target_epsilon, target_delta)
     z = check_noise_multiplier(noise_multiplier)
     q = check_sampling_rate(sampling_rate)
     max_steps = check_positive_int(max_steps, "max_steps")
-    epsilon_of = _RunEpsilon(accountant, accountant_options, target_delta)
-    epsilon_of.check_supported(z, q)
-
-    def feasible(steps):
-        return epsilon_of(z, q, steps) <= target_epsilon
+    run = _Calibration(lambda steps: [(gaussian_step_event(z, q), steps)], target_epsilon, target_delta, accountant,
+                       accountant_options)
+    run.check_supported(1, q)
 
     def at_limit(steps, is_feasible):
         if is_feasible:
@@ -364,13 +369,12 @@ def steps_for_budget(target_epsilon, target_delta, noise_multiplier, sampling_ra
             )
         raise ValueError(
             f"even a single step with noise_multiplier={z!r} and sampling_rate={q!r} costs "
-            f"epsilon={epsilon_of(z, q, 1):.4g} > target_epsilon={target_epsilon!r} (accountant {accountant!r}); "
+            f"epsilon={run.epsilon(1):.4g} > target_epsilon={target_epsilon!r} (accountant {accountant!r}); "
             f"use more noise or a larger target"
         )
 
-    steps = monotone_search(feasible, 1, feasible_when="small", lowest=1, highest=max_steps, at_limit=at_limit)
-    epsilon_of.replay_warnings(z, q, steps)
-    return steps
+    return run.search(1, feasible_when="small", lowest=1, highest=max_steps, at_limit=at_limit)
+
 
 def sampling_rate_for_budget(target_epsilon, target_delta, noise_multiplier, steps, accountant="rdp", *, rtol=1e-3,
                              accountant_options=None):
@@ -408,15 +412,12 @@ def sampling_rate_for_budget(target_epsilon, target_delta, noise_multiplier, ste
     >>> bool(0.009 < q < 0.01)   # 10,000 steps at q = 0.01 cost 1.04 by RDP: a slightly smaller q fits
     True
     """
-    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
-    target_delta = check_delta(target_delta, "target_delta")
+    target_epsilon, target_delta = _check_target(target_epsilon, target_delta)
     z = check_noise_multiplier(noise_multiplier)
     steps = check_positive_int(steps, "steps")
     rtol = _check_rtol(rtol)
-    epsilon_of = _RunEpsilon(accountant, accountant_options, target_delta)
-
-    def feasible(q):
-        return epsilon_of(z, q, steps) <= target_epsilon
+    run = _Calibration(lambda q: [(gaussian_step_event(z, q), steps)], target_epsilon, target_delta, accountant,
+                       accountant_options)
 
     def at_limit(q, is_feasible):
         if is_feasible:  # q = 1 meets the target: full batches, nothing to sample away
@@ -426,9 +427,6 @@ def sampling_rate_for_budget(target_epsilon, target_delta, noise_multiplier, ste
             f"noise_multiplier={z!r} over {steps} steps (accountant {accountant!r}); use more noise or fewer steps"
         )
 
-    if not feasible(1.0):
-        epsilon_of.check_supported(z, 0.5)  # zcdp accounts full batches only: its own reason, before the search
-    q = monotone_search(feasible, 1.0, feasible_when="small", lowest=_SMALLEST_RATE, highest=1.0, rtol=rtol,
-                        at_limit=at_limit)
-    epsilon_of.replay_warnings(z, q, steps)
-    return q
+    if not run.epsilon(1.0) <= target_epsilon:
+        run.check_supported(0.5, 0.5)  # zcdp accounts full batches only: its own reason, before the search
+    return run.search(1.0, feasible_when="small", lowest=_SMALLEST_RATE, highest=1.0, rtol=rtol, at_limit=at_limit)

@@ -9,6 +9,7 @@ The package, one subject per module:
 
 * :mod:`~dpedu.audit.statistics`: Clopper-Pearson, epsilon from error rates, Gaussian (mu-GDP) bounds;
 * :mod:`~dpedu.audit.data`: audit data, canaries and their scores;
+* :mod:`~dpedu.audit.results`: :class:`AuditBound`, the fields and checks every audit result shares;
 * :mod:`~dpedu.audit.canary`: the canary game over many trainings, final model only;
 * :mod:`~dpedu.audit.membership`: the loss-threshold attack on one model;
 * :mod:`~dpedu.audit.whitebox`: the auditor sees every noisy update (Nasr et al. 2023);
@@ -70,6 +71,7 @@ References
 
 from .bugs import BUGS, bug_hunt, buggy_trainer
 from .claims import CLAIM_BUGS, ClaimCheck, check_claims, claim_buggy_trainer, claim_hunt
+from .results import AuditBound
 from .canary import AuditResult, canary_audit, dp_sgd_trainer, noisy_gd_trainer, upper_bounds
 from .data import CANARY_KINDS, SCORES, canary_scores, check_canary, make_audit_data, make_canary
 from .one_run import OneRunResult, one_run_audit, one_run_epsilon_lower_bound, one_run_trainer_audit
@@ -99,6 +101,7 @@ __all__ = [
     "dp_sgd_trainer",
     "noisy_gd_trainer",
     "canary_audit",
+    "AuditBound",
     "AuditResult",
     "loss_threshold_attack",
     "MembershipAttackResult",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,7 +36,8 @@ from ..validation import (
 )
 from .data import SCORES, canary_scores, check_canary
 from ..parallel import check_n_jobs, map_seeded
-from .statistics import best_threshold, bound_is_consistent, check_confidence, error_counts, rate_bounds_epsilon
+from .results import AuditBound
+from .statistics import best_threshold, check_confidence, error_counts, rate_bounds_epsilon
 
 __all__ = ["dp_sgd_trainer", "noisy_gd_trainer", "AuditResult", "canary_audit", "upper_bounds"]
 
@@ -84,17 +85,13 @@ def noisy_gd_trainer(*, iterations, epsilon, delta, clip_norm=1.0, learning_rate
 # --- the canary audit ----------------------------------------------------------------------------
 
 
-@dataclass
-class AuditResult:
-    """What :func:`canary_audit` measured.
+@dataclass(frozen=True)
+class AuditResult(AuditBound):
+    """What :func:`canary_audit` measured: an :class:`~dpedu.audit.results.AuditBound` (``epsilon_lower``,
+    ``upper_bounds``, ``delta``, ``confidence``, ``seconds``, ``description``, ``notes``, ``consistent``) and
 
     Attributes
     ----------
-    epsilon_lower : float
-        The audited lower bound on epsilon at ``delta``, valid with probability >= ``confidence``.
-    upper_bounds : dict
-        ``{accountant: epsilon}`` for the same run (``inf`` for a non-private run, ``nan`` where an
-        accountant does not apply).
     fpr, fnr : float
         Empirical rates at the threshold, on the evaluation runs.
     fpr_upper, fnr_upper : float
@@ -107,16 +104,10 @@ class AuditResult:
         Runs the rates were measured on.
     selection : str
         How the threshold was chosen (``"split"``, ``"fixed"`` or ``"bonferroni"``).
-    delta, confidence : float
     runs : int
         Trainings per world.
-    seconds : float
-        Wall time.
-    description : str
     """
 
-    epsilon_lower: float
-    upper_bounds: dict
     fpr: float
     fnr: float
     fpr_upper: float
@@ -127,17 +118,7 @@ class AuditResult:
     n_eval_in: int
     n_eval_out: int
     selection: str
-    delta: float
-    confidence: float
     runs: int
-    seconds: float
-    description: str = ""
-    notes: dict = field(default_factory=dict)
-
-    @property
-    def consistent(self):
-        """True when the lower bound does not exceed any finite valid upper bound (no bug detected)."""
-        return bound_is_consistent(self.epsilon_lower, self.upper_bounds)
 
     def __str__(self):
         how = {"split": "chosen on the first half of the runs, rates measured on the second half",
@@ -149,16 +130,8 @@ class AuditResult:
             f"  ({how})",
             f"  empirical FPR {self.fpr:.4f} (of {self.n_eval_out}), FNR {self.fnr:.4f} (of {self.n_eval_in})",
             f"  Clopper-Pearson upper bounds {self.fpr_upper:.4f}, {self.fnr_upper:.4f}",
-            f"  {'epsilon lower bound (audit, ' + format(self.confidence, '.0%') + ' confidence)':<44}"
-            f"{self.epsilon_lower:10.4f}",
         ]
-        for name, eps in self.upper_bounds.items():
-            shown = "       n/a" if math.isnan(eps) else f"{eps:10.4f}"
-            lines.append(f"  {'epsilon upper bound, ' + name:<44}{shown}")
-        lines.append(f"  (delta = {self.delta:g}; {self.seconds:.1f} s)")
-        if not self.consistent:
-            lines.append("  AUDIT FAILED: the lower bound exceeds an accountant's upper bound: look for a bug")
-        return "\n".join(lines)
+        return "\n".join(lines + self.bound_lines(f"audit, {self.confidence:.0%} confidence"))
 
 
 def _theta_of(output, name="train"):

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..calibrate import noise_multiplier as calibrated_noise_multiplier
 from ..validation import check_choice, check_delta, check_epsilon, check_features, check_labels, check_positive, check_positive_int, check_rng
 from .canary import upper_bounds
+from .results import AuditBound
 from .statistics import check_confidence
 from .whitebox import observed_run, run_statistic
 
@@ -99,22 +100,16 @@ def one_run_epsilon_lower_bound(*, m, r, v, delta, confidence=0.95):
     return float(optimize.brentq(lambda e: one_run_p_value(m, r, v, e, delta) - level, 0.0, hi, xtol=1e-6))
 
 
-@dataclass
-class OneRunResult:
-    """What :func:`one_run_audit` measured."""
+@dataclass(frozen=True)
+class OneRunResult(AuditBound):
+    """What :func:`one_run_audit` measured: an :class:`~dpedu.audit.results.AuditBound` and the guesses."""
 
-    epsilon_lower: float
-    upper_bounds: dict
     mode: str
     m: int
     guesses: int
     correct: int
     target_epsilon: float
     noise_multiplier: float
-    delta: float
-    confidence: float
-    seconds: float
-    notes: dict = field(default_factory=dict)
 
     def __str__(self):
         upper = ", ".join(f"{k} {v:.3f}" for k, v in self.upper_bounds.items())

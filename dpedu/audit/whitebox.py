@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -57,8 +57,8 @@ from ..validation import (
 from .canary import upper_bounds
 from .data import check_canary
 from ..parallel import check_n_jobs, map_seeded
+from .results import AuditBound
 from .statistics import (
-    bound_is_consistent,
     best_threshold,
     check_confidence,
     epsilon_from_mu,
@@ -266,43 +266,25 @@ class _WhiteBoxTask:
         return out[0], out[1], run.ledger if keep_ledger else None
 
 
-@dataclass
-class WhiteBoxResult:
-    """What :func:`whitebox_audit` measured (``mu_lower`` is nan for the Clopper-Pearson bound)."""
+@dataclass(frozen=True)
+class WhiteBoxResult(AuditBound):
+    """What :func:`whitebox_audit` measured: an :class:`~dpedu.audit.results.AuditBound` and the statistics
+    (``mu_lower`` is nan for the Clopper-Pearson bound)."""
 
-    epsilon_lower: float
     mu_lower: float
-    upper_bounds: dict
     statistics_in: np.ndarray
     statistics_out: np.ndarray
     statistic: str
     bound: str
-    delta: float
-    confidence: float
     runs: int
-    seconds: float
-    description: str = ""
-    notes: dict = field(default_factory=dict)
-
-    @property
-    def consistent(self):
-        """True when the lower bound does not exceed any finite upper bound (no bug detected)."""
-        return bound_is_consistent(self.epsilon_lower, self.upper_bounds)
 
     def __str__(self):
         how = (f"Gaussian: mu >= {self.mu_lower:.4f} (noncentral t), epsilon on the Gaussian curve"
                if self.bound == "gaussian" else "threshold test, Clopper-Pearson on the held-out half")
         lines = [self.description or "white-box audit",
                  f"{self.runs} runs with and {self.runs} without the canary; statistic '{self.statistic}'",
-                 f"  {how}",
-                 f"  {'epsilon lower bound (white-box, ' + format(self.confidence, '.0%') + ')':<44}"
-                 f"{self.epsilon_lower:10.4f}"]
-        for name, eps in self.upper_bounds.items():
-            lines.append(f"  {'epsilon upper bound, ' + name:<44}" + ("       n/a" if math.isnan(eps) else f"{eps:10.4f}"))
-        lines.append(f"  (delta = {self.delta:g}; {self.seconds:.1f} s)")
-        if not self.consistent:
-            lines.append("  AUDIT FAILED: the lower bound exceeds an accountant's upper bound: look for a bug")
-        return "\n".join(lines)
+                 f"  {how}"]
+        return "\n".join(lines + self.bound_lines(f"white-box, {self.confidence:.0%}"))
 
 
 def whitebox_audit(train, X, y, canary, *, runs=1000, delta=1e-5, confidence=0.95, statistic="auto", bound="auto",
