@@ -382,18 +382,12 @@ def sampling_rate_for_budget(target_epsilon, target_delta, noise_multiplier, ste
 
     Parameters
     ----------
-    target_epsilon, target_delta : float
-        The privacy target for the whole run.
-    noise_multiplier : float
-        z of every step (> 0).
     steps : int
         Number of steps T >= 1.
-    accountant : str, default "rdp"
-        Registry name (see :func:`noise_multiplier`).
     rtol : float in (0, 0.1], default 1e-3
         The search stops when the bracket ``[lo, hi]`` has ``hi - lo <= rtol * lo``.
-    accountant_options : dict, optional
-        Keyword arguments for the accountant's constructor.
+    target_epsilon, target_delta, noise_multiplier, accountant, accountant_options
+        As in :func:`steps_for_budget`.
 
     Returns
     -------

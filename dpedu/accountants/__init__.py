@@ -23,6 +23,8 @@ selection's RDP bounds and the law of its number of runs).
 
 from __future__ import annotations
 
+from .. import events
+from . import registry
 from .registry import (
     ACCOUNTANT_NAMES,
     Accounting,
@@ -48,27 +50,7 @@ from ..events import (
     TruncatedPoissonGaussianEvent,
 )
 
-__all__ = [
-    "Accountant",
-    "UnsupportedEventError",
-    "ConversionUnavailableError",
-    "OrderGridEdgeWarning",
-    "Event",
-    "GaussianEvent",
-    "SubsampledGaussianEvent",
-    "LaplaceEvent",
-    "EpsilonDeltaEvent",
-    "ShuffledBatchGaussianEvent",
-    "SampledWithoutReplacementGaussianEvent",
-    "TruncatedPoissonGaussianEvent",
-    "RepeatAndSelectEvent",
-    "ACCOUNTANT_NAMES",
-    "accountant_class",
-    "make_accountant",
-    "check_accountant_names",
-    "as_ledger",
-    "Accounting",
-    "account",
-    "compare",
-    "Comparison",
-]
+# The accountants' own names, the event types (re-exported from dpedu.events, so one import gives a ledger and
+# its accounting; a new event type in events.__all__ is imported above too), and the registry's functions.
+__all__ = ["Accountant", "UnsupportedEventError", "ConversionUnavailableError", "OrderGridEdgeWarning",
+           *(name for name in events.__all__ if name.endswith("Event")), *registry.__all__]

@@ -42,6 +42,30 @@ from .statistics import best_threshold, check_confidence, error_counts, rate_bou
 __all__ = ["dp_sgd_trainer", "noisy_gd_trainer", "AuditResult", "canary_audit", "upper_bounds"]
 
 
+def check_trainer_settings(noise_multiplier, sampling_rate, steps, clip_norm, learning_rate):
+    """A DP-SGD trainer's settings checked when it is made, not inside the audit: ``(z, q, T, C, learning_rate)``.
+
+    ``noise_multiplier`` may be 0 (a non-private run, for the audit to catch); each bad value raises naming it.
+    """
+    noise_multiplier = check_nonnegative(noise_multiplier, "noise_multiplier")
+    sampling_rate = check_sampling_rate(sampling_rate)
+    steps = check_positive_int(steps, "steps")
+    clip_norm = check_positive(clip_norm, "clip_norm")
+    learning_rate = check_positive(learning_rate, "learning_rate")
+    return noise_multiplier, sampling_rate, steps, clip_norm, learning_rate
+
+
+def check_audit_inputs(train, X, y, canary, runs, delta, confidence, *, returns=""):
+    """What every canary audit checks first: ``(X, y, (x, label), runs, delta, confidence)``, each bad one refused
+    by name; ``returns`` completes the description of ``train`` in its message (e.g. ``" -> ObservedRun"``)."""
+    if not callable(train):
+        raise TypeError(f"train must be a callable train(X, y, rng){returns}; got {train!r}")
+    X = check_features(X)
+    y = check_labels(y, X.shape[0])
+    canary = check_canary(canary, X.shape[1])
+    return X, y, canary, check_positive_int(runs, "runs"), check_delta(delta), check_confidence(confidence)
+
+
 def dp_sgd_trainer(*, noise_multiplier, sampling_rate, steps, clip_norm=1.0, learning_rate=0.1):
     r"""``train(X, y, rng) -> TrainingResult``: :func:`dpedu.training.dp_sgd` with these settings.
 
@@ -50,11 +74,8 @@ def dp_sgd_trainer(*, noise_multiplier, sampling_rate, steps, clip_norm=1.0, lea
     keeps the canary unfitted, so its gradient stays clipped at exactly C (see :func:`make_canary`); the
     privacy, and hence every accountant's bound, does not depend on it.
     """
-    noise_multiplier = check_nonnegative(noise_multiplier, "noise_multiplier")
-    sampling_rate = check_sampling_rate(sampling_rate)
-    steps = check_positive_int(steps, "steps")
-    clip_norm = check_positive(clip_norm, "clip_norm")
-    learning_rate = check_positive(learning_rate, "learning_rate")
+    noise_multiplier, sampling_rate, steps, clip_norm, learning_rate = check_trainer_settings(
+        noise_multiplier, sampling_rate, steps, clip_norm, learning_rate)
 
     def train(X, y, rng):
         return dp_sgd(X, y, noise_multiplier=noise_multiplier, clip_norm=clip_norm, sampling_rate=sampling_rate,
@@ -226,14 +247,7 @@ def canary_audit(train, X, y, canary, *, runs=1000, delta=1e-5, confidence=0.95,
     -------
     AuditResult
     """
-    if not callable(train):
-        raise TypeError(f"train must be a callable train(X, y, rng); got {train!r}")
-    X = check_features(X)
-    y = check_labels(y, X.shape[0])
-    x_c, y_c = check_canary(canary, X.shape[1])
-    runs = check_positive_int(runs, "runs")
-    delta = check_delta(delta)
-    confidence = check_confidence(confidence)
+    X, y, (x_c, y_c), runs, delta, confidence = check_audit_inputs(train, X, y, canary, runs, delta, confidence)
     score = check_choice(score, "score", SCORES)
     if isinstance(threshold, str):
         if threshold != "split":

@@ -45,22 +45,16 @@ from ..models import LogisticModel, Model
 from ..training import dp_sgd_step
 from ..validation import (
     check_choice,
-    check_delta,
     check_features,
     check_labels,
-    check_nonnegative,
-    check_positive,
     check_positive_int,
     check_rng,
-    check_sampling_rate,
 )
-from .canary import upper_bounds
-from .data import check_canary
+from .canary import check_audit_inputs, check_trainer_settings, upper_bounds
 from ..parallel import check_n_jobs, map_seeded
 from .results import AuditBound
 from .statistics import (
     best_threshold,
-    check_confidence,
     epsilon_from_mu,
     error_counts,
     gaussian_mu_lower_bound,
@@ -143,11 +137,8 @@ def observed_run(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps, lea
 
 def observed_trainer(*, noise_multiplier, sampling_rate, steps, clip_norm=1.0, learning_rate=0.01, model=None):
     """``train(X, y, rng) -> ObservedRun``: :func:`observed_run` with these settings (validated now)."""
-    noise_multiplier = check_nonnegative(noise_multiplier, "noise_multiplier")
-    sampling_rate = check_sampling_rate(sampling_rate)
-    steps = check_positive_int(steps, "steps")
-    clip_norm = check_positive(clip_norm, "clip_norm")
-    learning_rate = check_positive(learning_rate, "learning_rate")
+    noise_multiplier, sampling_rate, steps, clip_norm, learning_rate = check_trainer_settings(
+        noise_multiplier, sampling_rate, steps, clip_norm, learning_rate)
 
     def train(X, y, rng):
         return observed_run(X, y, noise_multiplier=noise_multiplier, clip_norm=clip_norm, sampling_rate=sampling_rate,
@@ -334,16 +325,10 @@ def whitebox_audit(train, X, y, canary, *, runs=1000, delta=1e-5, confidence=0.9
     -------
     WhiteBoxResult
     """
-    if not callable(train):
-        raise TypeError(f"train must be a callable train(X, y, rng) -> ObservedRun; got {train!r}")
-    X = check_features(X)
-    y = check_labels(y, X.shape[0])
-    canary = check_canary(canary, X.shape[1])
-    runs = check_positive_int(runs, "runs")
+    X, y, canary, runs, delta, confidence = check_audit_inputs(train, X, y, canary, runs, delta, confidence,
+                                                                returns=" -> ObservedRun")
     if runs < 4:
         raise ValueError(f"runs must be >= 4; got {runs}")
-    delta = check_delta(delta)
-    confidence = check_confidence(confidence)
     statistic = check_choice(statistic, "statistic", ("auto",) + STATISTICS)
     bound = check_choice(bound, "bound", ("auto",) + BOUNDS)
     n_jobs = check_n_jobs(n_jobs)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .common import check_accountants, check_output, check_steps
+from .common import add_run_options, check_accountants, check_output, check_steps
 from .common import figure as _figure
 from .common import names as _names
 from .common import progress as _progress
@@ -29,12 +29,7 @@ def _add_epsilon(sub):
                     "recipe that reproduces Abadi et al.'s Figure 2 is shown and marked: it is NOT a valid bound.",
         epilog="example: python -m dpedu epsilon --noise-multiplier 4 --sampling-rate 0.01 --epochs 100 --delta 1e-5",
     )
-    p.add_argument("--noise-multiplier", "-z", type=float, required=True, help="z = noise std / clip norm")
-    p.add_argument("--sampling-rate", "-q", type=float, required=True,
-                   help="Poisson sampling rate q in (0, 1]; 1 means full-batch steps (then zCDP applies)")
-    group = p.add_mutually_exclusive_group(required=True)
-    group.add_argument("--epochs", type=float, help="epochs; steps = round(epochs / q)")
-    group.add_argument("--steps", type=int, help="number of steps T")
+    add_run_options(p, "Poisson sampling rate q in (0, 1]; 1 means full-batch steps (then zCDP applies)")
     p.add_argument("--delta", type=float, default=1e-5, help="total delta (default 1e-5)")
     p.add_argument("--accountants", type=_names, default=ACCOUNTANT_KEYS,
                    help=f"comma-separated subset of {','.join(ACCOUNTANT_KEYS)} (default: all)")

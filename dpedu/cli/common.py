@@ -8,8 +8,8 @@ import sys
 from .. import validation
 from ..validation import MAX_STEPS
 
-__all__ = ["MAX_STEPS", "CliError", "progress", "floats", "check_positive_list", "check_accountants", "names",
-           "check_steps", "check_output", "steps_and_epochs", "figure", "wrap"]
+__all__ = ["MAX_STEPS", "CliError", "progress", "floats", "check_positive_list", "add_run_options", "check_accountants",
+           "names", "check_steps", "check_output", "steps_and_epochs", "figure", "wrap"]
 
 
 class CliError(ValueError):
@@ -79,8 +79,19 @@ def check_positive_list(values, option):
     return values
 
 
+def add_run_options(parser, sampling_help):
+    """The options of one DP-SGD run to account: ``--noise-multiplier``/``-z``, ``--sampling-rate``/``-q`` (with
+    ``sampling_help``) and exactly one of ``--epochs`` and ``--steps`` (read back by :func:`steps_and_epochs`)."""
+    parser.add_argument("--noise-multiplier", "-z", type=float, required=True, help="z = noise std / clip norm")
+    parser.add_argument("--sampling-rate", "-q", type=float, required=True, help=sampling_help)
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--epochs", type=float, help="epochs; steps = round(epochs / q)")
+    group.add_argument("--steps", type=int, help="number of steps T")
+
+
 def check_accountants(names, option):
-    """Accountant names, an unknown one refused naming ``option`` ("--accountant: accountant must be one of ...; got 'rpd'")."""
+    """Accountant names, an unknown one refused naming ``option``
+    ("--accountant: accountant must be one of ...; got 'rpd'")."""
     from ..accountants import check_accountant_names
 
     try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import CliError, steps_and_epochs
+from .common import CliError, add_run_options, steps_and_epochs
 
 #: (sampling, relation) pairs an accountant covers: PLD for Poisson (docs/math.md §15, §22.4), RDP for fixed (§22.3).
 COVERED = (("poisson", "add_remove"), ("poisson", "replace_one"), ("fixed", "replace_one"))
@@ -21,17 +21,12 @@ def _add_statement(sub):
                     "best attack's TPR at a small FPR, group privacy, and the assumptions the guarantee rests on.",
         epilog="example: python -m dpedu statement -z 4 -q 0.01 --steps 10000 --n 60000 --clip-norm 4 --delta 1e-5",
     )
-    p.add_argument("--noise-multiplier", "-z", type=float, required=True, help="z = noise std / clip norm")
-    p.add_argument("--sampling-rate", "-q", type=float, required=True,
-                   help="sampling rate q in (0, 1]: Poisson rate, or m = round(q n) records with --sampling fixed")
+    add_run_options(p, "sampling rate q in (0, 1]: Poisson rate, or m = round(q n) records with --sampling fixed")
     p.add_argument("--sampling", choices=("poisson", "fixed"), default="poisson",
                    help="batches: Poisson samples at rate q, or exactly m = round(q n) records drawn uniformly without "
                         "replacement afresh each step (needs --n and --relation replace_one) (default poisson)")
     p.add_argument("--relation", choices=("add_remove", "replace_one"), default="add_remove",
                    help="neighbouring relation of the guarantee (default add_remove)")
-    group = p.add_mutually_exclusive_group(required=True)
-    group.add_argument("--epochs", type=float, help="epochs; steps = round(epochs / q)")
-    group.add_argument("--steps", type=int, help="number of steps T")
     p.add_argument("--n", type=int, default=None, help="data set size (number of training examples)")
     p.add_argument("--clip-norm", type=float, default=None, help="clip norm C of the per-example gradients")
     p.add_argument("--delta", type=float, default=1e-5, help="delta (default 1e-5; choose it well below 1/n)")

@@ -18,6 +18,7 @@ Every epsilon here is the **total** epsilon of a whole training run, after compo
 1.0355
 """
 
+from . import accounting, sweeps
 from .accounting import (
     ACCOUNTANT_KEYS,
     ACCOUNTANT_LABELS,
@@ -44,30 +45,6 @@ from .sweeps import (
 )
 from .tuning_costs import TuningCost, affordable_noise, defaults_provenance_cost, grid_noise_multiplier, tuning_cost
 
-__all__ = [
-    "ACCOUNTANT_KEYS",
-    "ACCOUNTANT_LABELS",
-    "INVALID_BOUNDS",
-    "accountant_for_key",
-    "check_accountant_keys",
-    "check_grid",
-    "steps_from_epochs",
-    "epsilon_for_run",
-    "EpsilonCurves",
-    "epsilon_curves",
-    "noise_for_target",
-    "TradeoffResult",
-    "run_tradeoff",
-    "EpochsResult",
-    "run_epochs_tradeoff",
-    "ClippingNoiseResult",
-    "run_clipping_noise_grid",
-    "NoisyGDResult",
-    "run_noisy_gd_tradeoff",
-    "non_private_accuracy",
-    "TuningCost",
-    "tuning_cost",
-    "affordable_noise",
-    "grid_noise_multiplier",
-    "defaults_provenance_cost",
-]
+# What each module exports, in its order (accounting, then training, then tuning costs but for its run_ledger).
+__all__ = [*accounting.__all__, *sweeps.__all__, "TuningCost", "tuning_cost", "affordable_noise",
+           "grid_noise_multiplier", "defaults_provenance_cost"]

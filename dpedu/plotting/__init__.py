@@ -23,15 +23,7 @@ emptiest inside position, measured on the drawn figure, or else below the axes.
 The helpers are split by job: :mod:`dpedu.plotting.accuracy`, :mod:`dpedu.plotting.accounting`,
 :mod:`dpedu.plotting.losses`, and what they share (argument checks, colours, ticks, the legend placement
 :func:`place_legend`) in :mod:`dpedu.plotting.common`.
-
->>> import matplotlib
->>> matplotlib.use("Agg")
->>> ax = plot_accuracy_vs_epsilon([0.1, 1.0, 10.0], [[0.80, 0.81], [0.83, 0.84], [0.84, 0.85]],
-...                               baseline=0.85, delta=1e-5)
->>> ax.get_xscale(), ax.get_xlabel()
-('log', 'total $\\varepsilon$ of the training run ($\\delta = 10^{-5}$)')
->>> len(ax.lines)                      # the mean curve and the non-private line
-2
+Each module's docstring opens with an example (:mod:`dpedu.plotting.accuracy`: accuracy against epsilon).
 """
 
 from __future__ import annotations
