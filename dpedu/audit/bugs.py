@@ -48,7 +48,8 @@ import numpy as np
 from ..clipping import L2_clip
 from ..models import LogisticModel
 from ..training import poisson_sample
-from ..validation import check_choice, check_features, check_labels, check_positive, check_positive_int, check_rng, check_sampling_rate
+from ..validation import (check_choice, check_features, check_labels, check_positive,
+                          check_positive_int, check_rng, check_sampling_rate)
 from .data import make_audit_data, make_canary
 from .whitebox import ObservedRun, claimed_ledger, observed_trainer, whitebox_audit
 

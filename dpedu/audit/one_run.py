@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..calibrate import noise_multiplier as calibrated_noise_multiplier
-from ..validation import check_choice, check_delta, check_epsilon, check_features, check_labels, check_positive, check_positive_int, check_rng
+from ..validation import (check_choice, check_delta, check_epsilon, check_features,
+                          check_labels, check_positive, check_positive_int, check_rng)
 from .canary import upper_bounds
 from .results import AuditBound
 from .statistics import check_confidence

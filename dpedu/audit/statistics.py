@@ -25,7 +25,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..gaussian import gaussian_epsilon_exact
-from ..validation import check_choice, check_array, check_delta, check_in_interval, check_nonnegative, check_positive_int, check_scalar
+from ..validation import (check_choice, check_array, check_delta, check_in_interval,
+                          check_nonnegative, check_positive_int, check_scalar)
 
 __all__ = [
     "bound_is_consistent",
