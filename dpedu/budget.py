@@ -38,7 +38,7 @@ import numbers
 import threading
 
 from .validation import check_choice, Budget, check_delta, check_epsilon
-from .accountants import ACCOUNTANT_NAMES, Event, account, as_ledger
+from .accountants import ACCOUNTANT_NAMES, account, as_ledger
 
 __all__ = ["PrivacyBudget", "BudgetExceededError"]
 
@@ -138,7 +138,8 @@ class PrivacyBudget:
 
     @staticmethod
     def _entries(history, count):
-        """Normalise ``(event, count)`` or a ledger to a checked list of (event, int count); touches no state."""
+        """Normalise ``(event, count)`` or a ledger (:func:`~dpedu.accountants.as_ledger`: events only) to a list of
+        (event, int count) with the counts checked; touches no state."""
         entries = as_ledger(history)
         if count is not None:
             if len(entries) != 1 or entries[0][1] != 1:
@@ -146,8 +147,6 @@ class PrivacyBudget:
             entries = [(entries[0][0], count)]
         checked = []
         for event, n in entries:
-            if not isinstance(event, Event):
-                raise TypeError(f"a history holds events or (event, count) pairs; got {event!r}")
             if isinstance(n, bool) or not isinstance(n, numbers.Integral):
                 raise TypeError(f"count must be an integer >= 1; got {type(n).__name__} {n!r} for {event!r}")
             if n < 1:

@@ -381,3 +381,29 @@ def test_epsilon_from_rdp_refuses_non_real_input(orders, rdp, name):
         epsilon_from_rdp(orders, rdp, 1e-5)
     with pytest.raises(TypeError, match=name):
         delta_from_rdp(orders, rdp, 1.0)
+
+
+# --- the curve of each event: one registered function per event type --------------------------------------------
+
+
+def test_rdp_supports_exactly_the_event_types_with_a_registered_curve():
+    from dpedu.accountants.rdp import RDP_EVENTS, rdp_of
+
+    registered = {t for t in rdp_of.registry if t is not object}
+    assert set(RDPAccountant.supported_events) == registered == set(RDP_EVENTS)
+    alphas = np.array([2.0, 8.0])
+    for event, expected in [(GaussianEvent(2.0), rdp_gaussian(2.0, alphas)),
+                            (SubsampledGaussianEvent(2.0, 0.1), rdp_sampled_gaussian(0.1, 2.0, alphas)),
+                            (LaplaceEvent(0.5), rdp_laplace(2.0, alphas)),
+                            (EpsilonDeltaEvent(0.5), rdp_pure_dp(0.5, alphas))]:
+        assert np.array_equal(rdp_of(event, alphas), expected)
+        assert np.array_equal(event_rdp_curve(event, (2.0, 8.0)), expected)
+
+
+def test_an_event_without_a_registered_curve_is_refused():
+    from dpedu.accountants.rdp import rdp_of
+
+    with pytest.raises(TypeError, match="no RDP curve"):
+        rdp_of(ShuffledBatchGaussianEvent(1.0, 10, 100), np.array([2.0]))
+    with pytest.raises(TypeError, match="only pure DP"):
+        rdp_of(EpsilonDeltaEvent(1.0, 1e-6), np.array([2.0]))

@@ -344,3 +344,21 @@ def test_bound_is_consistent_compares_with_every_applicable_upper_bound():
                             ((1.0, {"pld": "2"}), TypeError, "upper_bounds\\['pld'\\]")]:
         with pytest.raises(kind, match=name):
             bound_is_consistent(*bad)
+
+
+def test_audit_results_share_one_frozen_base():
+    import dataclasses
+
+    from dpedu.audit import AuditBound, AuditResult, OneRunResult, WhiteBoxResult
+
+    for cls in (AuditResult, WhiteBoxResult, OneRunResult):
+        assert issubclass(cls, AuditBound)
+        assert cls.__dataclass_params__.frozen
+    ok = AuditBound(epsilon_lower=0.5, upper_bounds={"rdp": 1.0, "zcdp": math.nan}, delta=1e-5, confidence=0.95,
+                    seconds=1.0)
+    bad = dataclasses.replace(ok, epsilon_lower=1.5)
+    assert ok.consistent and not bad.consistent
+    assert not any("AUDIT FAILED" in line for line in ok.bound_lines("audit"))
+    assert bad.bound_lines("audit")[-1].startswith("  AUDIT FAILED")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ok.epsilon_lower = 2.0

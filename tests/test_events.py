@@ -15,11 +15,13 @@ from dpedu.events import (
     MIN_EVENT_NOISE_MULTIPLIER,
     EpsilonDeltaEvent,
     Event,
+    FIELD_CHECKS,
     GaussianEvent,
     LaplaceEvent,
     ShuffledBatchGaussianEvent,
     SubsampledGaussianEvent,
     gaussian_step_event,
+    ledger_pairs,
     steps_from_epochs,
 )
 
@@ -101,3 +103,55 @@ def test_dp_sgd_plans_record_the_event_of_their_sampling_scheme():
     shuffled = plan_dp_sgd(1000, sampling_rate=0.01, sampling="shuffle", **common)
     assert shuffled.ledger == [(ShuffledBatchGaussianEvent(1.5, 10, 1000), 7)]
     assert plan_dp_sgd(1000, sampling_rate=0.01, noise_multiplier=0.0, clip_norm=1.0, steps=7).ledger is None
+
+
+# --- one place for field checks, one ledger normaliser ----------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class _BatchOfAFewEvent(Event):
+    """An event written the way a new one is: fields only, no checking code of its own."""
+
+    noise_multiplier: float
+    batch_size: int
+    dataset_size: int
+    relation: str = dataclasses.field(default="add_remove", kw_only=True)
+
+
+def test_a_new_event_gets_its_fields_checked_by_their_names():
+    assert _BatchOfAFewEvent(2, 3, 10).noise_multiplier == 2.0                      # stored as checked (a float)
+    assert isinstance(_BatchOfAFewEvent(2, 3, 10).noise_multiplier, float)
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        _BatchOfAFewEvent(0.0, 3, 10)
+    with pytest.raises(TypeError, match="batch_size"):
+        _BatchOfAFewEvent(1.0, 2.5, 10)
+    with pytest.raises(ValueError, match=r"batch_size \(11\) must not exceed dataset_size \(10\)"):
+        _BatchOfAFewEvent(1.0, 11, 10)
+    with pytest.raises(ValueError, match="relation must be one of"):
+        _BatchOfAFewEvent(1.0, 3, 10, relation="swap")
+    assert set(FIELD_CHECKS) >= {"noise_multiplier", "sampling_rate", "epsilon", "delta", "batch_size",
+                                 "max_batch_size", "dataset_size", "relation"}
+
+
+@pytest.mark.parametrize("history, expected", [
+    (GaussianEvent(1.0), [(GaussianEvent(1.0), 1)]),
+    ([GaussianEvent(1.0), (LaplaceEvent(0.5), 3)], [(GaussianEvent(1.0), 1), (LaplaceEvent(0.5), 3)]),
+    ((), []),
+])
+def test_one_ledger_normaliser_serves_as_ledger_and_the_run_ledger(history, expected):
+    from dpedu.accountants import RepeatAndSelectEvent, as_ledger
+
+    assert ledger_pairs(history) == expected
+    assert as_ledger(history) == expected
+    if expected:
+        assert RepeatAndSelectEvent(history, mean=2.0).run_ledger == tuple(expected)
+
+
+@pytest.mark.parametrize("bad", [3, "GaussianEvent(1.0)", [(GaussianEvent(1.0),)], [1.0]])
+def test_ledger_normaliser_refuses_by_the_callers_name(bad):
+    from dpedu.accountants import RepeatAndSelectEvent, as_ledger
+
+    with pytest.raises(TypeError, match="^history must"):
+        as_ledger(bad)
+    with pytest.raises(TypeError, match="^run_ledger must"):
+        RepeatAndSelectEvent(bad, mean=2.0)
