@@ -13,6 +13,13 @@ DP-SGD): a Gaussian with standard deviation ``noise_std`` on a sum of records of
 2C, and the accountants apply it (:func:`add_remove_equivalent`); an event never stores a value already
 halved or doubled.
 
+**Adding an event**: a ``@dataclass(frozen=True, repr=False)`` subclass of :class:`Event` with its fields and
+``relation: str = _relation_field()`` last. :class:`Event` checks every field by its name (:data:`FIELD_CHECKS`:
+a new field name gets its rule there), so the class needs no checking code. Export it in ``__all__`` here and
+import it in :mod:`dpedu.accountants` (which re-exports the event types); then each accountant that covers it
+says how: the RDP curve registered on :func:`dpedu.accountants.rdp.rdp_of`, the relations and refusals in the
+accountant's ``relations`` and ``unsupported_reasons``.
+
 >>> SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01)
 SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01)
 >>> LaplaceEvent(epsilon=0.5).scale
