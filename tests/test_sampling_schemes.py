@@ -164,7 +164,7 @@ def test_uncovered_pairs_are_refused_by_name(toy, sampling, relation, accountant
     (dict(sampling="poisson", max_batch_size=10), "max_batch_size is used only with sampling='truncated_poisson'"),
     (dict(sampling="truncated_poisson", max_batch_size=0), "max_batch_size"),
     (dict(sampling="truncated_poisson", max_batch_size=N + 1), "max_batch_size must be at most n=400"),
-    (dict(relation="neighbours"), r"relation must be one of \('add_remove', 'replace_one'\)"),
+    (dict(relation="neighbours"), "relation must be one of 'add_remove', 'replace_one'"),
 ])
 def test_bad_scheme_settings_are_refused_by_name(toy, kwargs, message):
     with pytest.raises(ValueError, match=message):
