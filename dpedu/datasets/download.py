@@ -125,22 +125,19 @@ def _watched(connection_class, deadline):
     return make
 
 
-class _HTTPHandler(urllib.request.HTTPHandler):
-    def __init__(self, deadline):
-        super().__init__()
-        self.deadline = deadline
+def _watching_handlers(deadline):
+    """urllib's HTTP and HTTPS handlers, each opening connections that watch ``deadline`` (urllib finds a
+    handler's opener by the scheme in its method's name, so each scheme has its own class)."""
 
-    def http_open(self, req):
-        return self.do_open(_watched(_WatchedHTTPConnection, self.deadline), req)
+    class HTTPHandler(urllib.request.HTTPHandler):
+        def http_open(self, req):
+            return self.do_open(_watched(_WatchedHTTPConnection, deadline), req)
 
+    class HTTPSHandler(urllib.request.HTTPSHandler):
+        def https_open(self, req):
+            return self.do_open(_watched(_WatchedHTTPSConnection, deadline), req)
 
-class _HTTPSHandler(urllib.request.HTTPSHandler):
-    def __init__(self, deadline):
-        super().__init__()
-        self.deadline = deadline
-
-    def https_open(self, req):
-        return self.do_open(_watched(_WatchedHTTPSConnection, self.deadline), req)
+    return HTTPHandler(), HTTPSHandler()
 
 
 def remove_stale_parts(directory, *, older_than=STALE_PART_AGE):
@@ -222,7 +219,7 @@ def _timed_out(timeout):
 
 def _stream(url, out, expected, deadline, timeout):
     """Copy the body of ``url`` into ``out``; return (sha256 object, bytes received, Content-Length)."""
-    opener = urllib.request.build_opener(_HTTPHandler(deadline), _HTTPSHandler(deadline))  # + proxy settings
+    opener = urllib.request.build_opener(*_watching_handlers(deadline))  # + proxy settings
     digest, received = hashlib.sha256(), 0
     with opener.open(url, timeout=timeout) as response:
         announced = response.headers.get("Content-Length")
