@@ -168,7 +168,8 @@ def _no_adult(monkeypatch):
     (["tradeoff", "--epsilons", "0.5,0,inf"], "error: --epsilons must be positive numbers; got 0, inf"),
     (["tradeoff", "--seeds", "0"], "error: --seeds must be an integer >= 1; got 0"),
     (["tradeoff", "--delta", "1"], "error: --delta must be in (0, 1); got 1.0"),
-    (["tradeoff", "--accountant", "rpd"], "error: --accountant: accountant must be one of"),
+    (["tradeoff", "--accountant", "rpd"], "error: --accountant: accountant must be one of "
+     "'sequential', 'advanced', 'strong', 'moments', 'rdp', 'zcdp', 'pld'; got 'rpd'"),
     (["tradeoff", "--learning-rate", "-2"], "error: --learning-rate must be a finite positive number"),
     (["tradeoff", "--sampling-rate", "0"], "error: --sampling-rate must be in (0, 1]"),
     (["demo", "--epsilon", "-1"], "error: --epsilon must be a finite positive number; got -1.0"),
@@ -200,7 +201,8 @@ def test_audit_refuses_options_before_any_training(capsys, monkeypatch, argv, me
     (["plan", "--epsilon", "0.5", "--epochs", "0"], "error: --epochs must be an integer >= 1; got 0"),
     (["plan", "--epsilon", "0.5", "--steps", "0"], "error: --steps must be an integer >= 1; got 0"),
     (["plan", "--epsilon", "0.5", "--delta", "2"], "error: --delta must be in (0, 1); got 2.0"),
-    (["plan", "--epsilon", "0.5", "--accountants", "rdp,xx"], "error: --accountants: accountant must be one of"),
+    (["plan", "--epsilon", "0.5", "--accountants", "rdp,xx"], "error: --accountants: accountant must be one of "
+     "'sequential', 'advanced', 'strong', 'moments', 'rdp', 'zcdp', 'pld'; got 'xx'"),
 ])
 def test_plan_refuses_its_options_before_printing_anything(capsys, argv, message):
     status = cli.main(argv)
