@@ -57,7 +57,7 @@ SHUFFLED_BATCH_REASON = (
 SHUFFLED_BATCH = {
     ShuffledBatchGaussianEvent: SHUFFLED_BATCH_REASON,
     TruncatedPoissonGaussianEvent: "a Poisson sample cut at a maximum batch size is not Poisson sampling; the 'rdp' "
-    "accountant bounds it under add/remove (docs/math.md §22.5)",
+    "accountant bounds it under add/remove (docs/math.md §22.5), the 'pld' accountant under both relations (§22.7)",
     (SampledWithoutReplacementGaussianEvent, "add_remove"): "amplification by sampling without replacement is "
     "stated for replace-one neighbours (docs/math.md §11.2); record the event with relation='replace_one'",
 }
