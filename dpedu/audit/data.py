@@ -13,6 +13,7 @@ import numpy as np
 from ..datasets import make_toy
 from ..validation import (
     check_array,
+    check_choice,
     check_features,
     check_labels,
     check_positive,
@@ -98,6 +99,10 @@ def make_canary(X, y, *, kind="least_used", norm=5.0):
     X = check_features(X)
     y = check_labels(y, X.shape[0])
     norm = check_positive(norm, "norm")
+    check_choice(kind, "kind", CANARY_KINDS)
+    largest = float(np.max(np.abs(X)))
+    if largest > 0:                                       # both directions are scale-free: rescaled, X.T @ X and
+        X = X / largest                                   # the class means stay finite for |X| up to 1.8e308
     if kind == "least_used":
         _, vectors = np.linalg.eigh(X.T @ X)              # eigenvalues ascending
         v = vectors[:, 0]

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 from ... import gaussian
-from ...validation import check_nonnegative, check_sampling_rate
+from ...validation import check_in_interval, check_nonnegative, check_sampling_rate
 from ...events import (
     REPLACE_ONE,
     GaussianEvent,
@@ -113,7 +113,7 @@ def amplify_by_subsampling(epsilon, delta, sampling_rate):
         The amplified (epsilon, delta).
     """
     epsilon = check_nonnegative(epsilon, "epsilon")
-    delta = check_nonnegative(delta, "delta")
+    delta = check_in_interval(delta, "delta", 0.0, 1.0)  # a probability
     q = check_sampling_rate(sampling_rate)
     if epsilon <= 700.0:
         amplified = math.log1p(q * math.expm1(epsilon))

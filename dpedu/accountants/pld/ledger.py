@@ -138,7 +138,7 @@ def _curve(models, counts, events, options, pessimistic, tail, refinement):
     total = None
     for g, count, window in parts:
         part = on_finer_grid(self_compose(g, count, tail, pessimistic, max_size, window), common)
-        total = part if total is None else convolve(total, part)
+        total = part if total is None else convolve(total, part, pessimistic)
     return PrivacyCurve(total), coarsened
 
 
