@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "dpedu"
 # Lowest first. A new module must be placed here (the test fails for a module in no layer).
 LAYERS = [
     ("dpedu.validation", "dpedu.parallel", "dpedu.datasets"),             # checks; seeded tasks; data parsing
-    ("dpedu.events", "dpedu.gaussian"),                                    # what happened; Gaussian closed forms
+    ("dpedu.events", "dpedu.events_allocation", "dpedu.gaussian"),         # what happened; Gaussian closed forms
     ("dpedu.clipping", "dpedu.mechanisms", "dpedu.snapping", "dpedu.models"),
     ("dpedu.training",),                                                   # gradient descent, noisy GD, DP-SGD
     ("dpedu.accountants",),

@@ -54,13 +54,13 @@ def test_gaussian_on_the_grid_is_bracketed_by_the_exact_curve(z):
         exact = gaussian_delta_exact(epsilon, z)
         # FFT round-off is about 1e-18 absolute: below that the bracket is not resolved
         assert low <= exact * (1 + 1e-9) + 1e-17 and high >= exact * (1 - 1e-9) - 1e-17
-        assert high <= exact * 1.01 + 1e-12
+        assert high <= exact * 1.01 + 1e-11  # + the FFT round-off bound counted in delta (docs/math.md §15.8)
 
 
 def test_get_delta_is_accurate_to_1e_15():
     acc = pld([(GaussianEvent(1.0), 1), (LaplaceEvent(1e-9), 1)])
     exact = gaussian_delta_exact(8.0, 1.0)  # 3.65e-15
-    assert abs(acc.get_delta(8.0) - exact) <= 1e-16
+    assert -1e-16 <= acc.get_delta(8.0) - exact <= 1e-11  # above by at most the round-off bound (§15.8)
     closed = pld([(GaussianEvent(1.0), 1)])
     assert closed.get_delta(8.0) == pytest.approx(exact, rel=1e-12)
 
@@ -70,7 +70,7 @@ def test_get_delta_is_accurate_to_1e_15():
 
 def test_pure_events_compose_exactly():
     acc = pld([(EpsilonDeltaEvent(1.0), 1), (EpsilonDeltaEvent(2.0), 1)])
-    assert acc.get_delta(3.0) == 0.0
+    assert 0.0 <= acc.get_delta(3.0) <= 1e-11  # exact up to the FFT round-off bound counted in delta (§15.8)
     assert acc.get_epsilon(1e-10) == pytest.approx(3.0, abs=1e-9)
 
 

@@ -100,6 +100,8 @@ def zcdp_delta(rho, epsilon, conversion="classic"):
     if conversion == "classic":
         # (x * x, not x ** 2: a huge epsilon gives inf and delta 0 instead of an OverflowError)
         return math.exp(-(epsilon - rho) * (epsilon - rho) / (4.0 * rho)) if epsilon >= rho else 1.0
+    if epsilon >= rho and (epsilon - rho) * (epsilon - rho) / (4.0 * rho) > 745.0:
+        return 0.0  # the classic delta, an upper bound on the improved one, is below the smallest float
     # The exponent (alpha - 1)(rho alpha - epsilon) is smallest near alpha = (epsilon + rho) / (2 rho).
     centre = math.log(max((epsilon - rho) / (2.0 * rho), 1e-6))
     log_delta = _minimise_over_alpha(lambda alpha: _improved_log_delta_at(rho, epsilon, alpha), centre)

@@ -12,8 +12,8 @@ import numpy as np
 
 from ..datasets import make_toy
 from ..validation import (
-    check_choice,
     check_array,
+    check_choice,
     check_features,
     check_labels,
     check_positive,
@@ -100,6 +100,9 @@ def make_canary(X, y, *, kind="least_used", norm=5.0):
     y = check_labels(y, X.shape[0])
     norm = check_positive(norm, "norm")
     kind = check_choice(kind, "kind", CANARY_KINDS)
+    largest = float(np.max(np.abs(X)))
+    if largest > 0:                                       # both directions are scale-free: rescaled, X.T @ X and
+        X = X / largest                                   # the class means stay finite for |X| up to 1.8e308
     if kind == "least_used":
         _, vectors = np.linalg.eigh(X.T @ X)              # eigenvalues ascending
         v = vectors[:, 0]

@@ -9,7 +9,8 @@ from .. import validation
 from ..validation import MAX_STEPS
 
 __all__ = ["MAX_STEPS", "CliError", "progress", "floats", "check_positive_list", "add_run_options", "check_accountants",
-           "names", "check_steps", "check_output", "steps_and_epochs", "figure", "wrap"]
+           "names", "check_input_dir", "check_input_path", "check_output_dir", "check_steps", "check_output",
+           "steps_and_epochs", "figure", "wrap"]
 
 
 class CliError(ValueError):
@@ -141,6 +142,40 @@ def check_output(path, option):
 
     if path is not None and not Path(path).expanduser().resolve().parent.is_dir():
         raise CliError(f"{option}: the folder of {path} does not exist")
+    return path
+
+
+def check_input_dir(path, option):
+    """Refuse, before any work, an input folder (``--data-home``) that is not an existing directory (None: not given).
+
+    A folder that does not exist is an error, not a silent fall-back to another copy of the data."""
+    from pathlib import Path
+
+    if path is None:
+        return None
+    if not str(path).strip():
+        raise CliError(f"{option}: an empty path names no folder")
+    if not Path(path).expanduser().is_dir():
+        raise CliError(f"{option}: {path} is not an existing folder")
+    return path
+
+
+def check_input_path(path, option):
+    """Refuse, before any work, an input file or folder that does not exist."""
+    from pathlib import Path
+
+    if not str(path).strip() or not Path(path).expanduser().exists():
+        raise CliError(f"{option}: {path} does not exist")
+    return path
+
+
+def check_output_dir(path, option):
+    """Refuse, before any work, an output folder whose parent does not exist or that names an existing file."""
+    from pathlib import Path
+
+    folder = Path(path).expanduser()
+    if not str(path).strip() or folder.is_file() or not folder.resolve().parent.is_dir():
+        raise CliError(f"{option}: {path} must be a folder whose parent exists")
     return path
 
 

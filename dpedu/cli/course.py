@@ -23,7 +23,10 @@ def _add_strip(sub):
 
 def cmd_strip_solutions(args):
     from ..exercises import make_student_copies
+    from .common import check_input_path, check_output_dir
 
+    check_input_path(args.source, "source")
+    check_output_dir(args.out_dir, "out_dir")
     for path in make_student_copies(args.source, args.out_dir, force=args.force):
         print(f"wrote {path}")
     return 0
@@ -48,7 +51,9 @@ def _add_course_kit(sub):
 
 def cmd_course_kit(args):
     from ..instructor import chapter_names, default_mathjax, make_course
+    from .common import check_output_dir
 
+    check_output_dir(args.course_dir, "course_dir")
     mathjax = default_mathjax()
     root = make_course(args.course_dir, chapters=args.chapters, timeout=args.timeout, force=args.force,
                        mathjax=mathjax)

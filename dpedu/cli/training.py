@@ -7,7 +7,7 @@ import numpy as np
 
 from ..parallel import check_n_jobs
 from ..validation import check_delta, check_epsilon, check_positive, check_positive_int, check_sampling_rate
-from .common import check_accountants, check_output, check_positive_list, check_steps
+from .common import check_accountants, check_input_dir, check_output, check_positive_list, check_steps
 from .common import figure as _figure
 from .common import floats as _floats
 from .common import progress as _progress
@@ -45,6 +45,7 @@ def cmd_demo(args):
     check_positive_int(args.iterations, "--iterations")
     check_epsilon(args.epsilon, "--epsilon")
     check_delta(args.delta, "--delta")
+    check_input_dir(args.data_home, "--data-home")
     _progress("loading Adult ...")
     data = load_adult(args.data_home)
     X_train, y_train, X_test, y_test = data
@@ -157,6 +158,7 @@ def cmd_tradeoff(args):
     steps = check_steps(args.epochs, args.sampling_rate)
     check_output(args.out, "--out")
     check_output(args.csv, "--csv")
+    check_input_dir(args.data_home, "--data-home")
     _progress("loading Adult ...")
     data = load_adult(args.data_home)
     result = run_tradeoff(data, epsilons=args.epsilons, seeds=args.seeds, delta=args.delta, accountant=args.accountant,

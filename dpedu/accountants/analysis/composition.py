@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 from ... import gaussian
-from ...validation import check_nonnegative, check_sampling_rate
+from ...validation import check_in_interval, check_nonnegative, check_sampling_rate
 from ...events import (
     REPLACE_ONE,
     GaussianEvent,
@@ -57,7 +57,7 @@ SHUFFLED_BATCH_REASON = (
 SHUFFLED_BATCH = {
     ShuffledBatchGaussianEvent: SHUFFLED_BATCH_REASON,
     TruncatedPoissonGaussianEvent: "a Poisson sample cut at a maximum batch size is not Poisson sampling; the 'rdp' "
-    "accountant bounds it under add/remove (docs/math.md §22.5)",
+    "accountant bounds it under add/remove (docs/math.md §22.5), the 'pld' accountant under both relations (§22.7)",
     (SampledWithoutReplacementGaussianEvent, "add_remove"): "amplification by sampling without replacement is "
     "stated for replace-one neighbours (docs/math.md §11.2); record the event with relation='replace_one'",
 }
@@ -113,7 +113,7 @@ def amplify_by_subsampling(epsilon, delta, sampling_rate):
         The amplified (epsilon, delta).
     """
     epsilon = check_nonnegative(epsilon, "epsilon")
-    delta = check_nonnegative(delta, "delta")
+    delta = check_in_interval(delta, "delta", 0.0, 1.0)  # a probability
     q = check_sampling_rate(sampling_rate)
     if epsilon <= 700.0:
         amplified = math.log1p(q * math.expm1(epsilon))

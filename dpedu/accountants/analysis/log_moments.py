@@ -36,13 +36,26 @@ import math
 import numpy as np
 from scipy.special import gammaln, log_ndtr, logsumexp
 
+from ...events import MIN_EVENT_NOISE_MULTIPLIER
 from ...validation import check_noise_multiplier, check_sampling_rate
 from .orders import check_orders, shape_like_orders
 
-__all__ = ["SeriesDidNotConvergeError", "log_a_integer", "log_a_fractional", "log_a", "log_moment"]
+__all__ = ["SeriesDidNotConvergeError", "log_a_integer", "log_a_fractional", "log_a", "log_moment",
+           "check_analysis_noise_multiplier"]
 
 _LOG_SERIES_TOL = -30.0  # MTZ19 §3.3: drop series terms below e^-30 (A_alpha >= 1, so relative 1e-13)
 _MAX_SERIES_TERMS = 1_000_000
+
+
+def check_analysis_noise_multiplier(value, name="noise_multiplier"):
+    """A noise multiplier the analysis functions can take: finite and at least ``MIN_EVENT_NOISE_MULTIPLIER``
+    (1e-50, the events' limit). Below it :math:`z^2` underflows or the curve exceeds 1e100 at every order: refused
+    by name (a ``ValueError``), never a bare warning. Large z is accepted: the curves go to 0."""
+    z = check_noise_multiplier(value, name)
+    if z < MIN_EVENT_NOISE_MULTIPLIER:
+        raise ValueError(f"{name} must be in [{MIN_EVENT_NOISE_MULTIPLIER:g}, inf) (below it the privacy loss is "
+                         f"beyond the float range: the release is effectively not private); got {z!r}")
+    return z
 
 
 class SeriesDidNotConvergeError(ArithmeticError):
@@ -88,7 +101,7 @@ def log_a_integer(sampling_rate, noise_multiplier, orders):
     0.75
     """
     q = check_sampling_rate(sampling_rate)
-    z = check_noise_multiplier(noise_multiplier)
+    z = check_analysis_noise_multiplier(noise_multiplier)
     alphas = check_orders(orders, integer=True, strict=False)
     flat = alphas.ravel()
     if q == 1.0:
@@ -163,7 +176,7 @@ def log_a_fractional(sampling_rate, noise_multiplier, orders):
     True
     """
     q = check_sampling_rate(sampling_rate)
-    z = check_noise_multiplier(noise_multiplier)
+    z = check_analysis_noise_multiplier(noise_multiplier)
     alphas = check_orders(orders)
     flat = alphas.ravel()
     if q == 1.0:
@@ -230,7 +243,7 @@ def log_a(sampling_rate, noise_multiplier, orders):
     True
     """
     q = check_sampling_rate(sampling_rate)
-    z = check_noise_multiplier(noise_multiplier)
+    z = check_analysis_noise_multiplier(noise_multiplier)
     alphas = check_orders(orders)
     flat = alphas.ravel()
     out = np.empty_like(flat)

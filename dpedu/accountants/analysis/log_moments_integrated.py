@@ -22,7 +22,8 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-from ...validation import check_array, check_noise_multiplier, check_sampling_rate
+from ...validation import check_array, check_sampling_rate
+from .log_moments import check_analysis_noise_multiplier
 from .orders import check_orders
 
 __all__ = ["log_a_integrated", "abadi_log_moments_integrated"]
@@ -56,7 +57,7 @@ def log_a_integrated(sampling_rate, noise_multiplier, power):
 
     """
     q = check_sampling_rate(sampling_rate)
-    z = check_noise_multiplier(noise_multiplier)
+    z = check_analysis_noise_multiplier(noise_multiplier)
     p = check_array(power, "power", ndim=0).item()
     if p == 0:
         return 0.0
@@ -77,6 +78,8 @@ def log_a_integrated(sampling_rate, noise_multiplier, power):
     log_parts = log_density + log_weights + log_abs_expm1
     log_pos = logsumexp(np.where(y > 0, log_parts, -np.inf))
     log_neg = logsumexp(np.where(y < 0, log_parts, -np.inf))
+    if log_pos == log_neg == -math.inf:  # the ratio is 1 to double precision everywhere (a huge z): A = 1
+        return 0.0
     if log_pos >= log_neg:  # A = 1 + e^{pos} - e^{neg} >= 1
         with np.errstate(divide="ignore"):
             return float(np.logaddexp(0.0, log_pos + np.log(-np.expm1(log_neg - log_pos))))
@@ -114,7 +117,7 @@ def abadi_log_moments_integrated(sampling_rate, noise_multiplier, moment_orders)
     True
     """
     q = check_sampling_rate(sampling_rate)
-    z = check_noise_multiplier(noise_multiplier)
+    z = check_analysis_noise_multiplier(noise_multiplier)
     lambdas = np.atleast_1d(check_orders(moment_orders, "moment_orders", integer=True, strict=False))
     log_e1 = np.array([log_a_integrated(q, z, -lam) for lam in lambdas])
     log_e2 = np.array([log_a_integrated(q, z, lam + 1) for lam in lambdas])

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...validation import check_epsilon, check_noise_multiplier, check_positive, check_sampling_rate
-from .log_moments import log_a
+from ...validation import check_epsilon, check_positive, check_sampling_rate
+from .log_moments import check_analysis_noise_multiplier, log_a
 from .orders import check_orders, shape_like_orders
 
 __all__ = ["rdp_gaussian", "rdp_sampled_gaussian", "rdp_laplace", "rdp_pure_dp"]
@@ -32,7 +32,7 @@ def rdp_gaussian(noise_multiplier, orders):
     >>> rdp_gaussian(1.0, [2.0, 4.0])
     array([1., 2.])
     """
-    z = check_noise_multiplier(noise_multiplier)
+    z = check_analysis_noise_multiplier(noise_multiplier)
     alphas = check_orders(orders)
     return shape_like_orders(alphas / (2 * z * z), alphas)
 
@@ -115,4 +115,7 @@ def rdp_pure_dp(epsilon, orders):
     """
     eps = check_epsilon(epsilon)
     alphas = check_orders(orders)
-    return shape_like_orders(np.minimum(eps, alphas * eps * eps / 2), alphas)
+    # alpha eps^2 / 2 <= eps exactly when alpha eps <= 2: compared without squaring, so a huge eps cannot overflow
+    with np.errstate(over="ignore"):  # the unused branch may overflow
+        small = alphas <= 2.0 / eps
+        return shape_like_orders(np.where(small, alphas * eps * eps / 2, eps), alphas)

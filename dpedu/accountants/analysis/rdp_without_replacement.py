@@ -14,7 +14,18 @@ Prop. 7). Wang, Balle & Kasiviswanathan (2019, Thm 9) bound the subsampled mecha
     + \sum_{j=3}^{\alpha} \gamma^j \binom{\alpha}{j}\, 2e^{(j-1)\varepsilon(j)}\Big)
 
 (the theorem's factors :math:`\min\{2, (e^{\varepsilon(\infty)}-1)^j\}` are 2 for the Gaussian, whose
-:math:`\varepsilon(\infty)` is infinite). At a fractional order the log-moment :math:`(\alpha-1)\varepsilon'(\alpha)`
+:math:`\varepsilon(\infty)` is infinite).
+
+**The Gaussian-specific bound** (Wang, Balle & Kasiviswanathan 2019, Thm 27 of the long version, arXiv:1808.00087;
+docs/math.md §22.3): for :math:`j \ge 3` the j-th term's factor :math:`2e^{(j-1)\varepsilon(j)}` may be replaced by
+:math:`\min\{4\sqrt{\Delta_{2\lfloor j/2\rfloor}\Delta_{2\lceil j/2\rceil}},\ 2e^{(j-1)\varepsilon(j)}\}`, where
+:math:`\Delta_\ell = \sum_{k=0}^{\ell}\binom{\ell}{k}(-1)^{\ell-k}e^{(k-1)\varepsilon(k)} = E_Q[(P/Q-1)^\ell]`
+is the :math:`\ell`-th forward difference of the Gaussian's moments (an even moment: :math:`\ge 0` for even
+:math:`\ell`). The alternating sum is computed in floating point with a bound on its rounding error *added*
+(:func:`forward_differences`), so the bound never drops below the theorem's value by round-off. This is used at
+integer orders up to ``MAX_DIFFERENCE_ORDER`` (as Google's ``dp_accounting``); above, Thm 9's factor is kept.
+
+At a fractional order the log-moment :math:`(\alpha-1)\varepsilon'(\alpha)`
 is interpolated linearly between the neighbouring integers: the true one is convex in :math:`\alpha`, so the
 chord of upper bounds stays an upper bound (Wang, Balle & Kasiviswanathan 2019, Cor. 10). With
 :math:`m = n` nothing is sampled and the exact full-batch curve :math:`2\alpha/z^2` is returned.
@@ -29,6 +40,7 @@ chord of upper bounds stays an upper bound (Wang, Balle & Kasiviswanathan 2019, 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -37,14 +49,45 @@ from scipy.special import gammaln
 from ...validation import check_noise_multiplier, check_positive_int
 from .orders import check_orders
 
-__all__ = ["rdp_without_replacement", "log_moment_without_replacement", "MAX_INTEGER_ORDER"]
+__all__ = ["rdp_without_replacement", "log_moment_without_replacement", "forward_differences", "MAX_INTEGER_ORDER",
+           "MAX_DIFFERENCE_ORDER"]
 
 #: Orders above this cost O(alpha) terms each and are never the best order for DP-SGD's parameters: refused.
 MAX_INTEGER_ORDER = 10_000
+#: Integer orders up to this use the Gaussian-specific factor (O(alpha^2) work once per noise multiplier).
+MAX_DIFFERENCE_ORDER = 256
+_UNIT_ROUNDOFF = np.finfo(float).eps / 2.0
 
 
-def log_moment_without_replacement(noise_multiplier, batch_size, dataset_size, order):
-    r"""The bound on :math:`(\alpha-1)\varepsilon'(\alpha)` of docs/math.md §22.3 at one integer ``order`` >= 1.
+@functools.lru_cache(maxsize=32)
+def forward_differences(noise_multiplier, largest):
+    r"""Upper bounds on :math:`\ln\Delta_\ell` for even :math:`\ell = 0, 2, \dots` up to ``largest`` (an array
+    indexed by :math:`\ell/2`), :math:`\Delta_\ell = \sum_k \binom{\ell}{k}(-1)^{\ell-k}e^{2k(k-1)/z^2}`.
+
+    Each sum is taken relative to its largest term; the floating-point result is raised by a bound on its
+    rounding error, :math:`u\,(4(\ell+3) + 4\max_k|a_k|)\sum_k|t_k|` (u the unit round-off, :math:`a_k` the
+    exponents, whose own rounding moves each term by at most :math:`u|a_k|` relatively), so each value is an
+    upper bound on the exact :math:`\ln\Delta_\ell` and never :math:`-\infty`.
+    """
+    z2 = float(noise_multiplier) ** 2
+    ells = np.arange(0, largest + 1, 2, dtype=float)[:, None]
+    k = np.arange(0, largest + 1, dtype=float)[None, :]
+    valid = k <= ells
+    with np.errstate(invalid="ignore"):
+        log_binom = np.where(valid, gammaln(ells + 1) - gammaln(k + 1) - gammaln(np.maximum(ells - k, 0) + 1), 0.0)
+    exponent = np.where(valid, log_binom + 2.0 * k * (k - 1.0) / z2, -np.inf)
+    top = exponent.max(axis=1, keepdims=True)
+    magnitude = np.where(valid, np.exp(exponent - top), 0.0)
+    sign = np.where((ells - k) % 2 == 0, 1.0, -1.0)
+    total = np.sum(sign * magnitude, axis=1)
+    scale = np.max(np.where(valid, np.abs(exponent), 0.0), axis=1)
+    error = _UNIT_ROUNDOFF * (4.0 * (ells[:, 0] + 3.0) + 4.0 * scale) * magnitude.sum(axis=1)
+    return top[:, 0] + np.log(np.maximum(total, 0.0) + error)
+
+
+def log_moment_without_replacement(noise_multiplier, batch_size, dataset_size, order, *, gaussian_specific=True):
+    r"""The bound on :math:`(\alpha-1)\varepsilon'(\alpha)` of docs/math.md §22.3 at one integer ``order`` >= 1
+    (``gaussian_specific=False``: Thm 9's factors only, for comparison).
 
     Summed in logarithms, so large orders and small noise stay finite (terms that overflow are infinite).
     """
@@ -68,11 +111,17 @@ def log_moment_without_replacement(noise_multiplier, batch_size, dataset_size, o
     e2 = eps(2.0)
     second = min(math.log(4.0) + e2 + math.log(-math.expm1(-e2)), math.log(2.0) + e2)
     factor = np.where(j == 2, second, math.log(2.0) + (j - 1.0) * eps(j))
+    if not isinstance(gaussian_specific, bool):
+        raise TypeError(f"gaussian_specific must be True or False; got {gaussian_specific!r}")
+    if gaussian_specific and alpha <= MAX_DIFFERENCE_ORDER:  # the Gaussian-specific factor (Thm 27), j >= 3
+        even = forward_differences(z, 2 * math.ceil(MAX_DIFFERENCE_ORDER / 2))
+        low, high = even[(j // 2).astype(int)], even[np.ceil(j / 2).astype(int)]
+        factor = np.where(j == 2, factor, np.minimum(factor, math.log(4.0) + 0.5 * (low + high)))
     log_terms = j * log_gamma + log_binom + factor
     return float(np.logaddexp(0.0, np.logaddexp.reduce(log_terms)))
 
 
-def rdp_without_replacement(noise_multiplier, batch_size, dataset_size, orders):
+def rdp_without_replacement(noise_multiplier, batch_size, dataset_size, orders, *, gaussian_specific=True):
     r"""The RDP bound of docs/math.md §22.3 at each of ``orders`` (> 1), as an array.
 
     Parameters
@@ -84,8 +133,12 @@ def rdp_without_replacement(noise_multiplier, batch_size, dataset_size, orders):
         m <= n.
     orders : array of float
         Rényi orders > 1, at most ``MAX_INTEGER_ORDER``.
+    gaussian_specific : bool, default True
+        Use the Gaussian-specific factors (Thm 27) up to ``MAX_DIFFERENCE_ORDER``; ``False``: Thm 9 alone.
     """
     alphas = np.atleast_1d(check_orders(orders))
+    if not isinstance(gaussian_specific, bool):
+        raise TypeError(f"gaussian_specific must be True or False; got {gaussian_specific!r}")
     if np.any(alphas > MAX_INTEGER_ORDER):
         raise ValueError(f"orders must be at most {MAX_INTEGER_ORDER} here; got {alphas.max():g}")
     if batch_size == dataset_size:  # nothing is sampled: the exact replace-one Gaussian at every order
@@ -94,7 +147,8 @@ def rdp_without_replacement(noise_multiplier, batch_size, dataset_size, orders):
 
     def at(k):
         if k not in cache:
-            cache[k] = log_moment_without_replacement(noise_multiplier, batch_size, dataset_size, k)
+            cache[k] = log_moment_without_replacement(noise_multiplier, batch_size, dataset_size, k,
+                                                      gaussian_specific=gaussian_specific)
         return cache[k]
 
     out = np.empty(alphas.shape)

@@ -28,7 +28,8 @@ class PLDAccountant(Accountant):
 
     Supports :class:`GaussianEvent` (in closed form), :class:`SubsampledGaussianEvent` (Poisson,
     add/remove: both directions, the worse reported, ``docs/math.md §15.2``; replace-one: the symmetric
-    pair of ``docs/math.md §22.4``), :class:`LaplaceEvent` and
+    pair of ``docs/math.md §22.4``), :class:`TruncatedPoissonGaussianEvent` (both relations: a two-branch mixture,
+    ``docs/math.md §22.7``), :class:`LaplaceEvent` and
     :class:`EpsilonDeltaEvent` (through Kairouz, Oh & Viswanath's dominating pair, 2015, Thm 3.3).
 
     Parameters
@@ -60,16 +61,15 @@ class PLDAccountant(Accountant):
     """
 
     name = "pld"
-    supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent)
-    relations = {SubsampledGaussianEvent: (ADD_REMOVE, REPLACE_ONE)}  # replace-one: docs/math.md §22.4
+    supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent,
+                        TruncatedPoissonGaussianEvent)
+    # replace-one: docs/math.md §22.4; truncated Poisson, both relations: §22.7
+    relations = {SubsampledGaussianEvent: (ADD_REMOVE, REPLACE_ONE),
+                 TruncatedPoissonGaussianEvent: (ADD_REMOVE, REPLACE_ONE)}
     unsupported_reasons = {
         SampledWithoutReplacementGaussianEvent: (
             "no dominating pair for fixed-size sampling without replacement is implemented here; under "
             "replace-one the 'rdp' accountant bounds it (docs/math.md §22.3)"
-        ),
-        TruncatedPoissonGaussianEvent: (
-            "a Poisson sample cut at a maximum batch size is not Poisson sampling and has no PLD here; the "
-            "'rdp' accountant bounds it under add/remove (docs/math.md §22.5)"
         ),
         ShuffledBatchGaussianEvent: (
             "fixed-size batches from a shuffled pass have no known dominating pair, and the Poisson-"

@@ -23,6 +23,7 @@ import numpy as np
 from scipy import fft as sp_fft
 
 from .losses import GridPMF
+from .roundoff import convolve_bound, power, self_compose_bound
 
 __all__ = ["chernoff_window", "self_compose", "self_compose_size", "on_finer_grid", "convolve", "PrivacyCurve"]
 
@@ -105,15 +106,22 @@ def self_compose(g, count, tail, pessimistic, max_size, window=None):
                          f"{max_size}; pass a coarser discretization, a larger accuracy or a larger max_grid_size")
     # the PMF folded onto `size` points (index mod size) has the same `size`-point transform
     folded = np.pad(g.pmf, (0, -g.pmf.size % size)).reshape(-1, size).sum(axis=0)
-    circular = sp_fft.irfft(sp_fft.rfft(folded) ** count, size)  # the composed PMF, index mod size
+    spectrum = sp_fft.rfft(folded)
+    circular = sp_fft.irfft(power(spectrum, count), size)  # the composed PMF, index mod size
     out = np.roll(circular, -(low % size))  # from the window's first point on
     kept = np.maximum(out[:width], 0.0)  # round-off below zero is no probability
     log_finite = count * math.log1p(-g.infinity_mass) if g.infinity_mass < 1 else -math.inf
     infinity = -math.expm1(log_finite)
+    roundoff = 0.0
     if pessimistic:
         cut = (tail if low > 0 else 0.0) + (tail if high < count * (g.pmf.size - 1) else 0.0)
         infinity += cut + float(np.maximum(out[width:], 0.0).sum()) * (cut > 0)
-    return GridPMF(g.spacing, count * g.start + low, count * g.offset, kept, min(infinity, 1.0))
+        # the FFT's round-off, bounded (docs/math.md §15.8): counted at +infinity
+        bound = self_compose_bound(spectrum, count, size, width, float(np.sqrt(np.sum(circular**2))),
+                                   float(folded.sum()))
+        roundoff = count * g.roundoff + bound  # g's own is inside its infinity mass, composed above
+        infinity += bound
+    return GridPMF(g.spacing, count * g.start + low, count * g.offset, kept, min(infinity, 1.0), roundoff)
 
 
 def on_finer_grid(g, spacing):
@@ -123,16 +131,23 @@ def on_finer_grid(g, spacing):
         return g
     pmf = np.zeros((g.pmf.size - 1) * ratio + 1)
     pmf[::ratio] = g.pmf
-    return GridPMF(spacing, g.start * ratio, g.offset, pmf, g.infinity_mass)
+    return GridPMF(spacing, g.start * ratio, g.offset, pmf, g.infinity_mass, g.roundoff)
 
 
-def convolve(a, b):
-    """The PMF of the sum of independent losses from ``a`` and ``b`` (same spacing), by linear FFT convolution."""
+def convolve(a, b, pessimistic=True):
+    """The PMF of the sum of independent losses from ``a`` and ``b`` (same spacing), by linear FFT convolution;
+    ``pessimistic``: the FFT's round-off bound (docs/math.md §15.8) is added to the mass at infinity."""
     size = a.pmf.size + b.pmf.size - 1
     fft_size = sp_fft.next_fast_len(size, real=True)
-    out = sp_fft.irfft(sp_fft.rfft(a.pmf, fft_size) * sp_fft.rfft(b.pmf, fft_size), fft_size)[:size]
+    full = sp_fft.irfft(sp_fft.rfft(a.pmf, fft_size) * sp_fft.rfft(b.pmf, fft_size), fft_size)
+    out = full[:size]
     infinity = a.infinity_mass + b.infinity_mass - a.infinity_mass * b.infinity_mass
-    return GridPMF(a.spacing, a.start + b.start, a.offset + b.offset, np.maximum(out, 0.0), infinity)
+    roundoff = 0.0
+    if pessimistic:
+        roundoff = a.roundoff + b.roundoff + convolve_bound(float(a.pmf.sum()), float(b.pmf.sum()), fft_size, size,
+                                                            float(np.sqrt(np.sum(full**2))))
+        infinity += roundoff - a.roundoff - b.roundoff  # theirs are in their infinity masses already
+    return GridPMF(a.spacing, a.start + b.start, a.offset + b.offset, np.maximum(out, 0.0), min(infinity, 1.0), roundoff)
 
 
 class PrivacyCurve:
@@ -149,6 +164,7 @@ class PrivacyCurve:
         positive = (loss > 0) & (g.pmf > 0)
         self.loss, pmf = loss[positive], g.pmf[positive]
         self.infinity_mass = g.infinity_mass
+        self.roundoff = g.roundoff  # the FFT round-off bound inside infinity_mass (docs/math.md §15.8)
         self.suffix_mass = np.append(np.cumsum(pmf[::-1])[::-1], 0.0)
         with np.errstate(divide="ignore"):  # log of the Q-mass suffix sums: e^{-loss} underflows for huge losses
             log_q = np.log(pmf) - self.loss

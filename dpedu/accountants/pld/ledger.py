@@ -15,11 +15,10 @@ import functools
 import math
 from dataclasses import dataclass
 
-from ...events import ADD_REMOVE, EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
+from ...events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 from . import grid
 from .compose import PrivacyCurve, chernoff_window, convolve, on_finer_grid, self_compose, self_compose_size
-from .losses import connect_the_dots, grid_binning, loss_moments, loss_range
-from .replace_one import event_loss_model
+from .truncated import discretise, model_for, model_moments, model_range, scenarios
 
 __all__ = ["is_gaussian", "group_ledger", "Composition", "composed_curves"]
 
@@ -69,7 +68,7 @@ def _discretise(models, counts, spacings, tail, pessimistic, max_size):
     """Per entry ``(pmf, count, window)`` on its spacing, and the largest FFT the composition will need."""
     parts, sizes = [], []
     for model, count, spacing in zip(models, counts, spacings):
-        g = (connect_the_dots if pessimistic else grid_binning)(model, spacing, max_size)
+        g = discretise(model, spacing, pessimistic, max_size)
         window = chernoff_window([(g, count)], tail) if count > 1 else (0, g.pmf.size - 1)
         parts.append((g, count, window))
         sizes.append(self_compose_size(g, count, window))
@@ -83,13 +82,13 @@ def _plan(models, counts, events, options, tail):
     all entries, ``own[0]``) and which entries matter (their own scale is not negligible beside the largest)."""
     accuracy, discretization, _, max_size = options
     a = accuracy or grid.DEFAULT_ACCURACY
-    moments = [loss_moments(m) for m in models]
+    moments = [model_moments(m) for m in models]
     if discretization is not None or all(isinstance(e, EpsilonDeltaEvent) for e in events):
         # a fixed spacing, or pure events only, whose atoms are put on the grid (exact)
         spacing = discretization or min(grid.entry_spacing(m, v, c, a) for (m, v), c in zip(moments, counts))
         return [spacing] * len(models), None, [True] * len(models)
     own = [grid.entry_spacing(m, v, c, a, _atom(e)) for (m, v), c, e in zip(moments, counts, events)]
-    spans = [grid.entry_span(m, v, loss_range(model), c, tail) for (m, v), c, model in zip(moments, counts, models)]
+    spans = [grid.entry_span(m, v, model_range(model), c, tail) for (m, v), c, model in zip(moments, counts, models)]
     scales = [c * abs(m) + math.sqrt(c * v) for (m, v), c in zip(moments, counts)]
     return own, grid.size_floor(spans, max_size), [s >= a * max(scales) for s in scales]
 
@@ -113,7 +112,7 @@ def _curve(models, counts, events, options, pessimistic, tail, refinement):
             spacings = [max(o, floor if m else 64 * floor) for o, m in zip(own, matters)]
             if not pessimistic:  # a lower bound needs no monotonicity: one grid, finer, with the atoms on it
                 spacings = [_snap_to_atoms(min(spacings) / refine, events)] * len(own)
-        if all(loss_range(m) / s + 3 <= max_size for m, s in zip(models, spacings)):
+        if all(model_range(m) / s + 3 <= max_size for m, s in zip(models, spacings)):
             parts, size = _discretise(models, counts, spacings, tail, pessimistic, max_size)
         else:
             size = math.inf
@@ -139,7 +138,7 @@ def _curve(models, counts, events, options, pessimistic, tail, refinement):
     total = None
     for g, count, window in parts:
         part = on_finer_grid(self_compose(g, count, tail, pessimistic, max_size, window), common)
-        total = part if total is None else convolve(total, part)
+        total = part if total is None else convolve(total, part, pessimistic)
     return PrivacyCurve(total), coarsened
 
 
@@ -151,14 +150,13 @@ def composed_curves(mu2, entries, options, pessimistic, refinement=grid.OPTIMIST
     if mu2 > 0:  # all Gaussians as one (docs/math.md §15.8)
         entries = entries + ((GaussianEvent(1.0 / math.sqrt(mu2)), 1),)
     events, counts = [e for e, _ in entries], [c for _, c in entries]
-    directions = ["remove"]
-    if any(isinstance(e, SubsampledGaussianEvent) and e.sampling_rate < 1 and e.relation == ADD_REMOVE
-           for e in events):  # replace-one's pair is symmetric: one direction (docs/math.md §22.4)
-        directions.append("add")
+    # both directions under add/remove (replace-one's pairs are symmetric, docs/math.md §22.4), and for truncated
+    # Poisson both sizes of the dataset holding the record (docs/math.md §22.7)
+    cases = scenarios(events)
     tail = options[2] / 4  # per cut side, whatever the ledger (so adding an event never lowers another's bound)
     curves, coarsened = [], False
-    for direction in directions:
-        models = [event_loss_model(e, direction, tail / (2 * c)) for e, c in entries]
+    for direction, extra in cases:
+        models = [model_for(e, direction, extra, tail / (2 * c)) for e, c in entries]
         curve, flag = _curve(models, counts, events, options, pessimistic, tail, refinement)
         curves.append(curve)
         coarsened = coarsened or flag

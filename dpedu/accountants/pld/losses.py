@@ -43,13 +43,15 @@ SNAP = 1e-9  # an atom within SNAP grid steps of a grid point is on it (floating
 
 @dataclass(frozen=True)
 class GridPMF:
-    """Masses ``pmf[k]`` at losses ``(start + k) * spacing + offset``; ``infinity_mass`` at :math:`+\\infty`."""
+    """Masses ``pmf[k]`` at losses ``(start + k) * spacing + offset``; ``infinity_mass`` at :math:`+\\infty`;
+    ``roundoff``: the part of ``infinity_mass`` that bounds the FFT round-off so far (docs/math.md §15.8)."""
 
     spacing: float
     start: int
     offset: float
     pmf: np.ndarray
     infinity_mass: float
+    roundoff: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,196 @@
+r"""Balls-in-bins batches: a Monte Carlo *estimate* of the privacy curve, and a proven upper bound (docs/math.md §22.8).
+
+For one record under add/remove, one epoch of b balls-in-bins steps with multiplier z is dominated by
+
+.. math:: P = \frac1b\sum_{j=1}^b \mathcal N(e_j, z^2 I_b), \qquad Q = \mathcal N(0, z^2 I_b), \qquad
+          L(y) = \ln\frac1b\sum_j e^{(2y_j - 1)/(2z^2)},
+
+and E epochs compose E independent copies (Chua, Ghazi, Harrison, Leeman, Kamath, Kumar, Manurangsi, Sinha & Zhang,
+AISTATS 2025). No closed form is known for :math:`\delta(\varepsilon) = E_P[(1-e^{\varepsilon - L})_+]` (remove) and
+:math:`E_Q[(1-e^{\varepsilon + L})_+]` (add), so, as Chua et al. do, this module **estimates** them by Monte Carlo:
+
+* both directions by importance sampling, so the estimates are unbiased: for remove, the record's coordinate is
+  drawn with mean :math:`1+\theta` instead of 1 (θ puts the loss near ε), each draw weighted by the exact density
+  ratio of the two mixtures; for add, every coordinate of Q's draw is shifted down (the loss near -ε), weighted by
+  its Gaussian density ratio;
+* *estimate, then verify*: ε̂ is found on one set of draws, then δ(ε̂) is estimated on fresh draws, with its
+  standard error and a one-sided upper confidence limit from the normal approximation.
+
+These numbers are **estimates with a stated confidence, never a guarantee**: the result says so in its ``label``.
+Beside them, :func:`balls_in_bins_upper_bound` is a theorem: P is a mixture of pairs :math:`(\mathcal N(e_j, z^2I),
+Q)`, each with the curve of one Gaussian step, and the hockey-stick divergence is jointly convex, so E epochs are at
+most as private as E Gaussian releases with multiplier z (no amplification counted).
+
+>>> r = balls_in_bins_epsilon(1.0, 10, epochs=1, delta=1e-3, n_samples=20_000, rng=0)
+>>> r.label
+'Monte Carlo estimate (not a guarantee)'
+>>> bool(r.epsilon <= r.epsilon_upper_bound)
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp, ndtri
+
+from ..events_allocation import BallsInBinsGaussianEvent
+from ..gaussian import gaussian_epsilon_exact
+from ..validation import check_delta, check_epsilon, check_in_interval, check_positive_int, check_rng
+
+__all__ = ["BallsInBinsEstimate", "balls_in_bins_delta", "balls_in_bins_epsilon", "balls_in_bins_upper_bound",
+           "MAX_DRAWS"]
+
+#: at most this many normal draws (samples x epochs x batches) per call: refused above, by name
+MAX_DRAWS = 2 * 10**9
+_CHUNK_DRAWS = 2 * 10**6
+LABEL = "Monte Carlo estimate (not a guarantee)"
+
+
+@dataclass(frozen=True)
+class BallsInBinsEstimate:
+    """A Monte Carlo estimate for ``epochs`` epochs of ``BallsInBinsGaussianEvent(noise_multiplier, batches_per_epoch)``.
+
+    ``epsilon`` is the estimate ε̂ (found on the first ``n_samples`` draws); ``delta_estimate`` and
+    ``delta_standard_error`` are δ(ε̂) measured again on ``n_samples`` fresh draws (the worse direction);
+    ``delta_upper`` is the one-sided upper limit at ``confidence`` (normal approximation) on those draws.
+    ``epsilon_upper_bound`` is the proven bound of :func:`balls_in_bins_upper_bound`. ``label`` says what these are.
+    """
+
+    noise_multiplier: float
+    batches_per_epoch: int
+    epochs: int
+    delta: float
+    epsilon: float
+    delta_estimate: float
+    delta_standard_error: float
+    delta_upper: float
+    confidence: float
+    n_samples: int
+    epsilon_upper_bound: float
+    label: str = LABEL
+
+
+def balls_in_bins_upper_bound(noise_multiplier, epochs, delta):
+    """A proven ε at ``delta`` for ``epochs`` balls-in-bins epochs: E Gaussian releases with multiplier z (§22.8)."""
+    event = BallsInBinsGaussianEvent(noise_multiplier, 1)
+    epochs = check_positive_int(epochs, "epochs")
+    return gaussian_epsilon_exact(check_delta(delta), event.noise_multiplier / math.sqrt(epochs))
+
+
+def _check(noise_multiplier, batches_per_epoch, epochs, n_samples, rng):
+    event = BallsInBinsGaussianEvent(noise_multiplier, batches_per_epoch)
+    epochs = check_positive_int(epochs, "epochs")
+    n_samples = check_positive_int(n_samples, "n_samples")
+    if n_samples * epochs * event.batches_per_epoch > MAX_DRAWS:
+        raise ValueError(f"n_samples * epochs * batches_per_epoch must be at most {MAX_DRAWS:g} normal draws; got "
+                         f"{n_samples} * {epochs} * {event.batches_per_epoch}")
+    if rng is None:
+        raise TypeError("rng must be a seed or a numpy Generator (the estimate must be reproducible); got None")
+    return event.noise_multiplier, event.batches_per_epoch, epochs, n_samples, check_rng(rng)
+
+
+def _shift(z, b, epochs, epsilon, generator=None):
+    """``(θ, θ_add)``. θ for the remove direction: chosen on small pilot draws (when ``generator`` is given) among
+    multiples of a first guess, the one with the smallest relative spread of the weighted terms at ε; the first guess
+    puts the record's coordinate where one epoch's loss is ε/E when the other b - 1 terms sit at their mean 1:
+    :math:`e^{(1+2\theta)/(2z^2)} = 1 + b(e^{\varepsilon/E} - 1)`. θ_add shifts every coordinate of Q down so that the
+    add-direction loss is near -ε, capped so that the log-weights' variance b θ_add^2 / z^2 stays at most 4."""
+    guess = max(0.0, z * z * math.log1p(b * math.expm1(epsilon / epochs)) - 0.5)
+    theta_add = min(max(0.0, z * z * epsilon / epochs - 0.5), 2.0 * z / math.sqrt(b))
+    if generator is None or guess == 0.0:
+        return guess, theta_add
+    pilot = max(200, _CHUNK_DRAWS // (epochs * b) // 4)
+    best, best_spread = guess, math.inf
+    for theta in guess * np.array([0.25, 0.5, 0.75, 1.0, 1.25, 1.5]):
+        r, _ = _terms(_draws(z, b, epochs, pilot, (theta, 0.0), generator), epsilon)
+        mean = float(r.mean())
+        spread = float(r.std()) / mean if mean > 0 else math.inf
+        if spread < best_spread:
+            best, best_spread = float(theta), spread
+    return best, theta_add
+
+
+def _draws(z, b, epochs, n_samples, shifts, generator):
+    """``(L_remove, log_weight, L_add, log_weight_add)`` per sample: the composed loss under each direction's shifted
+    proposal with its log density ratio (P/proposal, Q/proposal)."""
+    theta, theta_add = shifts
+    per_chunk = max(1, _CHUNK_DRAWS // (epochs * b))
+    remove, weights, add, add_weights = [], [], [], []
+    scale = 2.0 * z * z
+    for start in range(0, n_samples, per_chunk):
+        m = min(per_chunk, n_samples - start)
+        noise = z * generator.standard_normal((m, epochs, b))
+        j = generator.integers(0, b, size=(m, epochs))
+        y = noise.copy()
+        np.put_along_axis(y, j[..., None], np.take_along_axis(y, j[..., None], axis=2) + 1.0 + theta, axis=2)
+        log_p = logsumexp((2.0 * y - 1.0) / scale, axis=2) - math.log(b)          # L = ln P/Q per epoch
+        log_r = logsumexp((2.0 * (1.0 + theta) * y - (1.0 + theta) ** 2) / scale, axis=2) - math.log(b)
+        remove.append(log_p.sum(axis=1))
+        weights.append((log_p - log_r).sum(axis=1))                                # ln P/proposal
+        q_draw = z * generator.standard_normal((m, epochs, b)) - theta_add        # Q shifted down by theta_add
+        add.append((logsumexp((2.0 * q_draw - 1.0) / scale, axis=2) - math.log(b)).sum(axis=1))
+        add_weights.append(((2.0 * theta_add * q_draw + theta_add**2) / scale).sum(axis=(1, 2)))  # ln Q/proposal
+    return tuple(np.concatenate(part) for part in (remove, weights, add, add_weights))
+
+
+def _terms(draws, epsilon):
+    """Per-sample contributions to δ(ε), remove (weighted) and add."""
+    remove, log_weight, add, log_weight_add = draws
+    with np.errstate(over="ignore"):
+        r = np.exp(log_weight) * -np.expm1(np.minimum(epsilon - remove, 0.0))
+        a = np.exp(log_weight_add) * -np.expm1(np.minimum(epsilon + add, 0.0))
+    return r, a
+
+
+def _delta(draws, epsilon):
+    r, a = _terms(draws, epsilon)
+    return max(float(r.mean()), float(a.mean()))
+
+
+def balls_in_bins_delta(noise_multiplier, batches_per_epoch, *, epochs, epsilon, n_samples, rng, confidence=0.95):
+    """``(estimate, standard error, upper limit at confidence)`` of δ(``epsilon``) by Monte Carlo (the worse direction):
+    an estimate, not a guarantee."""
+    z, b, epochs, n, generator = _check(noise_multiplier, batches_per_epoch, epochs, n_samples, rng)
+    epsilon = check_epsilon(epsilon)
+    confidence = check_in_interval(confidence, "confidence", 0.0, 1.0, low_open=True, high_open=True)
+    draws = _draws(z, b, epochs, n, _shift(z, b, epochs, epsilon, generator), generator)
+    return _summary(draws, epsilon, n, confidence)
+
+
+def _summary(draws, epsilon, n, confidence):
+    r, a = _terms(draws, epsilon)
+    k = float(ndtri(confidence))
+    best = max(((float(t.mean()), float(t.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf) for t in (r, a)),
+               key=lambda item: item[0] + k * item[1])
+    return best[0], best[1], min(1.0, best[0] + k * best[1])
+
+
+def _solve(draws, delta, high):
+    """Smallest ε in [0, high] with the estimated δ(ε) <= delta (bisection: the estimate decreases in ε)."""
+    if _delta(draws, 0.0) <= delta:
+        return 0.0
+    low = 0.0
+    while _delta(draws, high) > delta and high < 1e6:
+        low, high = high, 2.0 * high
+    for _ in range(60):
+        mid = 0.5 * (low + high)
+        low, high = (mid, high) if _delta(draws, mid) > delta else (low, mid)
+    return high
+
+
+def balls_in_bins_epsilon(noise_multiplier, batches_per_epoch, *, epochs, delta, n_samples, rng, confidence=0.95):
+    """Estimate, then verify (Chua et al. 2025): ε̂ at ``delta`` on ``n_samples`` draws, δ(ε̂) again on as many fresh
+    draws; a :class:`BallsInBinsEstimate` (an estimate, not a guarantee) with the proven upper bound beside it."""
+    z, b, epochs, n, generator = _check(noise_multiplier, batches_per_epoch, epochs, n_samples, rng)
+    delta = check_delta(delta)
+    confidence = check_in_interval(confidence, "confidence", 0.0, 1.0, low_open=True, high_open=True)
+    bound = balls_in_bins_upper_bound(z, epochs, delta)
+    guess = _solve(_draws(z, b, epochs, max(1, n // 4), _shift(z, b, epochs, bound / 4), generator), delta, bound)
+    epsilon = _solve(_draws(z, b, epochs, n, _shift(z, b, epochs, guess, generator), generator), delta,
+                     max(bound, guess))
+    verify = _draws(z, b, epochs, n, _shift(z, b, epochs, epsilon, generator), generator)
+    estimate, error, upper = _summary(verify, epsilon, n, confidence)
+    return BallsInBinsEstimate(z, b, epochs, delta, epsilon, estimate, error, upper, confidence, n, bound)

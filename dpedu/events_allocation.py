@@ -1,0 +1,92 @@
+r"""Balls-in-bins batches: the sampler and its privacy event (Chua et al. 2025; docs/math.md §22.8).
+
+Each epoch, every record is put into one of the epoch's b batches uniformly at random, independently of the
+others (a ball thrown into one of b bins). Like shuffling, each record is used exactly once per epoch; unlike
+shuffling, the batch sizes vary (Binomial(n, 1/b) each), which is what makes the privacy analysis tractable: for
+one record, the others' bins have the same law with or without it, and only its own bin J is secret.
+
+* :func:`balls_in_bins_batches` draws the batches of one epoch from an explicit ``rng``;
+* :class:`BallsInBinsGaussianEvent` records one epoch of b Gaussian steps on such batches. The accountants of
+  :mod:`dpedu.accountants` refuse it; :mod:`dpedu.accountants.balls_in_bins` gives a Monte Carlo *estimate* of its
+  privacy curve (labelled as such) and a proven upper bound.
+
+>>> batches = list(balls_in_bins_batches(10, 3, rng=0))
+>>> len(batches), sorted(int(i) for b in batches for i in b) == list(range(10))
+(3, True)
+>>> BallsInBinsGaussianEvent(1.0, 100)
+BallsInBinsGaussianEvent(noise_multiplier=1.0, batches_per_epoch=100)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .events import ADD_REMOVE, MIN_EVENT_NOISE_MULTIPLIER, Event, check_relation
+from .validation import check_noise_multiplier, check_positive_int, check_rng
+
+__all__ = ["balls_in_bins_batches", "BallsInBinsGaussianEvent"]
+
+
+def balls_in_bins_batches(n, batches_per_epoch, rng):
+    r"""The ``batches_per_epoch`` = b batches of one balls-in-bins epoch over records ``0 .. n - 1``, as index arrays.
+
+    Parameters
+    ----------
+    n : int
+        Number of records, >= 1.
+    batches_per_epoch : int
+        b >= 1 (b = 1: one full batch).
+    rng : int or numpy.random.Generator
+        The only source of randomness (a seed makes a fresh generator).
+
+    Yields
+    ------
+    numpy.ndarray of int64
+        b arrays, in batch order, each sorted increasingly; together they hold every index exactly once. A batch may
+        be empty (its size is Binomial(n, 1/b)).
+
+    Notes
+    -----
+    The random stream: one call ``rng.integers(0, b, size=n)`` gives record i its bin; nothing else is drawn, so
+    an epoch consumes the same amount of randomness whatever the batch sizes. Call it once per epoch with the same
+    generator for the next epoch.
+    """
+    n = check_positive_int(n, "n")
+    b = check_positive_int(batches_per_epoch, "batches_per_epoch")
+    generator = check_rng(rng)
+    bins = generator.integers(0, b, size=n)
+    order = np.argsort(bins, kind="stable")  # indices grouped by bin, increasing within each
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(bins, minlength=b))))
+    for j in range(b):
+        yield order[bounds[j]:bounds[j + 1]].astype(np.int64)
+
+
+@dataclass(frozen=True, repr=False)
+class BallsInBinsGaussianEvent(Event):
+    r"""One epoch of balls-in-bins batches: ``batches_per_epoch`` = b Gaussian steps (noise
+    :math:`\mathcal N(0, z^2C^2I)` on each batch's clipped sum), each record in exactly one of them, its batch drawn
+    uniformly at random. Count it once per epoch.
+
+    Under add/remove, for one record, the epoch is dominated by :math:`P = \frac1b\sum_j \mathcal N(e_j, z^2I_b)`
+    against :math:`Q = \mathcal N(0, z^2 I_b)` (Chua et al. 2025; docs/math.md §22.8). The accountants refuse it:
+    :func:`dpedu.accountants.balls_in_bins.balls_in_bins_epsilon` estimates its curve by Monte Carlo (an estimate,
+    not a guarantee) beside a proven upper bound. Replace-one is not covered.
+    """
+
+    noise_multiplier: float
+    batches_per_epoch: int
+    relation: str = ADD_REMOVE
+
+    unsupported_reason = ("balls-in-bins batches have no analytic accountant here: "
+                          "dpedu.accountants.balls_in_bins estimates their curve by Monte Carlo (an estimate, not a "
+                          "guarantee) and gives an upper bound (docs/math.md §22.8)")
+
+    def __post_init__(self):
+        z = check_noise_multiplier(self.noise_multiplier)
+        if z < MIN_EVENT_NOISE_MULTIPLIER:
+            raise ValueError(f"noise_multiplier must be in [{MIN_EVENT_NOISE_MULTIPLIER:g}, inf); got {z!r}")
+        object.__setattr__(self, "noise_multiplier", z)
+        object.__setattr__(self, "batches_per_epoch", check_positive_int(self.batches_per_epoch, "batches_per_epoch"))
+        check_relation(self.relation)
