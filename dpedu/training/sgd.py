@@ -28,7 +28,8 @@ from ..validation import check_budget, check_features, check_positive, check_rng
 from .adaptive import ClipState
 from .common import CLIP_MODES, MAX_STEPS, DPSGDDiagnostics, TrainingData, TrainingResult, overflow_guard
 from .common import training_data
-from .plan import LR_SCHEDULES, SAMPLINGS, DPSGDPlan, plan_dp_sgd, poisson_sample, shuffled_batches
+from .plan import LR_SCHEDULES, SAMPLINGS, DPSGDPlan, check_noise_and_clip, plan_dp_sgd, poisson_sample
+from .plan import shuffled_batches
 
 __all__ = ["dp_sgd_step", "dp_sgd_adaptive_step", "run_dp_sgd", "dp_sgd", "ShuffledBatchesWarning",
            "TruncatedPoissonWarning", "gradient_norms", "poisson_sample", "shuffled_batches", "DPSGDPlan",
@@ -60,7 +61,8 @@ def dp_sgd_step(theta, batch, *, model, clip_norm, noise_multiplier, expected_ba
     if not isinstance(batch, TrainingData) or not isinstance(model, Model):
         raise TypeError(f"batch must be TrainingData (data[B]) and model a Model; got {type(batch).__name__}, "
                         f"{type(model).__name__}")
-    theta, clip_norm = check_theta(theta, model.n_params), check_positive(clip_norm, "clip_norm", allow_inf=True)
+    theta, (noise_multiplier, clip_norm) = check_theta(theta, model.n_params), check_noise_and_clip(noise_multiplier,
+                                                                                                     clip_norm)
     expected_batch_size = check_positive(expected_batch_size, "expected_batch_size")
     learning_rate = check_positive(learning_rate, "learning_rate")
     clipped_sum = model.clipped_gradient_sum(theta, batch.X, batch.y, clip_norm, batch.row_norms,
