@@ -90,7 +90,7 @@ def binomial_poisson_sample(n, sampling_rate, rng=None):
     :func:`poisson_sample` with that seed. ``plan_dp_sgd(..., sampler="binomial")`` trains with it.
 
     >>> binomial_poisson_sample(10, 0.3, rng=0)
-    array([3, 6, 9])
+    array([2, 3, 4])
     """
     n, sampling_rate, rng = check_positive_int(n, "n"), check_sampling_rate(sampling_rate), check_rng(rng)
     size = rng.binomial(n, sampling_rate)                       # |B| ~ Binomial(n, q)
