@@ -61,8 +61,8 @@ def dp_sgd_step(theta, batch, *, model, clip_norm, noise_multiplier, expected_ba
     if not isinstance(batch, TrainingData) or not isinstance(model, Model):
         raise TypeError(f"batch must be TrainingData (data[B]) and model a Model; got {type(batch).__name__}, "
                         f"{type(model).__name__}")
-    theta, (noise_multiplier, clip_norm) = check_theta(theta, model.n_params), check_noise_and_clip(noise_multiplier,
-                                                                                                     clip_norm)
+    theta = check_theta(theta, model.n_params)
+    noise_multiplier, clip_norm = check_noise_and_clip(noise_multiplier, clip_norm)     # z >= 0, C > 0
     expected_batch_size = check_positive(expected_batch_size, "expected_batch_size")
     learning_rate = check_positive(learning_rate, "learning_rate")
     clipped_sum = model.clipped_gradient_sum(theta, batch.X, batch.y, clip_norm, batch.row_norms,
