@@ -12,7 +12,7 @@ uniforms each (so small q costs more), copying the sampled rows, the noise, and 
 (the per-epoch diagnostic). The row ``sampler="binomial"`` draws the same Poisson batches by their size
 (docs/math.md §8.1).
 
-The second table times 100 Poisson samples at q = 0.01 from the n rows, side by side: the two calls of the
+The first table times 100 Poisson samples at q = 0.01 from the n rows, side by side: the two calls of the
 binomial-size form alone (``rng.binomial``, ``rng.choice(..., replace=False)``), dpedu's
 ``binomial_poisson_sample`` (argument checks and the sort included; target: at most 3x the two calls alone)
 and the textbook ``poisson_sample`` (n uniforms per sample).
@@ -54,7 +54,7 @@ def main(argv=None):
     X = np.hstack([X_train, np.ones((len(X_train), 1))])
     n, d = X.shape
     v = np.random.default_rng(0).normal(size=d)
-    sampler_table(n, max(args.repeat, 5))
+    sampler_table(n, max(args.repeat, 15))
     if args.samplers_only:
         return
 
@@ -89,8 +89,13 @@ def main(argv=None):
         print(f"{name:<{width}}  {q:>5}  {1e3 * seconds:8.2f} ms  {seconds / bare:11.1f}")
 
 
-def sampler_table(n, repeat, q=0.01, samples=100):
-    """Print the time of ``samples`` Poisson samples at rate q from n records, three ways, side by side."""
+def sampler_table(n, rounds, q=0.01, samples=100):
+    """Print the time of ``samples`` Poisson samples at rate q from n records, three ways, side by side.
+
+    Paired rounds: each round times the three forms back to back, so they see the same load; the ratio column is
+    the median over rounds of each form's time over the two calls' time in that round (robust to a disturbed
+    round), the time column the best round.
+    """
     rng = np.random.default_rng(0)
 
     def two_calls():
@@ -105,17 +110,16 @@ def sampler_table(n, repeat, q=0.01, samples=100):
         for _ in range(samples):
             poisson_sample(n, q, rng)
 
-    rows = [("rng.binomial + rng.choice alone", best_time(two_calls, repeat)),
-            ("binomial_poisson_sample (checked, sorted)", best_time(by_size, repeat)),
-            ("poisson_sample (n uniforms)", best_time(by_uniforms, repeat))]
-    alone = rows[0][1]
-    print(f"{samples} Poisson samples at q = {q:g} from n = {n:,} (best of {repeat}; numpy {np.__version__})")
-    width = max(len(name) for name, _ in rows)
-    print(f"{'sampler':<{width}}  {'time':>9}  {'x the two calls':>15}")
-    for name, seconds in rows:
-        print(f"{name:<{width}}  {1e3 * seconds:6.2f} ms  {seconds / alone:15.2f}")
+    names = ("rng.binomial + rng.choice alone", "binomial_poisson_sample (checked, sorted)",
+             "poisson_sample (n uniforms)")
+    times = np.array([[best_time(fn, 1) for fn in (two_calls, by_size, by_uniforms)] for _ in range(rounds)])
+    ratios = np.median(times / times[:, :1], axis=0)
+    print(f"{samples} Poisson samples at q = {q:g} from n = {n:,} ({rounds} paired rounds; numpy {np.__version__})")
+    width = max(len(name) for name in names)
+    print(f"{'sampler':<{width}}  {'best time':>9}  {'x the two calls (median)':>24}")
+    for name, seconds, ratio in zip(names, times.min(axis=0), ratios):
+        print(f"{name:<{width}}  {1e3 * seconds:6.2f} ms  {ratio:24.2f}")
     print()
-
 
 if __name__ == "__main__":
     main()
