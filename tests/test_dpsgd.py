@@ -410,3 +410,26 @@ def test_with_noise_multiplier_keeps_the_run_and_rechecks_the_noise():
         plan.with_noise_multiplier(1.0)
     finite = plan_dp_sgd(100, noise_multiplier=0.0, clip_norm=1.0, sampling_rate=0.1, epochs=1)
     assert finite.with_noise_multiplier(2.0).ledger == [(SubsampledGaussianEvent(2.0, 0.1), 10)]
+
+
+def test_row_norms_are_computed_once_per_run(toy, monkeypatch):
+    # checking X, clipping and every step share one computation of the row norms (training_data)
+    import dpedu.clipping
+    import dpedu.models.logistic
+    import dpedu.training.common
+    from dpedu.training import noisy_gradient_descent
+
+    calls = []
+    original = dpedu.clipping.l2_norms
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    for module in (dpedu.clipping, dpedu.training.common, dpedu.models.logistic):
+        monkeypatch.setattr(module, "l2_norms", counting)
+    X, y = toy
+    dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=30, rng=0)
+    assert len(calls) == 1
+    noisy_gradient_descent(X, y, 5, 0.5, 1e-5, rng=0)
+    assert len(calls) == 2

@@ -13,7 +13,7 @@ from ..clipping import L2_clip, l2_norms
 from ..validation import MAX_STEPS, check_features, check_labels, check_theta
 
 __all__ = ["TrainingResult", "TrainingData", "DPSGDDiagnostics", "NoisyGDDiagnostics", "NotAccountedError",
-           "MAX_STEPS", "CLIP_MODES", "training_data", "check_training_data", "initial_theta", "overflow_guard"]
+           "MAX_STEPS", "CLIP_MODES", "training_data", "initial_theta", "overflow_guard"]
 
 #: How a loop bounds each example's gradient: clip every per-example gradient at every step, or clip every row
 #: of X once (logistic regression only: its gradient norm is below the row norm).
@@ -53,12 +53,6 @@ def training_data(X, y, *, clip_inputs_to=None):
         X = L2_clip(X, clip_inputs_to)                 # once: every row now has norm <= C
         row_norms = l2_norms(X, name="X")[:, 0]
     return TrainingData(X, y, row_norms)
-
-
-def check_training_data(X, y):
-    """``(X, y)`` checked as :func:`training_data` checks them (for callers that need the arrays only)."""
-    data = training_data(X, y)
-    return data.X, data.y
 
 
 class NotAccountedError(ValueError):

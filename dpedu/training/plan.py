@@ -2,8 +2,9 @@ r"""A DP-SGD run fixed before the data is touched: :class:`DPSGDPlan`, built by 
 
 The plan is everything about a run that does not depend on the records: the noise multiplier z, the clip norm
 C, the sampling scheme and its rate q, the number of steps T, the learning-rate schedule, and so the privacy
-events the run will perform (its ``ledger``). :func:`dpedu.training.dp_sgd` and
-:class:`dpedu.estimator.DPLogisticRegression` both build one and run it; nothing re-derives it.
+events the run will perform (its ``ledger``). :func:`dpedu.training.run_dp_sgd` runs it;
+:func:`dpedu.training.dp_sgd` (Algorithm 1's parameters only) and :class:`dpedu.estimator.DPLogisticRegression`
+both build one and run it; nothing re-derives it. Every variant of the algorithm is a setting of the plan.
 
 A sampling scheme lives entirely in this module: its name in :data:`SAMPLINGS`, its sizes in
 :func:`plan_dp_sgd` (batch size, the divisor, steps per epoch and the epochs-to-steps rule), the event
