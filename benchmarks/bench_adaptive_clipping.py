@@ -20,7 +20,7 @@ import numpy as np
 
 from dpedu import DPLogisticRegression, calibrate
 from dpedu.datasets import load_adult
-from dpedu.training import dp_sgd
+from dpedu.training import plan_dp_sgd, run_dp_sgd
 
 EPSILON, DELTA, Q, EPOCHS, LEARNING_RATE = 1.0, 1e-5, 0.01, 64, 16.0
 C_GRID = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
@@ -37,20 +37,22 @@ def figure(path, data, quantile=0.5, seed=0):
     design = np.hstack([X, np.ones((X.shape[0], 1))])
     steps = round(EPOCHS / Q)
     z = calibrate.noise_multiplier(EPSILON, DELTA, Q, steps)
-    result = dp_sgd(design, y, noise_multiplier=z, clip_norm=C0, sampling_rate=Q, steps=steps,
-                    learning_rate=LEARNING_RATE, lr_schedule="linear", target_quantile=quantile, rng=seed)
+    plan = plan_dp_sgd(design.shape[0], noise_multiplier=z, clip_norm=C0, sampling_rate=Q, steps=steps,
+                       learning_rate=LEARNING_RATE, lr_schedule="linear", target_quantile=quantile)
+    result = run_dp_sgd(design, y, plan, rng=seed)
     fig = Figure(figsize=(7.0, 3.6), dpi=100)
     ax = fig.add_subplot()
-    plot_adaptive_clipping(result.details["clip_norms"], result.details["loss_steps"],
-                           result.details["gradient_norm_quantiles"], target_quantile=quantile, ax=ax)
+    details = result.details
+    plot_adaptive_clipping(details.clip_norms, details.loss_steps, details.gradient_norm_quantiles,
+                           target_quantile=quantile, ax=ax)
     ax.set_title(rf"Adult, DP-SGD at $\varepsilon = {EPSILON:g}$, $\delta = 10^{{-5}}$: $z = {z:.2f}$, $q = {Q:g}$, "
                  rf"{steps} steps, $C_0 = {C0:g}$", fontsize=10)
     fig.tight_layout()
     fig.savefig(path)
-    C = result.details["clip_norms"]
-    print(f"figure: z = {z:.4f}, z_grad = {result.details['gradient_noise_multiplier']:.4f}, sigma_b = "
-          f"{result.details['count_noise_std']:.3g}; C_0 = {C[0]:g}, C_T = {C[-1]:.4g}, final {quantile:g}-quantile of "
-          f"the gradient norms = {result.details['gradient_norm_quantiles'][-1]:.4g}; wrote {path}")
+    C = details.clip_norms
+    print(f"figure: z = {z:.4f}, z_grad = {details.plan.gradient_noise_multiplier:.4f}, sigma_b = "
+          f"{details.plan.resolved_count_noise_std:.3g}; C_0 = {C[0]:g}, C_T = {C[-1]:.4g}, final {quantile:g}-quantile "
+          f"of the gradient norms = {details.gradient_norm_quantiles[-1]:.4g}; wrote {path}")
 
 
 def compare(data, seeds):

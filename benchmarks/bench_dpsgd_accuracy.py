@@ -44,7 +44,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
 from dpedu.datasets import load_adult  # noqa: E402
 from dpedu.estimator import DPLogisticRegression, tuned_defaults  # noqa: E402
 from dpedu.parallel import map_seeded  # noqa: E402
-from dpedu.training import noisy_gradient_descent  # noqa: E402
+from dpedu.training import plan_noisy_gradient_descent, run_noisy_gradient_descent  # noqa: E402
 
 DELTA = 1e-5
 EPSILONS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -116,8 +116,9 @@ def _book_noisy_gd(epsilon, seed):
     iterations = 10
     per_iteration = epsilon / (iterations + 1)
     calibration = "classic" if per_iteration < 1 else "analytic"
-    result = noisy_gradient_descent(X_train, y_train, iterations, epsilon, DELTA, clip_norm=5.0, budget_split="total",
-                                    calibration=calibration, rng=seed)
+    plan = plan_noisy_gradient_descent(iterations, epsilon, DELTA, clip_norm=5.0, budget_split="total",
+                                       calibration=calibration)
+    result = run_noisy_gradient_descent(X_train, y_train, plan, rng=seed)
     return float(np.mean(np.where(X_test @ result.theta >= 0, 1.0, -1.0) == y_test))
 
 

@@ -28,7 +28,7 @@ from dpedu.calibrate import classic_noise_multiplier
 from dpedu.clipping import L2_clip, l2_norms
 from dpedu.datasets import load_adult
 from dpedu.models.logistic import clipped_gradient_sum, per_example_gradients
-from dpedu.training import noisy_gradient_descent
+from dpedu.training import plan_noisy_gradient_descent, run_noisy_gradient_descent
 
 
 def loop_clipped_sum(theta, X, y, clip):
@@ -99,7 +99,8 @@ def main(argv=None):
     K = args.iterations
 
     def run(k, loss_every=1):
-        return lambda: noisy_gradient_descent(X, y, k, eps, delta, clip_norm=clip, rng=0, loss_every=loss_every)
+        plan = plan_noisy_gradient_descent(k, eps, delta, clip_norm=clip, loss_every=loss_every)
+        return lambda: run_noisy_gradient_descent(X, y, plan, rng=0)
 
     # Paired rounds: each round times the bare products, a K-iteration run and a 1-iteration run back to back,
     # so all three see the same load; the marginal cost (t_K - t_1) / (K - 1) leaves out the one-off argument

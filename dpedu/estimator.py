@@ -404,7 +404,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             classes_=classes, noise_multiplier_=float(plan.noise_multiplier), sampling_rate_=plan.sampling_rate,
             epochs_=float(settings.tuned.epochs if self.epochs is None else self.epochs),
             clip_norm_=float(plan.clip_norm), learning_rate_=float(plan.learning_rate), steps_=plan.steps,
-            ledger_=result.ledger, losses_=result.losses, clip_norms_=result.details["clip_norms"],
+            ledger_=result.ledger, losses_=result.losses, clip_norms_=result.details.clip_norms,
             epsilon_=run_epsilon, delta_=settings.delta, n_samples_=n,
             defaults_used_=tuple(name for name, value in (("sampling_rate", self.sampling_rate or self.batch_size),
                                  ("epochs", self.epochs), ("clip_norm", self.clip_norm),

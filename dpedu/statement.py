@@ -116,14 +116,14 @@ class PrivacyStatement:
 
 def _settings(run, clip_norm):
     """(noise multiplier, sampling rate, steps, clip norm, sampling, n) read off a run, where it says them."""
-    details = getattr(run, "details", None) or {}
+    plan = getattr(getattr(run, "details", None), "plan", None)   # a TrainingResult's DPSGDPlan / NoisyGDPlan
     if hasattr(run, "ledger_"):                                 # a fitted DPLogisticRegression
         values = dict(noise_multiplier=getattr(run, "noise_multiplier_", None),
                       sampling_rate=getattr(run, "sampling_rate_", None), steps=getattr(run, "steps_", None),
                       clip_norm=getattr(run, "clip_norm_", None))
     else:
-        values = {key: details.get(key) for key in ("noise_multiplier", "sampling_rate", "steps", "clip_norm")}
-    sampling = details.get("sampling", "poisson")
+        values = {key: getattr(plan, key, None) for key in ("noise_multiplier", "sampling_rate", "steps", "clip_norm")}
+    sampling = getattr(plan, "sampling", "poisson")
     ledger = as_ledger(run)
     if len(ledger) == 1 and isinstance(ledger[0][0], (GaussianEvent, SubsampledGaussianEvent,
                                                       SampledWithoutReplacementGaussianEvent)):

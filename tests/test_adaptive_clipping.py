@@ -11,7 +11,13 @@ from dpedu.accountants import account
 from dpedu.clipping import l2_norms
 from dpedu.datasets import make_toy
 from dpedu.events import GaussianEvent, SubsampledGaussianEvent
-from dpedu.training import ClipState, dp_sgd, gradient_noise_multiplier, plan_dp_sgd
+from dpedu.training import ClipState, dp_sgd, gradient_noise_multiplier, plan_dp_sgd, run_dp_sgd
+
+
+def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings):
+    """A DP-SGD run with variants: ``run_dp_sgd`` on ``plan_dp_sgd(len(X), **settings)``."""
+    return run_dp_sgd(X, y, plan_dp_sgd(len(X), **settings), model=model, theta0=theta0, budget=budget, rng=rng)
+
 
 
 @pytest.fixture(scope="module")
@@ -23,10 +29,10 @@ def toy():
 def test_without_noise_C_converges_to_the_quantile_of_the_gradient_norms(toy, quantile):
     X, y = toy
     # a learning rate of 1e-12 keeps theta at 0, where every gradient norm is ||x_i|| sigma(0) = ||x_i|| / 2
-    result = dp_sgd(X, y, noise_multiplier=0.0, clip_norm=50.0, sampling_rate=1.0, steps=400, learning_rate=1e-12,
+    result = planned(X, y, noise_multiplier=0.0, clip_norm=50.0, sampling_rate=1.0, steps=400, learning_rate=1e-12,
                     target_quantile=quantile, count_noise_std=0.0, rng=0)
     norms = l2_norms(X)[:, 0] / 2
-    final = result.details["clip_norms"][-1]
+    final = result.details.clip_norms[-1]
     low, high = np.quantile(norms, [quantile - 0.02, quantile + 0.02])
     assert low <= final <= high
     assert abs(np.mean(norms <= final) - quantile) <= 0.02
@@ -34,10 +40,10 @@ def test_without_noise_C_converges_to_the_quantile_of_the_gradient_norms(toy, qu
 
 def test_with_poisson_batches_C_still_tracks_the_quantile(toy):
     X, y = toy
-    result = dp_sgd(X, y, noise_multiplier=0.0, clip_norm=0.01, sampling_rate=0.5, steps=600, learning_rate=1e-12,
+    result = planned(X, y, noise_multiplier=0.0, clip_norm=0.01, sampling_rate=0.5, steps=600, learning_rate=1e-12,
                     target_quantile=0.5, count_noise_std=0.0, rng=1)
     norms = l2_norms(X)[:, 0] / 2
-    tail = result.details["clip_norms"][-100:]
+    tail = result.details.clip_norms[-100:]
     assert np.all((np.quantile(norms, 0.4) <= tail) & (tail <= np.quantile(norms, 0.6)))
 
 
@@ -62,12 +68,12 @@ def test_the_split_noise_is_one_gaussian_with_the_requested_multiplier():
 @pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
 def test_the_recorded_event_is_the_requested_one(toy, relation):
     X, y = toy
-    result = dp_sgd(X, y, noise_multiplier=1.2, clip_norm=1.0, sampling_rate=0.1, steps=30, target_quantile=0.5,
+    result = planned(X, y, noise_multiplier=1.2, clip_norm=1.0, sampling_rate=0.1, steps=30, target_quantile=0.5,
                     relation=relation, rng=0)
     assert result.ledger == [(SubsampledGaussianEvent(1.2, 0.1, relation=relation), 30)]
-    assert result.details["gradient_noise_multiplier"] == pytest.approx(gradient_noise_multiplier(1.2, 50 / 20))
-    assert result.details["count_noise_std"] == 50 / 20
-    assert result.details["clip_norms"].shape == (30,) and result.details["clip_norms"][0] == 1.0
+    assert result.details.plan.gradient_noise_multiplier == pytest.approx(gradient_noise_multiplier(1.2, 50 / 20))
+    assert result.details.plan.resolved_count_noise_std == 50 / 20
+    assert result.details.clip_norms.shape == (30,) and result.details.clip_norms[0] == 1.0
 
 
 def test_default_settings_are_the_papers():
@@ -86,17 +92,17 @@ def test_default_settings_are_the_papers():
 def test_same_seed_same_adaptive_run(toy):
     X, y = toy
     kwargs = dict(noise_multiplier=1.0, clip_norm=0.3, sampling_rate=0.1, steps=25, target_quantile=0.7)
-    a, b = dp_sgd(X, y, rng=3, **kwargs), dp_sgd(X, y, rng=3, **kwargs)
+    a, b = planned(X, y, rng=3, **kwargs), planned(X, y, rng=3, **kwargs)
     np.testing.assert_array_equal(a.theta, b.theta)
-    np.testing.assert_array_equal(a.details["clip_norms"], b.details["clip_norms"])
-    assert not np.array_equal(a.details["clip_norms"], dp_sgd(X, y, rng=4, **kwargs).details["clip_norms"])
+    np.testing.assert_array_equal(a.details.clip_norms, b.details.clip_norms)
+    assert not np.array_equal(a.details.clip_norms, planned(X, y, rng=4, **kwargs).details.clip_norms)
 
 
 def test_fixed_clip_norm_path_is_unchanged(toy):
     X, y = toy
     result = dp_sgd(X, y, noise_multiplier=1.0, clip_norm=0.3, sampling_rate=0.1, steps=7, rng=0)
-    assert result.details["gradient_noise_multiplier"] == 1.0 and result.details["target_quantile"] is None
-    np.testing.assert_array_equal(result.details["clip_norms"], np.full(7, 0.3))
+    assert result.details.plan.gradient_noise_multiplier == 1.0 and result.details.plan.target_quantile is None
+    np.testing.assert_array_equal(result.details.clip_norms, np.full(7, 0.3))
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -113,13 +119,13 @@ def test_fixed_clip_norm_path_is_unchanged(toy):
 def test_bad_adaptive_settings_are_refused_by_name(toy, kwargs, message):
     X, y = toy
     with pytest.raises(ValueError, match=message):
-        dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=3, rng=0, **kwargs)
+        planned(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=3, rng=0, **kwargs)
 
 
 def test_infinite_initial_clip_norm_is_refused(toy):
     X, y = toy
     with pytest.raises(ValueError, match="must be finite"):
-        dp_sgd(X, y, noise_multiplier=0.0, clip_norm=math.inf, sampling_rate=0.1, steps=3, target_quantile=0.5, rng=0)
+        planned(X, y, noise_multiplier=0.0, clip_norm=math.inf, sampling_rate=0.1, steps=3, target_quantile=0.5, rng=0)
 
 
 def test_calibrated_noise_is_rechecked_against_the_count_noise():
@@ -136,16 +142,16 @@ def test_the_figure_of_an_adaptive_run(toy):
     from dpedu.plotting import plot_adaptive_clipping
 
     X, y = toy
-    result = dp_sgd(X, y, noise_multiplier=1.0, clip_norm=0.05, sampling_rate=0.1, epochs=5, target_quantile=0.5,
+    result = planned(X, y, noise_multiplier=1.0, clip_norm=0.05, sampling_rate=0.1, epochs=5, target_quantile=0.5,
                     rng=0)
     details = result.details
-    assert details["gradient_norm_quantiles"].shape == details["loss_steps"].shape == (5,)
+    assert details.gradient_norm_quantiles.shape == details.loss_steps.shape == (5,)
     fig = Figure(figsize=(7.0, 3.5))
-    ax = plot_adaptive_clipping(details["clip_norms"], details["loss_steps"], details["gradient_norm_quantiles"],
+    ax = plot_adaptive_clipping(details.clip_norms, details.loss_steps, details.gradient_norm_quantiles,
                                 target_quantile=0.5, ax=fig.add_subplot())
     labels = [line.get_label() for line in ax.lines]
     assert len(labels) == 2 and "non-private diagnostic" in labels[1] and ax.get_yscale() == "log"
-    np.testing.assert_array_equal(ax.lines[0].get_ydata(), details["clip_norms"])
+    np.testing.assert_array_equal(ax.lines[0].get_ydata(), details.clip_norms)
     with pytest.raises(ValueError, match="one length"):
         plot_adaptive_clipping([1.0, 0.5], [1, 2], [0.4], target_quantile=0.5, ax=fig.add_subplot())
     with pytest.raises(ValueError, match="target_quantile"):

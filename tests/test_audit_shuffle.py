@@ -10,7 +10,13 @@ from dpedu.audit import shuffle_whitebox_audit
 from dpedu.audit.shuffle import shuffle_epsilon_lower_bound, shuffle_privacy_losses
 from dpedu.audit.shuffle_whitebox import observed_updates, shuffle_audit_data
 from dpedu.audit.statistics import clopper_pearson
-from dpedu.training import dp_sgd, plan_dp_sgd
+from dpedu.training import dp_sgd, plan_dp_sgd, run_dp_sgd
+
+
+def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings):
+    """A DP-SGD run with variants: ``run_dp_sgd`` on ``plan_dp_sgd(len(X), **settings)``."""
+    return run_dp_sgd(X, y, plan_dp_sgd(len(X), **settings), model=model, theta0=theta0, budget=budget, rng=rng)
+
 
 SETTING = dict(batches_per_epoch=20, epochs=1, delta=1e-3)   # the pair of §22.6 at b = 20, one epoch
 
@@ -34,7 +40,7 @@ def test_the_audit_reads_the_updates_of_dp_sgd_itself():
                   sampling="shuffle", relation="replace_one")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = dp_sgd(X, y, rng=5, **kwargs)
+        result = planned(X, y, rng=5, **kwargs)
         kwargs.pop("steps")
         updates, thetas = observed_updates(X, y, plan_dp_sgd(16, steps=8, **kwargs), rng=5)
     np.testing.assert_array_equal(thetas[-1], result.theta)          # the same run, step for step

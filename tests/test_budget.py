@@ -16,7 +16,7 @@ from dpedu.accountants import (
 )
 from dpedu.budget import BudgetExceededError, PrivacyBudget
 from dpedu.mechanisms import gaussian_mech, gaussian_mechanism, laplace_mech, laplace_mechanism
-from dpedu.training import noisy_gradient_descent
+from dpedu.training import plan_noisy_gradient_descent, run_noisy_gradient_descent
 
 
 def test_sequential_budget_adds_up_and_refuses_the_overspending_release():
@@ -119,10 +119,11 @@ def test_noisy_gradient_descent_charges_its_whole_ledger():
     X = rng.normal(size=(100, 3)) / 3
     y = np.where(rng.random(100) < 0.5, 1.0, -1.0)
     budget = PrivacyBudget(epsilon=1.2, delta=1e-3, accountant="sequential")   # one run 0.658, two 1.41
-    result = noisy_gradient_descent(X, y, 5, 0.2, 1e-5, rng=1, budget=budget)
+    plan = plan_noisy_gradient_descent(5, 0.2, 1e-5)
+    result = run_noisy_gradient_descent(X, y, plan, rng=1, budget=budget)
     assert budget.ledger == result.ledger
     with pytest.raises(BudgetExceededError):
-        noisy_gradient_descent(X, y, 5, 0.2, 1e-5, rng=1, budget=budget)
+        run_noisy_gradient_descent(X, y, plan, rng=1, budget=budget)
 
 
 # --- issue 13: a malformed history changes nothing; check() asks first; budget arguments are checked ----

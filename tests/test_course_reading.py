@@ -40,7 +40,7 @@ COUNTERPARTS = {
     "2.5": ["dpedu.training.noisy_gradient_descent", "dpedu.models.logistic.clipped_gradient_sum"],
     "3.2": ["dpedu.accountants.advanced.advanced_composition"],
     "4.2": ["dpedu.models.logistic.clipped_gradient_sum"],
-    "4.3": ["dpedu.training.dp_sgd_update", "dpedu.training.sgd.dp_sgd_update"],
+    "4.3": ["dpedu.training.dp_sgd_step", "dpedu.training.sgd.dp_sgd_step"],
     "4.4": ["dpedu.events.steps_from_epochs"],
     "4.5": ["dpedu.events.steps_from_epochs", "dpedu.training.plan.plan_dp_sgd"],
     "4.6": ["dpedu.experiments.relations.scheme_events"],

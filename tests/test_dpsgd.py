@@ -22,7 +22,14 @@ from dpedu.datasets import make_toy
 from dpedu.events import steps_from_epochs
 from dpedu.models import LogisticModel, MLP
 from dpedu.models import logistic as lg
-from dpedu.training import ShuffledBatchesWarning, dp_sgd, dp_sgd_step, poisson_sample
+from dpedu.training import NotAccountedError, ShuffledBatchesWarning, binomial_poisson_sample, dp_sgd, dp_sgd_step
+from dpedu.training import plan_dp_sgd, poisson_sample
+from dpedu.training import run_dp_sgd, training_data
+
+
+def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings):
+    """A DP-SGD run with variants: ``run_dp_sgd`` on ``plan_dp_sgd(len(X), **settings)``."""
+    return run_dp_sgd(X, y, plan_dp_sgd(len(X), **settings), model=model, theta0=theta0, budget=budget, rng=rng)
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +63,57 @@ def test_poisson_sampling_rate_and_independence():
 
 
 def test_poisson_sample_edges():
-    assert poisson_sample(5, 1.0, rng=0).tolist() == [0, 1, 2, 3, 4]
-    with pytest.raises(ValueError, match="sampling_rate"):
-        poisson_sample(5, 0.0, rng=0)
+    for sample in (poisson_sample, binomial_poisson_sample):
+        assert sample(5, 1.0, rng=0).tolist() == [0, 1, 2, 3, 4]
+        with pytest.raises(ValueError, match="sampling_rate"):
+            sample(5, 0.0, rng=0)
+        with pytest.raises(ValueError, match=r"\bn\b"):
+            sample(0, 0.5, rng=0)
+
+
+def test_binomial_size_sampler_is_the_textbook_distribution():
+    # |B| ~ Binomial(n, q), then a uniform subset of that size, has P(B = S) = q^|S| (1 - q)^(n - |S|)
+    # (docs/math.md §8.1), as {i : U_i < q}. Pinned on what that law implies, at level 1e-4 per test:
+    # (1) every subset of a tiny population is equally frequent as the formula says (chi-square over all 2^n),
+    # (2) inclusion counts per record and (3) sizes are Binomial, (4) pairs of records are independent.
+    rng = np.random.default_rng(2025)
+    n, q, draws = 4, 0.3, 40_000
+    codes = np.array([int(sum(1 << int(i) for i in binomial_poisson_sample(n, q, rng))) for _ in range(draws)])
+    observed = np.bincount(codes, minlength=2 ** n)
+    sizes = np.array([bin(code).count("1") for code in range(2 ** n)])
+    expected = draws * q ** sizes * (1 - q) ** (n - sizes)
+    assert stats.chisquare(observed, expected).pvalue > 1e-4
+    n, q, steps = 300, 0.04, 4000
+    counts, pairs, sizes = np.zeros(n), np.zeros((3, 3)), np.empty(steps)
+    for t in range(steps):
+        batch = binomial_poisson_sample(n, q, rng)
+        assert np.all(np.diff(batch) > 0)                                # sorted, no repeats
+        counts[batch] += 1
+        sizes[t] = batch.size
+        inside = np.isin([0, 1, 2], batch)
+        pairs += np.outer(inside, inside)
+    for values, trials in ((counts, steps), (sizes, n)):
+        dispersion = np.sum((values - trials * q) ** 2) / (trials * q * (1 - q))
+        assert 1e-4 / 2 < stats.chi2.sf(dispersion, len(values)) < 1 - 1e-4 / 2
+    assert stats.binomtest(int(counts.sum()), n * steps, q).pvalue > 1e-4
+    for i, j in ((0, 1), (0, 2), (1, 2)):                                  # P(i and j in B) = q^2
+        assert stats.binomtest(int(pairs[i, j]), steps, q * q).pvalue > 1e-4
+
+
+def test_binomial_sampler_trains_with_the_same_ledger(toy):
+    X, y = toy
+    settings = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=20)
+    fast = planned(X, y, sampler="binomial", rng=3, **settings)
+    assert fast.ledger == dp_sgd(X, y, rng=3, **settings).ledger
+    rng = np.random.default_rng(3)                     # the stream: init (none), then per step size, subset, noise
+    sizes = []
+    for _ in range(20):
+        sizes.append(rng.binomial(len(X), 0.1))
+        rng.choice(len(X), size=sizes[-1], replace=False)
+        rng.normal(size=4)
+    np.testing.assert_array_equal(fast.details.batch_sizes, sizes)
+    capped = planned(X, y, sampler="binomial", sampling="truncated_poisson", max_batch_size=45, rng=3, **settings)
+    assert capped.details.batch_sizes.max() <= 45
 
 
 # --- one step equals its definition ------------------------------------------------------------
@@ -67,8 +122,8 @@ def test_noise_free_unclipped_step_is_a_plain_sgd_step_on_the_same_sample(toy):
     X, y = toy
     q, lr, seed = 0.1, 0.7, 11
     theta0 = np.random.default_rng(0).normal(size=4)
-    result = dp_sgd(X, y, noise_multiplier=0.0, clip_norm=np.inf, sampling_rate=q, steps=1, learning_rate=lr,
-                    theta0=theta0, rng=seed)
+    result = planned(X, y, noise_multiplier=0.0, clip_norm=np.inf, sampling_rate=q, steps=1, learning_rate=lr,
+                     theta0=theta0, rng=seed)
     batch = np.flatnonzero(np.random.default_rng(seed).random(len(X)) < q)     # the same draw
     plain = theta0 - lr * lg.gradient_sum(theta0, X[batch], y[batch]) / (q * len(X))
     np.testing.assert_allclose(result.theta, plain, rtol=1e-13, atol=1e-15)
@@ -81,8 +136,8 @@ def test_dp_sgd_follows_algorithm_1(toy, model, schedule):
     # rerun three steps by hand with the same stream: n uniforms for the batch, then d normals for the noise
     X, y = toy
     z, clip_norm, q, lr, steps, seed = 1.3, 0.8, 0.05, 0.5, 3, 5
-    result = dp_sgd(X, y, noise_multiplier=z, clip_norm=clip_norm, sampling_rate=q, steps=steps, learning_rate=lr,
-                    lr_schedule=schedule, model=model, rng=seed)
+    result = planned(X, y, noise_multiplier=z, clip_norm=clip_norm, sampling_rate=q, steps=steps, learning_rate=lr,
+                     lr_schedule=schedule, model=model, rng=seed)
     model = LogisticModel(4) if model is None else model
     rng = np.random.default_rng(seed)
     theta = model.init(rng)
@@ -98,9 +153,32 @@ def test_dp_sgd_follows_algorithm_1(toy, model, schedule):
 
 def test_public_step_function_matches_the_loop(toy):
     X, y = toy
-    kwargs = dict(noise_multiplier=2.0, clip_norm=0.5, sampling_rate=0.2, learning_rate=1.5)
-    one_step = dp_sgd_step(np.zeros(4), X, y, rng=3, **kwargs)
-    np.testing.assert_array_equal(one_step, dp_sgd(X, y, steps=1, rng=3, **kwargs).theta)
+    kwargs = dict(noise_multiplier=2.0, clip_norm=0.5, learning_rate=1.5)
+    rng = np.random.default_rng(3)
+    batch = training_data(X, y)[poisson_sample(len(X), 0.2, rng)]          # the loop: sample, then step
+    one_step = dp_sgd_step(np.zeros(4), batch, model=LogisticModel(4), expected_batch_size=0.2 * len(X), rng=rng,
+                           **kwargs)
+    np.testing.assert_array_equal(one_step, dp_sgd(X, y, sampling_rate=0.2, steps=1, rng=3, **kwargs).theta)
+    # the step is the formula: theta - eta (sum of clipped gradients + noise) / (q n)
+    noise = np.random.default_rng(7).normal(0.0, 2.0 * 0.5, size=4)
+    by_formula = -1.5 * (L2_clip(lg.per_example_gradients(np.zeros(4), batch.X, batch.y), 0.5).sum(0) + noise) / 100
+    step = dp_sgd_step(np.zeros(4), batch, model=LogisticModel(4), expected_batch_size=100.0,
+                       rng=np.random.default_rng(7), **kwargs)
+    np.testing.assert_allclose(step, by_formula, rtol=1e-10, atol=1e-14)
+
+
+def test_step_refuses_bad_arguments_by_name(toy):
+    X, y = toy
+    batch, model = training_data(X, y)[:10], LogisticModel(4)
+    good = dict(model=model, clip_norm=1.0, noise_multiplier=1.0, expected_batch_size=10.0, learning_rate=1.0, rng=0)
+    for bad, name in [(dict(clip_norm=-1.0), "clip_norm"), (dict(expected_batch_size=0.0), "expected_batch_size"),
+                      (dict(learning_rate=np.nan), "learning_rate"), (dict(noise_multiplier=-1.0), "noise_multiplier")]:
+        with pytest.raises(ValueError, match=name):
+            dp_sgd_step(np.zeros(4), batch, **{**good, **bad})
+    with pytest.raises(ValueError, match="theta"):
+        dp_sgd_step(np.zeros(3), batch, **good)
+    with pytest.raises(TypeError, match="batch"):
+        dp_sgd_step(np.zeros(4), (X, y), **good)
 
 
 def test_full_batch_is_noisy_gradient_descent(toy):
@@ -115,7 +193,7 @@ def test_full_batch_is_noisy_gradient_descent(toy):
         theta = theta - 2.0 * noisy / len(X)
     np.testing.assert_allclose(result.theta, theta, rtol=1e-12)
     assert result.ledger == [(GaussianEvent(2.0), 4)]
-    assert np.all(result.details["batch_sizes"] == len(X))
+    assert np.all(result.details.batch_sizes == len(X))
 
 
 # --- clipping ---------------------------------------------------------------------------------
@@ -142,13 +220,13 @@ def test_every_clipped_per_example_gradient_is_within_clip_norm(seed, theta_scal
 def test_input_clipping_trains_on_clipped_rows(toy):
     X, y = toy
     kwargs = dict(noise_multiplier=1.0, sampling_rate=0.1, steps=5, learning_rate=1.0, rng=4)
-    by_inputs = dp_sgd(X, y, clip_norm=0.5, clip_mode="inputs", **kwargs)
+    by_inputs = planned(X, y, clip_norm=0.5, clip_mode="inputs", **kwargs)
     # equivalent: clip the rows first, then clip gradients at the same C (which never triggers: ||g|| < ||x|| <= C)
     by_hand = dp_sgd(L2_clip(X, 0.5), y, clip_norm=0.5, **kwargs)
     np.testing.assert_allclose(by_inputs.theta, by_hand.theta, rtol=1e-12)
     assert by_inputs.ledger == by_hand.ledger
     with pytest.raises(ValueError, match="logistic regression only"):
-        dp_sgd(X, y, clip_norm=0.5, clip_mode="inputs", model=MLP(4, 2), **kwargs)
+        planned(X, y, clip_norm=0.5, clip_mode="inputs", model=MLP(4, 2), **kwargs)
 
 
 # --- batches, steps, ledgers ---------------------------------------------------------------------
@@ -156,7 +234,7 @@ def test_input_clipping_trains_on_clipped_rows(toy):
 def test_empty_batches_are_steps_too():
     X, y = make_toy(n=20, d=2, rng=0)
     result = dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.01, steps=200, rng=1)
-    sizes = result.details["batch_sizes"]
+    sizes = result.details.batch_sizes
     assert np.sum(sizes == 0) > 100 and np.all(np.isfinite(result.theta))
     assert result.ledger == [(SubsampledGaussianEvent(1.0, 0.01), 200)]
 
@@ -164,18 +242,18 @@ def test_empty_batches_are_steps_too():
 def test_epochs_become_steps(toy):
     X, y = toy
     result = dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.04, epochs=3, rng=0)
-    assert result.details["steps"] == 75 and result.ledger[0][1] == 75
-    assert result.details["loss_steps"].tolist() == [25, 50, 75]        # once per epoch
+    assert result.details.plan.steps == 75 and result.ledger[0][1] == 75
+    assert result.details.loss_steps.tolist() == [25, 50, 75]        # once per epoch
     assert np.all(np.diff(result.losses) < 0.1)
 
 
 def test_shuffled_batches_warn_and_no_accountant_covers_them(toy):
     X, y = toy
     with pytest.warns(ShuffledBatchesWarning, match="No accountant"):
-        result = dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, epochs=2, sampling="shuffle",
-                        rng=0)
+        result = planned(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, epochs=2, sampling="shuffle",
+                         rng=0)
     assert result.ledger == [(ShuffledBatchGaussianEvent(1.0, 50, 500), 20)]
-    assert np.all(result.details["batch_sizes"] == 50) and result.details["divisor"] == 50
+    assert np.all(result.details.batch_sizes == 50) and result.details.plan.divisor == 50
     table = compare(result, delta=1e-5)
     assert all(math.isnan(table[name]) for name in ACCOUNTANT_NAMES)
 
@@ -214,7 +292,7 @@ def test_bad_arguments_are_refused(toy, kwargs, error):
     args = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=3)
     args.update(kwargs)
     with pytest.raises(ValueError, match=error):
-        dp_sgd(X, y, **args)
+        planned(X, y, **args)
 
 
 # --- budget ------------------------------------------------------------------------------------
@@ -223,26 +301,31 @@ def test_budget_is_charged_before_training_and_refusal_trains_nothing(toy):
     X, y = toy
     budget = PrivacyBudget(epsilon=6.0, delta=1e-5)            # one run costs 4.85 (RDP), two cost 6.33
     kwargs = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=30)
-    dp_sgd(X, y, budget=budget, rng=0, **kwargs)
+    planned(X, y, budget=budget, rng=0, **kwargs)
     assert budget.ledger == [(SubsampledGaussianEvent(1.0, 0.1), 30)]
     spent = budget.spent()
     rng = np.random.default_rng(5)
     state = rng.bit_generator.state
     with pytest.raises(BudgetExceededError):
-        dp_sgd(X, y, budget=budget, rng=rng, **kwargs)
+        planned(X, y, budget=budget, rng=rng, **kwargs)
     assert rng.bit_generator.state == state                   # not one random number drawn
     assert budget.spent() == spent and len(budget.ledger) == 1
     with pytest.raises(ValueError, match="non-private"):
-        dp_sgd(X, y, budget=budget, rng=0, **dict(kwargs, noise_multiplier=0.0))
+        planned(X, y, budget=budget, rng=0, **dict(kwargs, noise_multiplier=0.0))
 
 
-def test_private_result_reports_no_sequential_epsilon(toy):
+def test_private_result_is_not_accounted_and_says_how_to_account_it(toy):
     X, y = toy
     result = dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=3, rng=0)
-    assert result.private and math.isnan(result.epsilon)
+    assert result.private and result.sequential is None
+    for name in ("epsilon", "delta"):
+        with pytest.raises(NotAccountedError, match=r"dpedu\.accountants\.compare\(result, delta="):
+            getattr(result, name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert compare(result, delta=1e-5)["rdp"] > 0
+    plain = dp_sgd(X, y, noise_multiplier=0.0, clip_norm=1.0, sampling_rate=0.1, steps=3, rng=0)
+    assert (plain.epsilon, plain.delta) == (math.inf, 0.0)             # a non-private run: accounted trivially
 
 
 def test_invalid_call_spends_no_budget(toy):
@@ -254,9 +337,9 @@ def test_invalid_call_spends_no_budget(toy):
                        (dict(rng=-1), ValueError), (dict(theta0=[np.nan] * 4), ValueError),
                        (dict(model=MLP(4, 2), theta0=np.zeros(4)), ValueError)):
         with pytest.raises(error):
-            dp_sgd(X, y, **dict(dict(rng=0), **bad), **kwargs)
+            planned(X, y, **dict(dict(rng=0), **bad), **kwargs)
     assert budget.ledger == []
-    dp_sgd(X, y, rng=0, **kwargs)
+    planned(X, y, rng=0, **kwargs)
     assert budget.ledger == [(SubsampledGaussianEvent(1.0, 0.1), 3)]
 
 
@@ -269,7 +352,7 @@ def test_absurd_work_is_refused_with_a_stated_limit(toy):
         with pytest.raises(ValueError, match="MAX_STEPS|overflows"):
             dp_sgd(X, y, rng=0, **dict(kwargs, **extra))
     with pytest.raises(ValueError, match="steps.*MAX_STEPS"):     # refused before the shuffling warning
-        dp_sgd(X, y, epochs=1e300, sampling="shuffle", rng=0, **kwargs)
+        planned(X, y, epochs=1e300, sampling="shuffle", rng=0, **kwargs)
 
 
 def test_huge_X_is_finite_or_refused_naming_X(toy):
@@ -291,27 +374,25 @@ def test_huge_X_is_finite_or_refused_naming_X(toy):
 # --- the plan: fixed before the data, shared by dp_sgd and the estimator -------------------------------------
 
 def test_dp_sgd_is_plan_then_run(toy):
-    from dpedu.training import plan_dp_sgd, run_dp_sgd
-
     X, y = toy
-    kwargs = dict(noise_multiplier=1.3, clip_norm=0.7, sampling_rate=0.15, epochs=2, learning_rate=0.5,
-                  lr_schedule="linear")
+    kwargs = dict(noise_multiplier=1.3, clip_norm=0.7, sampling_rate=0.15, epochs=2, learning_rate=0.5)
     plan = plan_dp_sgd(len(X), **kwargs)
-    direct, planned = dp_sgd(X, y, rng=4, **kwargs), run_dp_sgd(X, y, plan, rng=4)
-    np.testing.assert_array_equal(direct.theta, planned.theta)
-    assert direct.ledger == planned.ledger == plan.ledger
+    direct, by_plan = dp_sgd(X, y, rng=4, **kwargs), run_dp_sgd(X, y, plan, rng=4)
+    np.testing.assert_array_equal(direct.theta, by_plan.theta)
+    assert direct.ledger == by_plan.ledger == plan.ledger and direct.details.plan == plan
     assert plan.steps == steps_from_epochs(2, 0.15) and plan.divisor == 0.15 * len(X)
+    linear = run_dp_sgd(X, y, plan_dp_sgd(len(X), lr_schedule="linear", **kwargs), rng=4)
+    assert linear.ledger == plan.ledger and not np.array_equal(linear.theta, direct.theta)
 
 
 def test_plan_checks_every_setting_by_name_and_run_checks_the_plan_fits_the_data(toy):
-    from dpedu.training import plan_dp_sgd, run_dp_sgd
-
     X, y = toy
     good = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=3)
     for bad, name in [(dict(noise_multiplier=-1.0), "noise_multiplier"), (dict(clip_norm=0.0), "clip_norm"),
                       (dict(sampling_rate=2.0), "sampling_rate"), (dict(steps=0), "steps"),
                       (dict(sampling="with_replacement"), "sampling"), (dict(lr_schedule="cosine"), "lr_schedule"),
-                      (dict(clip_mode="rows"), "clip_mode"), (dict(loss_every=0), "loss_every")]:
+                      (dict(clip_mode="rows"), "clip_mode"), (dict(loss_every=0), "loss_every"),
+                      (dict(sampler="urn"), "sampler"), (dict(sampler="binomial", sampling="fixed"), "sampler")]:
         with pytest.raises(ValueError, match=rf"\b{name}\b"):
             plan_dp_sgd(len(X), **{**good, **bad})
     with pytest.raises(ValueError, match=r"\bn\b"):
@@ -323,11 +404,32 @@ def test_plan_checks_every_setting_by_name_and_run_checks_the_plan_fits_the_data
 
 
 def test_with_noise_multiplier_keeps_the_run_and_rechecks_the_noise():
-    from dpedu.training import plan_dp_sgd
-
     plan = plan_dp_sgd(100, noise_multiplier=0.0, clip_norm=np.inf, sampling_rate=0.1, epochs=1)
     assert plan.ledger is None and not plan.private
     with pytest.raises(ValueError, match="clip_norm=inf"):
         plan.with_noise_multiplier(1.0)
     finite = plan_dp_sgd(100, noise_multiplier=0.0, clip_norm=1.0, sampling_rate=0.1, epochs=1)
     assert finite.with_noise_multiplier(2.0).ledger == [(SubsampledGaussianEvent(2.0, 0.1), 10)]
+
+
+def test_row_norms_are_computed_once_per_run(toy, monkeypatch):
+    # checking X, clipping and every step share one computation of the row norms (training_data)
+    import dpedu.clipping
+    import dpedu.models.logistic
+    import dpedu.training.common
+    from dpedu.training import noisy_gradient_descent
+
+    calls = []
+    original = dpedu.clipping.l2_norms
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    for module in (dpedu.clipping, dpedu.training.common, dpedu.models.logistic):
+        monkeypatch.setattr(module, "l2_norms", counting)
+    X, y = toy
+    dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=30, rng=0)
+    assert len(calls) == 1
+    noisy_gradient_descent(X, y, 5, 0.5, 1e-5, rng=0)
+    assert len(calls) == 2

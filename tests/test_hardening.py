@@ -87,6 +87,14 @@ def _mlp_theta(net):
 
 
 THETA2 = np.zeros(2)
+PLAN4 = training.plan_dp_sgd(4, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2)
+
+
+def _dp_sgd_step(theta=THETA2, **bad):
+    """``dp_sgd_step`` on the batch of the first three rows of X3, with ``bad`` replacing one argument."""
+    kwargs = dict(model=LogisticModel(2), clip_norm=1.0, noise_multiplier=1.0, expected_batch_size=2.0,
+                  learning_rate=1.0, rng=0)
+    return training.dp_sgd_step(theta, training.training_data(X3, Y3)[:3], **{**kwargs, **bad})
 NET = MLP(2, 3)
 
 # (id, argument name as it must appear in the message, kind, call(value))
@@ -197,14 +205,10 @@ SCALAR_ARGUMENTS = [
      lambda v: dpedu.noisy_gradient_descent(X3, Y3, 2, 0.5, 1e-5, learning_rate=v, rng=0)),
     ("poisson_sample.n", "n", "posint", lambda v: training.poisson_sample(v, 0.5, rng=0)),
     ("poisson_sample.q", "sampling_rate", "rate", lambda v: training.poisson_sample(10, v, rng=0)),
-    ("dp_sgd_step.z", "noise_multiplier", "nonnegative", lambda v: training.dp_sgd_step(
-        THETA2, X3, Y3, noise_multiplier=v, clip_norm=1.0, sampling_rate=0.5, learning_rate=1.0, rng=0)),
-    ("dp_sgd_step.C", "clip_norm", "positive", lambda v: training.dp_sgd_step(
-        THETA2, X3, Y3, noise_multiplier=1.0, clip_norm=v, sampling_rate=0.5, learning_rate=1.0, rng=0)),
-    ("dp_sgd_step.q", "sampling_rate", "rate", lambda v: training.dp_sgd_step(
-        THETA2, X3, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=v, learning_rate=1.0, rng=0)),
-    ("dp_sgd_step.lr", "learning_rate", "positive", lambda v: training.dp_sgd_step(
-        THETA2, X3, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, learning_rate=v, rng=0)),
+    ("dp_sgd_step.z", "noise_multiplier", "nonnegative", lambda v: _dp_sgd_step(noise_multiplier=v)),
+    ("dp_sgd_step.C", "clip_norm", "positive", lambda v: _dp_sgd_step(clip_norm=v)),
+    ("dp_sgd_step.m", "expected_batch_size", "positive", lambda v: _dp_sgd_step(expected_batch_size=v)),
+    ("dp_sgd_step.lr", "learning_rate", "positive", lambda v: _dp_sgd_step(learning_rate=v)),
     ("dp_sgd.z", "noise_multiplier", "nonnegative", lambda v: training.dp_sgd(
         X3, Y3, noise_multiplier=v, clip_norm=1.0, sampling_rate=0.5, steps=2, rng=0)),
     ("dp_sgd.C", "clip_norm", "positive", lambda v: training.dp_sgd(
@@ -217,8 +221,8 @@ SCALAR_ARGUMENTS = [
         X3, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, epochs=v, rng=0)),
     ("dp_sgd.lr", "learning_rate", "positive", lambda v: training.dp_sgd(
         X3, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2, learning_rate=v, rng=0)),
-    ("dp_sgd.loss_every", "loss_every", "posint", lambda v: training.dp_sgd(
-        X3, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2, loss_every=v, rng=0)),
+    ("plan_dp_sgd.loss_every", "loss_every", "posint", lambda v: training.plan_dp_sgd(
+        4, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2, loss_every=v)),
     ("dp_sgd.mlp.C", "clip_norm", "positive", lambda v: training.dp_sgd(
         X3, Y3, noise_multiplier=1.0, clip_norm=v, sampling_rate=0.5, steps=2, model=MLP(2, 3), rng=0)),
     # models
@@ -387,17 +391,16 @@ ARRAY_ARGUMENTS = [
     ("gd.y", "y", (4,), lambda a: dpedu.gradient_descent(X3, a, 2)),
     ("gd.theta0", "theta0", (2,), lambda a: dpedu.gradient_descent(X3, Y3, 2, theta0=a)),
     ("ngd.X", "X", (4, 2), lambda a: dpedu.noisy_gradient_descent(a, Y3, 2, 0.5, 1e-5, rng=0)),
-    ("ngd.theta0", "theta0", (2,), lambda a: dpedu.noisy_gradient_descent(X3, Y3, 2, 0.5, 1e-5, theta0=a, rng=0)),
+    ("ngd.theta0", "theta0", (2,), lambda a: training.run_noisy_gradient_descent(
+        X3, Y3, training.plan_noisy_gradient_descent(2, 0.5, 1e-5), theta0=a, rng=0)),
     ("dp_sgd.X", "X", (4, 2), lambda a: training.dp_sgd(
         a, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2, rng=0)),
     ("dp_sgd.y", "y", (4,), lambda a: training.dp_sgd(
         X3, a, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2, rng=0)),
-    ("dp_sgd.theta0", "theta0", (2,), lambda a: training.dp_sgd(
-        X3, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2, theta0=a, rng=0)),
-    ("dp_sgd.mlp.theta0", "theta0", (NET.n_params,), lambda a: training.dp_sgd(
-        X3, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2, model=NET, theta0=a, rng=0)),
-    ("dp_sgd_step.theta", "theta", (2,), lambda a: training.dp_sgd_step(
-        a, X3, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, learning_rate=1.0, rng=0)),
+    ("run_dp_sgd.theta0", "theta0", (2,), lambda a: training.run_dp_sgd(X3, Y3, PLAN4, theta0=a, rng=0)),
+    ("run_dp_sgd.mlp.theta0", "theta0", (NET.n_params,), lambda a: training.run_dp_sgd(
+        X3, Y3, PLAN4, model=NET, theta0=a, rng=0)),
+    ("dp_sgd_step.theta", "theta", (2,), lambda a: _dp_sgd_step(theta=a)),
     ("DPLR.fit.X", "X", (4, 2), lambda a: DPLogisticRegression(noise_multiplier=1.0, epochs=1).fit(a, Y3)),
     ("rdp.orders", "orders", (3,), lambda a: make_accountant("rdp", orders=a), "fill=2"),
     ("moments.moment_orders", "moment_orders", (3,), lambda a: make_accountant("moments", moment_orders=a)),
@@ -442,15 +445,15 @@ def test_bad_arrays_are_refused_by_name(case_id, name, bad, error, call):
     (lambda: training.dp_sgd(X3, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2, epochs=1,
                              rng=0), "epochs"),
     (lambda: training.dp_sgd(X3, Y3, noise_multiplier=1.0, clip_norm=np.inf, sampling_rate=0.5, steps=2), "clip_norm"),
-    (lambda: training.dp_sgd(X3, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2,
-                             sampling="random"), "sampling"),
-    (lambda: training.dp_sgd(X3, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2,
-                             lr_schedule="cosine"), "lr_schedule"),
-    (lambda: training.dp_sgd(X3, Y3, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2,
-                             clip_mode="weights"), "clip_mode"),
-    (lambda: dpedu.noisy_gradient_descent(X3, Y3, 2, 0.5, 1e-5, budget_split="all"), "budget_split"),
-    (lambda: dpedu.noisy_gradient_descent(X3, Y3, 2, 0.5, 1e-5, calibration="exact"), "calibration"),
-    (lambda: dpedu.noisy_gradient_descent(X3, Y3, 2, 0.5, 1e-5, clip_mode="yes"), "clip_mode"),
+    (lambda: training.plan_dp_sgd(4, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2,
+                                  sampling="random"), "sampling"),
+    (lambda: training.plan_dp_sgd(4, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2,
+                                  lr_schedule="cosine"), "lr_schedule"),
+    (lambda: training.plan_dp_sgd(4, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2,
+                                  clip_mode="weights"), "clip_mode"),
+    (lambda: training.plan_noisy_gradient_descent(2, 0.5, 1e-5, budget_split="all"), "budget_split"),
+    (lambda: training.plan_noisy_gradient_descent(2, 0.5, 1e-5, calibration="exact"), "calibration"),
+    (lambda: training.plan_noisy_gradient_descent(2, 0.5, 1e-5, clip_mode="yes"), "clip_mode"),
     (lambda: dpedu.gaussian_mech([1.0, 2.0], 1.0, 0.5, 1e-5), r"\bv\b"),
     (lambda: dpedu.gaussian_mech(math.nan, 1.0, 0.5, 1e-5), r"\bv\b"),
     (lambda: dpedu.gaussian_mech("1.0", 1.0, 0.5, 1e-5), r"\bv\b"),
@@ -675,8 +678,9 @@ def test_dp_sgd_extreme_settings_are_finite(z, q, clip_norm, x_scale, mlp, sampl
     model = MLP(3, 4) if mlp else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", training.ShuffledBatchesWarning)
-        result = training.dp_sgd(X, y, noise_multiplier=z, clip_norm=clip_norm, sampling_rate=q, steps=3,
-                                 model=model, sampling=sampling, learning_rate=0.1, rng=seed)
+        plan = training.plan_dp_sgd(len(X), noise_multiplier=z, clip_norm=clip_norm, sampling_rate=q, steps=3,
+                                    sampling=sampling, learning_rate=0.1)
+        result = training.run_dp_sgd(X, y, plan, model=model, rng=seed)
     assert np.all(np.isfinite(result.theta))
     assert np.all(np.isfinite(result.losses)) and np.all(result.losses >= 0)
     assert (result.ledger is None) == (z == 0)
@@ -686,8 +690,7 @@ def test_dp_sgd_noise_std_overflow_is_refused():
     with pytest.raises(ValueError, match="noise_multiplier"):
         training.dp_sgd(X3, Y3, noise_multiplier=1e300, clip_norm=1e300, sampling_rate=0.5, steps=2, rng=0)
     with pytest.raises(ValueError, match="clip_norm"):
-        training.dp_sgd_step(THETA2, X3, Y3, noise_multiplier=1e300, clip_norm=1e300, sampling_rate=0.5,
-                             learning_rate=1.0, rng=0)
+        _dp_sgd_step(noise_multiplier=1e300, clip_norm=1e300)
 
 
 @QUICK
@@ -696,8 +699,9 @@ def test_dp_sgd_noise_std_overflow_is_refused():
        budget_split=st.sampled_from(["per_iteration", "total"]), clip_mode=st.sampled_from(["gradients", "inputs"]))
 def test_noisy_gradient_descent_extreme_budgets_are_finite(epsilon, delta, iterations, x_scale, budget_split, clip_mode):
     X, y = make_toy(n=30, d=2, rng=0)
-    result = dpedu.noisy_gradient_descent(X * x_scale, y, iterations, epsilon, delta, budget_split=budget_split,
-                                          clip_mode=clip_mode, rng=1)
+    plan = training.plan_noisy_gradient_descent(iterations, epsilon, delta, budget_split=budget_split,
+                                                clip_mode=clip_mode)
+    result = training.run_noisy_gradient_descent(X * x_scale, y, plan, rng=1)
     assert np.all(np.isfinite(result.theta)) and np.all(np.isfinite(result.losses))
     assert math.isfinite(result.epsilon) and result.epsilon > 0
     assert 0 < result.delta < 1

@@ -23,7 +23,7 @@ import dpedu
 from dpedu import experiments, snapping, training
 from dpedu.datasets import make_toy
 from dpedu.estimator import DPLogisticRegression
-from dpedu.models import MLP
+from dpedu.models import MLP, LogisticModel
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 FEW = settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -31,11 +31,18 @@ FEW = settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck
 X, Y = make_toy(n=60, d=3, rng=123)
 
 
+def planned(X, y, *, model=None, rng=None, **settings):
+    """A DP-SGD run with variants: ``run_dp_sgd`` on ``plan_dp_sgd(len(X), **settings)``."""
+    return training.run_dp_sgd(X, y, training.plan_dp_sgd(len(X), **settings), model=model, rng=rng)
+
+
 def _outputs(result):
     """The randomised parts of any return value, as a flat list of arrays (for exact comparison)."""
     if isinstance(result, training.TrainingResult):
-        return [result.theta, result.losses, np.array([result.details.get("noisy_count", 0.0)]),
-                np.asarray(result.details.get("batch_sizes", []))]
+        details = result.details
+        if isinstance(details, training.NoisyGDDiagnostics):
+            return [result.theta, result.losses, np.array([details.noisy_count])]
+        return [result.theta, result.losses, details.batch_sizes, details.inclusions]
     if isinstance(result, DPLogisticRegression):
         return [result.coef_, result.intercept_, result.losses_]
     if isinstance(result, tuple):
@@ -76,19 +83,21 @@ RANDOMISED = [
     ("poisson_sample", lambda r: np.isin(np.arange(200), training.poisson_sample(200, 0.5, rng=r))),
     ("MLP.init", lambda r: MLP(3, 4).init(rng=r)),
     ("noisy_gradient_descent", lambda r: dpedu.noisy_gradient_descent(X, Y, 3, 0.5, 1e-5, clip_norm=1.0, rng=r)),
-    ("noisy_gradient_descent.total", lambda r: dpedu.noisy_gradient_descent(X, Y, 3, 1.0, 1e-5, budget_split="total",
-                                                                            calibration="analytic", rng=r)),
-    ("dp_sgd_step", lambda r: training.dp_sgd_step(np.zeros(3), X, Y, noise_multiplier=1.0, clip_norm=1.0,
-                                                   sampling_rate=0.3, learning_rate=1.0, rng=r)),
+    ("noisy_gradient_descent.total", lambda r: training.run_noisy_gradient_descent(
+        X, Y, training.plan_noisy_gradient_descent(3, 1.0, 1e-5, budget_split="total", calibration="analytic"), rng=r)),
+    ("binomial_poisson_sample", lambda r: np.isin(np.arange(200), training.binomial_poisson_sample(200, 0.5, rng=r))),
+    ("dp_sgd_step", lambda r: training.dp_sgd_step(np.zeros(3), training.training_data(X, Y)[:20], model=LogisticModel(3),
+                                                   clip_norm=1.0, noise_multiplier=1.0, expected_batch_size=18.0,
+                                                   learning_rate=1.0, rng=r)),
     ("dp_sgd.logistic", lambda r: training.dp_sgd(X, Y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.2,
                                                   steps=5, rng=r)),
-    ("dp_sgd.logistic.inputs", lambda r: training.dp_sgd(X, Y, noise_multiplier=1.0, clip_norm=0.5, sampling_rate=0.2,
+    ("dp_sgd.logistic.inputs", lambda r: planned(X, Y, noise_multiplier=1.0, clip_norm=0.5, sampling_rate=0.2,
                                                          steps=5, clip_mode="inputs", lr_schedule="linear", rng=r)),
-    ("dp_sgd.logistic.shuffle", _shuffle_quietly(lambda r: training.dp_sgd(
+    ("dp_sgd.logistic.shuffle", _shuffle_quietly(lambda r: planned(
         X, Y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.2, steps=5, sampling="shuffle", rng=r))),
     ("dp_sgd.mlp", lambda r: training.dp_sgd(X, Y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.2, steps=5,
                                              model=MLP(3, 4), rng=r)),
-    ("dp_sgd.mlp.shuffle", _shuffle_quietly(lambda r: training.dp_sgd(
+    ("dp_sgd.mlp.shuffle", _shuffle_quietly(lambda r: planned(
         X, Y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.2, steps=5, model=MLP(3, 4), sampling="shuffle",
         rng=r))),
     ("dp_sgd.mlp.nonprivate", lambda r: training.dp_sgd(X, Y, noise_multiplier=0.0, clip_norm=1.0, sampling_rate=0.2,
@@ -148,9 +157,12 @@ def test_noise_is_independent_of_the_value():
 def test_dp_sgd_step_replays_inside_dp_sgd():
     """One dp_sgd step from theta0 equals dp_sgd_step with the same stream (sample first, then noise)."""
     theta0 = np.zeros(3)
-    one = training.dp_sgd(X, Y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.3, steps=1, theta0=theta0, rng=5)
-    step = training.dp_sgd_step(theta0, X, Y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.3,
-                                learning_rate=1.0, rng=5)
+    plan = training.plan_dp_sgd(len(X), noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.3, steps=1)
+    one = training.run_dp_sgd(X, Y, plan, theta0=theta0, rng=5)
+    rng = np.random.default_rng(5)
+    batch = training.training_data(X, Y)[training.poisson_sample(len(X), 0.3, rng)]
+    step = training.dp_sgd_step(theta0, batch, model=LogisticModel(3), clip_norm=1.0, noise_multiplier=1.0,
+                                expected_batch_size=0.3 * len(X), learning_rate=1.0, rng=rng)
     np.testing.assert_array_equal(one.theta, step)
 
 

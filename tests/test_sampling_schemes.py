@@ -24,8 +24,15 @@ from dpedu.training import (
     fixed_size_batches,
     plan_dp_sgd,
     poisson_batches,
+    run_dp_sgd,
     truncated_poisson_batches,
 )
+
+
+def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings):
+    """A DP-SGD run with variants: ``run_dp_sgd`` on ``plan_dp_sgd(len(X), **settings)``."""
+    return run_dp_sgd(X, y, plan_dp_sgd(len(X), **settings), model=model, theta0=theta0, budget=budget, rng=rng)
+
 
 N, Q = 400, 0.1
 BASE = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=Q)
@@ -40,7 +47,7 @@ def toy():
 def train(X, y, sampling, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", (ShuffledBatchesWarning, TruncatedPoissonWarning))
-        return dp_sgd(X, y, **{**BASE, "sampling": sampling, **EXTRA[sampling], **kwargs})
+        return planned(X, y, **{**BASE, "sampling": sampling, **EXTRA[sampling], **kwargs})
 
 
 def test_every_scheme_is_listed():
@@ -48,7 +55,7 @@ def test_every_scheme_is_listed():
 
 
 def test_poisson_batch_sizes_have_the_binomial_mean_and_variance(toy):
-    sizes = train(*toy, "poisson", steps=400, rng=1).details["batch_sizes"]
+    sizes = train(*toy, "poisson", steps=400, rng=1).details.batch_sizes
     mean, var = N * Q, N * Q * (1 - Q)
     assert abs(sizes.mean() - mean) < 5 * math.sqrt(var / sizes.size)
     assert 0.7 * var < sizes.var() < 1.3 * var                 # 400 draws: the sample variance is within ~7%
@@ -56,7 +63,7 @@ def test_poisson_batch_sizes_have_the_binomial_mean_and_variance(toy):
 
 def test_fixed_batches_always_have_m_distinct_records(toy):
     result = train(*toy, "fixed", steps=200, rng=2)
-    assert set(result.details["batch_sizes"].tolist()) == {round(Q * N)}
+    assert set(result.details.batch_sizes.tolist()) == {round(Q * N)}
     batches = fixed_size_batches(N, 40, np.random.default_rng(0))
     drawn = [next(batches) for _ in range(300)]
     assert all(np.unique(b).size == 40 for b in drawn)         # without replacement
@@ -65,7 +72,7 @@ def test_fixed_batches_always_have_m_distinct_records(toy):
 
 
 def test_truncated_poisson_never_exceeds_the_cap_and_is_poisson_below_it(toy):
-    sizes = train(*toy, "truncated_poisson", steps=300, rng=3).details["batch_sizes"]
+    sizes = train(*toy, "truncated_poisson", steps=300, rng=3).details.batch_sizes
     assert sizes.max() == 45 and (sizes == 45).sum() > 10      # the cap binds (P(Bin(400, .1) > 45) ~ 0.18)
     capped = truncated_poisson_batches(N, Q, N, np.random.default_rng(7))   # a cap of n never binds:
     poisson = poisson_batches(N, Q, np.random.default_rng(7))                # the very same batches as Poisson
@@ -75,14 +82,14 @@ def test_truncated_poisson_never_exceeds_the_cap_and_is_poisson_below_it(toy):
 
 def test_shuffle_covers_each_record_once_per_epoch(toy):
     result = train(*toy, "shuffle", epochs=3, rng=4)
-    assert result.details["steps"] == 3 * 10 and set(result.details["batch_sizes"].tolist()) == {40}
-    np.testing.assert_array_equal(result.details["inclusions"], np.full(N, 3))
+    assert result.details.plan.steps == 3 * 10 and set(result.details.batch_sizes.tolist()) == {40}
+    np.testing.assert_array_equal(result.details.inclusions, np.full(N, 3))
 
 
 @pytest.mark.parametrize("sampling, epochs, steps", [("poisson", 2, 20), ("fixed", 2, 20),
                                                      ("truncated_poisson", 2, 20), ("shuffle", 2, 20)])
 def test_steps_per_epoch(toy, sampling, epochs, steps):
-    assert train(*toy, sampling, epochs=epochs, rng=0).details["steps"] == steps
+    assert train(*toy, sampling, epochs=epochs, rng=0).details.plan.steps == steps
 
 
 @pytest.mark.parametrize("sampling", SAMPLINGS)
@@ -96,11 +103,11 @@ def test_each_scheme_records_its_own_event_under_the_relation(toy, sampling, rel
         "shuffle": ShuffledBatchGaussianEvent(1.0, 40, N, relation=relation),
     }[sampling]
     assert result.ledger == [(expected, 5)]
-    assert result.details["relation"] == relation
+    assert result.details.plan.relation == relation
 
 
 def test_full_batch_poisson_is_a_gaussian_event_under_the_relation(toy):
-    result = dp_sgd(*toy, noise_multiplier=2.0, clip_norm=1.0, sampling_rate=1.0, steps=3, relation="replace_one",
+    result = planned(*toy, noise_multiplier=2.0, clip_norm=1.0, sampling_rate=1.0, steps=3, relation="replace_one",
                     rng=0)
     assert result.ledger == [(GaussianEvent(2.0, relation="replace_one"), 3)]
 
@@ -117,7 +124,7 @@ def test_same_seed_same_run(toy, sampling):
     a = train(*toy, sampling, steps=8, rng=11)
     b = train(*toy, sampling, steps=8, rng=11)
     np.testing.assert_array_equal(a.theta, b.theta)
-    np.testing.assert_array_equal(a.details["batch_sizes"], b.details["batch_sizes"])
+    np.testing.assert_array_equal(a.details.batch_sizes, b.details.batch_sizes)
     assert not np.array_equal(a.theta, train(*toy, sampling, steps=8, rng=12).theta)
 
 
@@ -158,7 +165,7 @@ def test_uncovered_pairs_are_refused_by_name(toy, sampling, relation, accountant
 # --- refusals ------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(sampling="balanced"), r"sampling must be one of \('poisson', 'fixed', 'truncated_poisson', 'shuffle'\)"),
+    (dict(sampling="balanced"), r"sampling must be one of 'poisson', 'fixed', 'truncated_poisson', 'shuffle'"),
     (dict(sampling="truncated_poisson"), "needs max_batch_size"),
     (dict(sampling="poisson", max_batch_size=10), "max_batch_size is used only with sampling='truncated_poisson'"),
     (dict(sampling="truncated_poisson", max_batch_size=0), "max_batch_size"),
@@ -167,15 +174,15 @@ def test_uncovered_pairs_are_refused_by_name(toy, sampling, relation, accountant
 ])
 def test_bad_scheme_settings_are_refused_by_name(toy, kwargs, message):
     with pytest.raises(ValueError, match=message):
-        dp_sgd(*toy, **BASE, steps=3, rng=0, **kwargs)
+        planned(*toy, **BASE, steps=3, rng=0, **kwargs)
 
 
 def test_truncated_poisson_warns_only_where_no_accountant_covers_it(toy):
     with pytest.warns(TruncatedPoissonWarning, match="every accountant refuses"):
-        dp_sgd(*toy, **BASE, steps=2, sampling="truncated_poisson", max_batch_size=45, rng=0, relation="replace_one")
+        planned(*toy, **BASE, steps=2, sampling="truncated_poisson", max_batch_size=45, rng=0, relation="replace_one")
     with warnings.catch_warnings():
         warnings.simplefilter("error", TruncatedPoissonWarning)   # add/remove: the RDP accountant covers it
-        dp_sgd(*toy, **BASE, steps=2, sampling="truncated_poisson", max_batch_size=45, rng=0)
+        planned(*toy, **BASE, steps=2, sampling="truncated_poisson", max_batch_size=45, rng=0)
 
 
 # --- the estimator: relation, sampling and adaptive clipping, calibrated for them --------------------------

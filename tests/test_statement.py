@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from dpedu import dp_sgd
+from dpedu.training import plan_dp_sgd, run_dp_sgd
 from dpedu.accountants import GaussianEvent, LaplaceEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent
 from dpedu.accountants import make_accountant
 from dpedu.accountants.gdp import certified_mu
@@ -13,6 +14,12 @@ from dpedu.accountants.tradeoff import tradeoff_curve
 from dpedu.cli import main
 from dpedu.gaussian import gaussian_epsilon_exact
 from dpedu.statement import privacy_statement
+
+
+def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings):
+    """A DP-SGD run with variants: ``run_dp_sgd`` on ``plan_dp_sgd(len(X), **settings)``."""
+    return run_dp_sgd(X, y, plan_dp_sgd(len(X), **settings), model=model, theta0=theta0, budget=budget, rng=rng)
+
 
 ABADI = [(SubsampledGaussianEvent(4.0, 0.01), 10_000)]
 
@@ -136,7 +143,7 @@ def _dp_sgd_ledger(sampling, relation):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 3))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    return dp_sgd(X, y, noise_multiplier=2.0, clip_norm=0.5, sampling_rate=0.1, steps=30, sampling=sampling,
+    return planned(X, y, noise_multiplier=2.0, clip_norm=0.5, sampling_rate=0.1, steps=30, sampling=sampling,
                   relation=relation, rng=0)
 
 

@@ -10,7 +10,14 @@ from dpedu.accountants import GaussianEvent, LaplaceEvent
 from dpedu.calibrate import analytic_noise_multiplier, classic_noise_multiplier
 from dpedu.clipping import L2_clip
 from dpedu.models import logistic as lg
-from dpedu.training import gradient_descent, noisy_gradient_descent
+from dpedu.training import NoisyGDPlan, gradient_descent, noisy_gradient_descent, plan_noisy_gradient_descent
+from dpedu.training import run_noisy_gradient_descent
+
+
+def ngd(X, y, iterations, epsilon, delta, *, theta0=None, budget=None, rng=None, **settings):
+    """Noisy gradient descent with variants: its plan, then its run."""
+    plan = plan_noisy_gradient_descent(iterations, epsilon, delta, **settings)
+    return run_noisy_gradient_descent(X, y, plan, theta0=theta0, budget=budget, rng=rng)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +44,7 @@ def test_gradient_descent_decreases_loss_and_matches_manual_steps(toy):
 def test_noisy_gd_is_gd_when_noise_vanishes(toy):
     # with a huge epsilon per iteration the noise is negligible: the path approaches plain GD on clipped gradients
     X, y = toy
-    noisy = noisy_gradient_descent(X, y, 5, epsilon=1e6, delta=0.5, clip_norm=10.0, calibration="analytic", rng=0)
+    noisy = ngd(X, y, 5, epsilon=1e6, delta=0.5, clip_norm=10.0, calibration="analytic", rng=0)
     plain = gradient_descent(X, y, 5)
     np.testing.assert_allclose(noisy.theta, plain.theta, atol=1e-3)
 
@@ -55,12 +62,12 @@ def test_noisy_gd_follows_the_book_algorithm(toy):
         grad_sum = L2_clip(lg.per_example_gradients(theta, X, y), clip).sum(axis=0)
         theta = theta - (grad_sum + rng.normal(0.0, z * clip, size=5)) / noisy_count
     np.testing.assert_allclose(result.theta, theta, rtol=1e-10)
-    assert result.details["noise_multiplier"] == pytest.approx(z)
+    assert result.details.plan.noise_multiplier == pytest.approx(z)
 
 
 def test_input_clipping_variant(toy):
     X, y = toy
-    a = noisy_gradient_descent(3 * X, y, 3, 0.5, 1e-5, clip_norm=1.0, clip_mode="inputs", rng=5)
+    a = ngd(3 * X, y, 3, 0.5, 1e-5, clip_norm=1.0, clip_mode="inputs", rng=5)
     rng = np.random.default_rng(5)
     Xc = L2_clip(3 * X, 1.0)
     z = classic_noise_multiplier(0.5, 1e-5)
@@ -82,10 +89,10 @@ def test_sequential_spend_and_ledger(toy):
 
 def test_total_budget_splits_sequentially(toy):
     X, y = toy
-    r = noisy_gradient_descent(X, y, 9, 1.0, 1e-5, budget_split="total", calibration="analytic", rng=0)
+    r = ngd(X, y, 9, 1.0, 1e-5, budget_split="total", calibration="analytic", rng=0)
     assert r.epsilon == pytest.approx(1.0) and r.delta == pytest.approx(1e-5)
     assert r.epsilon_per_iteration == pytest.approx(0.1) and r.delta_per_iteration == pytest.approx(1e-5 / 9)
-    assert r.details["noise_multiplier"] == pytest.approx(analytic_noise_multiplier(0.1, 1e-5 / 9))
+    assert r.details.plan.noise_multiplier == pytest.approx(analytic_noise_multiplier(0.1, 1e-5 / 9))
 
 
 def test_seeds_reproduce_and_differ(toy):
@@ -100,7 +107,7 @@ def test_seeds_reproduce_and_differ(toy):
 def test_noisy_count_is_floored():
     X = np.array([[1.0, 0.0], [0.0, 1.0]])
     y = np.array([1.0, -1.0])
-    counts = [noisy_gradient_descent(X, y, 1, 1e-3, 1e-5, rng=s).details["noisy_count"] for s in range(20)]
+    counts = [noisy_gradient_descent(X, y, 1, 1e-3, 1e-5, rng=s).details.noisy_count for s in range(20)]
     assert min(counts) == 1.0  # n + Lap(1000) is often below 1 here
 
 
@@ -132,7 +139,7 @@ def test_bad_arguments(toy, kwargs, exc, message):
     args = dict(iterations=2, epsilon=0.5, delta=1e-5)
     args.update(kwargs)
     with pytest.raises(exc, match=message):
-        noisy_gradient_descent(X, y, args.pop("iterations"), args.pop("epsilon"), args.pop("delta"), **args)
+        ngd(X, y, args.pop("iterations"), args.pop("epsilon"), args.pop("delta"), **args)
 
 
 def test_bad_data(toy):
@@ -173,7 +180,7 @@ def test_huge_but_finite_X_stays_finite_or_is_refused_naming_X(toy):
     with warnings.catch_warnings():                    # and no floating-point warning on the way
         warnings.simplefilter("error")
         for run in (lambda: noisy_gradient_descent(huge, y, 3, 0.5, 1e-5, clip_norm=1.0, rng=0),
-                    lambda: noisy_gradient_descent(huge, y, 3, 0.5, 1e-5, clip_norm=1.0, clip_mode="inputs", rng=0)):
+                    lambda: ngd(huge, y, 3, 0.5, 1e-5, clip_norm=1.0, clip_mode="inputs", rng=0)):
             result = run()
             assert np.all(np.isfinite(result.theta)) and np.all(np.isfinite(result.losses))
         # unclipped gradient descent moves theta by ~1e300, so X @ theta overflows: refused, naming X
@@ -205,7 +212,7 @@ def test_failed_call_spends_no_budget(toy):
     budget = PrivacyBudget(epsilon=10.0, delta=1e-3)
     for bad in (dict(theta0=np.zeros(3)), dict(rng="seed"), dict(clip_mode="rows"), dict(clip_norm=1e300)):
         with pytest.raises((ValueError, TypeError)):
-            noisy_gradient_descent(X, y, 2, 0.5, 1e-5, budget=budget, **dict(dict(rng=0), **bad))
+            ngd(X, y, 2, 0.5, 1e-5, budget=budget, **dict(dict(rng=0), **bad))
     assert budget.ledger == []
 
 
@@ -214,11 +221,22 @@ def test_loss_every_records_a_subset_and_changes_nothing_else():
 
     X, y = make_toy(n=200, d=3, rng=0)
     every = noisy_gradient_descent(X, y, 7, 0.5, 1e-5, clip_norm=1.0, rng=3)
-    sparse = noisy_gradient_descent(X, y, 7, 0.5, 1e-5, clip_norm=1.0, rng=3, loss_every=3)
+    sparse = ngd(X, y, 7, 0.5, 1e-5, clip_norm=1.0, rng=3, loss_every=3)
     np.testing.assert_array_equal(every.theta, sparse.theta)       # the diagnostic never changes the run
-    np.testing.assert_array_equal(every.details["loss_steps"], np.arange(1, 8))
-    np.testing.assert_array_equal(sparse.details["loss_steps"], [3, 6, 7])
+    np.testing.assert_array_equal(every.details.loss_steps, np.arange(1, 8))
+    np.testing.assert_array_equal(sparse.details.loss_steps, [3, 6, 7])
     np.testing.assert_allclose(sparse.losses, every.losses[[2, 5, 6]], rtol=1e-12)
     for bad, error in ((0, ValueError), (1.5, TypeError), (True, TypeError), ("2", TypeError)):
         with pytest.raises(error, match="loss_every"):
-            noisy_gradient_descent(X, y, 3, 0.5, 1e-5, rng=0, loss_every=bad)
+            ngd(X, y, 3, 0.5, 1e-5, rng=0, loss_every=bad)
+
+
+def test_plain_call_is_its_plan_and_the_plan_is_checked_first(toy):
+    X, y = toy
+    plan = plan_noisy_gradient_descent(3, 0.5, 1e-5, clip_norm=0.7, learning_rate=0.5)
+    direct = noisy_gradient_descent(X, y, 3, 0.5, 1e-5, clip_norm=0.7, learning_rate=0.5, rng=4)
+    np.testing.assert_array_equal(direct.theta, run_noisy_gradient_descent(X, y, plan, rng=4).theta)
+    assert isinstance(direct.details.plan, NoisyGDPlan) and direct.details.plan == plan
+    assert direct.details.noise_std == pytest.approx(plan.noise_multiplier * 0.7)
+    with pytest.raises(TypeError, match=r"\bplan\b"):
+        run_noisy_gradient_descent(X, y, {"iterations": 3}, rng=0)

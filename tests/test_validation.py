@@ -90,7 +90,7 @@ NUMERIC_ARGUMENTS = [
     ("dp_sgd.steps", "steps", lambda v: training.dp_sgd(
         X4, Y4, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=v, rng=0)),
     ("noisy_gradient_descent.epsilon", "epsilon",
-     lambda v: training.noisy_gradient_descent(X4, Y4, 2, v, 1e-5, budget_split="total", rng=0)),
+     lambda v: training.plan_noisy_gradient_descent(2, v, 1e-5, budget_split="total")),
     ("gradient_descent.iterations", "iterations", lambda v: training.gradient_descent(X4, Y4, v)),
     # datasets
     ("make_toy.n", "n", lambda v: make_toy(n=v, d=2, rng=0)),

@@ -17,8 +17,8 @@ assert clipping_runs[2.0, "inputs"][1] < 0.02 and _acc[2.0, "inputs"] - majority
     "'input clipping predicts \"> 50K\" for almost nobody and scores barely above the majority-class floor'"
 assert round(majority, 4) == 0.7543, "'the majority-class floor of 0.7543'"
 assert round(2 / row_norms.min(), 2) <= 0.71, "'Input clipping shrinks every row by a factor 2/||x|| <= 0.71'"
-_noiseless = dp.training.noisy_gradient_descent(X_train, y_train, 10, 1e4, 1e-5, clip_norm=2.0, clip_mode="inputs",
-                                                calibration="analytic", rng=0)
+_noiseless = dp.training.run_noisy_gradient_descent(X_train, y_train, dp.training.plan_noisy_gradient_descent(
+    10, 1e4, 1e-5, clip_norm=2.0, clip_mode="inputs", calibration="analytic"), rng=0)
 assert logistic.accuracy(_noiseless.theta, X_test, y_test) - majority < 0.005, \
     "'The noise is not the reason': input clipping at C = 2 stays at the floor even with almost no noise"
 for _mode in ("gradients", "inputs"):

@@ -13,7 +13,7 @@ _acc = {label: logistic.accuracy(r.theta, X_test, y_test) for label, r in runs.i
 assert _acc["learning rate 64"] < _acc["learning rate 4"], "'too large, and the noise in every step ... makes theta wander'"
 
 # --- the sampling section: four schemes, relations, pitfalls ---------------------------------------------------
-_sizes = {s: r.details["batch_sizes"] for s, r in scheme_runs.items()}
+_sizes = {s: r.details.batch_sizes for s, r in scheme_runs.items()}
 assert _sizes["poisson"].std() > 5, "'Only Poisson batches vary like Binomial(n, q)'"
 assert all(_np.all(_sizes[s] == round(q * n)) for s in ("fixed", "shuffle")), "'fixed and shuffled batches ... m'"
 assert _sizes["truncated_poisson"].max() == cap and _np.sum(_sizes["truncated_poisson"] == cap) > 10, \

@@ -67,10 +67,10 @@ assert _means["free ride"][0] > _means["private selection"][0] > _means["composi
 assert max(m[-1] for m in _means.values()) - min(m[-1] for m in _means.values()) < 0.005, \
     "'With a generous budget all three land near the same accuracy'"
 # --- adaptive clipping ---------------------------------------------------------------------------------------
-_Cs, _qs = details["clip_norms"], details["gradient_norm_quantiles"]
+_Cs, _qs = details.clip_norms, details.gradient_norm_quantiles
 assert _Cs[0] == 0.1 and _Cs[0] < _qs[0] / 10, "'from its deliberately poor start'"
-assert _np.all(_np.abs(_np.log(_np.interp(details["loss_steps"][5:], _np.arange(_Cs.size), _Cs) / _qs[5:])) < 0.2), \
+assert _np.all(_np.abs(_np.log(_np.interp(details.loss_steps[5:], _np.arange(_Cs.size), _Cs) / _qs[5:])) < 0.2), \
     "'C ... then follows the quantile' (within 20 % after five epochs)"
 assert abs(adaptive_accuracy - cheap.score(X_test, y_test)) < 0.01, "'the accuracy is close to the chapter's C'"
 assert adaptive.ledger == cheap.ledger_, "'its ledger is the same as with a fixed C'"
-assert z_one_run < details["gradient_noise_multiplier"], "'a little more noise than z'"
+assert z_one_run < details.plan.gradient_noise_multiplier, "'a little more noise than z'"

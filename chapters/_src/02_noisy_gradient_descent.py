@@ -159,8 +159,9 @@ seeds = np.random.SeedSequence(2024).spawn(pick(10, 3))
 clipping_runs = {}
 for clip in (5.0, 2.0, 1.0):
     for clip_mode in ("gradients", "inputs"):
-        thetas = [dp.training.noisy_gradient_descent(X_train, y_train, 10, 0.1, 1e-5, clip_norm=clip, clip_mode=clip_mode,
-                                                     rng=np.random.default_rng(s)).theta for s in seeds]
+        plan = dp.training.plan_noisy_gradient_descent(10, 0.1, 1e-5, clip_norm=clip, clip_mode=clip_mode)
+        thetas = [dp.training.run_noisy_gradient_descent(X_train, y_train, plan, rng=np.random.default_rng(s)).theta
+                  for s in seeds]
         accs = np.array([logistic.accuracy(t, X_test, y_test) for t in thetas])
         positive = np.mean([logistic.predict(t, X_test) == 1 for t in thetas])
         clipping_runs[clip, clip_mode] = accs, positive

@@ -87,9 +87,10 @@ print(f"sequential accountant: ({total.epsilon:.3g}, {total.delta:.3g})-DP")
 # %%
 print("iterations k   per-iteration epsilon   noise multiplier z   noise std z*C   test accuracy")
 for k in pick([1, 3, 10, 30, 100], [1, 10, 100]):
-    run = dp.training.noisy_gradient_descent(X_train, y_train, k, 1.1, 1e-4, budget_split="total", rng=0)
-    print(f"{k:12d}   {run.epsilon_per_iteration:21.4f}   {run.details['noise_multiplier']:18.1f}"
-          f"   {run.details['noise_std']:13.0f}   {logistic.accuracy(run.theta, X_test, y_test):13.4f}")
+    plan = dp.training.plan_noisy_gradient_descent(k, 1.1, 1e-4, budget_split="total")
+    run = dp.training.run_noisy_gradient_descent(X_train, y_train, plan, rng=0)
+    print(f"{k:12d}   {run.epsilon_per_iteration:21.4f}   {run.details.plan.noise_multiplier:18.1f}"
+          f"   {run.details.noise_std:13.0f}   {logistic.accuracy(run.theta, X_test, y_test):13.4f}")
 
 # %% [markdown]
 # Every run above is $(1.1, 10^{-4})$-DP by sequential composition, and the noise on *each* gradient grows in
@@ -178,7 +179,7 @@ print(f"\nrdp with the book's classic conversion: {rdp_classic.get_epsilon(1e-5)
 # line is the power of k.
 
 # %%
-z_book = book.details["noise_multiplier"]
+z_book = book.details.plan.noise_multiplier
 ks = np.array(pick([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000], [1, 10, 100, 1000]))
 curves = {"book": (ks + 1) * 0.1}
 for name in accountants:

@@ -21,7 +21,7 @@
 # privacy, because a record that was not sampled cannot leak.
 
 # %% [markdown]
-# *Uses:* [`dp_sgd`](dpedu.training.dp_sgd) · [`dp_sgd_update`](dpedu.training.dp_sgd_update) ·
+# *Uses:* [`dp_sgd`](dpedu.training.dp_sgd) · [`dp_sgd_step`](dpedu.training.dp_sgd_step) ·
 # [`poisson_sample`](dpedu.training.poisson_sample) · [`noise_multiplier`](dpedu.calibrate.noise_multiplier) ·
 # [`DPLogisticRegression`](dpedu.estimator.DPLogisticRegression) · [`MLP`](dpedu.models.mlp.MLP) ·
 # [`relations_table`](dpedu.experiments.relations.relations_table) ·
@@ -65,7 +65,7 @@ print(f"{n} training rows, {d} features")
 # $$\theta_t = \theta_{t-1} - \frac{\eta}{qn}\Bigl(\sum_{i\in B_t}\mathrm{L2\_clip}\bigl(\nabla\ell(\theta_{t-1}; x_i, y_i), C\bigr)
 # + \mathcal N(0, z^2C^2 I)\Bigr)$$
 #
-# dpedu's step, `dp.training.dp_sgd_update` (the one `dp_sgd`'s loop calls), reads like the list above; you write one step yourself in Exercise 4.3,
+# dpedu's step, `dp.training.dp_sgd_step` (the one `dp_sgd`'s loop calls after drawing $B_t$), reads like the list above; you write one step yourself in Exercise 4.3,
 # and its listing follows that exercise.
 #
 # The whole run's privacy depends only on (q, z, T) and on the neighbouring relation (add/remove). It does not
@@ -96,17 +96,18 @@ print(f"n = 100, q = 0.02: {np.mean(small == 0):.1%} of batches are empty (exact
 # Most training code shuffles the data once per epoch and cuts it into batches of exactly m records. Every
 # record is then used exactly once per epoch — the opposite of an independent coin. The Poisson analyses do
 # not cover it (Abadi et al. say openly that their implementation shuffled while the analysis assumed
-# Poisson), and no accountant in dpedu pretends otherwise. `dp_sgd(sampling="shuffle")` runs, warns, and
+# Poisson), and no accountant in dpedu pretends otherwise. A plan with `sampling="shuffle"` runs, warns, and
 # records an event that every accountant refuses:
 
 # %%
-# shows-warning: the warning dp_sgd gives, as its message only
+# shows-warning: the warning run_dp_sgd gives, as its message only
 import textwrap
 
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    shuffled = dp.training.dp_sgd(X_train, y_train, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=q, steps=5,
-                                  sampling="shuffle", rng=0)
+    plan = dp.training.plan_dp_sgd(n, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=q, steps=5,
+                                   sampling="shuffle")
+    shuffled = dp.training.run_dp_sgd(X_train, y_train, plan, rng=0)
 print(f"{caught[0].category.__name__}:")
 print(textwrap.fill(str(caught[0].message), 92, initial_indent="  ", subsequent_indent="  "))
 print("ledger:", shuffled.ledger)
@@ -117,7 +118,7 @@ for name, note in refused.notes.items():
 # %% [markdown]
 # ### The four schemes side by side
 #
-# `dp_sgd` offers four ways to draw $B_t$, at the same *expected* batch size $m = qn$
+# `plan_dp_sgd` offers four ways to draw $B_t$, at the same *expected* batch size $m = qn$
 # ([`dp.training.plan`](dpedu.training.plan) has the table of samplers, divisors and events):
 #
 # * `"poisson"`: every record flips its own coin with probability q (Algorithm 1);
@@ -138,19 +139,20 @@ scheme_runs = {}
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", dp.training.ShuffledBatchesWarning)   # shown above
     for sampling, relation in schemes.items():
-        scheme_runs[sampling] = dp.training.dp_sgd(
-            X_train, y_train, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=q, steps=200, sampling=sampling,
-            relation=relation, max_batch_size=cap if sampling == "truncated_poisson" else None, rng=4)
+        plan = dp.training.plan_dp_sgd(n, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=q, steps=200,
+                                       sampling=sampling, relation=relation,
+                                       max_batch_size=cap if sampling == "truncated_poisson" else None)
+        scheme_runs[sampling] = dp.training.run_dp_sgd(X_train, y_train, plan, rng=4)
 fig, axes = plt.subplots(4, 1, figsize=(7, 6.4), sharex=True)
 bins = np.arange(240, 372, 3) - 0.5
 for ax, (sampling, run) in zip(axes, scheme_runs.items()):
-    sizes = run.details["batch_sizes"]
+    sizes = run.details.batch_sizes
     ax.hist(sizes, bins=bins, color="#0072B2")
     ax.axvline(q * n, color="gray", linestyle=":")
     ax.set_title(f'sampling="{sampling}": sizes {sizes.min()} .. {sizes.max()}', fontsize=10, loc="left")
     ax.set_ylabel("steps")
     print(f"{sampling:>17}: batch sizes {sizes.min()} .. {sizes.max()}, mean {sizes.mean():6.1f}; "
-          f"divisor {run.details['divisor']:g}")
+          f"divisor {run.details.plan.divisor:g}")
     print(" " * 19 + f"records {type(run.ledger[0][0]).__name__}")   # its fields: Exercise 4.6
 axes[-1].set_xlabel(f"batch size (dotted: q n = {q * n:.1f}; cap of the truncated scheme {cap})")
 fig.tight_layout()
@@ -400,8 +402,8 @@ plt.show()
 # %%
 print(f"z = {z_demo:.3f}, C = 1, q n = {q * n:.1f}: noise std on the averaged gradient {z_demo / (q * n):.5f}")
 print(f"  per coordinate, norm about {z_demo / (q * n) * math.sqrt(d):.3f} over {d} coordinates")
-print(f"batch sizes in the run above: {demo.details['batch_sizes'].min()} .. {demo.details['batch_sizes'].max()}")
-print(f"  (a diagnostic on the private data: dp_sgd uses the divisor {demo.details['divisor']:.2f})")
+print(f"batch sizes in the run above: {demo.details.batch_sizes.min()} .. {demo.details.batch_sizes.max()}")
+print(f"  (a diagnostic on the private data: dp_sgd uses the divisor {demo.details.plan.divisor:.2f})")
 
 # %% [markdown]
 # Larger expected batches (larger q) shrink this noise in proportion, but each step then costs more privacy,
@@ -414,16 +416,16 @@ print(f"  (a diagnostic on the private data: dp_sgd uses the divisor {demo.detai
 # converges; too large, and the noise in every step (η zC/(qn)) makes θ wander:
 
 # %%
-runs = {f"learning rate {lr:g}": dp.training.dp_sgd(X_train, y_train, noise_multiplier=z_demo, clip_norm=1.0,
-                                                    sampling_rate=q, steps=steps, learning_rate=lr, loss_every=20,
-                                                    rng=1)
+runs = {f"learning rate {lr:g}": dp.training.run_dp_sgd(X_train, y_train, dp.training.plan_dp_sgd(
+            n, noise_multiplier=z_demo, clip_norm=1.0, sampling_rate=q, steps=steps, learning_rate=lr, loss_every=20),
+            rng=1)
         for lr in (0.5, 4.0, 64.0)}
 (event, count), = demo.ledger
 print("identical ledgers:", all(r.ledger == demo.ledger for r in runs.values()),
       f"- {count} x SubsampledGaussianEvent(z = {event.noise_multiplier:.4f}, q = {event.sampling_rate:g})")
 for label, r in runs.items():
     print(f"{label:>18}: test accuracy {logistic.accuracy(r.theta, X_test, y_test):.4f}")
-ax = plotting.plot_loss_curves({label: (r.details["loss_steps"], r.losses) for label, r in runs.items()},
+ax = plotting.plot_loss_curves({label: (r.details.loss_steps, r.losses) for label, r in runs.items()},
                                xlabel="step", logy=True)
 ax.set_title(f"DP-SGD on Adult, same privacy for every curve (z = {z_demo:.2f}, q = {q}, C = 1)")
 plt.show()
@@ -561,11 +563,12 @@ def dp_sgd_step(theta, X_batch, y_batch, *, clip_norm, noise_multiplier, expecte
 checks.check_dp_sgd_step(dp_sgd_step)
 
 # %% [markdown]
-# *Compare with dpedu's version*, for any model (the clipped sum for logistic regression is computed in
-# `dpedu.models.logistic`, chapter 2):
+# *Compare with dpedu's version*, for any model: it takes the batch as `data[B]`, the records of B with their
+# row norms (computed once per run), and the model whose `clipped_gradient_sum` is the clipped sum of Exercise 4.2
+# (for logistic regression computed in `dpedu.models.logistic`, chapter 2):
 
 # %%
-show_source(dp.training.dp_sgd_update)
+show_source(dp.training.dp_sgd_step)
 
 # %% [markdown]
 # **Exercise 4.4 — steps and ε.** Write `steps_and_epsilon(epochs, sampling_rate, noise_multiplier, delta)`

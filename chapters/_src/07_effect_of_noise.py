@@ -471,20 +471,21 @@ plt.show()
 # %%
 design, design_test = (np.hstack([A, np.ones((len(A), 1))]) for A in (X_train, X_test))
 z_one_run = cheap.noise_multiplier_                     # the z of one run at epsilon = 1 (calibrated above)
-adaptive = dp.training.dp_sgd(design, y_train, noise_multiplier=z_one_run, clip_norm=0.1, sampling_rate=q,
-                              steps=steps, learning_rate=learning_rate, lr_schedule="linear", target_quantile=0.9,
-                              rng=0)
+adaptive_plan = dp.training.plan_dp_sgd(len(design), noise_multiplier=z_one_run, clip_norm=0.1, sampling_rate=q,
+                                        steps=steps, learning_rate=learning_rate, lr_schedule="linear",
+                                        target_quantile=0.9)
+adaptive = dp.training.run_dp_sgd(design, y_train, adaptive_plan, rng=0)
 details = adaptive.details
 fig, ax = plt.subplots(figsize=(7.3, 3.8), layout="constrained")
-plotting.plot_adaptive_clipping(details["clip_norms"], details["loss_steps"], details["gradient_norm_quantiles"],
+plotting.plot_adaptive_clipping(details.clip_norms, details.loss_steps, details.gradient_norm_quantiles,
                                 target_quantile=0.9, ax=ax)
 ax.set_title(f"Adaptive clipping on Adult, epsilon = 1: z = {z_one_run:.2f}, q = {q}, {steps} steps")
 plt.show()
 adaptive_accuracy = np.mean(np.where(design_test @ adaptive.theta > 0, 1, -1) == y_test)
-print(f"requested z = {z_one_run:.4f}; count noise sigma_b = {details['count_noise_std']:.1f}; "
-      f"gradient noise z_Delta = {details['gradient_noise_multiplier']:.4f}")
-print(f"C: {details['clip_norms'][0]:g} at the start, {details['clip_norms'][-1]:.3f} at the end; "
-      f"last 0.9-quantile of the gradient norms {details['gradient_norm_quantiles'][-1]:.3f}")
+print(f"requested z = {z_one_run:.4f}; count noise sigma_b = {details.plan.resolved_count_noise_std:.1f}; "
+      f"gradient noise z_Delta = {details.plan.gradient_noise_multiplier:.4f}")
+print(f"C: {details.clip_norms[0]:g} at the start, {details.clip_norms[-1]:.3f} at the end; "
+      f"last 0.9-quantile of the gradient norms {details.gradient_norm_quantiles[-1]:.3f}")
 print(f"same ledger as the fixed-C run of this chapter: {adaptive.ledger == cheap.ledger_}")
 print(f"test accuracy: adaptive C {adaptive_accuracy:.4f}; fixed C = {C}: {cheap.score(X_test, y_test):.4f}")
 

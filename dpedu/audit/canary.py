@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..accountants import compare
-from ..training import TrainingResult, dp_sgd, noisy_gradient_descent
+from ..training import TrainingResult, dp_sgd, plan_noisy_gradient_descent, run_noisy_gradient_descent
 from ..validation import (
     check_choice,
     check_array,
@@ -94,8 +94,9 @@ def noisy_gd_trainer(*, iterations, epsilon, delta, clip_norm=1.0, learning_rate
     iterations = check_positive_int(iterations, "iterations")
 
     def train(X, y, rng):
-        return noisy_gradient_descent(X, y, iterations, epsilon, delta, clip_norm=clip_norm, learning_rate=learning_rate,
-                                      calibration=calibration, rng=rng)
+        plan = plan_noisy_gradient_descent(iterations, epsilon, delta, clip_norm=clip_norm,
+                                           learning_rate=learning_rate, calibration=calibration)
+        return run_noisy_gradient_descent(X, y, plan, rng=rng)
 
     train(np.ones((1, 1)), np.ones(1), 0)              # validates the settings now, not inside the audit
     train.description = (f"noisy gradient descent (book): {iterations} iterations at ({epsilon:g}, {delta:g}) "

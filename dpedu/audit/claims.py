@@ -3,8 +3,8 @@ r"""Does a run's ledger describe what its sampler did? A consistency check, and 
 An accountant trusts the ledger: ``SubsampledGaussianEvent(z, q)`` x T says "T steps, each record joined each
 batch independently with probability q". Three common mistakes break that sentence without touching the noise,
 so the white-box audit of one canary's updates is a poor way to find them, while the batches themselves give
-them away. :func:`check_claims` compares the batches a run drew (its ``details["batch_sizes"]`` and
-``details["inclusions"]``, recorded by the sampler as it draws) with the ledger it claims:
+them away. :func:`check_claims` compares the batches a run drew (its ``details.batch_sizes`` and
+``details.inclusions``, recorded by the sampler as it draws) with the ledger it claims:
 
 * **steps**: the ledger counts as many steps as batches were drawn;
 * **batch sizes**: Poisson sizes are :math:`\mathrm{Binomial}(n, q)`: their total is
@@ -112,14 +112,14 @@ def check_claims(result, *, alpha=1e-6, description=""):
     """Compare the batches a DP-SGD run drew with the ledger it claims (see the module docstring).
 
     ``result`` is a :class:`~dpedu.training.TrainingResult` of :func:`dpedu.training.dp_sgd` (or a trainer
-    recording the same ``details``). Returns a :class:`ClaimCheck`.
+    recording the same :class:`~dpedu.training.DPSGDDiagnostics`). Returns a :class:`ClaimCheck`.
     """
     alpha = check_in_interval(alpha, "alpha", 0.0, 1.0, low_open=True, high_open=True)
     check = ClaimCheck(description=description)
     if result.ledger is None:
         return check                                   # no claim: nothing to contradict
-    sizes = np.asarray(result.details["batch_sizes"])
-    inclusions = np.asarray(result.details["inclusions"])
+    sizes = np.asarray(result.details.batch_sizes)
+    inclusions = np.asarray(result.details.inclusions)
     n, steps, problems = inclusions.size, sizes.size, check.problems
     claimed = sum(count for _, count in result.ledger)
     if claimed != steps:

@@ -34,12 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..accountants import make_accountant
-from ..clipping import l2_norms
 from ..events import REPLACE_ONE, SubsampledGaussianEvent, check_relation
 from ..models import LogisticModel
 from ..parallel import check_n_jobs, map_seeded
-from ..training import ShuffledBatchesWarning, dp_sgd_update, plan_dp_sgd
-from ..training.common import check_training_data
+from ..training import ShuffledBatchesWarning, dp_sgd_step, plan_dp_sgd, training_data
 from ..validation import check_choice, check_delta, check_noise_multiplier, check_positive_int, check_rng
 from .shuffle import epoch_privacy_losses
 from .statistics import best_threshold, check_confidence, error_counts, rate_bounds_epsilon
@@ -79,18 +77,19 @@ def shuffle_audit_data(batches_per_epoch, batch_size, relation="add_remove"):
 def observed_updates(X, y, plan, *, rng):
     r"""The updates :math:`\tilde g_t = (\theta_{t-1} - \theta_t)\,\mathrm{divisor}/\eta` of one run of
     :func:`dpedu.training.run_dp_sgd` with ``plan`` on (X, y), logistic regression from 0: the same steps
-    (:func:`dpedu.training.dp_sgd_update`) drawing from ``rng`` in the same order, with every update kept.
+    (:func:`dpedu.training.dp_sgd_step`) drawing from ``rng`` in the same order, with every update kept.
 
     Returns ``(updates, thetas)``, shapes (T, P) and (T + 1, P).
     """
-    X, y = check_training_data(X, y)
-    rng = check_rng(rng)
-    model = LogisticModel(X.shape[1])
+    data, rng = training_data(X, y), check_rng(rng)
+    model = LogisticModel(data.X.shape[1])
     theta = model.init(rng)
     thetas = [theta]
-    batches, row_norms = plan.batches(rng), l2_norms(X)[:, 0]
+    batches = plan.batches(rng)
     for t in range(plan.steps):
-        theta = dp_sgd_update(theta, X, y, t, plan=plan, model=model, batches=batches, rng=rng, row_norms=row_norms)
+        theta = dp_sgd_step(theta, data[next(batches)], model=model, clip_norm=plan.clip_norm,
+                            noise_multiplier=plan.noise_multiplier, expected_batch_size=plan.divisor,
+                            learning_rate=plan.learning_rate_at(t), rng=rng)
         thetas.append(theta)
     thetas = np.array(thetas)
     return (thetas[:-1] - thetas[1:]) * (plan.divisor / plan.learning_rate), thetas

@@ -42,7 +42,7 @@ import numpy as np
 from ..clipping import L2_clip
 from ..events import GaussianEvent, SubsampledGaussianEvent
 from ..models import LogisticModel, Model
-from ..training import dp_sgd_step
+from ..training import dp_sgd_step, poisson_sample, training_data
 from ..validation import (
     check_choice,
     check_features,
@@ -106,7 +106,7 @@ def claimed_ledger(noise_multiplier, sampling_rate, steps):
 
 def observed_run(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate=0.01, model=None,
                  rng=None):
-    r"""DP-SGD (:func:`dpedu.training.dp_sgd_step`, T times) with every update recorded.
+    r"""DP-SGD (T Poisson samples, each followed by :func:`dpedu.training.dp_sgd_step`) with every update recorded.
 
     ``sampling_rate=1`` is full-batch noisy gradient descent. The auditor reads the updates off the
     parameter deltas, as an observer of the training would.
@@ -121,12 +121,14 @@ def observed_run(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps, lea
     if not isinstance(model, Model):
         raise TypeError(f"model must be None, LogisticModel or MLP; got {model!r}")
     steps = check_positive_int(steps, "steps")
+    data, n = training_data(X, y), X.shape[0]
     rng_init, rng_steps = check_rng(rng).spawn(2)
     theta = model.init(rng_init)
     thetas = [theta]
     for _ in range(steps):
-        theta = dp_sgd_step(theta, X, y, noise_multiplier=noise_multiplier, clip_norm=clip_norm,
-                            sampling_rate=sampling_rate, learning_rate=learning_rate, model=model, rng=rng_steps)
+        batch = data[poisson_sample(n, sampling_rate, rng_steps)]          # B = {i : U_i < q}
+        theta = dp_sgd_step(theta, batch, model=model, clip_norm=clip_norm, noise_multiplier=noise_multiplier,
+                            expected_batch_size=sampling_rate * n, learning_rate=learning_rate, rng=rng_steps)
         thetas.append(theta)
     thetas = np.array(thetas)
     updates = (thetas[:-1] - thetas[1:]) * (sampling_rate * X.shape[0] / learning_rate)

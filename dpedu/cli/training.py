@@ -39,7 +39,7 @@ def cmd_demo(args):
     from ..accountants import compare
     from ..datasets import load_adult
     from ..models.logistic import accuracy
-    from ..training import gradient_descent, noisy_gradient_descent
+    from ..training import gradient_descent, plan_noisy_gradient_descent, run_noisy_gradient_descent
 
     check_positive_int(args.seeds, "--seeds")
     check_positive_int(args.iterations, "--iterations")
@@ -69,9 +69,9 @@ def cmd_demo(args):
         results = []
         for i, s in enumerate(seeds, start=1):
             _progress(f"[{i}/{args.seeds}] {name}, seed {i}")
-            results.append(noisy_gradient_descent(X_train, y_train, args.iterations, args.epsilon, args.delta,
-                                                  clip_norm=args.clip, clip_mode="inputs" if clip_inputs else "gradients",
-                                                  rng=np.random.default_rng(s)))
+            plan = plan_noisy_gradient_descent(args.iterations, args.epsilon, args.delta, clip_norm=args.clip,
+                                               clip_mode="inputs" if clip_inputs else "gradients")
+            results.append(run_noisy_gradient_descent(X_train, y_train, plan, rng=np.random.default_rng(s)))
         accs = 100 * np.array([accuracy(r.theta, X_test, y_test) for r in results])
         r = results[0]
         thetas[clip_inputs] = r.theta
@@ -89,7 +89,7 @@ def cmd_demo(args):
     # The book adds up what each release was calibrated for; the accountants take the same run at the same total delta.
     steps, eps, delta = args.iterations, args.epsilon, args.delta
     table = compare(r, delta=r.delta)
-    print("\n" + _wrap(f"Each noisy run: {steps} x GaussianEvent(z={r.details['noise_multiplier']:.3f}) plus one "
+    print("\n" + _wrap(f"Each noisy run: {steps} x GaussianEvent(z={r.details.plan.noise_multiplier:.3f}) plus one "
                        f"LaplaceEvent(eps={eps:g}) for the count. The book adds up what each release was calibrated "
                        f"for: {steps} x {eps:g} + {eps:g} = {r.epsilon:g} at delta {steps} x {delta:g} = {r.delta:g}. "
                        f"The same run, accounted every way at that total delta {r.delta:g}:", indent="", hanging=""))

@@ -17,10 +17,10 @@ __all__ = ["plot_adaptive_clipping"]
 
 
 def plot_adaptive_clipping(clip_norms, quantile_steps, gradient_norm_quantiles, *, target_quantile, ax=None):
-    r"""Plot :math:`C_t` (``clip_norms``, one per step, from ``details["clip_norms"]`` of an adaptive
+    r"""Plot :math:`C_t` (``clip_norms``, one per step, from ``details.clip_norms`` of an adaptive
     :func:`dpedu.training.dp_sgd` run) against the step, and the ``target_quantile`` :math:`\gamma` of all the
-    per-example gradient norms at ``quantile_steps`` (``details["loss_steps"]`` and
-    ``details["gradient_norm_quantiles"]``), labelled as the non-private diagnostic it is. Log scale in C."""
+    per-example gradient norms at ``quantile_steps`` (``details.loss_steps`` and
+    ``details.gradient_norm_quantiles``), labelled as the non-private diagnostic it is. Log scale in C."""
     ax = get_axes(ax)
     clip_norms = as_1d(clip_norms, "clip_norms")
     steps = as_1d(quantile_steps, "quantile_steps")

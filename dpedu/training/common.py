@@ -1,20 +1,126 @@
-"""What every training loop shares: the result record, the data check, the clip modes and the overflow guard."""
+"""What every training loop shares: the checked data, the result record and its diagnostics, the clip modes and
+the overflow guard."""
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..clipping import l2_norms
+from ..clipping import L2_clip, l2_norms
 from ..validation import MAX_STEPS, check_features, check_labels, check_theta
 
-__all__ = ["TrainingResult", "MAX_STEPS", "CLIP_MODES", "check_training_data", "initial_theta", "overflow_guard"]
+__all__ = ["TrainingResult", "TrainingData", "DPSGDDiagnostics", "NoisyGDDiagnostics", "NotAccountedError",
+           "MAX_STEPS", "CLIP_MODES", "training_data", "initial_theta", "overflow_guard"]
 
 #: How a loop bounds each example's gradient: clip every per-example gradient at every step, or clip every row
 #: of X once (logistic regression only: its gradient norm is below the row norm).
 CLIP_MODES = ("gradients", "inputs")
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """The records a run trains on, checked once: features ``X`` (n, d), labels ``y`` in {-1, +1} and the row
+    norms :math:`\\lVert x_i\\rVert` (they never change, so a run computes them once). ``data[B]`` is the batch
+    of the records with indices ``B``, with their norms. Build it with :func:`training_data`."""
+
+    X: np.ndarray
+    y: np.ndarray
+    row_norms: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """The number of records."""
+        return self.X.shape[0]
+
+    def __getitem__(self, indices):
+        return TrainingData(self.X[indices], self.y[indices], self.row_norms[indices])
+
+
+def training_data(X, y, *, clip_inputs_to=None):
+    """``X`` (n, d) finite with representable row norms and ``y`` in {-1, +1}, as a :class:`TrainingData`.
+
+    ``clip_inputs_to=C`` (``clip_mode="inputs"``) clips every row of X to norm C first: the one place a run
+    clips its inputs (docs/math.md §5). A row whose L2 norm exceeds the largest float is refused, naming ``X``:
+    every clipping bound and gradient computed from it would be 0, inf or NaN.
+    """
+    X = check_features(X)
+    y = check_labels(y, X.shape[0])
+    row_norms = l2_norms(X, name="X")[:, 0]
+    if clip_inputs_to is not None:
+        X = L2_clip(X, clip_inputs_to)                 # once: every row now has norm <= C
+        row_norms = l2_norms(X, name="X")[:, 0]
+    return TrainingData(X, y, row_norms)
+
+
+class NotAccountedError(ValueError):
+    """A result whose privacy was not accounted was asked for its epsilon or delta."""
+
+
+@dataclass(frozen=True)
+class DPSGDDiagnostics:
+    """What a DP-SGD run did, beside its parameters and privacy (:class:`TrainingResult.details`).
+
+    Computed on the private data and **not privatised**: diagnostics, not releases (``clip_norms`` excepted:
+    with adaptive clipping each :math:`C_t` is a function of the noisy counts already released).
+
+    Attributes
+    ----------
+    plan : DPSGDPlan
+        The run as :func:`~dpedu.training.plan_dp_sgd` fixed it (z, C, q, T, divisor, scheme, relation, ...).
+    model : Model
+        The model trained (``LogisticModel`` or ``MLP``).
+    batch_sizes : numpy.ndarray of int, shape (T,)
+        :math:`|B_t|` of every step.
+    inclusions : numpy.ndarray of int, shape (n,)
+        How many batches each record was in.
+    loss_steps : numpy.ndarray of int
+        The steps after which ``TrainingResult.losses`` were recorded.
+    clip_norms : numpy.ndarray, shape (T,)
+        :math:`C_t` of every step (all equal to C without adaptive clipping).
+    gradient_norm_quantiles : numpy.ndarray
+        Adaptive clipping only (else empty): the ``target_quantile`` of all the per-example gradient norms at
+        ``loss_steps``, what :math:`C_t` tracks.
+    """
+
+    plan: object
+    model: object
+    batch_sizes: np.ndarray
+    inclusions: np.ndarray
+    loss_steps: np.ndarray
+    clip_norms: np.ndarray
+    gradient_norm_quantiles: np.ndarray
+
+    @property
+    def noise_std(self) -> float:
+        """The std z C of the noise on the clipped gradient sum (0 for a non-private run)."""
+        return self.plan.noise_multiplier * self.plan.clip_norm if self.plan.private else 0.0
+
+
+@dataclass(frozen=True)
+class NoisyGDDiagnostics:
+    """What a noisy gradient descent run did (:class:`TrainingResult.details`).
+
+    Attributes
+    ----------
+    plan : NoisyGDPlan
+        The run's settings (iterations, z, C, per-iteration budget, ...).
+    noisy_count : float
+        :math:`\\tilde n = \\max(1, n + \\mathrm{Lap}(1/\\varepsilon_{count}))`, the released divisor.
+    loss_steps : numpy.ndarray of int
+        The iterations after which ``TrainingResult.losses`` were recorded (a diagnostic, not privatised).
+    """
+
+    plan: object
+    noisy_count: float
+    loss_steps: np.ndarray
+
+    @property
+    def noise_std(self) -> float:
+        """The std z C of the noise on each gradient sum."""
+        return self.plan.noise_multiplier * self.plan.clip_norm
 
 
 @dataclass
@@ -26,45 +132,57 @@ class TrainingResult:
     theta : numpy.ndarray
         The trained parameters.
     losses : numpy.ndarray
-        Mean training loss after each iteration. A *diagnostic* computed on the private data:
+        Mean training loss at the recorded steps. A *diagnostic* computed on the private data:
         it is not privatised, so do not publish it as if it were.
     ledger : list of (event, count) or None
         The privacy events performed; ``None`` for a non-private run (its epsilon is infinite).
-    epsilon, delta : float
-        Total privacy spent by *sequential composition* (``inf`` for a non-private run). Other
-        accountants: ``dpedu.accountants.compare(result, delta)``. ``nan`` for :func:`dp_sgd`, whose
-        subsampled events have no sequential total worth quoting: account its ledger instead.
+    sequential : tuple of (float, float) or None
+        ``(epsilon, delta)`` by sequential composition where the trainer states one (noisy gradient descent,
+        the book's sum; ``(inf, 0)`` for a non-private run); ``None`` when the run was **not accounted**
+        (:func:`~dpedu.training.dp_sgd`, whose subsampled events have no sequential total worth quoting).
     epsilon_per_iteration, delta_per_iteration : float
         The budget of one noisy iteration (``nan`` where not applicable).
-    details : dict
-        Parameters worth reporting (noise multiplier, noisy count, ...).
+    details : DPSGDDiagnostics, NoisyGDDiagnostics or None
+        The run's plan and what it did (typed fields).
+
+    ``epsilon`` and ``delta`` read ``sequential``; for a run that was not accounted they raise
+    :class:`NotAccountedError` naming the call that accounts it: ``dpedu.accountants.compare(result,
+    delta=...)`` (every accountant side by side) or ``dpedu.accountants.account(result.ledger, "pld",
+    delta=...)``.
     """
 
     theta: np.ndarray
     losses: np.ndarray
     ledger: list | None
-    epsilon: float
-    delta: float
+    sequential: tuple | None = None
     epsilon_per_iteration: float = float("nan")
     delta_per_iteration: float = float("nan")
-    details: dict = field(default_factory=dict)
+    details: DPSGDDiagnostics | NoisyGDDiagnostics | None = None
 
     @property
     def private(self) -> bool:
         """Whether the run carries a privacy guarantee."""
         return self.ledger is not None
 
+    @property
+    def epsilon(self) -> float:
+        """Epsilon by sequential composition (``inf`` for a non-private run); refused for a run not accounted."""
+        return self._spent()[0]
 
-def check_training_data(X, y):
-    """``X`` (n, d) finite with representable row norms and ``y`` in {-1, +1}; returns ``(X, y)`` as floats.
+    @property
+    def delta(self) -> float:
+        """Delta by sequential composition (0 for a non-private run); refused for a run not accounted."""
+        return self._spent()[1]
 
-    A row whose L2 norm exceeds the largest float is refused here, naming ``X``: every clipping bound and
-    gradient computed from it would be 0, inf or NaN.
-    """
-    X = check_features(X)
-    y = check_labels(y, X.shape[0])
-    l2_norms(X, name="X")
-    return X, y
+    def _spent(self):
+        if self.sequential is not None:
+            return self.sequential
+        if not self.private:
+            return (math.inf, 0.0)
+        raise NotAccountedError(
+            "this run was not accounted: DP-SGD returns the events it performed (result.ledger), not an epsilon. "
+            "Account them: dpedu.accountants.compare(result, delta=1e-5) for every accountant side by side, or "
+            "dpedu.accountants.account(result.ledger, 'pld', delta=1e-5).epsilon for one")
 
 
 def initial_theta(theta0, n_params):

@@ -19,18 +19,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..clipping import L2_clip, l2_norms
 from ..events import GaussianEvent, LaplaceEvent
 from ..mechanisms import gaussian_mechanism, gaussian_noise_multiplier, laplace_mechanism
 from ..models import logistic
-from ..validation import check_budget, check_delta, check_epsilon, check_noise_scale, check_positive, check_positive_int
-from ..validation import check_rng, check_steps
-from .common import CLIP_MODES, TrainingResult, check_training_data, initial_theta, overflow_guard
+from ..validation import check_budget, check_choice, check_delta, check_epsilon, check_noise_scale, check_positive
+from ..validation import check_positive_int, check_rng, check_steps
+from .common import CLIP_MODES, NoisyGDDiagnostics, TrainingResult, initial_theta, overflow_guard, training_data
 
-__all__ = ["gradient_descent", "noisy_gradient_descent", "NoisyGDPlan", "check_noisy_gd_arguments",
-           "CLIP_MODES", "BUDGET_SPLITS"]
+__all__ = ["gradient_descent", "noisy_gradient_descent", "NoisyGDPlan", "plan_noisy_gradient_descent",
+           "run_noisy_gradient_descent", "CLIP_MODES", "BUDGET_SPLITS", "CALIBRATIONS"]
 
 BUDGET_SPLITS = ("per_iteration", "total")
+CALIBRATIONS = ("classic", "analytic")
 
 
 def gradient_descent(X, y, iterations, *, learning_rate=1.0, theta0=None):
@@ -56,11 +56,11 @@ def gradient_descent(X, y, iterations, *, learning_rate=1.0, theta0=None):
     TrainingResult
         With ``ledger=None`` and ``epsilon=inf``: the output is not private.
     """
-    X, y = check_training_data(X, y)
+    data = training_data(X, y)
     iterations = check_steps(iterations, "iterations")
     learning_rate = check_positive(learning_rate, "learning_rate")
+    X, y, n, row_norms = data.X, data.y, data.n, data.row_norms
     theta = initial_theta(theta0, X.shape[1])
-    n, row_norms = X.shape[0], l2_norms(X)[:, 0]
     losses = []                                        # losses[t]: the loss at theta_t
     with overflow_guard():
         for t in range(iterations):                    # clip_norm = inf: the plain gradient sum
@@ -68,12 +68,13 @@ def gradient_descent(X, y, iterations, *, learning_rate=1.0, theta0=None):
             theta = theta - learning_rate * grad_sum / n
             losses.append(loss)
         losses.append(logistic.loss(theta, X, y, check_input=False))
-    return TrainingResult(theta=theta, losses=np.array(losses[1:]), ledger=None, epsilon=np.inf, delta=0.0)
+    return TrainingResult(theta=theta, losses=np.array(losses[1:]), ledger=None, sequential=(np.inf, 0.0))
 
 
 @dataclass(frozen=True)
 class NoisyGDPlan:
-    """What a noisy gradient descent run will do and spend, fixed before the data is touched."""
+    """What a noisy gradient descent run will do and spend, fixed before the data is touched
+    (:func:`plan_noisy_gradient_descent`)."""
 
     iterations: int
     epsilon_per_iteration: float
@@ -91,70 +92,28 @@ class NoisyGDPlan:
         """``[(GaussianEvent(z), iterations), (LaplaceEvent(epsilon_count), 1)]``."""
         return [(GaussianEvent(self.noise_multiplier), self.iterations), (LaplaceEvent(self.epsilon_count), 1)]
 
-
-def check_noisy_gd_arguments(X, y, iterations, epsilon, delta, *, clip_norm, clip_mode, learning_rate,
-                             budget_split, calibration, theta0, rng, budget=None, loss_every=1):
-    """Check every argument of :func:`noisy_gradient_descent` at once; returns ``(X, y, theta, rng, plan)``.
-
-    Splits the budget (``budget_split``) and calibrates the noise multiplier, so a setting whose noise would
-    overflow is refused here, before any budget is spent or any noise drawn.
-    """
-    X, y = check_training_data(X, y)
-    iterations = check_steps(iterations, "iterations")
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    clip_norm = check_positive(clip_norm, "clip_norm")
-    learning_rate = check_positive(learning_rate, "learning_rate")
-    if clip_mode not in CLIP_MODES:
-        raise ValueError(f"clip_mode must be one of {CLIP_MODES}; got {clip_mode!r}")
-    if budget_split == "per_iteration":
-        eps_iter, delta_iter, eps_count = epsilon, delta, epsilon
-    elif budget_split == "total":
-        eps_iter = eps_count = epsilon / (iterations + 1)
-        delta_iter = delta / iterations
-    else:
-        raise ValueError(f"budget_split must be one of {BUDGET_SPLITS}; got {budget_split!r}")
-    z = gaussian_noise_multiplier(eps_iter, delta_iter, calibration)
-    check_noise_scale(z * clip_norm, f"std (noise multiplier {z:.4g} for epsilon={eps_iter!r}) * "
-                      f"clip_norm={clip_norm!r}", "a smaller clip_norm or a larger epsilon")
-    rng = check_rng(rng)
-    check_budget(budget)
-    loss_every = check_positive_int(loss_every, "loss_every")
-    theta = initial_theta(theta0, X.shape[1])
-    plan = NoisyGDPlan(iterations, eps_iter, delta_iter, eps_count, z, clip_norm, clip_mode, learning_rate,
-                       calibration, loss_every)
-    return X, y, theta, rng, plan
+    @property
+    def noise_std(self):
+        """The std z C of the noise on each gradient sum."""
+        return self.noise_multiplier * self.clip_norm
 
 
-def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, clip_mode="gradients",
-                           learning_rate=1.0, budget_split="per_iteration", calibration="classic", theta0=None,
-                           rng=None, budget=None, loss_every=1):
-    r"""The book's noisy gradient descent: full batch, add/remove neighbours (docs/math.md §5).
+def plan_noisy_gradient_descent(iterations, epsilon, delta, *, clip_norm=5.0, clip_mode="gradients",
+                                learning_rate=1.0, budget_split="per_iteration", calibration="classic", loss_every=1):
+    r"""Check the settings of a noisy gradient descent run and fix it as a :class:`NoisyGDPlan`.
 
-    ::
-
-        n~ = n + Lap(1/eps_count)                                       (once)
-        for t in 1..iterations:
-            G     = sum_i L2_clip(grad l(theta; x_i, y_i), C)            (L2 sensitivity C)
-            G~    = G + N(0, z^2 C^2 I),   z from (eps_iteration, delta_iteration)
-            theta = theta - learning_rate * G~ / n~
+    Splits the budget and calibrates the noise multiplier, so a setting whose noise would overflow is refused
+    here, before any budget is spent or any noise drawn. :func:`run_noisy_gradient_descent` runs it;
+    :func:`noisy_gradient_descent` is the book's plain case.
 
     Parameters
     ----------
-    X, y : arrays
-        Features (n, d) and labels in {-1, +1}.
-    iterations : int
-        Number of noisy steps k >= 1.
-    epsilon, delta : float
-        The privacy budget; ``budget_split`` says whether it is per iteration or in total.
-    clip_norm : float
-        C > 0 (the book uses 5). A public constant: a bound read off the private data is not private.
-        For Adult, every row has norm at most ``sqrt(14)`` by construction of the encoding.
+    iterations, epsilon, delta, clip_norm, learning_rate
+        As in :func:`noisy_gradient_descent`.
     clip_mode : {"gradients", "inputs"}
         ``"gradients"``: clip every per-example gradient to C at every step. ``"inputs"``: clip every *row
         of X* to norm C once; for the logistic loss :math:`\lVert\nabla\ell\rVert < \lVert x\rVert`, so the
         gradient sum still has sensitivity C (book, "Sensitivity of the Gradient").
-    learning_rate : float
-        Step size :math:`\eta > 0` applied to the noisy *average* gradient (the book uses 1).
     budget_split : {"per_iteration", "total"}
         ``"per_iteration"`` (the book): every iteration is (epsilon, delta)-DP and the noisy count
         epsilon-DP, so the run costs :math:`((k+1)\varepsilon, k\delta)` by sequential composition.
@@ -164,63 +123,114 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, c
     calibration : {"classic", "analytic"}
         ``"classic"`` (the book): :math:`z=\sqrt{2\ln(1.25/\delta)}/\varepsilon`, needs per-iteration
         epsilon < 1. ``"analytic"``: the exact Gaussian (Balle & Wang 2018), any epsilon, less noise.
-    theta0 : array_like, optional
-        Starting point; zeros by default (it must not depend on the data).
-    rng : None, int, SeedSequence or numpy.random.Generator
-        Source of all noise.
-    budget : dpedu.budget.PrivacyBudget, optional
-        Charged with the whole ledger after every argument was checked and before the data is touched;
-        refuses (trains nothing) if it would overspend.
     loss_every : int, default 1
         Record the mean training loss (a diagnostic on the private data, not privatised) after every this
-        many iterations, and after the last; ``details["loss_steps"]`` says after which. The loss after
+        many iterations, and after the last; ``details.loss_steps`` says after which. The loss after
         iteration t is read off the margins the gradient of iteration t + 1 computes anyway, so recording it
         costs no extra pass over X, but its logarithm and exponential over n numbers still cost about a fifth
         of the two matrix-vector products on Adult; with a larger ``loss_every`` the other iterations run
         within 1.2x of those two products (``python benchmarks/bench_noisy_gd.py`` measures both).
-
-    Returns
-    -------
-    TrainingResult
-        ``ledger = [(GaussianEvent(z), k), (LaplaceEvent(eps_count), 1)]``; ``epsilon``/``delta``
-        the sequential total; ``details`` holds z, the noise std, and the noisy count.
-
-    Notes
-    -----
-    The noisy count is floored at 1 before dividing (post-processing of a DP value, so free): with a tiny
-    epsilon and a small dataset, ``n + Lap(1/epsilon)`` can be negative, which would flip the descent.
     """
-    X, y, theta, rng, plan = check_noisy_gd_arguments(
-        X, y, iterations, epsilon, delta, clip_norm=clip_norm, clip_mode=clip_mode, learning_rate=learning_rate,
-        budget_split=budget_split, calibration=calibration, theta0=theta0, rng=rng, budget=budget,
-        loss_every=loss_every)
-    if budget is not None:
+    iterations = check_steps(iterations, "iterations")
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    clip_norm = check_positive(clip_norm, "clip_norm")
+    learning_rate = check_positive(learning_rate, "learning_rate")
+    check_choice(clip_mode, "clip_mode", CLIP_MODES)
+    check_choice(budget_split, "budget_split", BUDGET_SPLITS)
+    if budget_split == "per_iteration":
+        eps_iter, delta_iter, eps_count = epsilon, delta, epsilon
+    else:
+        eps_iter = eps_count = epsilon / (iterations + 1)
+        delta_iter = delta / iterations
+    z = gaussian_noise_multiplier(eps_iter, delta_iter, calibration)
+    check_noise_scale(z * clip_norm, f"std (noise multiplier {z:.4g} for epsilon={eps_iter!r}) * "
+                      f"clip_norm={clip_norm!r}", "a smaller clip_norm or a larger epsilon")
+    loss_every = check_positive_int(loss_every, "loss_every")
+    return NoisyGDPlan(iterations, eps_iter, delta_iter, eps_count, z, clip_norm, clip_mode, learning_rate,
+                       calibration, loss_every)
+
+
+def run_noisy_gradient_descent(X, y, plan, *, theta0=None, budget=None, rng=None):
+    """Run noisy gradient descent as ``plan`` (a :class:`NoisyGDPlan`) fixes it; see :func:`noisy_gradient_descent`.
+
+    ``theta0``: the starting point (zeros by default; it must not depend on the data). ``budget`` (a
+    :class:`~dpedu.budget.PrivacyBudget`) is charged with ``plan.ledger`` after every argument was checked and
+    before the data is touched; it refuses (trains nothing) if the run would overspend. The rows of X are
+    checked, clipped (``clip_mode="inputs"``) and their norms computed once
+    (:func:`~dpedu.training.common.training_data`). ``rng`` draws the noisy count, then each iteration's noise.
+    """
+    if not isinstance(plan, NoisyGDPlan):
+        raise TypeError(f"plan must be a NoisyGDPlan (from plan_noisy_gradient_descent); got {type(plan).__name__}")
+    data = training_data(X, y, clip_inputs_to=plan.clip_norm if plan.clip_mode == "inputs" else None)
+    theta, rng = initial_theta(theta0, data.X.shape[1]), check_rng(rng)
+    if check_budget(budget) is not None:
         budget.spend(plan.ledger)                      # every argument is valid; nothing has touched the data
-    C, z, eta = plan.clip_norm, plan.noise_multiplier, plan.learning_rate
-    if clip_mode == "inputs":
-        X = L2_clip(X, C)                              # once: every gradient now has norm < ||x_i|| <= C
-    gradient_clip = np.inf if clip_mode == "inputs" else C
-    row_norms = l2_norms(X)[:, 0]                      # rows never change: computed once
-    noisy_count = max(laplace_mechanism(X.shape[0], l1_sensitivity=1.0, epsilon=plan.epsilon_count, rng=rng), 1.0)
+    X, y, C, z, eta = data.X, data.y, plan.clip_norm, plan.noise_multiplier, plan.learning_rate
+    noisy_count = max(laplace_mechanism(data.n, l1_sensitivity=1.0, epsilon=plan.epsilon_count, rng=rng), 1.0)
     losses, loss_steps = [], []                        # the loss at theta_t is a by-product of gradient t + 1
     with overflow_guard():
-        for t in range(plan.iterations):
+        for t in range(plan.iterations):               # clip_mode="inputs": clipping the gradients at C changes nothing
             if t > 0 and t % plan.loss_every == 0:
-                loss, G = logistic.loss_and_clipped_gradient_sum(theta, X, y, gradient_clip, row_norms,
-                                                                 check_input=False)
+                loss, G = logistic.loss_and_clipped_gradient_sum(theta, X, y, C, data.row_norms, check_input=False)
                 losses.append(loss)
                 loss_steps.append(t)
             else:
-                G = logistic.clipped_gradient_sum(theta, X, y, gradient_clip, row_norms, check_input=False)
+                G = logistic.clipped_gradient_sum(theta, X, y, C, data.row_norms, check_input=False)
             noisy_G = gaussian_mechanism(G, l2_sensitivity=C, noise_multiplier=z, rng=rng)   # G + N(0, z^2 C^2 I)
             theta = theta - eta * noisy_G / noisy_count
         losses.append(logistic.loss(theta, X, y, check_input=False))
         loss_steps.append(plan.iterations)
     return TrainingResult(
         theta=theta, losses=np.array(losses), ledger=plan.ledger,
-        epsilon=plan.iterations * plan.epsilon_per_iteration + plan.epsilon_count,
-        delta=plan.iterations * plan.delta_per_iteration,
+        sequential=(plan.iterations * plan.epsilon_per_iteration + plan.epsilon_count,
+                    plan.iterations * plan.delta_per_iteration),
         epsilon_per_iteration=plan.epsilon_per_iteration, delta_per_iteration=plan.delta_per_iteration,
-        details={"noise_multiplier": z, "noise_std": z * C, "noisy_count": noisy_count, "clip_norm": C,
-                 "clip_mode": clip_mode, "calibration": calibration, "loss_steps": np.array(loss_steps)},
+        details=NoisyGDDiagnostics(plan=plan, noisy_count=noisy_count, loss_steps=np.array(loss_steps)),
     )
+
+
+def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, learning_rate=1.0, rng=None):
+    r"""The book's noisy gradient descent: full batch, add/remove neighbours (docs/math.md §7).
+
+    ::
+
+        n~ = n + Lap(1/epsilon)                                         (once)
+        for t in 1..iterations:
+            G     = sum_i L2_clip(grad l(theta; x_i, y_i), C)            (L2 sensitivity C)
+            G~    = G + N(0, z^2 C^2 I),   z = sqrt(2 ln(1.25/delta)) / epsilon
+            theta = theta - learning_rate * G~ / n~
+
+    The plain case of ``run_noisy_gradient_descent(X, y, plan_noisy_gradient_descent(...), rng=rng)``: the
+    variants (``clip_mode``, ``budget_split``, ``calibration``, ``loss_every``, ``theta0``, a budget) are
+    settings of :func:`plan_noisy_gradient_descent` and :func:`run_noisy_gradient_descent`.
+
+    Parameters
+    ----------
+    X, y : arrays
+        Features (n, d) and labels in {-1, +1}.
+    iterations : int
+        Number of noisy steps k >= 1.
+    epsilon, delta : float
+        The budget of each iteration (and epsilon of the noisy count), as the book.
+    clip_norm : float
+        C > 0 (the book uses 5). A public constant: a bound read off the private data is not private.
+        For Adult, every row has norm at most ``sqrt(14)`` by construction of the encoding.
+    learning_rate : float
+        Step size :math:`\eta > 0` applied to the noisy *average* gradient (the book uses 1).
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Source of all noise.
+
+    Returns
+    -------
+    TrainingResult
+        ``ledger = [(GaussianEvent(z), k), (LaplaceEvent(epsilon), 1)]``; ``epsilon``/``delta`` the
+        sequential total :math:`((k+1)\varepsilon, k\delta)`; ``details`` a
+        :class:`~dpedu.training.common.NoisyGDDiagnostics` (the plan, the noisy count, the loss steps).
+
+    Notes
+    -----
+    The noisy count is floored at 1 before dividing (post-processing of a DP value, so free): with a tiny
+    epsilon and a small dataset, ``n + Lap(1/epsilon)`` can be negative, which would flip the descent.
+    """
+    plan = plan_noisy_gradient_descent(iterations, epsilon, delta, clip_norm=clip_norm, learning_rate=learning_rate)
+    return run_noisy_gradient_descent(X, y, plan, rng=rng)

@@ -2,8 +2,9 @@ r"""A DP-SGD run fixed before the data is touched: :class:`DPSGDPlan`, built by 
 
 The plan is everything about a run that does not depend on the records: the noise multiplier z, the clip norm
 C, the sampling scheme and its rate q, the number of steps T, the learning-rate schedule, and so the privacy
-events the run will perform (its ``ledger``). :func:`dpedu.training.dp_sgd` and
-:class:`dpedu.estimator.DPLogisticRegression` both build one and run it; nothing re-derives it.
+events the run will perform (its ``ledger``). :func:`dpedu.training.run_dp_sgd` runs it;
+:func:`dpedu.training.dp_sgd` (Algorithm 1's parameters only) and :class:`dpedu.estimator.DPLogisticRegression`
+both build one and run it; nothing re-derives it. Every variant of the algorithm is a setting of the plan.
 
 A sampling scheme lives entirely in this module: its name in :data:`SAMPLINGS`, its sizes in
 :func:`plan_dp_sgd` (batch size, the divisor, steps per epoch and the epochs-to-steps rule), the event
@@ -45,17 +46,22 @@ import numpy as np
 
 from ..events import (ADD_REMOVE, SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent,
                       TruncatedPoissonGaussianEvent, check_relation, gaussian_step_event, steps_from_epochs)
-from ..validation import check_noise_scale, check_nonnegative, check_positive, check_positive_int, check_rng
+from ..validation import check_choice, check_noise_scale, check_nonnegative, check_positive, check_positive_int
+from ..validation import check_rng
 from ..validation import check_sampling_rate, check_steps
 from .adaptive import DEFAULT_CLIP_LEARNING_RATE, DEFAULT_COUNT_NOISE_FRACTION, ClipState, check_adaptive_clipping
 from .adaptive import gradient_noise_multiplier
 from .common import CLIP_MODES
 
-__all__ = ["LR_SCHEDULES", "SAMPLINGS", "CLIP_MODES", "poisson_sample", "poisson_batches", "fixed_size_batches",
+__all__ = ["LR_SCHEDULES", "SAMPLINGS", "SAMPLERS", "CLIP_MODES", "poisson_sample", "binomial_poisson_sample",
+           "poisson_batches", "fixed_size_batches",
            "truncated_poisson_batches", "shuffled_batches", "DPSGDPlan", "plan_dp_sgd", "check_noise_and_clip"]
 
 LR_SCHEDULES = ("constant", "linear")
 SAMPLINGS = ("poisson", "fixed", "truncated_poisson", "shuffle")
+#: How a (truncated) Poisson sample is drawn: ``"uniforms"``, :func:`poisson_sample` (n uniforms, the default
+#: stream); ``"binomial"``, :func:`binomial_poisson_sample` (the same distribution, faster, another stream).
+SAMPLERS = ("uniforms", "binomial")
 
 
 def poisson_sample(n, sampling_rate, rng=None):
@@ -64,31 +70,49 @@ def poisson_sample(n, sampling_rate, rng=None):
     :math:`B = \{i : U_i < q\}` with :math:`U_i \sim \mathrm{Uniform}[0, 1)` drawn afresh for every record
     (Abadi et al. 2016, §3.1; docs/math.md §8). The size :math:`|B| \sim \mathrm{Binomial}(n, q)` is random and
     can be 0. This is the sampling every subsampled-Gaussian accountant assumes; drawing a fixed number of
-    indices is a different mechanism.
+    indices is a different mechanism. Random stream: ``rng.random(n)``, one uniform per record.
+    :func:`binomial_poisson_sample` draws the same distribution faster, from another stream.
 
     >>> poisson_sample(10, 0.3, rng=0)
     array([1, 2, 3])
     """
-    n = check_positive_int(n, "n")
-    sampling_rate = check_sampling_rate(sampling_rate)
-    rng = check_rng(rng)
-    return _poisson_sample(n, sampling_rate, rng)
-
-
-def _poisson_sample(n, sampling_rate, rng):
+    n, sampling_rate, rng = check_positive_int(n, "n"), check_sampling_rate(sampling_rate), check_rng(rng)
     return np.flatnonzero(rng.random(n) < sampling_rate)        # B = {i : U_i < q}
 
 
-def poisson_batches(n, sampling_rate, rng):
-    """Endless Poisson samples (``sampling="poisson"``): one :func:`poisson_sample` per ``next``.
+def binomial_poisson_sample(n, sampling_rate, rng=None):
+    r"""A Poisson sample drawn by its size: :math:`|B| \sim \mathrm{Binomial}(n, q)`, then a uniform subset of
+    that size (sorted).
+
+    The same distribution as :func:`poisson_sample`'s :math:`\{i : U_i < q\}`: both give every subset S of the
+    n records the probability :math:`P(B = S) = q^{|S|}(1-q)^{n-|S|}` (docs/math.md §8.1), so every Poisson
+    accountant covers it. It draws about qn numbers instead of n. Random stream: one
+    ``rng.binomial(n, q)``, then ``rng.choice(n, size, replace=False)``; a seed gives other samples than
+    :func:`poisson_sample` with that seed. ``plan_dp_sgd(..., sampler="binomial")`` trains with it.
+
+    >>> binomial_poisson_sample(10, 0.3, rng=0)
+    array([2, 3, 4])
+    """
+    n, sampling_rate, rng = check_positive_int(n, "n"), check_sampling_rate(sampling_rate), check_rng(rng)
+    size = rng.binomial(n, sampling_rate)                       # |B| ~ Binomial(n, q)
+    return np.sort(rng.choice(n, size=size, replace=False))     # a uniform subset of that size
+
+
+def poisson_batches(n, sampling_rate, rng, sampler="uniforms"):
+    """Endless Poisson samples (``sampling="poisson"``): one :func:`poisson_sample` (``sampler="uniforms"``) or
+    :func:`binomial_poisson_sample` (``sampler="binomial"``) per ``next``.
 
     >>> batches = poisson_batches(10, 0.3, np.random.default_rng(0))
     >>> next(batches)
     array([1, 2, 3])
     """
     n, sampling_rate, rng = check_positive_int(n, "n"), check_sampling_rate(sampling_rate), check_rng(rng)
-    while True:
-        yield _poisson_sample(n, sampling_rate, rng)
+    by_size = check_choice(sampler, "sampler", SAMPLERS) == "binomial"
+    while True:                                   # the two samplers' lines, checked once instead of every step
+        if by_size:
+            yield np.sort(rng.choice(n, size=rng.binomial(n, sampling_rate), replace=False))
+        else:
+            yield np.flatnonzero(rng.random(n) < sampling_rate)
 
 
 def fixed_size_batches(n, batch_size, rng):
@@ -106,7 +130,7 @@ def fixed_size_batches(n, batch_size, rng):
         yield rng.choice(n, size=batch_size, replace=False)
 
 
-def truncated_poisson_batches(n, sampling_rate, max_batch_size, rng):
+def truncated_poisson_batches(n, sampling_rate, max_batch_size, rng, sampler="uniforms"):
     """Endless truncated Poisson samples (``sampling="truncated_poisson"``): a Poisson sample, and when it has
     more than ``max_batch_size`` records, a uniformly random subset of ``max_batch_size`` of them.
 
@@ -116,8 +140,9 @@ def truncated_poisson_batches(n, sampling_rate, max_batch_size, rng):
     """
     n, sampling_rate, rng = check_positive_int(n, "n"), check_sampling_rate(sampling_rate), check_rng(rng)
     max_batch_size = check_positive_int(max_batch_size, "max_batch_size")
+    poisson = poisson_batches(n, sampling_rate, rng, sampler)
     while True:
-        batch = _poisson_sample(n, sampling_rate, rng)
+        batch = next(poisson)
         if batch.size > max_batch_size:
             batch = np.sort(rng.choice(batch, size=max_batch_size, replace=False))
         yield batch
@@ -180,6 +205,7 @@ class DPSGDPlan:
     target_quantile: float | None = None
     clip_learning_rate: float = DEFAULT_CLIP_LEARNING_RATE
     count_noise_std: float | None = None
+    sampler: str = "uniforms"
 
     @property
     def private(self) -> bool:
@@ -236,9 +262,10 @@ class DPSGDPlan:
         """``[(event, steps)]``, or ``None`` for the non-private sanity run (z = 0)."""
         return [(self.event, self.steps)] if self.private else None
 
-    def gradient_clip_norm(self, clip_norm):
-        """The norm each per-example gradient is clipped to: C, or inf when the rows of X were clipped to C."""
-        return math.inf if self.clip_mode == "inputs" else clip_norm
+    @property
+    def noise_std(self):
+        """The std z C of the noise on the clipped gradient sum (0 for the non-private run)."""
+        return self.noise_multiplier * self.clip_norm if self.private else 0.0
 
     def batches(self, rng):
         """The batches B_1, B_2, ... drawn from ``rng``, by this plan's sampling scheme."""
@@ -247,8 +274,8 @@ class DPSGDPlan:
         if self.sampling == "fixed":
             return fixed_size_batches(self.n, self.batch_size, rng)
         if self.sampling == "truncated_poisson":
-            return truncated_poisson_batches(self.n, self.sampling_rate, self.max_batch_size, rng)
-        return poisson_batches(self.n, self.sampling_rate, rng)
+            return truncated_poisson_batches(self.n, self.sampling_rate, self.max_batch_size, rng, self.sampler)
+        return poisson_batches(self.n, self.sampling_rate, rng, self.sampler)
 
     def clip_state(self):
         """A fresh :class:`~dpedu.training.adaptive.ClipState` at C_0 for an adaptive run; None for a fixed C."""
@@ -269,12 +296,6 @@ class DPSGDPlan:
         plan = replace(self, noise_multiplier=noise_multiplier)
         _ = plan.gradient_noise_multiplier              # adaptive clipping: count_noise_std must exceed z / 2
         return plan
-
-
-def _check_choice(name, value, allowed):
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}; got {value!r}")
-    return value
 
 
 def _number_of_steps(steps, epochs, steps_per_epoch, sampling, sampling_rate):
@@ -323,18 +344,65 @@ def _adaptive_settings(target_quantile, clip_learning_rate, count_noise_std, cli
 def plan_dp_sgd(n, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epochs=None, learning_rate=1.0,
                 lr_schedule="constant", sampling="poisson", clip_mode="gradients", loss_every=None,
                 relation=ADD_REMOVE, max_batch_size=None, target_quantile=None, clip_learning_rate=None,
-                count_noise_std=None):
-    """Check the settings of a DP-SGD run on ``n`` records and fix it as a :class:`DPSGDPlan`.
+                count_noise_std=None, sampler="uniforms"):
+    r"""Check the settings of a DP-SGD run on ``n`` records and fix it as a :class:`DPSGDPlan`; nothing is drawn
+    or spent. :func:`dpedu.training.run_dp_sgd` trains by it; :func:`dpedu.training.dp_sgd` is the plain case.
 
-    The arguments are those of :func:`dpedu.training.dp_sgd`. Nothing is drawn or spent.
+    Parameters
+    ----------
+    n : int
+        The number of records.
+    noise_multiplier, clip_norm, sampling_rate, steps, epochs, learning_rate
+        Algorithm 1's parameters, as in :func:`dpedu.training.dp_sgd`. ``epochs`` means
+        ``max(1, round(epochs / q))`` steps for (truncated) Poisson sampling, ``round(epochs * n / m)`` with
+        ``"fixed"`` and ``round(epochs * (n // m))`` with ``"shuffle"``.
+    lr_schedule : {"constant", "linear"}
+        ``"constant"``: eta_t = eta (Abadi et al. §3.3 found a constant rate enough). ``"linear"``:
+        :math:`\eta_t = \eta\,(1 - (t-1)/T)`, decaying to eta/T at the last step. A schedule is
+        post-processing: it does not change the privacy.
+    sampling : {"poisson", "fixed", "truncated_poisson", "shuffle"}
+        How :math:`B_t` is drawn; each scheme records its own event (the table in the module docstring).
+        ``"poisson"``: Algorithm 1, what the accountants analyse. ``"fixed"``: m = ``round(q n)`` records drawn
+        without replacement at every step, divided by m (``SampledWithoutReplacementGaussianEvent``; covered
+        under ``relation="replace_one"``). ``"truncated_poisson"``: a Poisson sample cut to a uniform subset of
+        ``max_batch_size`` records when larger, divided by q n (RDP covers it under add/remove, docs/math.md
+        §22.5; under replace-one every accountant refuses it and ``run_dp_sgd`` warns). ``"shuffle"``: a
+        permutation per epoch cut into batches of m; **no accountant covers it** (``run_dp_sgd`` warns).
+    clip_mode : {"gradients", "inputs"}
+        ``"gradients"``: clip every per-example gradient to C at every step. ``"inputs"`` (logistic regression
+        only): clip every row of X to norm C once; since :math:`\lVert\nabla\ell\rVert < \lVert x\rVert \le C`
+        the gradient sum has the same sensitivity C (docs/math.md §5).
+    loss_every : int, optional
+        Record the mean training loss every this many steps (default: once per epoch) and after the last.
+    relation : {"add_remove", "replace_one"}
+        The neighbouring relation the events are stated under (docs/math.md §22); training does not change.
+    max_batch_size : int, optional
+        The cap of ``sampling="truncated_poisson"``, required there and refused with any other scheme.
+    target_quantile : float in (0, 1), optional
+        Turns on **adaptive clipping** (Andrew et al. 2021; docs/math.md §24): ``clip_norm`` is :math:`C_0`
+        and C moves towards the ``target_quantile`` of the gradient norms, driven by a noisy count; the
+        gradient noise grows to :math:`z_\Delta = (z^{-2} - (2\sigma_b)^{-2})^{-1/2}` so that the ledger is
+        unchanged.
+    clip_learning_rate : float, optional
+        :math:`\eta_C > 0` (adaptive clipping only; default 0.2, the paper's).
+    count_noise_std : float, optional
+        :math:`\sigma_b > z/2` (adaptive clipping only). Default: the larger of the divisor / 20 and z.
+    sampler : {"uniforms", "binomial"}
+        How a (truncated) Poisson sample is drawn: n uniforms (:func:`poisson_sample`, the default stream) or
+        a binomial size and a uniform subset (:func:`binomial_poisson_sample`: the same distribution,
+        docs/math.md §8.1, faster at small q, another random stream).
     """
     n = check_positive_int(n, "n")
     noise_multiplier, clip_norm = check_noise_and_clip(noise_multiplier, clip_norm)
     sampling_rate = check_sampling_rate(sampling_rate)
     learning_rate = check_positive(learning_rate, "learning_rate")
-    _check_choice("lr_schedule", lr_schedule, LR_SCHEDULES)
-    _check_choice("sampling", sampling, SAMPLINGS)
-    _check_choice("clip_mode", clip_mode, CLIP_MODES)
+    check_choice(lr_schedule, "lr_schedule", LR_SCHEDULES)
+    check_choice(sampling, "sampling", SAMPLINGS)
+    check_choice(clip_mode, "clip_mode", CLIP_MODES)
+    check_choice(sampler, "sampler", SAMPLERS)
+    if sampler != "uniforms" and sampling not in ("poisson", "truncated_poisson"):
+        raise ValueError(f"sampler={sampler!r} draws Poisson samples: it needs sampling='poisson' or "
+                         f"'truncated_poisson'; got sampling={sampling!r}")
     relation = check_relation(relation)
     max_batch_size = _check_max_batch_size(max_batch_size, sampling, n)
     if sampling in ("poisson", "truncated_poisson"):   # divide by q n, never by |B_t| (module docstring)
@@ -347,7 +415,7 @@ def plan_dp_sgd(n, *, noise_multiplier, clip_norm, sampling_rate, steps=None, ep
     loss_every = max(1, round(steps_per_epoch)) if loss_every is None else check_positive_int(loss_every, "loss_every")
     adaptive = _adaptive_settings(target_quantile, clip_learning_rate, count_noise_std, clip_mode, clip_norm)
     plan = DPSGDPlan(n, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lr_schedule, sampling,
-                     clip_mode, divisor, batch_size, loss_every, relation, max_batch_size, *adaptive)
+                     clip_mode, divisor, batch_size, loss_every, relation, max_batch_size, *adaptive, sampler)
     if plan.private:
         _ = plan.gradient_noise_multiplier, plan.event  # refuses count_noise_std <= z / 2; checks the event's fields
     return plan
