@@ -31,7 +31,7 @@ from .common import training_data
 from .adaptive import ClipState, gradient_noise_multiplier
 from .plan import CLIP_MODES, LR_SCHEDULES, SAMPLERS, SAMPLINGS, DPSGDPlan, binomial_poisson_sample, plan_dp_sgd
 from .plan import fixed_size_batches, poisson_batches, poisson_sample, shuffled_batches, truncated_poisson_batches
-from .sgd import ShuffledBatchesWarning, TruncatedPoissonWarning, dp_sgd, dp_sgd_adaptive_step, dp_sgd_step
+from .sgd import ShuffledBatchesWarning, dp_sgd, dp_sgd_adaptive_step, dp_sgd_step
 from .sgd import run_dp_sgd
 from .full_batch import BUDGET_SPLITS, CALIBRATIONS, NoisyGDPlan, gradient_descent, noisy_gradient_descent
 from .full_batch import plan_noisy_gradient_descent, run_noisy_gradient_descent
@@ -63,7 +63,6 @@ __all__ = [
     "run_dp_sgd",
     "dp_sgd",
     "ShuffledBatchesWarning",
-    "TruncatedPoissonWarning",
     "LR_SCHEDULES",
     "SAMPLINGS",
     "SAMPLERS",

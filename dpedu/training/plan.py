@@ -365,8 +365,8 @@ def plan_dp_sgd(n, *, noise_multiplier, clip_norm, sampling_rate, steps=None, ep
         ``"poisson"``: Algorithm 1, what the accountants analyse. ``"fixed"``: m = ``round(q n)`` records drawn
         without replacement at every step, divided by m (``SampledWithoutReplacementGaussianEvent``; covered
         under ``relation="replace_one"``). ``"truncated_poisson"``: a Poisson sample cut to a uniform subset of
-        ``max_batch_size`` records when larger, divided by q n (RDP covers it under add/remove, docs/math.md
-        §22.5; under replace-one every accountant refuses it and ``run_dp_sgd`` warns). ``"shuffle"``: a
+        ``max_batch_size`` records when larger, divided by q n (the PLD accountant covers it under both relations,
+        docs/math.md §22.7; RDP under add/remove, §22.5). ``"shuffle"``: a
         permutation per epoch cut into batches of m; **no accountant covers it** (``run_dp_sgd`` warns).
     clip_mode : {"gradients", "inputs"}
         ``"gradients"``: clip every per-example gradient to C at every step. ``"inputs"`` (logistic regression

@@ -21,7 +21,6 @@ import warnings
 
 import numpy as np
 
-from ..events import ADD_REMOVE
 from ..mechanisms import gaussian_mechanism
 from ..models import LogisticModel, Model
 from ..validation import check_budget, check_features, check_positive, check_rng, check_theta
@@ -32,17 +31,12 @@ from .plan import LR_SCHEDULES, SAMPLINGS, DPSGDPlan, check_noise_and_clip, plan
 from .plan import shuffled_batches
 
 __all__ = ["dp_sgd_step", "dp_sgd_adaptive_step", "run_dp_sgd", "dp_sgd", "ShuffledBatchesWarning",
-           "TruncatedPoissonWarning", "gradient_norms", "poisson_sample", "shuffled_batches", "DPSGDPlan",
+           "gradient_norms", "poisson_sample", "shuffled_batches", "DPSGDPlan",
            "plan_dp_sgd", "LR_SCHEDULES", "SAMPLINGS", "CLIP_MODES", "MAX_STEPS"]
 
 
 class ShuffledBatchesWarning(UserWarning):
     """``sampling="shuffle"``: fixed-size batches from a shuffled pass, which no dpedu accountant covers."""
-
-
-class TruncatedPoissonWarning(UserWarning):
-    """``sampling="truncated_poisson"`` under replace-one: capped Poisson samples, which no dpedu accountant covers
-    under that relation (under add/remove the RDP accountant does: docs/math.md §22.5)."""
 
 
 def dp_sgd_step(theta, batch, *, model, clip_norm, noise_multiplier, expected_batch_size, learning_rate, rng):
@@ -174,14 +168,6 @@ def _warn_if_unaccounted(plan):
             "Poisson-subsampling analysis: moments, RDP, PLD) covers this; the ledger holds "
             "ShuffledBatchGaussianEvent, which every accountant refuses. Use sampling='poisson' for a guarantee.",
             ShuffledBatchesWarning, stacklevel=3,
-        )
-    if plan.sampling == "truncated_poisson" and plan.relation != ADD_REMOVE:
-        warnings.warn(
-            "sampling='truncated_poisson' caps each Poisson sample at max_batch_size records. That is no longer "
-            "Poisson sampling; its bound (docs/math.md §22.5) is for add/remove neighbours only, so under "
-            f"relation={plan.relation!r} every accountant refuses the ledger's TruncatedPoissonGaussianEvent. "
-            "Use relation='add_remove' (the RDP accountant) or sampling='poisson' for a guarantee.",
-            TruncatedPoissonWarning, stacklevel=3,
         )
 
 
