@@ -249,8 +249,8 @@ def L2_clip(v, clip_norm):
 checks.check_L2_clip(L2_clip)
 
 # %% [markdown]
-# *Compare with dpedu's version.* It also refuses bad input and keeps the direction of a vector whose norm
-# overflows:
+# *Compare with dpedu's version.* It also refuses bad input, including a vector whose norm exceeds the largest
+# float:
 
 # %%
 show_source(dp.clipping.L2_clip)
