@@ -307,8 +307,8 @@ checks.check_noisy_gradient_sum(noisy_gradient_sum)
 
 # %% [markdown]
 # *Compare with dpedu's version*: the book's noisy gradient descent releases one such noisy sum per iteration
-# (for logistic regression `logistic.clipped_gradient_sum` computes the clipped sum without forming every
-# gradient):
+# (for logistic regression the engine's `dp.engine.logistic_fast.clipped_gradient_sum` computes the clipped sum
+# without forming every gradient):
 
 # %%
 show_source(dp.training.noisy_gradient_descent)
