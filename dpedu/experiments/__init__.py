@@ -34,6 +34,7 @@ from .accounting import (
 from .sweeps import (
     ClippingNoiseResult,
     EpochsResult,
+    GridSettings,
     NoisyGDResult,
     TradeoffResult,
     non_private_accuracy,
@@ -61,6 +62,7 @@ __all__ = [
     "EpochsResult",
     "run_epochs_tradeoff",
     "ClippingNoiseResult",
+    "GridSettings",
     "run_clipping_noise_grid",
     "NoisyGDResult",
     "run_noisy_gd_tradeoff",
