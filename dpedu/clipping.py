@@ -52,19 +52,20 @@ def check_norms(norms, name="norms"):
     return arr
 
 
-def l2_norms(v, *, name="v"):
+def l2_norms(v, *, name="v", ndim=None):
     r"""L2 norms along the last axis (keepdims), accurate for entries near the float maximum and minimum.
 
     Ordinary rows get :math:`\sqrt{\sum_j v_j^2}` (one ``einsum``, no n x d temporary). A row whose sum of
     squares would overflow or underflow (norm outside [1e-150, 1e150]) is measured with ``np.hypot``, which
     never squares. Raises ``ValueError`` naming ``name`` when a norm exceeds the largest float (~1.8e308): it
-    cannot be represented, and :func:`L2_clip` refuses exactly these rows too (docs/math.md §5).
+    cannot be represented, and :func:`L2_clip` refuses exactly these rows too (docs/math.md §5). ``ndim``: the
+    allowed numbers of dimensions of ``v`` (any when None), as in :func:`dpedu.validation.check_array`.
 
     >>> l2_norms([[3.0, 4.0], [1e200, 1e200]])
     array([[5.00000000e+000],
            [1.41421356e+200]])
     """
-    v = check_array(v, name, allow_empty=True)
+    v = check_array(v, name, ndim=ndim, allow_empty=True)
     with np.errstate(over="ignore", under="ignore"):
         norms = np.sqrt(np.einsum("...i,...i->...", v, v))[..., None]
         extreme = ~((norms >= SMALLEST_SQUARABLE_NORM) & (norms <= LARGEST_SQUARABLE_NORM))
@@ -120,9 +121,9 @@ def L2_clip(v, clip_norm):
     >>> L2_clip([1e300, 1e300], 1.0)
     array([0.70710678, 0.70710678])
     """
-    v = check_array(v, "v", ndim=(1, 2), allow_empty=True)
     C = check_positive(clip_norm, "clip_norm", allow_inf=True)
-    norms = l2_norms(v)                                # refuses a norm beyond the largest float, naming v
+    norms = l2_norms(v, ndim=(1, 2))                   # checks v; refuses a norm beyond the largest float
+    v = np.asarray(v, dtype=float)                     # (checked: finite real numbers)
     if np.isinf(C):
         return v.copy()                                # C = inf: no clipping (the non-private sanity setting)
     factor = C / np.maximum(norms, C)                  # = min(1, C / ||v||); a zero row keeps factor 1
