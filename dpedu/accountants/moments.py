@@ -29,7 +29,8 @@ import math
 
 import numpy as np
 
-from ..validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
+from ..validation import check_choice, check_delta, check_epsilon, check_noise_multiplier, check_positive_int
+from ..validation import check_sampling_rate
 from .analysis.conversions import check_curve_values
 from .analysis.log_moments import log_moment
 from .analysis.log_moments_integrated import abadi_log_moments_integrated
@@ -126,14 +127,11 @@ def event_log_moments(event, moment_orders, method="closed_form"):
     Cached: 10,000 identical steps cost one evaluation.
     """
     lambdas = np.asarray(moment_orders, dtype=float)
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
+    check_choice(method, "method", _METHODS)
     if isinstance(event, (SubsampledGaussianEvent, GaussianEvent)):
         q = event.sampling_rate if isinstance(event, SubsampledGaussianEvent) else 1.0
-        if method == "closed_form":
-            values = log_moment(q, event.noise_multiplier, lambdas)
-        else:
-            values = np.maximum(*abadi_log_moments_integrated(q, event.noise_multiplier, lambdas))
+        values = (log_moment(q, event.noise_multiplier, lambdas) if method == "closed_form"     # ln E_2 (>= ln E_1)
+                  else np.maximum(*abadi_log_moments_integrated(q, event.noise_multiplier, lambdas)))
     elif isinstance(event, LaplaceEvent):
         values = lambdas * rdp_laplace(event.scale, lambdas + 1)
     elif isinstance(event, EpsilonDeltaEvent) and event.delta == 0:
