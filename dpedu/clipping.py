@@ -123,7 +123,7 @@ def L2_clip(v, clip_norm):
     """
     C = check_positive(clip_norm, "clip_norm", allow_inf=True)
     norms = l2_norms(v, ndim=(1, 2))                   # checks v; refuses a norm beyond the largest float
-    v = np.asarray(v, dtype=float)                     # (checked: finite real numbers)
+    v = np.asarray(v, dtype=float)                     # the checked numbers, as an array
     if np.isinf(C):
         return v.copy()                                # C = inf: no clipping (the non-private sanity setting)
     factor = C / np.maximum(norms, C)                  # = min(1, C / ||v||); a zero row keeps factor 1
