@@ -11,14 +11,16 @@ higher one, not even inside a function; no module imports another module's priva
 
 1. validation, datasets, parallel - argument checks; reading the data; seeded parallel maps
 2. events, gaussian - what a release did; the Gaussian mechanism's closed forms
-3. clipping, mechanisms, snapping, models - the building blocks
-4. training - gradient descent, noisy gradient descent, DP-SGD
-5. accountants - the privacy of a ledger of events, seven ways
-6. calibrate, proactive, budget, estimator, selection, tuning, statement - choosing noise from a budget; spending
+3. clipping, mechanisms, snapping - the building blocks
+4. engine - fast forms of textbook functions (the two-matvec clipped sum), pinned to them by tests/test_engine.py
+5. models - logistic regression and a small MLP, as their formulas
+6. training - gradient descent, noisy gradient descent, DP-SGD
+7. accountants - the privacy of a ledger of events, seven ways
+8. calibrate, proactive, budget, estimator, selection, tuning, statement - choosing noise from a budget; spending
    it; private hyperparameter selection; reporting it
-7. audit, experiments - empirical lower bounds; accounting tables and training sweeps
-8. plotting, listing, notebook, checks, exercises, instructor - the course
-9. cli - ``python -m dpedu``
+9. audit, experiments - empirical lower bounds; accounting tables and training sweeps
+10. plotting, listing, notebook, checks, exercises, instructor - the course
+11. cli - ``python -m dpedu``
 
 >>> import dpedu
 >>> dpedu.L2_clip([3.0, 4.0], 1.0)

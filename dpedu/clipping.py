@@ -24,13 +24,15 @@ __all__ = ["L2_clip", "clip_factors", "l2_norms", "check_norms"]
 
 _FLOAT_MAX = np.finfo(float).max
 
-# The smallest normal float (~2.2e-308). A scale factor below it is subnormal: it has lost digits and could
-# scale a row to a norm slightly above C.
+# The smallest normal float (~2.2e-308). A clip factor C / ||v|| below it is subnormal: it has lost digits and
+# could scale a row to a norm slightly above C, so such a row is clipped to 0 instead (0 is inside the ball).
 FLOAT_TINY = np.finfo(float).tiny
 
-# A sum of squares is exact enough only for norms in [SMALLEST_SQUARABLE_NORM, inf): below ~1e-154 the squares
-# fall into the subnormals (digits lost), above ~1.3e154 they overflow to inf. 1e-150 leaves a margin.
+# A sum of squares is exact enough only for norms in [SMALLEST_SQUARABLE_NORM, LARGEST_SQUARABLE_NORM]: below
+# ~1e-154 the squares fall into the subnormals (digits lost), above ~1.3e154 they overflow to inf. 1e-150 and
+# 1e150 leave a margin.
 SMALLEST_SQUARABLE_NORM = 1e-150
+LARGEST_SQUARABLE_NORM = 1e150
 
 
 def check_norms(norms, name="norms"):
@@ -50,47 +52,25 @@ def check_norms(norms, name="norms"):
     return arr
 
 
-def _plain_norms(v):
-    """sqrt of the row sums of squares (keepdims), without an n x d temporary: a third of ``np.linalg.norm``'s time."""
-    return np.sqrt(np.einsum("...i,...i->...", v, v))[..., None]
+def l2_norms(v, *, name="v", ndim=None):
+    r"""L2 norms along the last axis (keepdims), accurate for entries near the float maximum and minimum.
 
-
-def _scaled_rows(v, clip_norm=None):
-    r"""Rows as ``scale * unit`` with their norms: ``(scale, unit, unit_norms)``, ``||v_i|| = scale_i ||unit_i||``.
-
-    Ordinary rows keep ``scale = 1`` and ``unit = v``. A row whose squares would overflow or underflow (its
-    norm outside [SMALLEST_SQUARABLE_NORM, inf)), or whose clip factor :math:`C/\lVert v\rVert` would be
-    subnormal, is divided by the power of two just below its largest entry before squaring: dividing by a power of two
-    is exact, so its ``unit`` has entries of order one and a norm that neither overflows nor underflows.
-    ``scale``, ``unit_norms``: keepdims shape (..., 1).
-    """
-    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):   # inf / inf: not rescaled
-        norms = _plain_norms(v)
-        rescale = ~(norms >= SMALLEST_SQUARABLE_NORM) | np.isinf(norms)
-        if clip_norm is not None:
-            rescale |= clip_norm / norms < FLOAT_TINY
-        if v.shape[-1] == 0 or not np.any(rescale):
-            return np.ones_like(norms), v, norms
-        largest = np.max(np.abs(np.where(np.broadcast_to(rescale, v.shape), v, 0.0)), axis=-1, keepdims=True)
-        scale = np.where(largest > 0, np.ldexp(1.0, np.frexp(largest)[1] - 1), 1.0)  # 2^e <= largest < 2^(e+1)
-        unit = v / scale
-        return scale, unit, np.where(rescale, _plain_norms(unit), norms)
-
-
-def l2_norms(v, *, name="v"):
-    """L2 norms along the last axis (keepdims), accurate for entries near the float maximum and minimum.
-
-    Raises ``ValueError`` naming ``name`` when a norm exceeds the largest float (~1.8e308): it cannot be
-    represented, and ``inf`` would silently turn every later computation with it into 0, inf or NaN.
+    Ordinary rows get :math:`\sqrt{\sum_j v_j^2}` (one ``einsum``, no n x d temporary). A row whose sum of
+    squares would overflow or underflow (norm outside [1e-150, 1e150]) is measured with ``np.hypot``, which
+    never squares. Raises ``ValueError`` naming ``name`` when a norm exceeds the largest float (~1.8e308): it
+    cannot be represented, and :func:`L2_clip` refuses exactly these rows too (docs/math.md §5). ``ndim``: the
+    allowed numbers of dimensions of ``v`` (any when None), as in :func:`dpedu.validation.check_array`.
 
     >>> l2_norms([[3.0, 4.0], [1e200, 1e200]])
     array([[5.00000000e+000],
            [1.41421356e+200]])
     """
-    v = check_array(v, name, allow_empty=True)
-    scale, _, unit_norms = _scaled_rows(v)
-    with np.errstate(over="ignore"):
-        norms = scale * unit_norms                       # inf exactly where the norm exceeds the float range
+    v = check_array(v, name, ndim=ndim, allow_empty=True)
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.sqrt(np.einsum("...i,...i->...", v, v))[..., None]
+        extreme = ~((norms >= SMALLEST_SQUARABLE_NORM) & (norms <= LARGEST_SQUARABLE_NORM))
+        if np.any(extreme):                            # zero rows too: their squares may have underflowed
+            norms[extreme] = np.hypot.reduce(v[extreme[..., 0]], axis=-1)
     if np.any(np.isinf(norms)):
         raise ValueError(f"the L2 norm of (a row of) {name} exceeds the largest float ({_FLOAT_MAX:.3g}) and cannot "
                          f"be represented; rescale {name}")
@@ -101,8 +81,8 @@ def clip_factors(norms, clip_norm):
     r"""Scale factors :math:`\min(1, C/\lVert v\rVert)` for given norms (1 where the norm is 0).
 
     ``clip_norm = inf`` means "no clipping" (every factor is 1) - only for non-private sanity checks.
-    A factor below the smallest normal float (a norm more than ~1e308 times C) is returned as 0:
-    :func:`L2_clip` rescales such rows another way.
+    A factor below the smallest normal float (a norm more than ~1e308 times C, or an infinite norm) is
+    returned as 0, as in :func:`L2_clip`: 0 is inside the ball.
     """
     clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
     norms = check_norms(norms)
@@ -115,12 +95,12 @@ def clip_factors(norms, clip_norm):
 
 
 def L2_clip(v, clip_norm):
-    r"""Scale ``v`` so its L2 norm is at most ``clip_norm``; rows of a 2-D array are clipped one by one.
+    r"""Scale ``v`` so its L2 norm is at most ``clip_norm``: :math:`v\cdot\min(1, C/\lVert v\rVert)` (docs/math.md §5).
 
     Parameters
     ----------
     v : array_like, shape (d,) or (n, d)
-        One vector, or a matrix of per-example gradients (one per row).
+        One vector, or a matrix of per-example gradients (one per row); rows are clipped one by one.
     clip_norm : float
         The bound C (the book calls it b), > 0. ``inf`` disables clipping (non-private).
 
@@ -132,20 +112,19 @@ def L2_clip(v, clip_norm):
 
     Notes
     -----
-    Each row is written as ``scale * unit`` (``scale = 1`` for every ordinary row, so the result is exactly
-    :math:`v\cdot\min(1, C/\lVert v\rVert)`); then
-    :math:`\mathrm{unit}\cdot\min(\mathrm{scale}, C/\lVert\mathrm{unit}\rVert)` is the same vector. A row whose
-    squares would overflow or underflow, or whose factor :math:`C/\lVert v\rVert` would be subnormal (e.g.
-    ``[1.7e308, 1.7e308]``, whose norm exceeds the float range), gets a power-of-two ``scale`` near its largest
-    entry, so it keeps its direction instead of collapsing to 0.
+    :math:`\min(1, C/\lVert v\rVert)` is computed as :math:`C/\max(\lVert v\rVert, C)`: the same number, without
+    dividing by the norm of a zero row. Two float extremes get a plain outcome (docs/math.md §5): a row whose norm
+    exceeds the largest float (e.g. ``[1.7e308, 1.7e308]``) is refused by :func:`l2_norms`, naming ``v``; a row
+    whose factor :math:`C/\lVert v\rVert` is below the smallest normal float (a norm ~1e308 times C) is clipped to
+    0, which is inside the ball.
 
-    >>> L2_clip([1.7e308, 1.7e308], 1.0)
+    >>> L2_clip([1e300, 1e300], 1.0)
     array([0.70710678, 0.70710678])
     """
-    clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
-    v = check_array(v, "v", ndim=(1, 2), allow_empty=True)
-    if np.isinf(clip_norm):
-        return v.copy()                                    # C = inf: no clipping (the non-private sanity setting)
-    scale, unit, unit_norms = _scaled_rows(v, clip_norm)   # v = scale * unit; scale 1 unless a norm is extreme
-    with np.errstate(divide="ignore", over="ignore"):      # C / ||v|| = inf (a zero row): factor 1
-        return unit * np.minimum(scale, clip_norm / unit_norms)   # = v * min(1, C / ||v||), row by row
+    C = check_positive(clip_norm, "clip_norm", allow_inf=True)
+    norms = l2_norms(v, ndim=(1, 2))                   # checks v; refuses a norm beyond the largest float
+    v = np.asarray(v, dtype=float)                     # the checked numbers, as an array
+    if np.isinf(C):
+        return v.copy()                                # C = inf: no clipping (the non-private sanity setting)
+    factor = C / np.maximum(norms, C)                  # = min(1, C / ||v||); a zero row keeps factor 1
+    return v * np.where(factor < FLOAT_TINY, 0.0, factor)   # a subnormal factor has lost digits: 0 is in the ball

@@ -41,8 +41,10 @@ from .events import GaussianEvent, LaplaceEvent
 from .gaussian import analytic_noise_multiplier, classic_noise_multiplier
 
 __all__ = [
+    "check_answer",
     "laplace_scale",
     "gaussian_noise_multiplier",
+    "release_noise_multiplier",
     "laplace_mechanism",
     "gaussian_mechanism",
     "laplace_mech",
@@ -53,18 +55,20 @@ __all__ = [
 CALIBRATIONS = ("analytic", "classic")
 
 
-def _check_value(value, name="value"):
-    """A finite number or array; returns (array, was_scalar)."""
+def check_answer(value, name="value"):
+    """The true answer f(D) of a release: a finite number (returned as a 0-d array) or a finite array of any shape.
+
+    Raises ``TypeError`` (not a real number) or ``ValueError`` (NaN, inf) naming ``name``.
+
+    >>> check_answer(2.5), check_answer([1, 2])
+    (array(2.5), array([1., 2.]))
+    """
     if np.ndim(value) == 0:
         scalar = check_scalar(value, name)
         if not np.isfinite(scalar):
             raise ValueError(f"{name} must be finite; got {scalar!r}")
-        return np.asarray(scalar), True
-    return check_array(value, name, allow_empty=True), False
-
-
-def _as_output(noisy, was_scalar):
-    return float(noisy) if was_scalar else noisy
+        return np.asarray(scalar)
+    return check_array(value, name, allow_empty=True)
 
 
 def laplace_scale(l1_sensitivity, epsilon):
@@ -87,12 +91,6 @@ def gaussian_noise_multiplier(epsilon, delta, calibration="analytic"):
     if calibration == "classic":
         return classic_noise_multiplier(epsilon, delta)
     raise ValueError(f"calibration must be one of {CALIBRATIONS}; got {calibration!r}")
-
-
-def _charge(budget, event):
-    """Charge ``event`` to ``budget`` (if any) before the noise is drawn."""
-    if budget is not None:
-        budget.spend(event)
 
 
 def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None, budget=None):
@@ -122,18 +120,13 @@ def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None, budget=None):
     Pure epsilon-DP for every epsilon > 0 (Dwork, McSherry, Nissim & Smith 2006). Accountants see
     ``LaplaceEvent(epsilon)``.
     """
-    return _laplace_release(value, l1_sensitivity, epsilon, rng, budget)
-
-
-def _laplace_release(value, l1_sensitivity, epsilon, rng, budget, *, value_name="value",
-                     sensitivity_name="l1_sensitivity"):
-    """:func:`laplace_mechanism`, reporting bad arguments under the caller's names (the book's ``v``, ...)."""
-    value, was_scalar = _check_value(value, value_name)
-    l1_sensitivity = check_positive(l1_sensitivity, sensitivity_name)
-    scale = laplace_scale(l1_sensitivity, epsilon)                    # b = Delta_1 / epsilon
+    answer = check_answer(value, "value")
+    scale = laplace_scale(l1_sensitivity, epsilon)                    # b = Delta_1 / epsilon (both checked)
     rng, budget = check_rng(rng), check_budget(budget)
-    _charge(budget, LaplaceEvent(epsilon))
-    return _as_output(value + rng.laplace(0.0, scale, size=value.shape), was_scalar)   # f(D) + Lap(b)
+    if budget is not None:
+        budget.spend(LaplaceEvent(epsilon))                           # charged before any noise is drawn
+    noisy = answer + rng.laplace(0.0, scale, size=answer.shape)      # f(D) + Lap(b), per coordinate
+    return float(noisy) if answer.ndim == 0 else noisy
 
 
 def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=None, delta=None,
@@ -171,15 +164,32 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
     docs/math.md §4. Accountants see ``GaussianEvent(z)``; its exact (epsilon, delta) curve is
     :func:`dpedu.gaussian.gaussian_delta_exact`.
     """
-    value, was_scalar = _check_value(value)
-    z, l2_sensitivity = _gaussian_noise(l2_sensitivity, noise_multiplier, epsilon, delta, calibration)
-    return _gaussian_release(value, was_scalar, z, l2_sensitivity, rng, budget)
+    answer = check_answer(value, "value")
+    z, l2_sensitivity = release_noise_multiplier(l2_sensitivity, noise_multiplier, epsilon, delta, calibration)
+    rng, budget = check_rng(rng), check_budget(budget)
+    if budget is not None and z == 0:
+        raise ValueError("noise_multiplier=0 releases the exact value (infinite epsilon): it cannot be charged "
+                         "to a privacy budget")
+    if budget is not None:
+        budget.spend(GaussianEvent(z))                                # charged before any noise is drawn
+    sigma = z * l2_sensitivity                                        # noise std z * Delta_2
+    noise = rng.normal(0.0, sigma, size=answer.shape) if z > 0 else np.zeros(answer.shape)
+    noisy = answer + noise                                            # f(D) + N(0, sigma^2 I)
+    return float(noisy) if answer.ndim == 0 else noisy
 
 
-def _gaussian_noise(l2_sensitivity, noise_multiplier, epsilon, delta, calibration, *,
-                    sensitivity_name="l2_sensitivity"):
-    """The checked ``(z, l2_sensitivity)`` of a Gaussian release: z given, or calibrated from (epsilon, delta)."""
-    l2_sensitivity = check_positive(l2_sensitivity, sensitivity_name, allow_inf=True)
+def release_noise_multiplier(l2_sensitivity, noise_multiplier=None, epsilon=None, delta=None,
+                             calibration="analytic"):
+    r"""The checked ``(z, l2_sensitivity)`` of one Gaussian release: z given, or calibrated from (epsilon, delta).
+
+    Give ``noise_multiplier`` or both ``epsilon`` and ``delta`` (then :func:`gaussian_noise_multiplier` with
+    ``calibration``). Refuses ``l2_sensitivity = inf`` unless z = 0 (no noise protects an unbounded query) and
+    a noise std :math:`z\Delta_2` that overflows.
+
+    >>> release_noise_multiplier(2.0, noise_multiplier=1.5)
+    (1.5, 2.0)
+    """
+    l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity", allow_inf=True)
     if noise_multiplier is not None:
         if epsilon is not None or delta is not None:
             raise ValueError("give either noise_multiplier or (epsilon, delta), not both")
@@ -189,36 +199,30 @@ def _gaussian_noise(l2_sensitivity, noise_multiplier, epsilon, delta, calibratio
     else:
         z = gaussian_noise_multiplier(epsilon, delta, calibration)
     if z > 0 and math.isinf(l2_sensitivity):
-        raise ValueError(f"{sensitivity_name}=inf: no finite noise protects an unbounded query; it is allowed only "
-                         f"with noise_multiplier=0 (no noise, non-private)")
+        raise ValueError("l2_sensitivity=inf: no finite noise protects an unbounded query; it is allowed only "
+                         "with noise_multiplier=0 (no noise, non-private)")
     if z > 0:
-        check_noise_scale(z * l2_sensitivity, f"std noise_multiplier * {sensitivity_name} = {z!r} * "
-                          f"{l2_sensitivity!r}", f"a smaller noise_multiplier or {sensitivity_name}")
+        check_noise_scale(z * l2_sensitivity, f"std noise_multiplier * l2_sensitivity = {z!r} * {l2_sensitivity!r}",
+                          "a smaller noise_multiplier or l2_sensitivity")
     return z, l2_sensitivity
-
-
-def _gaussian_release(value, was_scalar, z, l2_sensitivity, rng, budget):
-    """f(D) + N(0, z^2 Delta_2^2 I) for a checked value and noise; ``GaussianEvent(z)`` is charged first."""
-    rng, budget = check_rng(rng), check_budget(budget)
-    if budget is not None and z == 0:
-        raise ValueError("noise_multiplier=0 releases the exact value (infinite epsilon): it cannot be charged "
-                         "to a privacy budget")
-    if z > 0:
-        _charge(budget, GaussianEvent(z))
-    noise = rng.normal(0.0, z * l2_sensitivity, size=value.shape) if z > 0 else np.zeros(value.shape)
-    return _as_output(value + noise, was_scalar)
 
 
 # --- the book's spellings (Programming Differential Privacy, ch. 3, 6, 12) -------------------------
 
 def laplace_mech(v, sensitivity, epsilon, rng=None, *, budget=None):
-    """The book's ``laplace_mech(v, sensitivity, epsilon)``: :func:`laplace_mechanism` with L1 sensitivity."""
-    return _laplace_release(v, sensitivity, epsilon, rng, budget, value_name="v",
-                            sensitivity_name="sensitivity (l1_sensitivity)")
+    """The book's call shape ``laplace_mech(v, sensitivity, epsilon)``: :func:`laplace_mechanism` under another name.
+
+    ``sensitivity`` is the L1 sensitivity; bad arguments are reported under the book's names.
+    """
+    check_answer(v, "v")
+    check_positive(sensitivity, "sensitivity (l1_sensitivity)")
+    return laplace_mechanism(v, l1_sensitivity=sensitivity, epsilon=epsilon, rng=rng, budget=budget)
 
 
 def gaussian_mech(v, sensitivity, epsilon, delta, rng=None, *, budget=None):
-    r"""The book's ``gaussian_mech(v, sensitivity, epsilon, delta)`` for a scalar answer.
+    r"""The book's call shape ``gaussian_mech(v, sensitivity, epsilon, delta)`` for a scalar answer.
+
+    :func:`gaussian_mechanism` with ``calibration="classic"`` under another name.
 
     Noise std :math:`\Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon` (the classic calibration, as in the
     book). It is proven only for :math:`0<\varepsilon<1`, so :math:`\varepsilon \ge 1` raises
@@ -228,20 +232,22 @@ def gaussian_mech(v, sensitivity, epsilon, delta, rng=None, *, budget=None):
     if np.ndim(v) != 0:
         raise ValueError(f"v must be a scalar: gaussian_mech takes one number (use gaussian_mech_vec for vectors); "
                          f"got shape {np.shape(v)}")
-    v, was_scalar = _check_value(v, "v")
-    z, sensitivity = _gaussian_noise(sensitivity, None, epsilon, delta, "classic",
-                                     sensitivity_name="sensitivity (l2_sensitivity)")
-    return _gaussian_release(v, was_scalar, z, sensitivity, rng, budget)
+    check_answer(v, "v")
+    check_positive(sensitivity, "sensitivity (l2_sensitivity)")
+    return gaussian_mechanism(v, l2_sensitivity=sensitivity, epsilon=epsilon, delta=delta, calibration="classic",
+                              rng=rng, budget=budget)
 
 
 def gaussian_mech_vec(vec, sensitivity, epsilon, delta, rng=None, *, budget=None):
-    r"""The book's ``gaussian_mech_vec``: independent classic-calibrated noise on every coordinate.
+    r"""The book's call shape ``gaussian_mech_vec``: independent classic-calibrated noise on every coordinate.
+
+    :func:`gaussian_mechanism` with ``calibration="classic"`` under another name, for a vector ``vec``.
 
     ``sensitivity`` is the **L2** sensitivity of the whole vector. Same calibration and the same
     :math:`0<\varepsilon<1` restriction as :func:`gaussian_mech`.
     """
     vec = check_array(vec, "vec", ndim=1, allow_empty=True)
-    z, sensitivity = _gaussian_noise(sensitivity, None, epsilon, delta, "classic",
-                                     sensitivity_name="sensitivity (l2_sensitivity)")
-    return _gaussian_release(vec, False, z, sensitivity, rng, budget)
+    check_positive(sensitivity, "sensitivity (l2_sensitivity)")
+    return gaussian_mechanism(vec, l2_sensitivity=sensitivity, epsilon=epsilon, delta=delta, calibration="classic",
+                              rng=rng, budget=budget)
 

@@ -58,15 +58,34 @@ def test_bad_vectors():
         L2_clip(["a", "b"], 1.0)
 
 
-def test_huge_vector_keeps_its_direction():
-    # the norm of [1.7e308, 1.7e308] exceeds the float range: scaled before squaring, not collapsed to 0
+def test_float_extremes_get_a_plain_outcome():
+    # a norm beyond the largest float is refused by name (as l2_norms refuses it); a factor C / ||v|| below the
+    # smallest normal float clips the row to 0, which is inside the ball; a huge but representable norm keeps
+    # its direction
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        out = L2_clip([1.7e308, 1.7e308], 1.0)
-        np.testing.assert_allclose(out, [2 ** -0.5, 2 ** -0.5], rtol=1e-15)
-        # a factor C / ||v|| below the smallest normal float: same treatment
-        np.testing.assert_allclose(L2_clip([[1e300, 0.0], [3.0, 4.0]], 1e-10), [[1e-10, 0.0], [6e-11, 8e-11]])
-        np.testing.assert_allclose(L2_clip([-1.7e308, 1.7e308, 0.0], 2.0), [-(2 ** 0.5), 2 ** 0.5, 0.0])
+        for v in ([1.7e308, 1.7e308], [-1.7e308, 1.7e308, 0.0], [[1.0, 0.0], [1.7e308, -1.7e308]]):
+            with pytest.raises(ValueError, match=r"\bv\b.*largest float"):
+                L2_clip(v, 2.0)
+        np.testing.assert_allclose(L2_clip([1e300, 1e300], 1.0), [2 ** -0.5, 2 ** -0.5], rtol=1e-15)
+        np.testing.assert_allclose(L2_clip([1.2e308, 0.0], 3.0), [3.0, 0.0], rtol=1e-15)
+        out = L2_clip([[1e300, 0.0], [3.0, 4.0]], 1e-10)
+        np.testing.assert_array_equal(out[0], [0.0, 0.0])
+        np.testing.assert_allclose(out[1], [6e-11, 8e-11], rtol=1e-15)
+        np.testing.assert_allclose(L2_clip([[1e300, 0.0], [3.0, 4.0]], 1e-5), [[1e-5, 0.0], [6e-6, 8e-6]], rtol=1e-12)
+        np.testing.assert_allclose(L2_clip([1e-200, 1e-200], 1.0), [1e-200, 1e-200], rtol=0)   # inside: unchanged
+
+
+@pytest.mark.parametrize("v", [[1.7e308, 1.7e308], [1.2e308, 0.0], [1e-320, 0.0], [[1e300, 1e300], [0.0, 0.0]],
+                               [[1.0, 0.0], [1.7e308, -1.7e308]]])
+def test_l2_norms_and_L2_clip_refuse_the_same_rows(v):
+    def refused(f):
+        try:
+            f()
+        except ValueError:
+            return True
+        return False
+    assert refused(lambda: l2_norms(v)) == refused(lambda: L2_clip(v, 1.0)) == refused(lambda: L2_clip(v, np.inf))
 
 
 def test_l2_norms_finite_where_representable_else_refused():

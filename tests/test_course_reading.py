@@ -225,8 +225,8 @@ def test_a_reveal_before_the_exercise_is_found(reveal):
 
 def test_a_renamed_reveal_is_found_by_its_solution_lines():
     # the solution's lines are lines of dpedu's L2_clip, so showing L2_clip shows this answer under another name
-    exercise = ("def clip_rows(v, c):\n    ### BEGIN SOLUTION\n    scale, unit, unit_norms = _scaled_rows(v, clip_norm)\n"
-                "    return unit * np.minimum(scale, clip_norm / unit_norms)\n    ### END SOLUTION")
+    exercise = ("def clip_rows(v, c):\n    ### BEGIN SOLUTION\n    factor = C / np.maximum(norms, C)\n"
+                "    return v * np.where(factor < FLOAT_TINY, 0.0, factor)\n    ### END SOLUTION")
     shown = "from dpedu.notebook import show_source\nfrom dpedu.clipping import L2_clip\nshow_source(L2_clip)"
     problems = reveals(_notebook_with([("code", shown, {}), ("code", exercise, EXERCISE)]))
     assert [(where, number) for where, number, _ in problems] == [(0, "2.2")]

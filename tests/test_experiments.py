@@ -81,7 +81,8 @@ def test_clipping_noise_grid_states_each_runs_cost_and_never_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         result = experiments.run_clipping_noise_grid(data, clip_norms=[0.5, 1.0], noise_multipliers=[0.6, 2.0],
-                                                     seeds=1, epochs=2, sampling_rate=0.25, rng=5)
+                                                     seeds=1, rng=5,
+                                                     settings=experiments.GridSettings(epochs=2, sampling_rate=0.25))
     expected = [compare([(SubsampledGaussianEvent(z, 0.25), 8)], 1e-5, accountants=("rdp",))["rdp"]
                 for z in (0.6, 2.0)]
     assert result.epsilons[0] > 1.0                        # z = 0.6 costs more than the default target 1.0

@@ -95,7 +95,8 @@ SWEEPS = [
         DATA, epsilon=1.0, epochs=[1, 2], seeds=2, sampling_rate=0.25, rng=3, **kw),
      lambda r: [r.accuracies, r.noise_multipliers]),
     ("run_clipping_noise_grid", lambda **kw: experiments.run_clipping_noise_grid(
-        DATA, clip_norms=[0.5, 1.0], noise_multipliers=[1.0, 2.0], seeds=2, epochs=1, sampling_rate=0.25, rng=5, **kw),
+        DATA, clip_norms=[0.5, 1.0], noise_multipliers=[1.0, 2.0], seeds=2, rng=5,
+        settings=experiments.GridSettings(epochs=1, sampling_rate=0.25), **kw),
      lambda r: [r.accuracies, r.epsilons]),
     ("run_noisy_gd_tradeoff", lambda **kw: experiments.run_noisy_gd_tradeoff(
         DATA, epsilons_per_iteration=[0.1, 0.5], iterations=2, seeds=3, accountants=("rdp",), rng=11, **kw),

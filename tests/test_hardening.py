@@ -376,7 +376,7 @@ ARRAY_ARGUMENTS = [
     ("logistic.gradient_sum.y", "y", (4,), lambda a: logistic.gradient_sum(THETA2, X3, a)),
     ("logistic.cgs.X", "X", (4, 2), lambda a: logistic.clipped_gradient_sum(THETA2, a, Y3, 1.0)),
     ("logistic.cgs.row_norms", "row_norms", (4,),
-     lambda a: logistic.clipped_gradient_sum(THETA2, X3, Y3, 1.0, row_norms=a)),
+     lambda a: LogisticModel(2).clipped_gradient_sum(THETA2, X3, Y3, 1.0, row_norms=a)),
     ("logistic.predict.X", "X", (4, 2), lambda a: logistic.predict(THETA2, a)),
     ("logistic.accuracy.y", "y", (4,), lambda a: logistic.accuracy(THETA2, X3, a)),
     ("LogisticModel.loss.X", "X", (4, 2), lambda a: LogisticModel(2).loss(THETA2, a, Y3)),

@@ -19,7 +19,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "dpedu"
 LAYERS = [
     ("dpedu.validation", "dpedu.parallel", "dpedu.datasets"),             # checks; seeded tasks; data parsing
     ("dpedu.events", "dpedu.events_allocation", "dpedu.gaussian"),         # what happened; Gaussian closed forms
-    ("dpedu.clipping", "dpedu.mechanisms", "dpedu.snapping", "dpedu.models"),
+    ("dpedu.clipping", "dpedu.mechanisms", "dpedu.snapping"),
+    ("dpedu.engine",),                                                     # fast forms, pinned to the textbook
+    ("dpedu.models",),
     ("dpedu.training",),                                                   # gradient descent, noisy GD, DP-SGD
     ("dpedu.accountants",),
     ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator", "dpedu.selection", "dpedu.tuning",

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpedu.clipping import L2_clip
+from dpedu.engine import mlp_fast
 from dpedu.models import LogisticModel, Model, MLP
 from dpedu.models import logistic as lg
 from dpedu.training import dp_sgd
@@ -71,8 +72,8 @@ def test_gradient_sum_and_clipped_sum_agree_with_the_matrix():
 def test_per_example_norms_without_the_matrix():
     # ||grad_i||^2 = ||delta_i||^2 (||x_i||^2 + 1) + r_i^2 (||a_i||^2 + 1)  (Goodfellow 2015)
     net, theta, X, y = _problem(n=30, scale=1.5)
-    hidden, r, delta = net._backward(theta, X, y)
-    norms = net._per_example_norms(hidden, r, delta, np.linalg.norm(X, axis=1))
+    hidden, r, delta = net.backward(theta, X, y)
+    norms = mlp_fast.per_example_norms(hidden, r, delta, np.linalg.norm(X, axis=1))
     np.testing.assert_allclose(norms, np.linalg.norm(net.per_example_gradients(theta, X, y), axis=1), rtol=1e-12)
 
 

@@ -250,8 +250,8 @@ def L2_clip(v, clip_norm):
 checks.check_L2_clip(L2_clip)
 
 # %% [markdown]
-# *Compare with dpedu's version.* It also refuses bad input and keeps the direction of a vector whose norm
-# overflows:
+# *Compare with dpedu's version.* It also refuses bad input, including a vector whose norm exceeds the largest
+# float:
 
 # %%
 show_source(dp.clipping.L2_clip)
@@ -308,8 +308,8 @@ checks.check_noisy_gradient_sum(noisy_gradient_sum)
 
 # %% [markdown]
 # *Compare with dpedu's version*: the book's noisy gradient descent releases one such noisy sum per iteration
-# (for logistic regression `logistic.clipped_gradient_sum` computes the clipped sum without forming every
-# gradient):
+# (for logistic regression the engine's `dp.engine.logistic_fast.clipped_gradient_sum` computes the clipped sum
+# without forming every gradient):
 
 # %%
 show_source(dp.training.noisy_gradient_descent)

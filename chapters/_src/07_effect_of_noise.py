@@ -207,7 +207,8 @@ show_source(experiments.run_clipping_noise_grid)
 clip_grid = pick([0.03, 0.1, 0.3, 1.0, 3.0, 10.0], [0.03, 0.3, 3.0])
 noise_grid = pick([1.0, 10.0, 40.0, 160.0], [1.0, 160.0])
 grid = experiments.run_clipping_noise_grid(data, clip_norms=clip_grid, noise_multipliers=noise_grid,
-                                           seeds=pick(2, 1), delta=DELTA, progress=progress_bar("C x z"))
+                                           seeds=pick(2, 1), settings=experiments.GridSettings(delta=DELTA),
+                                           progress=progress_bar("C x z"))
 ax = plotting.plot_clipping_noise_tradeoff(grid.clip_norms, grid.noise_multipliers, grid.accuracies,
                                            epsilons=grid.epsilons, delta=DELTA, baseline=dpsgd.baseline)
 ax.set_title(f"Clip norm against noise ({grid.params['epochs']} epochs, q = {grid.params['sampling_rate']})")

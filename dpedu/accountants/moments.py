@@ -29,7 +29,8 @@ import math
 
 import numpy as np
 
-from ..validation import check_choice, check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
+from ..validation import check_choice, check_delta, check_epsilon, check_noise_multiplier, check_positive_int
+from ..validation import check_sampling_rate
 from .analysis.conversions import check_curve_values
 from .analysis.log_moments import log_moment
 from .analysis.log_moments_integrated import abadi_log_moments_integrated
@@ -48,6 +49,7 @@ __all__ = [
     "MomentsAccountant",
     "OrderGridEdgeWarning",
     "abadi_lemma3_bound",
+    "check_moment_curve",
     "epsilon_from_log_moments",
     "delta_from_log_moments",
     "event_log_moments",
@@ -56,7 +58,15 @@ __all__ = [
 _METHODS = ("closed_form", "integration")
 
 
-def _check_moment_curve(moment_orders, log_moments):
+def check_moment_curve(moment_orders, log_moments):
+    r"""The checked ``(lambdas, values)`` of a log-moment curve :math:`\lambda \mapsto \alpha(\lambda)`.
+
+    ``moment_orders``: a 1-D sequence of integers :math:`\lambda \ge 1`; ``log_moments``: finite values (or
+    ``inf``) of the same shape. Raises ``ValueError``/``TypeError`` naming the argument.
+
+    >>> check_moment_curve([1, 2], [0.5, 1.5])
+    (array([1., 2.]), array([0.5, 1.5]))
+    """
     lambdas = np.atleast_1d(check_orders(moment_orders, "moment_orders", integer=True, strict=False))
     if lambdas.ndim != 1:
         raise ValueError(f"moment_orders must be 1-D; got shape {lambdas.shape}")
@@ -75,10 +85,10 @@ def epsilon_from_log_moments(moment_orders, log_moments, delta):
     >>> eps, lam
     (1.0, 2)
     """
-    lambdas, values = _check_moment_curve(moment_orders, log_moments)
+    lambdas, values = check_moment_curve(moment_orders, log_moments)
     delta = check_delta(delta)
-    eps = (values + math.log(1 / delta)) / lambdas
-    best = int(np.argmin(eps))
+    eps = (values + math.log(1 / delta)) / lambdas          # (alpha(lambda) + ln(1/delta)) / lambda
+    best = int(np.argmin(eps))                               # the best lambda: the smallest bound
     return float(eps[best]), int(lambdas[best])
 
 
@@ -93,7 +103,7 @@ def delta_from_log_moments(moment_orders, log_moments, epsilon):
     >>> round(delta, 12), lam
     (0.135335283237, 2)
     """
-    lambdas, values = _check_moment_curve(moment_orders, log_moments)
+    lambdas, values = check_moment_curve(moment_orders, log_moments)
     epsilon = check_epsilon(epsilon)
     log_delta = values - lambdas * epsilon
     best = int(np.argmin(log_delta))
@@ -120,10 +130,8 @@ def event_log_moments(event, moment_orders, method="closed_form"):
     check_choice(method, "method", _METHODS)
     if isinstance(event, (SubsampledGaussianEvent, GaussianEvent)):
         q = event.sampling_rate if isinstance(event, SubsampledGaussianEvent) else 1.0
-        if method == "closed_form":
-            values = log_moment(q, event.noise_multiplier, lambdas)
-        else:
-            values = np.maximum(*abadi_log_moments_integrated(q, event.noise_multiplier, lambdas))
+        values = (log_moment(q, event.noise_multiplier, lambdas) if method == "closed_form"     # ln E_2 (>= ln E_1)
+                  else np.maximum(*abadi_log_moments_integrated(q, event.noise_multiplier, lambdas)))
     elif isinstance(event, LaplaceEvent):
         values = lambdas * rdp_laplace(event.scale, lambdas + 1)
     elif isinstance(event, EpsilonDeltaEvent) and event.delta == 0:
@@ -207,7 +215,11 @@ class MomentsAccountant(CurveAccountant):
 
         Log-moments of adaptively composed mechanisms add ([ACG16]_ Thm 2, part 1).
         """
-        return self.composed_curve()
+        lambdas = tuple(self.moment_orders.tolist())
+        total = np.zeros(len(lambdas))
+        for event, count in self.ledger:                         # alpha(lambda) = sum_t count_t alpha_t(lambda)
+            total += count * event_log_moments(event, lambdas, self.method)
+        return self.moment_orders.copy(), total
 
     def get_epsilon_and_moment_order(self, delta):
         """``(epsilon, best_lambda)`` at ``delta``; ``(0.0, None)`` for an empty ledger.

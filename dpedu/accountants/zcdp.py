@@ -25,22 +25,16 @@ import math
 
 from scipy.optimize import minimize_scalar
 
-from ..validation import check_delta, check_epsilon, check_nonnegative
+from ..validation import check_delta, check_epsilon, check_nonnegative, check_scalar
 from .analysis.composition import SHUFFLED_BATCH, group_ledger
 from .base import Accountant
 from .analysis.conversions import check_conversion
 from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
-__all__ = ["ZCDPAccountant", "zcdp_epsilon", "zcdp_delta"]
+__all__ = ["ZCDPAccountant", "zcdp_epsilon", "zcdp_delta", "minimise_over_alpha"]
 
 # Search window for log(alpha - 1) around the classic optimum (the classic conversion's best alpha).
 _WINDOW = 12.0
-
-
-def _improved_epsilon_at(rho, log_delta, alpha):
-    r""":math:`\rho\alpha + \ln\frac{\alpha-1}{\alpha} - \frac{\ln\delta + \ln\alpha}{\alpha-1}`
-    (Balle et al. 2020, Thm 21, for the RDP curve :math:`\rho\alpha`)."""
-    return rho * alpha + math.log1p(-1.0 / alpha) - (log_delta + math.log(alpha)) / (alpha - 1.0)
 
 
 def _improved_log_delta_at(rho, epsilon, alpha):
@@ -49,13 +43,26 @@ def _improved_log_delta_at(rho, epsilon, alpha):
     return (alpha - 1.0) * (rho * alpha - epsilon) - math.log(alpha - 1.0) + alpha * math.log1p(-1.0 / alpha)
 
 
-def _minimise_over_alpha(objective, log_alpha_minus_1):
-    """Minimise ``objective(alpha)`` over alpha > 1 by Brent's method on x = log(alpha - 1), in a window of
-    +-_WINDOW around ``log_alpha_minus_1``; returns the smallest value evaluated (each one is a valid bound)."""
+def minimise_over_alpha(objective, log_alpha_minus_1):
+    """Minimise ``objective(alpha)`` over real alpha > 1; returns the smallest value evaluated.
+
+    Brent's method on x = log(alpha - 1), in a window of +-12 around ``log_alpha_minus_1`` (a starting guess
+    of log(alpha - 1)). Every alpha > 1 gives a valid bound in the conversions of :func:`zcdp_epsilon` and
+    :func:`zcdp_delta`, so the smallest value evaluated is a valid bound too. ``objective`` must be a finite
+    function of alpha > 1 (the caller checks the privacy parameters it closes over).
+
+    >>> round(minimise_over_alpha(lambda alpha: (alpha - 3.0) ** 2 + 1.0, 0.0), 6)
+    1.0
+    """
+    if not callable(objective):
+        raise TypeError(f"objective must be a function of alpha; got {type(objective).__name__}")
+    centre = check_scalar(log_alpha_minus_1, "log_alpha_minus_1")
+    if not math.isfinite(centre):
+        raise ValueError(f"log_alpha_minus_1 must be finite; got {centre!r}")
+
     def in_x(x):
         return objective(1.0 + math.exp(x))
 
-    centre = log_alpha_minus_1
     result = minimize_scalar(in_x, bounds=(centre - _WINDOW, centre + _WINDOW), method="bounded",
                              options={"xatol": 1e-9})
     return min(float(result.fun), in_x(centre))
@@ -77,9 +84,10 @@ def zcdp_epsilon(rho, delta, conversion="classic"):
         return 0.0
     log_delta = math.log(delta)
     if conversion == "classic":
-        return rho + 2.0 * math.sqrt(rho * -log_delta)
-    best = _minimise_over_alpha(lambda alpha: _improved_epsilon_at(rho, log_delta, alpha),
-                                0.5 * math.log(-log_delta / rho))
+        return rho + 2.0 * math.sqrt(rho * -log_delta)                # rho + 2 sqrt(rho ln(1/delta))
+    def epsilon_at(alpha):      # rho alpha + ln((alpha - 1)/alpha) - (ln delta + ln alpha)/(alpha - 1)
+        return rho * alpha + math.log1p(-1.0 / alpha) - (log_delta + math.log(alpha)) / (alpha - 1.0)
+    best = minimise_over_alpha(epsilon_at, 0.5 * math.log(-log_delta / rho))   # from the classic optimum
     return max(best, 0.0)
 
 
@@ -104,7 +112,7 @@ def zcdp_delta(rho, epsilon, conversion="classic"):
         return 0.0  # the classic delta, an upper bound on the improved one, is below the smallest float
     # The exponent (alpha - 1)(rho alpha - epsilon) is smallest near alpha = (epsilon + rho) / (2 rho).
     centre = math.log(max((epsilon - rho) / (2.0 * rho), 1e-6))
-    log_delta = _minimise_over_alpha(lambda alpha: _improved_log_delta_at(rho, epsilon, alpha), centre)
+    log_delta = minimise_over_alpha(lambda alpha: _improved_log_delta_at(rho, epsilon, alpha), centre)
     return math.exp(log_delta) if log_delta < 0 else 1.0
 
 

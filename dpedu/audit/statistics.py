@@ -31,6 +31,7 @@ from ..validation import (check_choice, check_array, check_delta, check_in_inter
 __all__ = [
     "bound_is_consistent",
     "check_confidence",
+    "check_nonnegative_count",
     "clopper_pearson",
     "epsilon_from_rates",
     "epsilon_from_rate_arrays",
@@ -43,7 +44,12 @@ __all__ = [
 ]
 
 
-def _check_count(value, name):
+def check_nonnegative_count(value, name):
+    """An integer count >= 0 (a number of false positives, of successes), refused by ``name`` otherwise.
+
+    >>> check_nonnegative_count(3, "false_positives")
+    3
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer count; got {type(value).__name__} {value!r}")
     if value < 0:
@@ -98,7 +104,7 @@ def clopper_pearson(successes, trials, *, confidence=0.95, side="upper"):
     side = check_choice(side, "side", ("upper", "lower", "two-sided"))
     scalar = np.ndim(successes) == 0
     if scalar:
-        k = np.array([_check_count(successes, "successes")])
+        k = np.array([check_nonnegative_count(successes, "successes")])
     else:
         k = np.asarray(successes)
         if not np.issubdtype(k.dtype, np.integer) or np.any(k < 0):
@@ -224,8 +230,8 @@ def epsilon_lower_bound(*, false_positives, n_out, false_negatives, n_in, delta,
     """
     n_out = check_positive_int(n_out, "n_out")
     n_in = check_positive_int(n_in, "n_in")
-    fp = _check_count(false_positives, "false_positives")
-    fn = _check_count(false_negatives, "false_negatives")
+    fp = check_nonnegative_count(false_positives, "false_positives")
+    fn = check_nonnegative_count(false_negatives, "false_negatives")
     if fp > n_out:
         raise ValueError(f"false_positives ({fp}) must be <= n_out ({n_out})")
     if fn > n_in:

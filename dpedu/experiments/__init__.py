@@ -35,6 +35,7 @@ from .accounting import (
 from .sweeps import (
     ClippingNoiseResult,
     EpochsResult,
+    GridSettings,
     NoisyGDResult,
     TradeoffResult,
     non_private_accuracy,

@@ -36,15 +36,20 @@ __all__ = [
     "EpochsResult",
     "run_epochs_tradeoff",
     "ClippingNoiseResult",
+    "GridSettings",
     "run_clipping_noise_grid",
+    "unpack_data",
+    "seed_sequences",
+    "fit_grid",
+    "run_epsilon",
     "NoisyGDResult",
     "run_noisy_gd_tradeoff",
     "non_private_accuracy",
 ]
 
 
-def _unpack(data):
-    """(X_train, y_train, X_test, y_test) from an AdultData or any 4-sequence."""
+def unpack_data(data):
+    """(X_train, y_train, X_test, y_test) from an AdultData or any 4-sequence (``TypeError`` naming ``data``)."""
     try:
         X_train, y_train, X_test, y_test = data
     except (TypeError, ValueError):
@@ -52,7 +57,8 @@ def _unpack(data):
     return X_train, y_train, X_test, y_test
 
 
-def _seeds(seeds, rng):
+def seed_sequences(seeds, rng):
+    """``seeds`` child SeedSequences of ``rng`` (an int, a SeedSequence, a Generator or None): seed j of a sweep."""
     n_seeds = check_positive_int(seeds, "seeds")
     if isinstance(rng, np.random.Generator):  # draw the root entropy from it: reproducible for a seeded Generator
         rng = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
@@ -80,12 +86,16 @@ class _FitScore:
         return clf.score(X_test, y_test), clf
 
 
-def _grid(configs, seeds, data, progress, describe, n_jobs):
+def fit_grid(configs, seeds, data, progress, describe, n_jobs):
     """Fit every config with every seed; (accuracies (n_configs, n_seeds), last classifier per config).
 
-    Seed ``j`` is the same stream at every config (common random numbers); the fits run through
-    :func:`dpedu.parallel.map_seeded`, so the result does not depend on ``n_jobs``.
+    ``configs``: estimator parameters (dicts); ``seeds``: from :func:`seed_sequences`; ``describe(params)``: the
+    progress label of a config. Seed ``j`` is the same stream at every config (common random numbers); the fits
+    run through :func:`dpedu.parallel.map_seeded`, so the result does not depend on ``n_jobs``.
     """
+    if not callable(describe):
+        raise TypeError(f"describe must be a function of a config; got {type(describe).__name__}")
+    n_jobs = check_n_jobs(n_jobs)
     tasks = [(params, j) for params in configs for j in range(len(seeds))]
     results = map_seeded(_FitScore(data), len(tasks), items=[params for params, _ in tasks],
                          seeds=[seeds[j] for _, j in tasks], n_jobs=n_jobs, progress=progress,
@@ -99,7 +109,7 @@ def non_private_accuracy(data):
     """Test accuracy of scikit-learn's ``LogisticRegression`` (no penalty): the non-private ceiling."""
     from sklearn.linear_model import LogisticRegression
 
-    X_train, y_train, X_test, y_test = _unpack(data)
+    X_train, y_train, X_test, y_test = unpack_data(data)
     return float(LogisticRegression(C=np.inf, max_iter=5000).fit(X_train, y_train).score(X_test, y_test))
 
 
@@ -191,12 +201,12 @@ def run_tradeoff(data, *, epsilons, seeds=5, delta=1e-5, accountant="rdp", epoch
     -------
     TradeoffResult
     """
-    data = _unpack(data)
+    data = unpack_data(data)
     epsilons = check_grid(epsilons, "epsilons")
     shared = _estimator_params(epochs=epochs, sampling_rate=sampling_rate, clip_norm=clip_norm,
                                learning_rate=learning_rate, delta=delta, accountant=accountant, extra=estimator_params)
     configs = [dict(shared, epsilon=float(eps)) for eps in epsilons]
-    accuracies, fitted = _grid(configs, _seeds(seeds, rng), data, progress, lambda p: f"epsilon = {p['epsilon']:g}",
+    accuracies, fitted = fit_grid(configs, seed_sequences(seeds, rng), data, progress, lambda p: f"epsilon = {p['epsilon']:g}",
                                check_n_jobs(n_jobs))
     base = None
     if baseline:
@@ -233,13 +243,13 @@ def run_epochs_tradeoff(data, *, epsilon, epochs, seeds=3, delta=1e-5, accountan
     exactly that total, so longer training means noisier steps. Arguments as in :func:`run_tradeoff`
     (``n_jobs``: workers for the independent fits). Returns :class:`EpochsResult`.
     """
-    data = _unpack(data)
+    data = unpack_data(data)
     epsilon = check_epsilon(epsilon)
     grid = check_grid(epochs, "epochs")
     shared = _estimator_params(epochs=None, sampling_rate=sampling_rate, clip_norm=clip_norm,
                                learning_rate=learning_rate, delta=delta, accountant=accountant, extra=estimator_params)
     configs = [dict(shared, epsilon=epsilon, epochs=float(e)) for e in grid]
-    accuracies, fitted = _grid(configs, _seeds(seeds, rng), data, progress, lambda p: f"{p['epochs']:g} epochs",
+    accuracies, fitted = fit_grid(configs, seed_sequences(seeds, rng), data, progress, lambda p: f"{p['epochs']:g} epochs",
                                check_n_jobs(n_jobs))
     return EpochsResult(epochs=grid, accuracies=accuracies,
                         noise_multipliers=np.array([clf.noise_multiplier_ for clf in fitted]),
@@ -262,45 +272,72 @@ class ClippingNoiseResult:
     params: dict = field(default_factory=dict)
 
 
-def run_clipping_noise_grid(data, *, clip_norms, noise_multipliers, seeds=3, delta=1e-5, accountant="rdp", epochs=8,
-                            sampling_rate=0.05, learning_rate=8.0, reference_clip_norm=0.5, rng=0, progress=None,
-                            estimator_params=None, n_jobs=1):
+@dataclass(frozen=True)
+class GridSettings:
+    """What every run of :func:`run_clipping_noise_grid` shares (the defaults are chapter 7's).
+
+    ``learning_rate`` is the rate at ``reference_clip_norm``; a run at clip norm C uses
+    ``learning_rate * reference_clip_norm / C``. ``estimator_params``: more
+    :class:`~dpedu.estimator.DPLogisticRegression` parameters (e.g. ``{"batch_size": 256}``).
+    """
+
+    delta: float = 1e-5
+    accountant: str = "rdp"
+    epochs: float = 8
+    sampling_rate: float = 0.05
+    learning_rate: float = 8.0
+    reference_clip_norm: float = 0.5
+    estimator_params: dict | None = None
+
+    def __post_init__(self):
+        check_positive(self.learning_rate, "learning_rate")
+        check_positive(self.reference_clip_norm, "reference_clip_norm")
+        if self.estimator_params is not None and not isinstance(self.estimator_params, dict):
+            raise TypeError(f"estimator_params must be a dict or None; got {type(self.estimator_params).__name__}")
+
+    def shared_params(self):
+        """The estimator parameters every run shares (``clip_norm`` and ``learning_rate`` are set per run)."""
+        return _estimator_params(epochs=self.epochs, sampling_rate=self.sampling_rate, clip_norm=None,
+                                 learning_rate=None, delta=self.delta, accountant=self.accountant,
+                                 extra=self.estimator_params)
+
+
+def run_clipping_noise_grid(data, *, clip_norms, noise_multipliers, seeds=3, settings=None, rng=0, progress=None,
+                            n_jobs=1):
     r"""Train at every (C, z) pair of the grid; returns :class:`ClippingNoiseResult`.
 
-    The learning rate is scaled as ``learning_rate * reference_clip_norm / C``: when every gradient is
-    clipped, the update is :math:`\eta C (\sum_i u_i + z\,\xi)/(qn)` with unit vectors :math:`u_i`, so
-    without the scaling a larger C would only mean a larger step. With it, C trades clipping *bias*
-    (small C: every gradient cut to the same length) against *noise* (large C: noise std zC grows while
-    the gradients do not). Other arguments as in :func:`run_tradeoff` (``n_jobs``: workers for the
-    independent fits).
+    The learning rate is scaled as ``learning_rate * reference_clip_norm / C`` (both in ``settings``, a
+    :class:`GridSettings`): when every gradient is clipped, the update is :math:`\eta C (\sum_i u_i + z\,\xi)/(qn)`
+    with unit vectors :math:`u_i`, so without the scaling a larger C would only mean a larger step. With it, C
+    trades clipping *bias* (small C: every gradient cut to the same length) against *noise* (large C: noise std
+    zC grows while the gradients do not). ``n_jobs``: workers for the independent fits.
     """
-    data = _unpack(data)
-    clip_grid = check_grid(clip_norms, "clip_norms")
-    noise_grid = check_grid(noise_multipliers, "noise_multipliers")
-    reference_clip_norm = check_positive(reference_clip_norm, "reference_clip_norm")
-    shared = _estimator_params(epochs=epochs, sampling_rate=sampling_rate, clip_norm=None, learning_rate=None,
-                               delta=delta, accountant=accountant, extra=estimator_params)
-    # a noise multiplier fixes what each run costs: pass that as its epsilon (the estimator's default
-    # epsilon=1.0 would be a target that z "wins over", with an EpsilonTargetWarning at every fit)
-    costs = {} if "epsilon" in shared else {float(z): _run_cost(shared, float(z), len(data[0]))
-                                             for z in noise_grid if z > 0}
+    data, settings = unpack_data(data), GridSettings() if settings is None else settings
+    clip_grid, noise_grid = check_grid(clip_norms, "clip_norms"), check_grid(noise_multipliers, "noise_multipliers")
+    shared = settings.shared_params()
+    # z fixes what a run costs: pass that as its epsilon (else every fit warns that z overrides the default target)
+    costs = {} if "epsilon" in shared else {float(z): run_epsilon(shared, z, len(data[0])) for z in noise_grid if z > 0}
     configs = [dict(shared, clip_norm=float(c), noise_multiplier=float(z),
-                    learning_rate=learning_rate * reference_clip_norm / float(c),
-                    **({"epsilon": costs[float(z)]} if float(z) in costs else {}))
-               for c in clip_grid for z in noise_grid]
-    accuracies, fitted = _grid(configs, _seeds(seeds, rng), data, progress,
-                               lambda p: f"C = {p['clip_norm']:g}, z = {p['noise_multiplier']:g}",
-                               check_n_jobs(n_jobs))
-    epsilons = np.array([clf.epsilon_ for clf in fitted[: len(noise_grid)]])
-    shared.update(learning_rate=learning_rate, reference_clip_norm=reference_clip_norm)
-    return ClippingNoiseResult(clip_norms=clip_grid, noise_multipliers=noise_grid,
+                    learning_rate=settings.learning_rate * settings.reference_clip_norm / float(c),   # eta C_ref / C
+                    **({"epsilon": costs[float(z)]} if float(z) in costs else {})) for c in clip_grid for z in noise_grid]
+    accuracies, fitted = fit_grid(configs, seed_sequences(seeds, rng), data, progress,
+                                  lambda p: f"C = {p['clip_norm']:g}, z = {p['noise_multiplier']:g}", n_jobs)
+    epsilons = np.array([clf.epsilon_ for clf in fitted[: len(noise_grid)]])     # privacy depends on z, not C
+    params = dict(shared, learning_rate=settings.learning_rate, reference_clip_norm=settings.reference_clip_norm)
+    return ClippingNoiseResult(clip_norms=clip_grid, noise_multipliers=noise_grid, epsilons=epsilons,
                                accuracies=accuracies.reshape(len(clip_grid), len(noise_grid), -1),
-                               epsilons=epsilons, delta=float(delta), params=shared)
+                               delta=float(settings.delta), params=params)
 
 
-def _run_cost(params, noise_multiplier, n_train):
+def run_epsilon(params, noise_multiplier, n_train):
     """Total epsilon of a DP-SGD run with these estimator ``params`` and noise multiplier, by the estimator's
-    own accounting (sampling rate, ``steps_from_epochs``, one :func:`~dpedu.accountants.account` call)."""
+    own accounting (sampling rate, ``steps_from_epochs``, one :func:`~dpedu.accountants.account` call).
+
+    ``params``: the estimator parameters (``epochs``, ``sampling_rate`` or ``batch_size``, ``accountant``,
+    ``delta``); ``noise_multiplier`` > 0; ``n_train``: the number of training rows.
+    """
+    noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
+    n_train = check_positive_int(n_train, "n_train")
     batch_size = params.get("batch_size")
     sampling_rate = params["sampling_rate"] if batch_size is None else batch_size / n_train
     steps = steps_from_epochs(params["epochs"], sampling_rate)
@@ -349,12 +386,12 @@ def run_noisy_gd_tradeoff(data, *, epsilons_per_iteration, iterations=10, delta_
     by every accountant in ``accountants``. ``n_jobs`` runs the independent trainings in parallel
     (:func:`dpedu.parallel.map_seeded`; the result does not depend on it). Returns :class:`NoisyGDResult`.
     """
-    data = _unpack(data)
+    data = unpack_data(data)
     grid = check_grid(epsilons_per_iteration, "epsilons_per_iteration")
     iterations = check_positive_int(iterations, "iterations")
     delta = iterations * check_delta(delta_per_iteration, "delta_per_iteration")
     n_jobs = check_n_jobs(n_jobs)
-    seed_list = _seeds(seeds, rng)
+    seed_list = seed_sequences(seeds, rng)
     accountants = tuple(accountants)
     tasks = [(float(eps), j) for eps in grid for j in range(len(seed_list))]
     results = map_seeded(_NoisyGDRun(data, iterations, delta_per_iteration, clip_norm), len(tasks),

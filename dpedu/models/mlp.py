@@ -54,8 +54,9 @@ import numpy as np
 from scipy.special import expit
 
 from ..validation import check_features, check_labels, check_positive, check_positive_int, check_rng, check_theta
-from ..clipping import check_norms, clip_factors, l2_norms
-from .logistic import loss_from_scores
+from ..clipping import check_norms
+from ..engine import mlp_fast
+from ..engine.logistic_fast import mean_loss_of_margins
 
 __all__ = ["MLP"]
 
@@ -134,29 +135,6 @@ class MLP:
         delta = r[:, None] * w2 * (1.0 - hidden**2)           # d loss / d hidden pre-activation
         return hidden, r, delta
 
-    def _weighted_gradient_sum(self, X, hidden, r, delta, weights):
-        r""":math:`\sum_i c_i \nabla\ell_i` as one flat vector, without forming the per-example gradients."""
-        weighted_delta = weights[:, None] * delta
-        weighted_r = weights * r
-        return np.concatenate([
-            (weighted_delta.T @ X).ravel(),                   # sum_i c_i delta_i x_i^T
-            weighted_delta.sum(axis=0),
-            weighted_r @ hidden,
-            [weighted_r.sum()],
-        ])
-
-    def _per_example_norms(self, hidden, r, delta, row_norms):
-        """||grad_i||_2 from ||delta_i||^2 (||x_i||^2 + 1) + r_i^2 (||a_i||^2 + 1).
-
-        Written with ``hypot`` so that rows of norm above 1e154 (whose square overflows) still give the
-        finite gradient norm; |r| < 1 and |a| < 1 elementwise, so only ||x_i|| can be huge.
-        """
-        delta_norms = np.sqrt(np.einsum("ij,ij->i", delta, delta))
-        output_part = np.abs(r) * np.sqrt(np.einsum("ij,ij->i", hidden, hidden) + 1.0)
-        with np.errstate(over="ignore"):  # only if the true norm itself exceeds the float range (then inf)
-            hidden_part = delta_norms * np.hypot(row_norms, 1.0)
-        return np.hypot(hidden_part, output_part)
-
     # --- public API (validated) ---------------------------------------------------------------
 
     def _check(self, theta, X, y=None):
@@ -179,13 +157,19 @@ class MLP:
 
     def loss(self, theta, X, y, *, check_input=True):
         """Mean logistic loss of the network over the rows of ``X``
-        (:func:`dpedu.models.logistic.loss_from_scores` of the output scores).
+        (the mean of ln(1 + exp(-y_i s_i)) over the output scores s_i, :func:`dpedu.models.logistic.loss`'s formula).
 
         ``check_input=False`` skips validation (for training loops that checked the data once).
         """
         if check_input:
             theta, X, y = self._check(theta, X, y)
-        return loss_from_scores(self._forward(theta, X)[1], y)
+        return mean_loss_of_margins(y * self._forward(theta, X)[1])
+
+    def backward(self, theta, X, y):
+        r"""The per-example pieces of the gradient: hidden :math:`a` (n, h), :math:`r = \partial\ell/\partial s` (n,) and
+        :math:`\delta = r\,w_2\odot(1 - a^2)` (n, h) (the module docstring; what the engine's clipped sum takes)."""
+        theta, X, y = self._check(theta, X, y)
+        return self._backward(theta, X, y)
 
     def per_example_gradients(self, theta, X, y):
         """Matrix of per-example gradients of the flat vector, shape (n, n_params), built with ``einsum``."""
@@ -199,14 +183,15 @@ class MLP:
         """Sum of the per-example gradients (one backward pass)."""
         theta, X, y = self._check(theta, X, y)
         hidden, r, delta = self._backward(theta, X, y)
-        return self._weighted_gradient_sum(X, hidden, r, delta, np.ones(X.shape[0]))
+        return mlp_fast.weighted_gradient_sum(X, hidden, r, delta, np.ones(X.shape[0]))
 
     def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None, *, check_input=True):
         r""":math:`\sum_i \mathrm{L2\_clip}(\nabla_\theta\ell(\theta; x_i, y_i), C)` for the whole flat vector.
 
         Equal (to rounding) to ``L2_clip(self.per_example_gradients(theta, X, y), clip_norm).sum(axis=0)``
-        but computed from the per-example norms (module docstring): one forward and one weighted backward
-        pass, memory O(n h + P). ``clip_norm = inf`` disables clipping (non-private).
+        but computed from the per-example norms (module docstring) by
+        :func:`dpedu.engine.mlp_fast.clipped_gradient_sum`: one forward and one weighted backward pass, memory
+        O(n h + P). ``clip_norm = inf`` disables clipping (non-private).
 
         Parameters
         ----------
@@ -228,8 +213,5 @@ class MLP:
                 row_norms = check_norms(row_norms, "row_norms")
                 if row_norms.shape != (X.shape[0],):
                     raise ValueError(f"row_norms must have shape ({X.shape[0]},); got {row_norms.shape}")
-        if row_norms is None:
-            row_norms = l2_norms(X, name="X")[:, 0]
         hidden, r, delta = self._backward(theta, X, y)
-        norms = self._per_example_norms(hidden, r, delta, row_norms)
-        return self._weighted_gradient_sum(X, hidden, r, delta, clip_factors(norms, clip_norm))
+        return mlp_fast.clipped_gradient_sum(X, hidden, r, delta, clip_norm, row_norms)   # the engine's fast form

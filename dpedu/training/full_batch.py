@@ -1,7 +1,7 @@
 r"""Full-batch training of logistic regression: plain gradient descent and the book's noisy gradient descent.
 
 The book is *Programming Differential Privacy* (Near & Abuah), chapter "Machine Learning". Each iteration
-reads ``X`` twice (``X @ theta``, then ``X.T @ w``: :func:`dpedu.models.logistic.clipped_gradient_sum`); the
+reads ``X`` twice (``X @ theta``, then ``X.T @ w``: :func:`dpedu.engine.logistic_fast.clipped_gradient_sum`); the
 training loss it records comes from the same ``X @ theta``, so it costs no third pass.
 
 >>> from dpedu.datasets import make_toy
@@ -21,7 +21,7 @@ import numpy as np
 
 from ..events import GaussianEvent, LaplaceEvent
 from ..mechanisms import gaussian_mechanism, gaussian_noise_multiplier, laplace_mechanism
-from ..models import logistic
+from ..engine import logistic_fast
 from ..validation import check_budget, check_choice, check_delta, check_epsilon, check_noise_scale, check_positive
 from ..validation import check_positive_int, check_rng, check_steps
 from .common import CLIP_MODES, NoisyGDDiagnostics, TrainingResult, initial_theta, overflow_guard, training_data
@@ -64,10 +64,10 @@ def gradient_descent(X, y, iterations, *, learning_rate=1.0, theta0=None):
     losses = []                                        # losses[t]: the loss at theta_t
     with overflow_guard():
         for t in range(iterations):                    # clip_norm = inf: the plain gradient sum
-            loss, grad_sum = logistic.loss_and_clipped_gradient_sum(theta, X, y, np.inf, row_norms, check_input=False)
+            loss, grad_sum = logistic_fast.loss_and_clipped_gradient_sum(theta, X, y, np.inf, row_norms)
             theta = theta - learning_rate * grad_sum / n
             losses.append(loss)
-        losses.append(logistic.loss(theta, X, y, check_input=False))
+        losses.append(logistic_fast.mean_loss(theta, X, y))
     return TrainingResult(theta=theta, losses=np.array(losses[1:]), ledger=None, sequential=(np.inf, 0.0))
 
 
@@ -171,14 +171,14 @@ def run_noisy_gradient_descent(X, y, plan, *, theta0=None, budget=None, rng=None
     with overflow_guard():
         for t in range(plan.iterations):               # clip_mode="inputs": clipping the gradients at C changes nothing
             if t > 0 and t % plan.loss_every == 0:
-                loss, G = logistic.loss_and_clipped_gradient_sum(theta, X, y, C, data.row_norms, check_input=False)
+                loss, G = logistic_fast.loss_and_clipped_gradient_sum(theta, X, y, C, data.row_norms)
                 losses.append(loss)
                 loss_steps.append(t)
             else:
-                G = logistic.clipped_gradient_sum(theta, X, y, C, data.row_norms, check_input=False)
+                G = logistic_fast.clipped_gradient_sum(theta, X, y, C, data.row_norms)
             noisy_G = gaussian_mechanism(G, l2_sensitivity=C, noise_multiplier=z, rng=rng)   # G + N(0, z^2 C^2 I)
             theta = theta - eta * noisy_G / noisy_count
-        losses.append(logistic.loss(theta, X, y, check_input=False))
+        losses.append(logistic_fast.mean_loss(theta, X, y))
         loss_steps.append(plan.iterations)
     return TrainingResult(
         theta=theta, losses=np.array(losses), ledger=plan.ledger,

@@ -1,0 +1,23 @@
+r"""The engine: fast forms of textbook functions, chosen for speed and named for what they are.
+
+The textbook tier (:mod:`dpedu.clipping`, :mod:`dpedu.models.logistic`, ...) is what a chapter prints: each
+function reads as its formula and checks its arguments. A training loop calls the same mathematics thousands
+of times on data it validated once, so it uses the forms here instead:
+
+==========================================================  ==========================================================
+:func:`logistic_fast.clipped_gradient_sum`                  ``L2_clip(per_example_gradients(theta, X, y), C).sum(0)``
+                                                            in two matrix-vector products (no n x d matrix)
+:func:`logistic_fast.loss_and_clipped_gradient_sum`         the mean loss as well, from the same ``X @ theta``
+:func:`logistic_fast.mean_loss`                             ``loss(theta, X, y)``
+:func:`mlp_fast.clipped_gradient_sum`                       ``L2_clip(MLP.per_example_gradients(...), C).sum(0)``
+                                                            from per-example norms (one weighted backward pass)
+==========================================================  ==========================================================
+
+Engine functions do **not** validate their arguments (the caller did); ``tests/test_engine.py`` pins each one
+to its textbook function on random and adversarial inputs (zero rows, huge and tiny norms, empty batches,
+norms exactly C).
+"""
+
+from . import logistic_fast, mlp_fast
+
+__all__ = ["logistic_fast", "mlp_fast"]

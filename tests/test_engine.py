@@ -1,0 +1,155 @@
+"""The engine is the textbook: every fast form in dpedu.engine equals the function a chapter prints.
+
+Random inputs (hypothesis) and adversarial ones: zero rows, huge and tiny norms, empty batches, gradient norms
+exactly C. The textbook side is always the plain formula: ``L2_clip(per_example_gradients(...), C).sum(0)``.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from dpedu.clipping import L2_clip, l2_norms
+from dpedu.engine import logistic_fast, mlp_fast
+from dpedu.models import MLP, LogisticModel
+from dpedu.models import logistic
+
+N, D = 12, 4
+FEATURES = arrays(np.float64, (N, D), elements=st.floats(-1e3, 1e3))
+THETAS = arrays(np.float64, (D,), elements=st.floats(-10, 10))
+LABELS = arrays(np.float64, (N,), elements=st.sampled_from([-1.0, 1.0]))
+CLIP_NORMS = st.one_of(st.floats(1e-3, 1e3), st.just(np.inf))
+
+
+def _textbook_clipped_sum(theta, X, y, clip_norm):
+    return L2_clip(logistic.per_example_gradients(theta, X, y), clip_norm).sum(axis=0)
+
+
+def _close(fast, textbook, clip_norm, n):
+    scale = n * (clip_norm if np.isfinite(clip_norm) else 1.0)
+    np.testing.assert_allclose(fast, textbook, rtol=1e-10, atol=1e-12 * max(scale, np.abs(textbook).max(initial=0)))
+
+
+# --- logistic regression ------------------------------------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(X=FEATURES, theta=THETAS, y=LABELS, clip_norm=CLIP_NORMS)
+def test_logistic_clipped_sum_is_the_textbook(X, theta, y, clip_norm):
+    textbook = _textbook_clipped_sum(theta, X, y, clip_norm)
+    _close(logistic_fast.clipped_gradient_sum(theta, X, y, clip_norm), textbook, clip_norm, N)
+    _close(logistic_fast.clipped_gradient_sum(theta, X, y, clip_norm, l2_norms(X)[:, 0]), textbook, clip_norm, N)
+    _close(LogisticModel(D).clipped_gradient_sum(theta, X, y, clip_norm), textbook, clip_norm, N)
+
+
+@settings(max_examples=60, deadline=None)
+@given(X=FEATURES, theta=THETAS, y=LABELS, clip_norm=CLIP_NORMS)
+def test_logistic_losses_are_the_textbook_to_the_bit(X, theta, y, clip_norm):
+    # the engine's max(-m, 0) + log1p(exp(-|m|)) is what np.logaddexp(0, -m) computes: equal to the bit
+    loss = logistic.loss(theta, X, y)
+    assert logistic_fast.mean_loss(theta, X, y) == loss
+    assert logistic_fast.mean_loss_of_margins(logistic.margins(theta, X, y)) == loss
+    assert LogisticModel(D).loss(theta, X, y, check_input=False) == loss
+    both = logistic_fast.loss_and_clipped_gradient_sum(theta, X, y, clip_norm)
+    assert both[0] == loss
+    np.testing.assert_array_equal(both[1], logistic_fast.clipped_gradient_sum(theta, X, y, clip_norm))
+
+
+def test_logistic_adversarial_rows():
+    # zero rows, rows of norm 1e200 and 1e-200 (their squares overflow / underflow), rows whose gradient norm is
+    # exactly C (kept, factor 1), on both sides of C
+    X = np.array([[0.0, 0.0], [1e200, -1e200], [1e-200, 1e-200], [6.0, 8.0], [3.0, 4.0], [60.0, 80.0]])
+    y = np.array([1.0, -1.0, 1.0, 1.0, -1.0, 1.0])
+    theta = np.zeros(2)                                  # sigma(0) = 1/2: ||g_i|| = ||x_i|| / 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for clip_norm in (5.0, 2.5, 1e-3, 1e3, np.inf):
+            textbook = _textbook_clipped_sum(theta, X, y, clip_norm) if np.isfinite(clip_norm) else None
+            fast = logistic_fast.clipped_gradient_sum(theta, X, y, clip_norm)
+            if textbook is None:                         # unclipped: the 1e200 row dominates, both finite
+                assert np.all(np.isfinite(fast))
+                np.testing.assert_allclose(fast, logistic.gradient_sum(theta, X, y), rtol=1e-12)
+            else:
+                np.testing.assert_allclose(fast, textbook, rtol=1e-12, atol=1e-15 * clip_norm)
+        # ||g|| = 5 exactly for the row [6, 8]: with C = 5 it is kept as it is, by both
+        one = np.array([[6.0, 8.0]])
+        np.testing.assert_array_equal(logistic_fast.clipped_gradient_sum(theta, one, y[:1], 5.0), [-3.0, -4.0])
+        np.testing.assert_array_equal(_textbook_clipped_sum(theta, one, y[:1], 5.0), [-3.0, -4.0])
+
+
+def test_logistic_empty_batch_sums_to_zero():
+    # Poisson sampling can draw an empty batch: the engine's sum over it is 0 (the textbook refuses empty X)
+    for clip_norm in (1.0, np.inf):
+        out = logistic_fast.clipped_gradient_sum(np.ones(3), np.zeros((0, 3)), np.zeros(0), clip_norm, np.zeros(0))
+        np.testing.assert_array_equal(out, np.zeros(3))
+    with pytest.raises(ValueError, match="empty"):
+        logistic.clipped_gradient_sum(np.ones(3), np.zeros((0, 3)), np.zeros(0), 1.0)
+
+
+@pytest.mark.parametrize("margin", [1e6, -1e6, 800.0, -800.0, 0.0])
+def test_logistic_extreme_margins_engine_and_textbook_agree(margin):
+    X, y = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1.0, -1.0])
+    theta = np.array([margin, 0.5])
+    assert logistic_fast.mean_loss(theta, X, y) == logistic.loss(theta, X, y)
+    np.testing.assert_allclose(logistic_fast.clipped_gradient_sum(theta, X, y, 0.3),
+                               _textbook_clipped_sum(theta, X, y, 0.3), rtol=1e-15, atol=0)
+
+
+def test_textbook_at_extreme_features_is_finite_or_refused_by_name():
+    # |X| ~ 1e300: finite results with no RuntimeWarning, or a ValueError naming X
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(5, 3)) * 1e300, np.array([1.0, -1.0, 1.0, -1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for theta in (rng.normal(size=3), np.zeros(3)):
+            assert np.isfinite(logistic.loss(theta, X, y))
+            assert np.all(np.isfinite(logistic.per_example_gradients(theta, X, y)))
+            assert np.all(np.isfinite(logistic.gradient(theta, X, y)))
+            np.testing.assert_allclose(logistic.clipped_gradient_sum(theta, X, y, 1.0),
+                                       logistic_fast.clipped_gradient_sum(theta, X, y, 1.0), rtol=1e-12)
+        for f in (logistic.loss, logistic.per_example_loss, logistic.per_example_gradients, logistic.gradient,
+                  lambda t, X, y: logistic.clipped_gradient_sum(t, X, y, 1.0)):
+            with pytest.raises(ValueError, match=r"\bX\b.*rescale X"):
+                f(np.full(3, 1e10), X, y)                # X @ theta overflows: refused, naming X
+        with pytest.raises(ValueError, match=r"\bX\b.*rescale X"):
+            logistic.gradient(np.zeros(2), np.full((3, 2), 1.7e308), np.ones(3))   # the sum overflows
+
+
+# --- the MLP ------------------------------------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.floats(0.01, 30.0), x_scale=st.floats(1e-3, 1e3), clip_norm=CLIP_NORMS)
+def test_mlp_engine_is_the_textbook(seed, scale, x_scale, clip_norm):
+    rng = np.random.default_rng(seed)
+    net = MLP(n_features=3, hidden_units=4)
+    theta, X = scale * rng.normal(size=net.n_params), x_scale * rng.normal(size=(9, 3))
+    y = np.where(rng.random(9) < 0.5, 1.0, -1.0)
+    G = net.per_example_gradients(theta, X, y)
+    hidden, r, delta = net.backward(theta, X, y)
+    np.testing.assert_allclose(mlp_fast.per_example_norms(hidden, r, delta, l2_norms(X)[:, 0]),
+                               np.linalg.norm(G, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(mlp_fast.weighted_gradient_sum(X, hidden, r, delta, np.ones(9)), G.sum(axis=0),
+                               rtol=1e-10, atol=1e-12 * np.abs(G).max())
+    _close(mlp_fast.clipped_gradient_sum(X, hidden, r, delta, clip_norm), L2_clip(G, clip_norm).sum(axis=0),
+           clip_norm, 9)
+    _close(net.clipped_gradient_sum(theta, X, y, clip_norm), L2_clip(G, clip_norm).sum(axis=0), clip_norm, 9)
+
+
+def test_mlp_adversarial_rows_and_empty_batch():
+    net = MLP(n_features=2, hidden_units=3)
+    theta = net.init(rng=1)
+    X = np.array([[0.0, 0.0], [1e-200, 1e-200], [1e100, -1e100], [3.0, 4.0]])
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    G = net.per_example_gradients(theta, X, y)
+    hidden, r, delta = net.backward(theta, X, y)
+    for clip_norm in (1e-3, 1.0, 1e3):
+        np.testing.assert_allclose(mlp_fast.clipped_gradient_sum(X, hidden, r, delta, clip_norm),
+                                   L2_clip(G, clip_norm).sum(axis=0), rtol=1e-10, atol=1e-14 * clip_norm)
+    # a gradient norm exactly C is kept (factor 1), as L2_clip keeps it
+    norms = mlp_fast.per_example_norms(hidden, r, delta, l2_norms(X)[:, 0])
+    exact = mlp_fast.clipped_gradient_sum(X[3:], hidden[3:], r[3:], delta[3:], norms[3])
+    np.testing.assert_allclose(exact, G[3], rtol=1e-12)
+    empty = mlp_fast.clipped_gradient_sum(X[:0], hidden[:0], r[:0], delta[:0], 1.0, np.zeros(0))
+    np.testing.assert_array_equal(empty, np.zeros(net.n_params))
