@@ -20,7 +20,7 @@ LAYERS = [
     ("dpedu.validation", "dpedu.parallel", "dpedu.datasets"),             # checks; seeded tasks; data parsing
     ("dpedu.events", "dpedu.gaussian"),                                    # what happened; Gaussian closed forms
     ("dpedu.clipping", "dpedu.mechanisms", "dpedu.snapping", "dpedu.models"),
-    ("dpedu.training",),                                                   # gradient descent, noisy GD, DP-SGD
+    ("dpedu.training", "dpedu.learners"),                                 # gradient descent, noisy GD, DP-SGD; others
     ("dpedu.accountants",),
     ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator", "dpedu.selection", "dpedu.tuning",
      "dpedu.statement"),

@@ -1,0 +1,24 @@
+"""Private learners beyond DP-SGD (docs/math.md §25): output and objective perturbation for regularised
+logistic regression, and prefix sums of gradients released through a matrix factorisation (DP-FTRL's tree,
+the square root, a banded square root) with the training loop that uses them.
+"""
+
+from .convex import (
+    ConvexResult,
+    minimise_regularised_logistic,
+    objective_perturbation,
+    objective_perturbation_noise_std,
+    objective_perturbation_regularization,
+    output_perturbation,
+    output_perturbation_sensitivity,
+)
+
+__all__ = [
+    "ConvexResult",
+    "minimise_regularised_logistic",
+    "objective_perturbation",
+    "objective_perturbation_noise_std",
+    "objective_perturbation_regularization",
+    "output_perturbation",
+    "output_perturbation_sensitivity",
+]
