@@ -145,8 +145,9 @@ def minimise_regularised_logistic(X, y, regularization, *, linear=None, scale="m
         hessian = factor * (X.T * (s * (1.0 - s))) @ X + lam * np.eye(d)
         step = np.linalg.solve(hessian, grad)
         value, t = objective(theta), 1.0
-        while objective(theta - t * step) > value - 0.25 * t * grad @ step and t > 1e-10:
-            t *= 0.5                                      # backtracking (Armijo): always a descent direction
+        if grad @ step > 1e-12 * max(1.0, abs(value)):   # far from the minimum: backtrack (Armijo)
+            while objective(theta - t * step) > value - 0.25 * t * grad @ step and t > 1e-10:
+                t *= 0.5                                  # (near it, the full Newton step; rounding hides decrease)
         theta = theta - t * step
     raise RuntimeError(f"the solver did not reach gradient norm <= tolerance={tolerance:g} in {max_iterations} "
                        f"Newton steps (last {norm:.3g}): raise max_iterations or tolerance")
