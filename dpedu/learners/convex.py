@@ -142,7 +142,8 @@ def minimise_regularised_logistic(X, y, regularization, *, linear=None, scale="m
         norm = float(np.linalg.norm(grad))
         if norm <= tolerance:
             return theta, norm
-        hessian = factor * (X.T * (s * (1.0 - s))) @ X + lam * np.eye(d)
+        weighted = X * np.sqrt(factor * s * (1.0 - s))[:, None]
+        hessian = weighted.T @ weighted + lam * np.eye(d)
         step = np.linalg.solve(hessian, grad)
         value, t = objective(theta), 1.0
         if grad @ step > 1e-12 * max(1.0, abs(value)):   # far from the minimum: backtrack (Armijo)
