@@ -23,13 +23,17 @@ from ..events import EpsilonDeltaEvent, GaussianEvent, SubsampledGaussianEvent
 from ..gaussian import analytic_noise_multiplier
 from ..learners.convex import objective_perturbation, objective_perturbation_regularization, output_perturbation
 from ..learners.ftrl import factorized_gradient_descent, factorized_sensitivity
-from ..learners.factorization import FactorizedGaussianEvent, make_factorization
+from ..learners.factorization import (FactorizedGaussianEvent, closed_form_error, make_factorization,
+                                     prefix_sum_error, sensitivity)
+from ..parallel import map_seeded
+from .sweeps import non_private_accuracy
 from ..models.logistic import accuracy, predict
 from ..training import dp_sgd
-from ..validation import check_choice, check_delta, check_epsilon, check_rng
+from ..validation import check_choice, check_delta, check_epsilon, check_positive_int, check_rng
 
-__all__ = ["LEARNERS", "LEARNER_SPECS", "LearnerSpec", "Calibration", "LearnerRun", "calibrate_learner",
-           "run_learner", "score_noise_multiplier", "with_intercept"]
+__all__ = ["LEARNERS", "LEARNER_SPECS", "LearnerSpec", "Calibration", "LearnerRun", "LearnersComparison",
+           "PrefixSumRow", "calibrate_learner", "run_learner", "compare_learners", "prefix_sum_table",
+           "score_noise_multiplier", "with_intercept"]
 
 #: Share of the target epsilon (and delta) the k noisy scores get, together.
 SCORE_SHARE = 0.1
@@ -93,14 +97,46 @@ class Calibration:
 
 @dataclass(frozen=True)
 class LearnerRun:
-    """One seed's selection: the chosen grid index, its test accuracy and the selection's epsilon."""
+    """One private selection: the chosen grid index, its model's test accuracy and the selection's epsilon."""
 
     learner: str
     target_epsilon: float
-    seed: int
     chosen: int
     test_accuracy: float
     epsilon: float
+
+
+@dataclass(frozen=True)
+class LearnersComparison:
+    """Test accuracies of every learner at every target epsilon over seeds, with the non-private ceiling.
+
+    ``accuracies[i, j, s]``: learner ``learners[i]`` at ``epsilons[j]``, seed s; ``chosen`` the grid index each
+    selection kept; ``accounted[i, j]`` the PLD epsilon of the whole selection (at most the target)."""
+
+    learners: tuple
+    epsilons: np.ndarray
+    delta: float
+    accuracies: np.ndarray
+    chosen: np.ndarray
+    accounted: np.ndarray
+    non_private: float
+
+    def accuracy_of(self, learner):
+        """Shape (n_epsilons, n_seeds): one learner's accuracies."""
+        return self.accuracies[self.learners.index(check_choice(learner, "learner", self.learners))]
+
+
+@dataclass(frozen=True)
+class PrefixSumRow:
+    """One factorisation at n steps: sens(C)^2 and the total squared error of the n prefix sums at unit noise
+    multiplier (single participation), beside the closed forms of docs/math.md §25.5 (nan where none)."""
+
+    kind: str
+    n: int
+    sensitivity_squared: float
+    total_error: float
+    closed_sensitivity_squared: float
+    closed_total_error: float
 
 
 def with_intercept(X):
@@ -178,11 +214,11 @@ def _train(learner, setting, noise, X, y, delta, rng):
                                        learning_rate=options["learning_rate"], rng=rng)
 
 
-def run_learner(calibration, X_train, y_train, X_test, y_test, seed):
+def run_learner(calibration, X_train, y_train, X_test, y_test, rng=None):
     """One private selection of ``calibration.learner`` on the training rows (with the intercept column
     appended by the caller); returns a :class:`LearnerRun` with the chosen model's test accuracy."""
     learner = calibration.learner
-    rng = check_rng(seed)
+    rng = check_rng(rng)
     best, best_score, chosen = None, -math.inf, -1
     for index, setting in enumerate(LEARNER_SPECS[learner].grid):
         theta = _train(learner, setting, calibration.noise, X_train, y_train, calibration.delta, rng).theta
@@ -192,5 +228,42 @@ def run_learner(calibration, X_train, y_train, X_test, y_test, seed):
         score = correct + rng.normal(0.0, calibration.score_z)
         if score > best_score:
             best, best_score, chosen = theta, score, index
-    return LearnerRun(learner, calibration.target_epsilon, int(seed), chosen, accuracy(best, X_test, y_test),
-                      calibration.epsilon)
+    return LearnerRun(learner, calibration.target_epsilon, chosen, accuracy(best, X_test, y_test), calibration.epsilon)
+
+
+def compare_learners(data, epsilons, *, seeds, delta=1e-5, learners=LEARNERS, rng=None, n_jobs=1, progress=None):
+    """Every learner's private selection at every target epsilon, ``seeds`` times, on ``data``
+    (``X_train, y_train, X_test, y_test``; rows of norm at most sqrt(14), as Adult's; the intercept column is
+    appended here). The non-private ceiling is scikit-learn's unpenalised logistic regression."""
+    X_train, y_train, X_test, y_test = data
+    X_train, X_test = with_intercept(X_train), with_intercept(X_test)
+    if np.max(np.linalg.norm(X_train, axis=1)) > _ROW_BOUND * (1 + 1e-12):
+        raise ValueError(f"data rows must have norm at most sqrt(14) (the public bound the learners assume)")
+    epsilons = np.array([check_epsilon(e, "epsilons") for e in np.atleast_1d(epsilons)], dtype=float)
+    learners = tuple(check_choice(name, "learners", LEARNERS) for name in learners)
+    seeds = check_positive_int(seeds, "seeds")
+    calibrations = [[calibrate_learner(name, e, delta, len(X_train)) for e in epsilons] for name in learners]
+    items = [(i, j) for i in range(len(learners)) for j in range(len(epsilons)) for _ in range(seeds)]
+
+    def task(item, generator):
+        i, j = item
+        return run_learner(calibrations[i][j], X_train, y_train, X_test, y_test, generator)
+
+    runs = map_seeded(task, len(items), items=items, rng=rng, n_jobs=n_jobs, progress=progress, desc="selections")
+    shape = (len(learners), len(epsilons), seeds)
+    accuracies = np.array([r.test_accuracy for r in runs]).reshape(shape)
+    chosen = np.array([r.chosen for r in runs]).reshape(shape)
+    accounted = np.array([[c.epsilon for c in row] for row in calibrations])
+    return LearnersComparison(learners, epsilons, delta, accuracies, chosen, accounted,
+                              non_private_accuracy((X_train, y_train, X_test, y_test)))
+
+
+def prefix_sum_table(ns=(16, 256, 1024), kinds=("identity", "tree", "tree_efficient", "square_root", "banded")):
+    """One :class:`PrefixSumRow` per (kind, n): measured from the matrices, and from the closed forms."""
+    rows = []
+    for n in ns:
+        for kind in kinds:
+            f = make_factorization(kind, n)
+            closed = closed_form_error(kind, n) if kind in ("identity", "tree", "square_root") else (math.nan,) * 2
+            rows.append(PrefixSumRow(kind, int(n), sensitivity(f.C) ** 2, prefix_sum_error(f), *closed))
+    return rows
