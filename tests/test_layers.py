@@ -23,7 +23,7 @@ LAYERS = [
     ("dpedu.training", "dpedu.learners"),                                 # gradient descent, noisy GD, DP-SGD; others
     ("dpedu.accountants",),
     ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator", "dpedu.selection", "dpedu.tuning",
-     "dpedu.statement"),
+     "dpedu.statement", "dpedu.learner_estimators"),
     ("dpedu.audit", "dpedu.experiments"),
     ("dpedu.plotting", "dpedu.listing", "dpedu.notebook", "dpedu.checks", "dpedu.exercises",
      "dpedu.instructor"),
