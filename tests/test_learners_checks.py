@@ -27,7 +27,7 @@ CASES = [
         (lambda n, lam, L, r: _sensitivity(n, lam, L, r) / lam, "divide once"),
     ]),
     (checks.check_square_root_coefficients, square_root_coefficients, [
-        (lambda n: 0.5 ** np.arange(n), "2^-k is not the square root"),
+        (lambda n: 0.5 ** np.arange(n), "is not the square root"),
         (lambda n: np.array([math.comb(2 * k, k) / 4 ** k for k in range(n)]), "overflow"),
         (lambda n: square_root_coefficients(n + 1)[1:], "start at r_0 = 1"),
     ]),
