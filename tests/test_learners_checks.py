@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import comb
 
 from dpedu import checks
 from dpedu.checks import CheckFailed
@@ -28,7 +29,7 @@ CASES = [
     ]),
     (checks.check_square_root_coefficients, square_root_coefficients, [
         (lambda n: 0.5 ** np.arange(n), "is not the square root"),
-        (lambda n: np.array([math.comb(2 * k, k) / 4 ** k for k in range(n)]), "overflow"),
+        (lambda n: np.array([comb(2 * k, k) / 4.0 ** k for k in range(n)]), "overflow"),
         (lambda n: square_root_coefficients(n + 1)[1:], "start at r_0 = 1"),
     ]),
     (checks.check_factorization_sensitivity, sensitivity, [
