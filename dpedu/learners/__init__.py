@@ -12,9 +12,16 @@ from .convex import (
     output_perturbation,
     output_perturbation_sensitivity,
 )
+from .factorization import FactorizedGaussianEvent, make_factorization, prefix_sum_error, sensitivity
+from .ftrl import factorized_gradient_descent
 
 __all__ = [
     "ConvexResult",
+    "FactorizedGaussianEvent",
+    "factorized_gradient_descent",
+    "make_factorization",
+    "prefix_sum_error",
+    "sensitivity",
     "minimise_regularised_logistic",
     "objective_perturbation",
     "objective_perturbation_noise_std",
