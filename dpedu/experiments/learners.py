@@ -158,7 +158,7 @@ def _run_ledger(learner, setting, noise, n, delta):
         return [(GaussianEvent(noise) if q == 1 else SubsampledGaussianEvent(noise, q), max(1, round(options["epochs"] / q)))]
     if learner == "output_perturbation":
         return [(GaussianEvent(noise), 1)]
-    if learner == "objective_perturbation":
+    if learner == "objective_perturbation":   # each run (eps_r, delta / 8): the 3 runs leave PLD room below delta
         return [(EpsilonDeltaEvent(0.99 * noise, 0.99 * delta / 8), 1), (GaussianEvent(
             analytic_noise_multiplier(0.01 * noise, 0.01 * delta / 8)), 1)]
     batches = 1 if learner == "noisy_gd" else FTRL_BATCHES
