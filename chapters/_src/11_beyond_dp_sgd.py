@@ -77,6 +77,23 @@ print("fast mode" if FAST else "full mode", f"- {ROWS} training rows, {D_train.s
 # A solver that stops at gradient norm $\gamma$ (fixed in advance) is within $\gamma/\Lambda$ of the minimum, so
 # $2\gamma/\Lambda$ is added (§25.2). The release is $\hat\theta + \mathcal N(0, z^2\Delta^2 I)$: one Gaussian mechanism.
 
+# %% [markdown]
+# **Exercise 11.1 — the minimiser's sensitivity.** Write `minimiser_sensitivity(n, regularization, lipschitz,
+# relation)`: $L/(n\Lambda)$ under `"add_remove"`, $2L/(n\Lambda)$ under `"replace_one"`.
+
+# %% exercise=11.1
+def minimiser_sensitivity(n, regularization, lipschitz, relation):
+    ### BEGIN SOLUTION
+    g = 2.0 if relation == "replace_one" else 1.0
+    return g * lipschitz / (n * regularization)
+    ### END SOLUTION
+
+# %% check=11.1
+checks.check_output_sensitivity(minimiser_sensitivity)
+
+# %% [markdown]
+# dpedu's version, and the noise it calibrates:
+
 # %%
 show_source(output_perturbation_sensitivity)
 
@@ -138,6 +155,44 @@ except ValueError as error:
 #   $\lceil\log_2(n+1)\rceil$ blocks and each prefix is a sum of at most that many blocks;
 # * the **square root** $C = B = A^{1/2}$: lower-triangular Toeplitz with $r_k = \binom{2k}{k}/4^k$
 #   (Fichtenberger, Henzinger & Upadhyay 2023).
+#
+# **Several passes.** A record in the steps $\pi$ moves $CG$ by $\sum_{t\in\pi} C_{:,t}\,g_t^\top$, of norm at most
+# $\sqrt{\sum_{s,t\in\pi}(C^\top C)_{st}}$ when $C^\top C\ge 0$ (Choquette-Choo et al. 2023): the columns of one
+# record add up before the norm is taken.
+
+# %% [markdown]
+# **Exercise 11.2 — the square root.** Write `sqrt_coefficients(n)`: the array of $r_k = \binom{2k}{k}/4^k$ for
+# $k = 0, \dots, n-1$. Compute it without overflow for $n$ in the hundreds.
+
+# %% exercise=11.2
+def sqrt_coefficients(n):
+    ### BEGIN SOLUTION
+    r = np.ones(n)
+    for k in range(1, n):
+        r[k] = r[k - 1] * (2 * k - 1) / (2 * k)
+    return r
+    ### END SOLUTION
+
+# %% check=11.2
+checks.check_square_root_coefficients(sqrt_coefficients)
+
+# %% [markdown]
+# **Exercise 11.3 — sensitivity over several passes.** Write `multi_pass_sensitivity(C, participations)`:
+# the largest, over the patterns (lists of step indices), of $\sqrt{\sum_{s,t\in\pi}(C^\top C)_{st}}$ (C has
+# non-negative entries).
+
+# %% exercise=11.3
+def multi_pass_sensitivity(C, participations):
+    ### BEGIN SOLUTION
+    gram = C.T @ C
+    return max(math.sqrt(gram[np.ix_(p, p)].sum()) for p in participations)
+    ### END SOLUTION
+
+# %% check=11.3
+checks.check_factorization_sensitivity(multi_pass_sensitivity)
+
+# %% [markdown]
+# dpedu's square root, built from the coefficients of Exercise 11.2:
 
 # %%
 show_source(square_root_factorization)
@@ -164,10 +219,7 @@ per_prefix = {(row.kind, row.n): row.total_error / row.n for row in table}
 # in the sums the model is made of. At $n = 256$ and $1024$ the banded square root is the worst of the
 # correlated ones on one pass; it is built for *several* passes: with its bands no wider than the distance b between a record's
 # steps, the columns of a record never overlap, and its sensitivity grows only like $\sqrt{\text{passes}}$.
-#
-# **Several passes.** A record in the steps $\pi$ moves $CG$ by $\sum_{t\in\pi} C_{:,t}\,g_t^\top$, of norm at most
-# $\sqrt{\sum_{s,t\in\pi}(C^\top C)_{st}}$ when $C^\top C\ge 0$ (Choquette-Choo et al. 2023): the columns of one
-# record add up before the norm is taken.
+# dpedu's sensitivity over several passes (Exercise 11.3's formula):
 
 # %%
 show_source(sensitivity)
@@ -240,50 +292,3 @@ print("best at each epsilon:", ", ".join(f"{e:g}: {LEARNER_SPECS[b].name}" for e
 #   learners pay once, the gradient learners at every step.
 #
 # The race in this notebook, above, is smaller in fast mode; read its winners off the printed line.
-
-# %% [markdown]
-# ## Exercises
-#
-# **Exercise 11.1 — the minimiser's sensitivity.** Write `minimiser_sensitivity(n, regularization, lipschitz,
-# relation)`: $L/(n\Lambda)$ under `"add_remove"`, $2L/(n\Lambda)$ under `"replace_one"`.
-
-# %% exercise=11.1
-def minimiser_sensitivity(n, regularization, lipschitz, relation):
-    ### BEGIN SOLUTION
-    g = 2.0 if relation == "replace_one" else 1.0
-    return g * lipschitz / (n * regularization)
-    ### END SOLUTION
-
-# %% check=11.1
-checks.check_output_sensitivity(minimiser_sensitivity)
-
-# %% [markdown]
-# **Exercise 11.2 — the square root.** Write `sqrt_coefficients(n)`: the array of $r_k = \binom{2k}{k}/4^k$ for
-# $k = 0, \dots, n-1$. Compute it without overflow for $n$ in the hundreds.
-
-# %% exercise=11.2
-def sqrt_coefficients(n):
-    ### BEGIN SOLUTION
-    r = np.ones(n)
-    for k in range(1, n):
-        r[k] = r[k - 1] * (2 * k - 1) / (2 * k)
-    return r
-    ### END SOLUTION
-
-# %% check=11.2
-checks.check_square_root_coefficients(sqrt_coefficients)
-
-# %% [markdown]
-# **Exercise 11.3 — sensitivity over several passes.** Write `multi_pass_sensitivity(C, participations)`:
-# the largest, over the patterns (lists of step indices), of $\sqrt{\sum_{s,t\in\pi}(C^\top C)_{st}}$ (C has
-# non-negative entries).
-
-# %% exercise=11.3
-def multi_pass_sensitivity(C, participations):
-    ### BEGIN SOLUTION
-    gram = C.T @ C
-    return max(math.sqrt(gram[np.ix_(p, p)].sum()) for p in participations)
-    ### END SOLUTION
-
-# %% check=11.3
-checks.check_factorization_sensitivity(multi_pass_sensitivity)
