@@ -440,6 +440,8 @@ def add_remove_equivalent(event):
     """
     if not isinstance(event, Event):
         raise TypeError(f"event must be a dpedu event; got {type(event).__name__} {event!r}")
+    if getattr(event, "gaussian_equivalent", None) is not None:  # a Gaussian in disguise (dpedu.learners)
+        event = event.gaussian_equivalent
     if getattr(event, "relation", ADD_REMOVE) != REPLACE_ONE:
         return event
     if isinstance(event, GaussianEvent) or (isinstance(event, SubsampledGaussianEvent) and event.sampling_rate == 1):

@@ -52,6 +52,9 @@ COUNTERPARTS = {
     "9.3": ["dpedu.audit.epsilon_lower_bound"],
     "9.5": ["dpedu.audit.epsilon_from_mu"],
     "9.6": ["dpedu.audit.one_run_epsilon_lower_bound"],
+    "11.1": ["dpedu.learners.convex.output_perturbation_sensitivity"],
+    "11.2": ["dpedu.learners.factorization.square_root_coefficients"],
+    "11.3": ["dpedu.learners.factorization.sensitivity"],
 }
 
 

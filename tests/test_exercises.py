@@ -21,7 +21,7 @@ import pytest
 from scipy.special import expit, gammaln, logsumexp, xlogy
 
 from dpedu import checks
-from dpedu.checks import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09
+from dpedu.checks import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11
 from dpedu.accountants import GaussianEvent, SubsampledGaussianEvent, make_accountant
 
 
@@ -65,7 +65,7 @@ def _rdp_epsilon(event, steps, delta, name="rdp"):
     return make_accountant(name).compose(event, steps).get_epsilon(delta)
 
 
-CHAPTER_MODULES = (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09)
+CHAPTER_MODULES = (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11)
 CASES: dict[str, Case] = {}
 
 
@@ -689,6 +689,36 @@ def _one_run(r, v, c, *, strict=False):
 case("check_one_run_bound",
      _one_run,
      ("P[V > v]", lambda r, v, c: _one_run(r, v, c, strict=True), "binom.sf(v - 1, r, p)"))
+
+
+# --- chapter 11 -------------------------------------------------------------------------------------------------
+
+def _r_k(n):
+    r = np.ones(n)
+    for k in range(1, n):
+        r[k] = r[k - 1] * (2 * k - 1) / (2 * k)
+    return r
+
+
+def _multi_pass(C, participations):
+    gram = C.T @ C
+    return max(math.sqrt(gram[np.ix_(p, p)].sum()) for p in participations)
+
+
+case("check_output_sensitivity",
+     lambda n, lam, L, relation: (2.0 if relation == "replace_one" else 1.0) * L / (n * lam),
+     ("no factor 2", lambda n, lam, L, relation: L / (n * lam), "the sensitivity doubles"),
+     ("no n", lambda n, lam, L, relation: (2.0 if relation == "replace_one" else 1.0) * L / lam, "divide by n"))
+
+case("check_square_root_coefficients",
+     _r_k,
+     ("2^-k", lambda n: 0.5 ** np.arange(n), "is not the square root"),
+     ("shifted", lambda n: _r_k(n + 1)[1:], "start at r_0 = 1"))
+
+case("check_factorization_sensitivity",
+     _multi_pass,
+     ("column norms", lambda C, p: max(math.sqrt(sum(np.sum(C[:, t] ** 2) for t in q)) for q in p), "cross terms"),
+     ("squared", lambda C, p: _multi_pass(C, p) ** 2, "take the square root"))
 
 
 # --- the tests -------------------------------------------------------------------------------------------------

@@ -22,10 +22,10 @@ LAYERS = [
     ("dpedu.clipping", "dpedu.mechanisms", "dpedu.snapping"),
     ("dpedu.engine",),                                                     # fast forms, pinned to the textbook
     ("dpedu.models",),
-    ("dpedu.training",),                                                   # gradient descent, noisy GD, DP-SGD
+    ("dpedu.training", "dpedu.learners"),                                 # gradient descent, noisy GD, DP-SGD; others
     ("dpedu.accountants",),
     ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator", "dpedu.selection", "dpedu.tuning",
-     "dpedu.statement"),
+     "dpedu.statement", "dpedu.learner_estimators"),
     ("dpedu.audit", "dpedu.experiments"),
     ("dpedu.plotting", "dpedu.listing", "dpedu.notebook", "dpedu.checks", "dpedu.exercises",
      "dpedu.instructor"),

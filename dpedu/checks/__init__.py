@@ -7,7 +7,7 @@ Checks draw their test data from their own ``seed`` (never from the student's ra
 student's seed cannot make a wrong answer pass, and the same answer always gets the same verdict. A function that still raises
 the stub's ``NotImplementedError`` fails with "not written yet".
 
-One module per chapter (``dpedu.checks.ch01`` ... ``ch09``), sharing the machinery of
+One module per chapter (``dpedu.checks.ch01`` ... ``ch11``), sharing the machinery of
 ``dpedu.checks.common``; this package re-exports every check. Chapter by chapter:
 
 ========  =========================================================================================
@@ -30,6 +30,8 @@ One module per chapter (``dpedu.checks.ch01`` ... ``ch09``), sharing the machine
 9         :func:`check_epsilon_from_rates`, :func:`check_clopper_pearson_upper`,
           :func:`check_audit_lower_bound`, :func:`check_gaussian_shift_lower_bound`,
           :func:`check_epsilon_from_gdp`, :func:`check_one_run_bound`
+11        :func:`check_output_sensitivity`, :func:`check_square_root_coefficients`,
+          :func:`check_factorization_sensitivity`
 ========  =========================================================================================
 
 >>> import numpy as np
@@ -100,6 +102,7 @@ from .ch09 import (
                    check_clopper_pearson_upper,
                    check_epsilon_from_rates,
 )
+from .ch11 import check_factorization_sensitivity, check_output_sensitivity, check_square_root_coefficients
 
 __all__ = [
     "CheckFailed",
@@ -142,4 +145,7 @@ __all__ = [
     "check_gaussian_shift_lower_bound",
     "check_epsilon_from_gdp",
     "check_one_run_bound",
+    "check_output_sensitivity",
+    "check_square_root_coefficients",
+    "check_factorization_sensitivity",
 ]

@@ -12,6 +12,7 @@ from .common import figure as _figure
 from .common import floats as _floats
 from .common import progress as _progress
 from .common import wrap as _wrap
+from .learners import TRADEOFF_LEARNERS, cmd_learner_tradeoff
 
 __all__ = ['COMMANDS', 'cmd_demo', 'cmd_tradeoff']
 
@@ -137,6 +138,9 @@ def _add_tradeoff(sub):
                    help="joblib workers for the independent trainings; -1: every core; the numbers do not depend on it "
                         "(default 1)")
     p.add_argument("--data-home", default=None, help="directory with adult.data(.gz) and adult.test(.gz)")
+    p.add_argument("--learner", choices=TRADEOFF_LEARNERS, default="dp_sgd",
+                   help="dp_sgd (default: the options above) or a learner of docs/math.md §25, tuned by private "
+                        "selection inside each total epsilon (the DP-SGD options are then unused)")
     p.set_defaults(func=cmd_tradeoff)
 
 
@@ -145,6 +149,8 @@ def cmd_tradeoff(args):
     from ..experiments import run_tradeoff
     from ..plotting import plot_accuracy_vs_epsilon
 
+    if args.learner != "dp_sgd":
+        return cmd_learner_tradeoff(args)
     # every option is checked before Adult is loaded or anything is trained
     check_positive_list(args.epsilons, "--epsilons")
     check_positive_int(args.seeds, "--seeds")

@@ -1,0 +1,95 @@
+"""Which private learner wins where on Adult: accuracy against the total epsilon, tuning paid (docs/math.md §25).
+
+Six learners - noisy GD (full batch), DP-SGD, output perturbation, objective perturbation, DP-FTRL (tree,
+efficient estimator) and matrix-factorisation noise (square root) - each tuned by noisy max over a fixed grid
+of 3 settings, the whole selection (3 trainings, 3 Gaussian-noised scores) calibrated to the target epsilon at
+delta = 1e-5 by the PLD accountant (dpedu.experiments.learners). Prints, per learner and epsilon, the mean and
+standard deviation of the test accuracy over seeds, the grid settings chosen, and the accounted epsilon;
+then the prefix-sum error table (docs/math.md §25.5); and saves the chart.
+
+Run: ``python benchmarks/bench_learners.py`` (the issue's size: 10 seeds at 0.1, 0.3, 1, 3, 10) or smaller:
+``--seeds 3 --epsilons 0.1 0.3 1 3 10`` took 806 s on a shared two-core machine, so the default takes
+roughly three times that; ``--n-jobs`` runs selections in parallel. ``--out chart.png`` saves the figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")       # the Newton solver's Gram matrices thrash with shared cores
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+from dpedu.datasets import load_adult  # noqa: E402
+from dpedu.experiments.learners import LEARNER_SPECS, LEARNERS, compare_learners, prefix_sum_table  # noqa: E402
+
+
+def print_comparison(result):
+    print(f"non-private ceiling (unpenalised logistic regression): {result.non_private:.4f}")
+    header = f"{'learner':<24}" + "".join(f"{'eps ' + format(e, 'g'):>20}" for e in result.epsilons)
+    print(header)
+    for i, name in enumerate(result.learners):
+        cells = [f"{100 * a.mean():6.2f} ± {100 * a.std():4.2f} {'':>5}" for a in result.accuracies[i]]
+        print(f"{LEARNER_SPECS[name].name:<24}" + "".join(f"{c:>20}" for c in cells))
+    print("settings chosen (grid index: count over seeds) and the accounted epsilon of the selection:")
+    for i, name in enumerate(result.learners):
+        parts = []
+        for j, e in enumerate(result.epsilons):
+            counts = np.bincount(result.chosen[i, j], minlength=len(LEARNER_SPECS[name].grid))
+            parts.append(f"eps {e:g}: {counts.tolist()} ({result.accounted[i, j]:.4f})")
+        print(f"  {LEARNER_SPECS[name].name:<22} " + "; ".join(parts))
+
+
+def print_prefix_table():
+    print("prefix sums at unit noise multiplier, single participation: sens^2 and total squared error "
+          "(measured | closed form)")
+    print(f"{'kind':<16}{'n':>6}{'sens^2':>10}{'closed':>10}{'total error':>16}{'closed':>16}{'per prefix':>12}")
+    for row in prefix_sum_table():
+        print(f"{row.kind:<16}{row.n:>6}{row.sensitivity_squared:>10.4f}{row.closed_sensitivity_squared:>10.4f}"
+              f"{row.total_error:>16.2f}{row.closed_total_error:>16.2f}{row.total_error / row.n:>12.3f}")
+
+
+def save_chart(result, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from dpedu.plotting import plot_accuracy_vs_epsilon
+
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    markers = "osD^vP"
+    for i, name in enumerate(result.learners):
+        last = i == len(result.learners) - 1
+        plot_accuracy_vs_epsilon(result.epsilons, result.accuracies[i], ax=ax, label=LEARNER_SPECS[name].name,
+                                 marker=markers[i % len(markers)], delta=result.delta, spread="std",
+                                 baseline=result.non_private if last else None)
+    ax.set_title("Adult: six private learners, each tuned privately inside the total $\\varepsilon$")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"chart saved to {path}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 0.3, 1.0, 3.0, 10.0])
+    parser.add_argument("--learners", nargs="+", default=list(LEARNERS), choices=LEARNERS)
+    parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--out", default=None, help="save the chart here (PNG)")
+    args = parser.parse_args(argv)
+    start = time.time()
+    result = compare_learners(load_adult(), args.epsilons, seeds=args.seeds, learners=args.learners, rng=0,
+                              n_jobs=args.n_jobs)
+    print(f"Adult, delta = {result.delta:g}, {args.seeds} seeds, {time.time() - start:.0f} s")
+    print_comparison(result)
+    print_prefix_table()
+    if args.out:
+        save_chart(result, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""The chapter-11 checks (dpedu.checks.ch11) have teeth: right answers pass, stubs and common mistakes fail."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import comb
+
+from dpedu import checks
+from dpedu.checks import CheckFailed
+from dpedu.learners.factorization import sensitivity, square_root_coefficients
+
+
+def _sensitivity(n, lam, lipschitz, relation):
+    return (2.0 if relation == "replace_one" else 1.0) * lipschitz / (n * lam)
+
+
+def _stub(*args):
+    raise NotImplementedError
+
+
+CASES = [
+    (checks.check_output_sensitivity, _sensitivity, [
+        (lambda n, lam, L, r: L / (n * lam), "sensitivity doubles"),
+        (lambda n, lam, L, r: _sensitivity(n, lam, L, r) * n, "divide by n"),
+        (lambda n, lam, L, r: _sensitivity(n, lam, L, r) / lam, "divide once"),
+    ]),
+    (checks.check_square_root_coefficients, square_root_coefficients, [
+        (lambda n: 0.5 ** np.arange(n), "is not the square root"),
+        (lambda n: np.array([comb(2 * k, k) / 4.0 ** k for k in range(n)]), "overflow"),
+        (lambda n: square_root_coefficients(n + 1)[1:], "start at r_0 = 1"),
+    ]),
+    (checks.check_factorization_sensitivity, sensitivity, [
+        (lambda C, p: max(math.sqrt(sum(np.sum(C[:, t] ** 2) for t in q)) for q in p), "cross terms"),
+        (lambda C, p: sensitivity(C, p) ** 2, "take the square root"),
+        (lambda C, p: sensitivity(C), "single participation"),
+    ]),
+]
+
+
+@pytest.mark.parametrize("check, reference, wrong", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_check_passes_the_reference_and_names_each_mistake(check, reference, wrong, capsys):
+    check(reference)
+    assert capsys.readouterr().out.startswith("passed")
+    with pytest.raises(CheckFailed, match="not written yet"):
+        check(_stub)
+    for answer, hint in wrong:
+        with pytest.raises(CheckFailed, match=hint):
+            check(answer)
