@@ -198,7 +198,7 @@ def test_factorized_training_learns_and_reports_its_ledger():
     r = factorized_gradient_descent(X, y, kind="tree_efficient", noise_multiplier=2.0, clip_norm=1.0, batches=20,
                                     epochs=3, learning_rate=0.5, rng=0)
     event = r.ledger[0][0]
-    assert event.sensitivity == pytest.approx(r.details["sensitivity"]) and r.details["steps"] == 60
+    assert event.sensitivity == pytest.approx(r.details.sensitivity) and r.details.steps == 60
     assert accuracy(r.theta, X, y) > 0.8
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..events import REPLACE_ONE, EpsilonDeltaEvent, GaussianEvent, check_relation
 from ..gaussian import analytic_noise_multiplier
-from ..models.logistic import loss as logistic_loss
+from ..engine.logistic_fast import mean_loss as logistic_loss
 from ..validation import (
     check_choice,
     check_delta,
@@ -132,7 +132,7 @@ def minimise_regularised_logistic(X, y, regularization, *, linear=None, scale="m
         raise ValueError(f"linear must be a finite vector of length {d}; got shape {b.shape}")
 
     def objective(theta):
-        return factor * n * logistic_loss(theta, X, y, check_input=False) + 0.5 * lam * theta @ theta + b @ theta
+        return factor * n * logistic_loss(theta, X, y) + 0.5 * lam * theta @ theta + b @ theta
 
     theta = np.zeros(d)
     for _ in range(max_iterations):

@@ -14,23 +14,45 @@ sensitivity of C under that participation.
 >>> from dpedu.datasets import make_toy
 >>> X, y = make_toy(n=600, d=3, rng=0)
 >>> r = factorized_gradient_descent(X, y, kind="tree", noise_multiplier=1.0, clip_norm=1.0, batches=10, epochs=2, rng=0)
->>> r.ledger, r.details["steps"]
+>>> r.ledger, r.details.steps
 ([(FactorizedGaussianEvent(noise_multiplier=1.0, sensitivity=3.464..., sampling_rate=1.0), 1)], 20)
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..clipping import l2_norms
-from ..models.logistic import clipped_gradient_sum, loss
-from ..training.common import TrainingResult, check_training_data
+from ..engine.logistic_fast import clipped_gradient_sum, mean_loss
+from ..training.common import TrainingResult, training_data
 from ..validation import check_noise_multiplier, check_positive, check_positive_int, check_rng
 from .factorization import FactorizedGaussianEvent, cyclic_participations, make_factorization, sensitivity
 
-__all__ = ["factorized_gradient_descent", "factorized_sensitivity"]
+__all__ = ["factorized_gradient_descent", "factorized_sensitivity", "FactorizedDiagnostics"]
+
+
+@dataclass(frozen=True)
+class FactorizedDiagnostics:
+    """What a run of :func:`factorized_gradient_descent` did (:attr:`TrainingResult.details`).
+
+    Attributes
+    ----------
+    steps : int
+        Batches times epochs.
+    sensitivity : float
+        The L2 sensitivity of C G per unit clip norm under the run's participation.
+    factorization : str
+        The factorisation's name.
+    noise_multiplier, clip_norm : float
+        z and C of the run.
+    """
+
+    steps: int
+    sensitivity: float
+    factorization: str
+    noise_multiplier: float
+    clip_norm: float
 
 
 def factorized_sensitivity(factorization, batches, epochs):
@@ -72,10 +94,11 @@ def factorized_gradient_descent(X, y, *, kind, noise_multiplier, clip_norm, batc
     Returns
     -------
     TrainingResult
-        ``ledger`` is ``[(FactorizedGaussianEvent(z, sens), 1)]``; ``details`` has the steps, the
-        sensitivity and the factorisation's name.
+        ``ledger`` is ``[(FactorizedGaussianEvent(z, sens), 1)]``; ``details`` (a :class:`FactorizedDiagnostics`) has
+        the steps, the sensitivity and the factorisation's name.
     """
-    X, y = check_training_data(X, y)
+    data = training_data(X, y)                        # checked once, row norms computed once
+    X, y = data.X, data.y
     z = check_noise_multiplier(noise_multiplier)
     if z == 0:
         raise ValueError("noise_multiplier must be > 0 (use dpedu.training.gradient_descent without noise)")
@@ -98,15 +121,14 @@ def factorized_gradient_descent(X, y, *, kind, noise_multiplier, clip_norm, batc
     assignment = rng.permutation(n) % batches        # record -> its fixed batch
     members = [np.flatnonzero(assignment == j) for j in range(batches)]
     noise = factorization.B @ rng.normal(0.0, z * clip_norm, size=(factorization.C.shape[0], d))
-    row_norms = l2_norms(X, name="X")[:, 0]
+    row_norms = data.row_norms
     batch_size = n / batches                          # public: n and b are
     running, losses = np.zeros(d), []
     for t in range(steps):
         rows = members[t % batches]
-        running += clipped_gradient_sum(theta, X[rows], y[rows], clip_norm, row_norms[rows], check_input=False)
+        running += clipped_gradient_sum(theta, X[rows], y[rows], clip_norm, row_norms[rows])
         theta = start - learning_rate * (running + noise[t]) / batch_size
         if (t + 1) % batches == 0:
-            losses.append(loss(theta, X, y, check_input=False))
-    return TrainingResult(theta, np.array(losses), [(event, 1)], math.nan, math.nan,
-                          details={"steps": steps, "sensitivity": sens, "factorization": factorization.name,
-                                   "noise_multiplier": z, "clip_norm": clip_norm})
+            losses.append(mean_loss(theta, X, y))
+    return TrainingResult(theta, np.array(losses), [(event, 1)],
+                          details=FactorizedDiagnostics(steps, sens, factorization.name, z, clip_norm))

@@ -142,7 +142,7 @@ class TrainingResult:
         (:func:`~dpedu.training.dp_sgd`, whose subsampled events have no sequential total worth quoting).
     epsilon_per_iteration, delta_per_iteration : float
         The budget of one noisy iteration (``nan`` where not applicable).
-    details : DPSGDDiagnostics, NoisyGDDiagnostics or None
+    details : DPSGDDiagnostics, NoisyGDDiagnostics, a learner's diagnostics or None
         The run's plan and what it did (typed fields).
 
     ``epsilon`` and ``delta`` read ``sequential``; for a run that was not accounted they raise
@@ -157,7 +157,7 @@ class TrainingResult:
     sequential: tuple | None = None
     epsilon_per_iteration: float = float("nan")
     delta_per_iteration: float = float("nan")
-    details: DPSGDDiagnostics | NoisyGDDiagnostics | None = None
+    details: object = None
 
     @property
     def private(self) -> bool:
