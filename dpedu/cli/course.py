@@ -55,10 +55,10 @@ def cmd_course_kit(args):
     names = args.chapters or chapter_names()
     print(f"nbgrader course in {root} with {len(names)} assignment(s): {', '.join(names)}")
     if mathjax is None:
-        print("feedback pages: no local MathJax 3 found (python docs/build.py installs one, or set DPEDU_MATHJAX); "
-              "formulas will load MathJax from a CDN")
+        print("feedback pages: no local MathJax 3 found (python docs/build.py installs one with npm, or set "
+              "DPEDU_MATHJAX to a directory holding tex-svg-full.js); formulas will load MathJax from a CDN")
     else:
-        print(f"feedback pages: formulas typeset by the local MathJax 3 at {mathjax}")
+        print(f"feedback pages: self-contained, formulas typeset by MathJax 3 inlined from {mathjax}")
     print(f"next: cd {root} && nbgrader generate_assignment {names[0]}")
     return 0
 
