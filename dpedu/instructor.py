@@ -53,12 +53,14 @@ import re
 import shutil
 from pathlib import Path
 
+from .booklinks import book_location, relink
 from .validation import check_positive
 
-__all__ = ["CHAPTERS_DIR", "chapter_names", "default_mathjax", "feedback_template", "mathjax_include",
+__all__ = ["CHAPTERS_DIR", "NOTES_SOURCE", "chapter_names", "default_mathjax", "feedback_template", "mathjax_include",
            "course_notebook", "make_course", "generate", "autograde", "feedback", "score", "copy_submission"]
 
 CHAPTERS_DIR = Path(__file__).resolve().parents[1] / "chapters"
+NOTES_SOURCE = CHAPTERS_DIR.parent / "docs" / "math.md"     # shipped beside each assignment (its notes links)
 
 CONFIG_TEMPLATE = '''\
 """nbgrader configuration for the dpedu course (written by dpedu.instructor.make_course)."""
@@ -224,7 +226,7 @@ def chapter_names(chapters_dir=None):
 
 
 def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dpedu", timeout=600, force=False,
-                mathjax="default"):
+                mathjax="default", book=None):
     """Lay out an nbgrader course with one assignment per chapter and write its configuration.
 
     Parameters
@@ -246,6 +248,10 @@ def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dped
         MathJax 3's ``tex-svg-full.js``, inlined in every feedback page (:func:`mathjax_include`).
         ``"default"``: :func:`default_mathjax` (``$DPEDU_MATHJAX`` or the copy ``python docs/build.py``
         installs); ``None``: nbgrader's CDN script (the pages then need the network for their formulas).
+    book : str or Path, optional
+        The built book that the assignments' API links point at (:func:`dpedu.booklinks.book_location`: a URL,
+        or a folder linked relatively; default ``$DPEDU_BOOK_URL`` or the local build). The notes links point at
+        ``math.md``, copied into each assignment's folder (nbgrader releases it with the notebook).
 
     Returns
     -------
@@ -262,6 +268,7 @@ def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dped
     if isinstance(mathjax, str) and mathjax == "default":
         mathjax = default_mathjax()
     include = None if mathjax is None else mathjax_include(mathjax)
+    book = book_location(book)
     source_dir = Path(CHAPTERS_DIR if chapters_dir is None else chapters_dir)
     available = chapter_names(source_dir)
     if chapters is None:
@@ -281,8 +288,11 @@ def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dped
         writes[root / "templates" / "feedback" / "dpedu_mathjax.js.j2"] = include.encode()
     for name in chapters:
         nb = course_notebook(json.loads((source_dir / f"{name}.ipynb").read_text(encoding="utf-8")))
+        nb = relink(nb, base=root / "source" / name, book=book, notes="math.md")
         writes[root / "source" / name / f"{name}.ipynb"] = (json.dumps(nb, indent=1, ensure_ascii=False) +
                                                              "\n").encode()
+        if NOTES_SOURCE.is_file():
+            writes[root / "source" / name / "math.md"] = NOTES_SOURCE.read_bytes()
     clashes = [path for path, data in writes.items() if path.exists() and path.read_bytes() != data]
     if clashes and not force:
         raise FileExistsError(f"{len(clashes)} file(s) in {root} differ from what make_course would write "
