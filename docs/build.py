@@ -97,7 +97,9 @@ def main(argv=None):
     if len(editions) > 1 and os.environ.get("DPEDU_BOOK_EXECUTE", "force") == "force":
         cache = DOCS / "_build" / ".jupyter_cache_editions"       # fresh: this build's code, run once
         shutil.rmtree(cache, ignore_errors=True)
-    doctrees = next(iter(outs.values())).parent / ".doctrees"
+    # one environment for the editions built together (beside their folders); a lone --out DIR gets its own
+    doctrees = (Path(args.out).parent / f".doctrees-{Path(args.out).name}" if args.out and len(editions) == 1
+                else next(iter(outs.values())).parent / ".doctrees")
     for edition in editions:
         code = build_edition(edition, outs[edition], extra, cache, doctrees)
         if code:
