@@ -54,22 +54,20 @@ def module_page(name, modules):
     """The reStructuredText of the API page of module ``name`` (``modules``: all documented module names)."""
     module = importlib.import_module(name)
     own, elsewhere = _exports(module)
-    lines = [_title(name), f".. automodule:: {name}", ""]
+    lines = [_title(name), f".. automodule:: {name}", "", f".. currentmodule:: {name}", ""]
     if own:
         lines += [".. rubric:: Contents", "", ".. autosummary::", "   :nosignatures:", ""]
-        lines += [f"   ~{name}.{item}" for item, _ in own] + [""]
+        lines += [f"   {item}" for item, _ in own] + [""]
     elsewhere = [(item, obj) for item, obj in elsewhere if obj.__module__ in modules]
     if elsewhere:
         links = ", ".join(f":py:obj:`{item} <{obj.__module__}.{obj.__qualname__}>`" for item, obj in elsewhere)
         lines += [f"Also exported here: {links}.", ""]
     for item, obj in own:
-        if inspect.isclass(obj) and issubclass(obj, BaseException):
-            lines += [f".. autoexception:: {name}.{item}", "   :show-inheritance:", ""]
-        elif inspect.isclass(obj):
-            lines += [f".. autoclass:: {name}.{item}", "   :members:", "   :show-inheritance:",
-                      "   :inherited-members: object", ""]
-        else:
-            lines += [f".. autofunction:: {name}.{item}", ""]
+        # a class is documented by its docstring (numpydoc: Parameters, Attributes, Methods), as each object's
+        # own page did before; its inherited scikit-learn methods are scikit-learn's to document
+        kind = "exception" if inspect.isclass(obj) and issubclass(obj, BaseException) else \
+            "class" if inspect.isclass(obj) else "function"
+        lines += [f".. auto{kind}:: {item}", ""]
     children = [other for other in modules if other.rpartition(".")[0] == name]
     if children:
         lines += [".. rubric:: Modules", "", ".. toctree::", "   :maxdepth: 1", ""]
