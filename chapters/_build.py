@@ -37,6 +37,7 @@ from pathlib import Path
 import nbformat
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))        # the repository's dpedu (its booklinks places the chapters' links)
 SOURCES = HERE / "_src"
 HEADER = re.compile(r"^# %%(?P<markdown> \[markdown\])?(?: (?P<kind>exercise|check)=(?P<number>\d+\.\d+))?\s*$")
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
@@ -106,6 +107,11 @@ def build(source_path):
     nb.cells = parse(path.read_text(encoding="utf-8"), path.name)
     for index, cell in enumerate(nb.cells):
         cell["id"] = f"{path.stem[:2]}-{index:03d}"
+    # API links go to the local build of the book, notes links to ../docs/math.md: links JupyterLab can follow
+    # from chapters/ (dpedu.booklinks; the book, a student copy and a course relink them for their place)
+    from dpedu.booklinks import LOCAL_BOOK, relink
+
+    nb = nbformat.from_dict(relink(nb, base=HERE, book=LOCAL_BOOK, notes="../docs/math.md", docs="../docs"))
     nbformat.validate(nb)
     return nb
 

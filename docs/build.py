@@ -9,10 +9,14 @@
 ``--out DIR`` names its directory, with both, ``--out DIR`` holds ``DIR/student`` and ``DIR/instructor``.
 The chapters run once: the first edition executes them into a fresh jupyter-cache, the second reads it.
 
+The two editions share one doctree directory (``.doctrees`` beside the output, kept between builds): the API
+pages are read by the first edition and reused by the second, and a later build re-reads only the pages whose
+source or module changed, plus the chapters, which every build runs again. Pass ``-E`` to read everything afresh.
+
 It installs MathJax 3 (the one thing the site serves that is not a Python package) into ``docs/_vendor`` with
 npm if it is not there yet, then runs Sphinx with warnings as errors::
 
-    python -m sphinx -W --keep-going -b html -d docs/_build/.doctrees-student docs docs/_build/student
+    python -m sphinx -W --keep-going -b html -d docs/_build/.doctrees docs docs/_build/student
 
 The chapters run in fast mode unless ``DPEDU_FAST=0`` is set (see ``docs/conf.py``). Options: ``--out DIR``
 for another output directory (see above); any further arguments go to Sphinx (e.g. ``-j 2``). Every build starts from an
@@ -53,11 +57,14 @@ def ensure_mathjax():
 EDITIONS = ("student", "instructor")
 
 
-def build_edition(edition, out, extra=(), cache=None):
-    """Run Sphinx for one edition into ``out`` (emptied first); returns its exit status."""
-    shutil.rmtree(out, ignore_errors=True)      # a fresh build: nothing stale from an earlier one
-    doctrees = Path(out).parent / f".doctrees-{Path(out).name}"      # outside the site: never served
-    shutil.rmtree(doctrees, ignore_errors=True)
+def build_edition(edition, out, extra=(), cache=None, doctrees=None):
+    """Run Sphinx for one edition into ``out`` (emptied first); returns its exit status.
+
+    ``doctrees``: Sphinx's environment and doctrees (default ``.doctrees`` beside ``out``: outside the site,
+    never served), shared by the editions and kept between builds.
+    """
+    shutil.rmtree(out, ignore_errors=True)      # a fresh site: no page of a removed module survives
+    doctrees = Path(out).parent / ".doctrees" if doctrees is None else Path(doctrees)
     env = dict(os.environ, DPEDU_BOOK_EDITION=edition)
     if cache is not None:
         env.update(DPEDU_BOOK_EXECUTE="cache", DPEDU_BOOK_CACHE=str(cache))
@@ -90,8 +97,11 @@ def main(argv=None):
     if len(editions) > 1 and os.environ.get("DPEDU_BOOK_EXECUTE", "force") == "force":
         cache = DOCS / "_build" / ".jupyter_cache_editions"       # fresh: this build's code, run once
         shutil.rmtree(cache, ignore_errors=True)
+    # one environment for the editions built together (beside their folders); a lone --out DIR gets its own
+    doctrees = (Path(args.out).parent / f".doctrees-{Path(args.out).name}" if args.out and len(editions) == 1
+                else next(iter(outs.values())).parent / ".doctrees")
     for edition in editions:
-        code = build_edition(edition, outs[edition], extra, cache)
+        code = build_edition(edition, outs[edition], extra, cache, doctrees)
         if code:
             return code
     return 0

@@ -7,7 +7,9 @@ from a local npm install (``docs/_vendor``), never fetched from a CDN.
 
 Files outside ``docs/`` are *staged* into ``docs/`` when this file is read (git-ignored copies, so Sphinx never
 needs a symlink or a ``../`` path): ``chapters/NN_*.ipynb`` -> ``docs/chapters/`` and ``data/README.md`` ->
-``docs/data/README.md``.
+``docs/data/README.md``. A staged chapter's links are made the book's own references again
+(``dpedu.booklinks.relink``): its API links (to the local build, in ``chapters/``) become dotted names Sphinx
+resolves, its notes links ``../math.md#...``.
 
 Environment variables:
 
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import filecmp
 import importlib
-import inspect
+import json
 import os
 import shutil
 import sys
@@ -41,7 +43,9 @@ from sphinx.util import logging
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))          # document the working tree's dpedu, not an installed copy
-sys.path.insert(0, str(DOCS / "_ext"))  # the book's own extension: the two editions (editions.py)
+sys.path.insert(0, str(DOCS / "_ext"))  # the book's own extensions: the editions, the API pages
+
+from dpedu.booklinks import canonical_name, relink  # noqa: E402  (the working tree's dpedu, just put on the path)
 
 LOGGER = logging.getLogger("dpedu-book")
 FAST_ENV_VAR = "DPEDU_FAST"            # the name dpedu._notebook.fast_mode reads
@@ -65,13 +69,14 @@ for _old in STAGED_CHAPTERS.glob("*.ipynb"):             # a chapter renamed or 
     if not (ROOT / "chapters" / _old.name).exists():
         _old.unlink()
 for _src in CHAPTER_SOURCES:
-    _stage(_src, STAGED_CHAPTERS / _src.name)
-    # A chapter links the notes as ../docs/math.md (right beside the repository's chapters/); its staged copy
-    # sits in docs/chapters/, where the same file is ../math.md.
+    # chapters/ links the API pages of the local build and the notes as ../docs/math.md (dpedu.booklinks); in
+    # the book the same links are references Sphinx resolves: dotted names, and ../math.md from docs/chapters/
+    _text = json.dumps(relink(json.loads(_src.read_text(encoding="utf-8")), base=None), indent=1,
+                       ensure_ascii=False) + "\n"
     _staged = STAGED_CHAPTERS / _src.name
-    _text = _staged.read_text(encoding="utf-8")
-    if "](../docs/math.md" in _text:
-        _staged.write_text(_text.replace("](../docs/math.md", "](../math.md"), encoding="utf-8")
+    if not _staged.is_file() or _staged.read_text(encoding="utf-8") != _text:
+        _staged.parent.mkdir(parents=True, exist_ok=True)
+        _staged.write_text(_text, encoding="utf-8")
 _stage(ROOT / "data" / "README.md", DOCS / "data" / "README.md")
 HAS_MATH_NOTES = (DOCS / "math.md").is_file()
 
@@ -90,13 +95,13 @@ extensions = [
     "numpydoc",
     "sphinx.ext.mathjax",
     "editions",
+    # "[source]" pages of the library, in the instructor edition only: dpedu's code answers many exercises
+    # (L2_clip, poisson_sample, ...), so docs/_ext/editions.py removes them from the student edition. Loaded in
+    # both, so that the two editions share one build environment (the API pages are read once for both).
+    "sphinx.ext.viewcode",
 ]
 dpedu_edition = os.environ.get("DPEDU_BOOK_EDITION", "student")
-if dpedu_edition == "instructor":
-    # "[source]" pages of the library: dpedu's code answers many exercises (L2_clip, poisson_sample, ...), so the
-    # student edition links to none; the chapters show each listing after its exercise instead
-    extensions.append("sphinx.ext.viewcode")
-templates_path = ["_templates"]
+templates_path = []
 exclude_patterns = ["_build", "_vendor", "_ext", "_fragments", "**/.ipynb_checkpoints", "README.md"]
 root_doc = "index"
 # numpydoc turns a docstring's "References" section into citations that the docstring need not cite inline
@@ -115,18 +120,17 @@ nb_execution_show_tb = True
 nb_merge_streams = True
 nb_kernel_rgx_aliases = {".*": "python3"}
 
-# -- API reference: autosummary (recursive, generated at build time) + numpydoc --------------------------------
+# -- API reference: one page per public module (docs/_ext/apipages.py) + numpydoc ------------------------------
 
-autosummary_generate = True
-autosummary_generate_overwrite = True
-# The generated pages are written afresh each build: a page left from a module that was renamed or removed
-# would otherwise survive in docs/api/ and fail the build ("document isn't included in any toctree").
-shutil.rmtree(DOCS / "api", ignore_errors=True)
-autosummary_imported_members = False    # each object documented once, in the module that defines it
-autosummary_ignore_module_all = True
+# api/<module>.rst for every public module, from its __all__; rewritten only when its text changes, so an
+# unchanged module's page is not read again by a later build that keeps its doctrees (docs/build.py does)
+import apipages  # noqa: E402  (docs/_ext is on sys.path above)
+
+apipages.write_api_pages(DOCS / "api")
+autosummary_generate = False            # the pages above are the reference; autosummary only makes their tables
 autodoc_default_options = {"member-order": "bysource"}
 autodoc_typehints = "none"              # numpydoc's Parameters section is the reference
-numpydoc_show_class_members = False     # the class template lists the members itself
+numpydoc_show_class_members = False     # autoclass :members: lists the members itself
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 
@@ -178,33 +182,7 @@ def _toctree_without_missing_math(app, docname, source):
         source[0] = "\n".join(line for line in source[0].split("\n") if line.strip() != "math")
 
 
-# -- links to dpedu objects by any public path --------------------------------------------------------------------
-
-def canonical_name(dotted):
-    """The name under which the API reference documents ``dotted`` (the module that defines it), or None.
-
-    Chapters and docstrings may name an object by where a reader imports it (``dpedu.dp_sgd``,
-    ``dpedu.training.dp_sgd``); the API pages document it in its defining module. Resolving by import keeps
-    those links working when a module becomes a package.
-    """
-    parts = dotted.split(".")
-    for split in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:split]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[split:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            return None
-        if inspect.ismodule(obj):
-            return obj.__name__
-        module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
-        if module and qualname and module.startswith("dpedu"):
-            return f"{module}.{qualname}"
-        return None
-    return None
+# -- links to dpedu objects by any public path (dpedu.booklinks.canonical_name) -----------------------------------
 
 
 class CanonicalDpeduTargets(SphinxPostTransform):

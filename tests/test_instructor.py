@@ -9,7 +9,9 @@ and the released student copy left unanswered (every check fails, so no point is
 from __future__ import annotations
 
 import json
+import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -99,25 +101,67 @@ def test_the_config_grades_in_fast_mode_with_a_long_timeout(tmp_path):
 # -- the feedback page, as a student reads it in a browser -------------------------------------------------------------
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+ROOT = Path(__file__).resolve().parents[1]
+SCREENSHOTS = ROOT / "docs" / "_build" / "screenshots"      # git-ignored
 LONG_MESSAGE = "this message is long on purpose, far wider than the box that shows it, " * 6
 
 
-def test_feedback_template_names_checks_and_uses_a_local_mathjax(course):
+def test_feedback_template_names_checks_and_inlines_mathjax(course):
     template = (course / "templates" / "feedback" / "dpedu_feedback.html.j2").read_text()
     config = (course / "nbgrader_config.py").read_text()
     assert 'c.HTMLExporter.template_file = "dpedu_feedback.html.j2"' in config
+    assert "file://" not in template and "include 'dpedu_mathjax.js.j2'" in template
     mathjax = instructor.default_mathjax()
     if mathjax is not None:
-        assert mathjax.as_uri() in template
+        include = (course / "templates" / "feedback" / "dpedu_mathjax.js.j2").read_text()
+        assert include.startswith("{% raw %}") and include.endswith("{% endraw %}") and "MathJax" in include
+        assert "<!--" not in include and len(include) > len(mathjax.read_text()) - 100
     with pytest.raises(ValueError, match="mathjax"):
         instructor.make_course(course / "other", chapters=CHAPTERS[:1], mathjax=course / "missing.js")
+    not_mathjax = course / "not_mathjax.js"
+    not_mathjax.write_text("console.log('hello')")
+    with pytest.raises(ValueError, match="mathjax"):
+        instructor.make_course(course / "other", chapters=CHAPTERS[:1], mathjax=not_mathjax)
+    assert not (course / "other").exists()
 
 
-def test_feedback_page_in_a_browser(course):
-    """Messages wrap inside their box (no horizontal overflow), formulas are typeset by the local MathJax (no
-    CDN: the browser is offline), and the contents name each check after its exercise."""
+def test_course_notebooks_hold_no_listing_of_dpedu(course):
+    """The chapters' show_source cells become notes in the course's source, so nothing releases or runs them."""
+    for assignment in CHAPTERS:
+        chapter = json.loads((instructor.CHAPTERS_DIR / f"{assignment}.ipynb").read_text())
+        source = json.loads((course / "source" / assignment / f"{assignment}.ipynb").read_text())
+        listings = [c for c in chapter["cells"] if c["cell_type"] == "code" and "show_source(" in "".join(c["source"])]
+        assert listings, f"{assignment} has no show_source cell to leave out"
+        assert not [c for c in source["cells"] if c["cell_type"] == "code" and "show_source(" in "".join(c["source"])]
+        assert len(source["cells"]) == len(chapter["cells"])
+        notes = [c for c in source["cells"] if "leaves dpedu's listings out" in "".join(c["source"])]
+        assert len(notes) == len(listings)
+    with pytest.raises(TypeError, match="^nb"):
+        instructor.course_notebook(["not", "a", "notebook"])
+
+
+def _listing_lines(assignment):
+    """The telling lines of every dpedu listing the chapter shows (``show_source(x)``), as the listing prints them."""
+    from dpedu.listing import SourceListing
+
+    chapter = json.loads((instructor.CHAPTERS_DIR / f"{assignment}.ipynb").read_text())
+    code = "\n".join("".join(c["source"]) for c in chapter["cells"] if c["cell_type"] == "code")
+    namespace = {}
+    imports = [line for line in code.split("\n") if line.startswith(("import ", "from "))]
+    exec("\n".join(imports), namespace)  # noqa: S102 (the chapter's own import lines)
+    lines = set()
+    for target in re.findall(r"show_source\(([^()]*)\)", code):
+        listing = SourceListing(eval(target, namespace))  # noqa: S307 (a dotted name from the chapter)
+        lines |= {" ".join(line.split()) for line in listing.code.splitlines() if len(line.strip()) >= 24
+                  and not line.strip().startswith(("#", '"', "'"))}
+    return lines
+
+
+def test_feedback_page_in_a_browser(course, tmp_path_factory):
+    """The feedback folder, moved elsewhere as if emailed, with the project out of reach: its page loads nothing
+    (MathJax is inlined; the browser is offline), typesets every formula (no raw TeX), shows no line of dpedu's
+    source, wraps messages inside their box, and names each check after its exercise."""
     import os
-    from pathlib import Path
 
     pytest.importorskip("selenium")
     if not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()):
@@ -140,10 +184,18 @@ def test_feedback_page_in_a_browser(course):
     instructor.copy_submission(course, assignment, "long", submission)
     instructor.autograde(course, assignment, "long")
     instructor.feedback(course, assignment, "long")
-    page = course / "feedback" / "long" / assignment / f"{assignment}.html"
+    # the folder as a student receives it: copied elsewhere (as if emailed), pointing at nothing of this machine
+    emailed = tmp_path_factory.mktemp("inbox") / "feedback"
+    shutil.copytree(course / "feedback" / "long" / assignment, emailed)
+    page = emailed / f"{assignment}.html"
     html = page.read_text()
     assert "Test cell" not in html and "Exercise 1.1 check" in html
     assert "cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js?config" not in html.split("text/x-mathjax-config")[0]
+    for place in ("file://", str(ROOT), str(course), "_vendor", "src=\"/"):
+        assert place not in html, f"the feedback page points at {place!r} on the grading machine"
+    assert not re.search(r"<script[^>]*\bsrc=", html), "the feedback page loads a script from a file"
+    listings = _listing_lines(assignment)
+    assert len(listings) > 10
 
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -162,6 +214,20 @@ def test_feedback_page_in_a_browser(course):
             "(window.__done || (MathJax.startup.promise.then(() => { window.__done = true; }), false));"))
         typeset = driver.execute_script("return document.querySelectorAll('mjx-container').length;")
         assert typeset > 0, "no formula was typeset"
+        assert driver.execute_script("return document.querySelectorAll('mjx-merror, [data-mjx-error]').length;") == 0
+        assert not [m for m in driver.get_log("browser") if m["level"] == "SEVERE"], driver.get_log("browser")
+        text = driver.execute_script(
+            "const clone = document.body.cloneNode(true);"
+            "clone.querySelectorAll('pre, code, script, style, mjx-container, .highlight').forEach(e => e.remove());"
+            "return clone.innerText;")
+        raw = re.findall(r"\\\(|\\\[|\$[^$\s][^$]*\$|\\(?:frac|lVert|nabla|sum|mathbb|sqrt)\b", text)
+        assert not raw, f"raw TeX left in the moved feedback page: {raw[:5]}"
+        visible = " ".join(driver.execute_script("return document.body.innerText;").split())
+        shown = sorted(line for line in listings if line in visible)
+        assert not shown, f"the feedback shows dpedu's source: {shown[:5]}"
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        driver.execute_script("document.querySelector('mjx-container').scrollIntoView({block: 'center'});")
+        driver.save_screenshot(str(SCREENSHOTS / "feedback_moved.png"))
         overflowing = driver.execute_script(
             "return Array.from(document.querySelectorAll('div.output_area pre, div.output_subarea pre'))"
             ".filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.innerText.slice(0, 80));")

@@ -28,7 +28,7 @@ LAYERS = [
      "dpedu.statement", "dpedu.learner_estimators"),
     ("dpedu.audit", "dpedu.experiments"),
     ("dpedu.plotting", "dpedu.listing", "dpedu.notebook", "dpedu.checks", "dpedu.exercises",
-     "dpedu.instructor"),
+     "dpedu.instructor", "dpedu.booklinks"),
     ("dpedu.cli", "dpedu.__main__"),
 ]
 # The package itself re-exports the public names of every layer, so it sits above all of them.

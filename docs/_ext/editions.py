@@ -10,6 +10,12 @@
 * ``instructor``: the reference solutions are shown, each labelled "Reference solution - Exercise N.M" in a
   marked box, and every page carries the banner "Instructor edition - contains the reference solutions".
 
+The two editions share one build environment (``docs/build.py`` gives both the same doctree directory): the
+API pages are read once, by the first edition built, and each edition re-reads only the chapters, which every
+build reads again (their cells run against the current code, and their exercise cells differ by edition).
+``sphinx.ext.viewcode`` is loaded in both; the student edition removes its "[source]" links and writes none of
+its ``_modules/`` pages.
+
 Every figure of a page (an ``<img>`` not already inside a link) is wrapped in a link to the image file itself,
 so a click opens it at full size.
 """
@@ -20,6 +26,7 @@ import re
 from pathlib import Path
 
 from docutils import nodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
 
 EDITIONS = ("student", "instructor")
 SOLUTION_CLASS = "dpedu-solution"
@@ -149,8 +156,43 @@ def _configure(app, config):
     config.html_title = f"{config.html_title} ({config.dpedu_edition} edition)"
 
 
+class _NoSourceLinks(SphinxPostTransform):
+    """Student edition: remove viewcode's "[source]" anchors before viewcode turns them into links."""
+
+    default_priority = 99               # viewcode's own transform runs at 100
+
+    def run(self, **kwargs):
+        if self.config.dpedu_edition != "student":
+            return
+        from sphinx.ext.viewcode import viewcode_anchor
+
+        for node in list(self.document.findall(viewcode_anchor)):
+            node.parent.remove(node)
+
+
+def _chapters_always_read(app, env, added, changed, removed):
+    """env-get-outdated: the chapter notebooks are read again by every build (and by each edition)."""
+    return [doc for doc in env.found_docs if Path(env.doc2path(doc)).suffix == ".ipynb"
+            and doc not in added and doc not in changed]
+
+
+def _no_source_pages(app):
+    """builder-inited, student edition: disconnect viewcode's writer of the ``_modules/`` pages."""
+    if app.config.dpedu_edition != "student":
+        return
+    from sphinx.ext import viewcode
+
+    for listener in list(app.events.listeners.get("html-collect-pages", [])):
+        if listener.handler is viewcode.collect_pages:
+            app.disconnect(listener.id)
+
+
 def setup(app):
-    app.add_config_value("dpedu_edition", "student", "env")
+    # "" (not "env"): switching the edition keeps the build environment; the chapters are re-read anyway
+    app.add_config_value("dpedu_edition", "student", "")
+    app.add_post_transform(_NoSourceLinks)
+    app.connect("env-get-outdated", _chapters_always_read)
+    app.connect("builder-inited", _no_source_pages)
     app.connect("config-inited", _configure)
     app.connect("doctree-read", _edit_chapter)
     app.connect("build-finished", _student_sources)
