@@ -250,8 +250,9 @@ def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dped
         installs); ``None``: nbgrader's CDN script (the pages then need the network for their formulas).
     book : str or Path, optional
         The built book that the assignments' API links point at (:func:`dpedu.booklinks.book_location`: a URL,
-        or a folder linked relatively; default ``$DPEDU_BOOK_URL`` or the local build). The notes links point at
-        ``math.md``, copied into each assignment's folder (nbgrader releases it with the notebook).
+        or a folder linked relatively; default ``$DPEDU_BOOK_URL`` or the local build). Give the published
+        book's URL when the notebooks leave this machine. The notes links point at ``math.md``, copied into each
+        assignment's folder (nbgrader releases it with the notebook).
 
     Returns
     -------

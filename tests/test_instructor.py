@@ -24,12 +24,15 @@ from dpedu import instructor  # noqa: E402
 pytestmark = [pytest.mark.notebooks, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 
 CHAPTERS = ["01_logistic_regression", "07_effect_of_noise"]
+BOOK_URL = "https://dpedu.example/book/"
 
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     root = tmp_path_factory.mktemp("course")
-    instructor.make_course(root, chapters=CHAPTERS)
+    # the published book, as an instructor sets it for notebooks that leave this machine (the default, the local
+    # build, is linked relative to the course folder)
+    instructor.make_course(root, chapters=CHAPTERS, book=BOOK_URL)
     return root
 
 
@@ -70,9 +73,9 @@ def test_make_course_refuses_to_overwrite_a_changed_file(course):
     original = config.read_text()
     config.write_text(original + "\n# an instructor's own setting\n")
     with pytest.raises(FileExistsError, match="force=True"):
-        instructor.make_course(course, chapters=CHAPTERS)
+        instructor.make_course(course, chapters=CHAPTERS, book=BOOK_URL)
     assert config.read_text().endswith("# an instructor's own setting\n")
-    instructor.make_course(course, chapters=CHAPTERS, force=True)
+    instructor.make_course(course, chapters=CHAPTERS, force=True, book=BOOK_URL)
     assert config.read_text() == original
 
 
