@@ -43,7 +43,7 @@ print(f"{n} training rows, {d} features")
 # ## Sensitivity
 #
 # Differential privacy compares the output on two **neighbouring** datasets D and D′. In this course (as in
-# the book, Abadi et al. and every accountant in dpedu) neighbours are **add/remove**: D′ is D with one row
+# the book, Abadi et al. and every accountant in dpedu, chapter 3) neighbours are **add/remove**: D′ is D with one row
 # added or removed. The **sensitivity** of a query f is the largest change of its answer between neighbours,
 # measured in the L1 norm (for Laplace noise) or the L2 norm (for Gaussian noise):
 #

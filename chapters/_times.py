@@ -1,0 +1,181 @@
+"""The course map, and the measured run time of every chapter: ``python chapters/_times.py``.
+
+The map (:data:`COURSE`) is the one the README, ``docs/index.md`` and ``docs/syllabus.md`` follow: the core
+path, then the chapters that go further, each with its prerequisites. For each chapter this script counts
+the words of its prose and its exercises, executes it (nbclient, working directory ``chapters/``, as
+``tests/test_notebooks.py`` does) and records the wall-clock seconds in ``chapters/_times.json`` under the
+mode it ran in, together with the machine's CPU count. A time that was never measured stays absent and is
+printed as "not yet measured"; nothing is estimated in its place.
+
+    python chapters/_times.py                     # fast mode (DPEDU_FAST=1), every chapter
+    python chapters/_times.py --full 04 10        # full mode, chapters 04 and 10 only
+    python chapters/_times.py --table             # print the map with the recorded times, run nothing
+
+The *estimated study time* of a chapter is computed, not guessed: reading at 100 words of technical prose
+per minute, 15 minutes per exercise, plus the chapter's fast-mode run time (a student runs it at least once
+in fast mode first), rounded up to 5 minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+TIMES = HERE / "_times.json"
+READING_WORDS_PER_MINUTE = 100
+MINUTES_PER_EXERCISE = 15
+
+
+@dataclass(frozen=True)
+class Chapter:
+    number: str
+    title: str
+    part: str            # "core" or "further"
+    prerequisites: str
+
+
+COURSE = (
+    Chapter("00", "What differential privacy promises", "core", "Python, NumPy, basic probability"),
+    Chapter("01", "Logistic regression from scratch", "core", "0"),
+    Chapter("02", "Noisy gradient descent", "core", "0, 1"),
+    Chapter("03", "Composition: what a whole training run costs", "core", "2"),
+    Chapter("04", "DP-SGD", "core", "3"),
+    Chapter("05", "The moments accountant", "core", "4"),
+    Chapter("06", "Pro-active DP: choose the noise before training", "further", "5"),
+    Chapter("07", "The effect of noise, and tuning", "further", "4"),
+    Chapter("08", "What ε means: trade-off curves, Gaussian DP, a privacy statement", "further", "5"),
+    Chapter("09", "Auditing: does the guarantee hold?", "further", "8"),
+    Chapter("10", "Does the accounting match the code?", "further", "4 (9 helps)"),
+    Chapter("11", "Beyond DP-SGD: output and objective perturbation, DP-FTRL and matrix factorisation",
+            "further", "4"),
+)
+
+
+def _build():
+    sys.path.insert(0, str(HERE))
+    import _build  # noqa: E402  (chapters/_build.py: the parser of the sources)
+    return _build
+
+
+def source_of(number):
+    found = sorted((HERE / "_src").glob(f"{number}_*.py"))
+    return found[0] if found else None
+
+
+def prose_words(source):
+    """Words of the chapter's markdown cells, without math, code spans and link targets."""
+    cells = _build().parse(source.read_text(encoding="utf-8"), source.name)
+    text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    for pattern in (r"\$\$.*?\$\$", r"\$[^$\n]*\$", r"`[^`\n]*`", r"\]\([^)]*\)"):
+        text = re.sub(pattern, " ", text, flags=re.S)
+    return len(re.findall(r"[A-Za-zÀ-ÿεδ][\w'’-]*", text))
+
+
+def exercises(source):
+    return len(re.findall(r"^# %% exercise=", source.read_text(encoding="utf-8"), flags=re.M))
+
+
+def load():
+    return json.loads(TIMES.read_text(encoding="utf-8")) if TIMES.is_file() else {"fast": {}, "full": {}}
+
+
+def study_minutes(words, n_exercises, fast_seconds):
+    minutes = words / READING_WORDS_PER_MINUTE + MINUTES_PER_EXERCISE * n_exercises + (fast_seconds or 0) / 60
+    return 5 * math.ceil(minutes / 5)
+
+
+def execute(notebook, fast):
+    """Seconds to run one notebook top to bottom in a fresh kernel."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(notebook, as_version=4)
+    env = {"DPEDU_FAST": "1" if fast else "0", "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        start = time.perf_counter()
+        NotebookClient(nb, timeout=3600, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}).execute()
+        return time.perf_counter() - start
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def rows(times=None):
+    """One row per chapter of the map: number, title, part, prerequisites, words, exercises, fast s, full s, study min."""
+    times = load() if times is None else times
+    out = []
+    for chapter in COURSE:
+        source = source_of(chapter.number)
+        if source is None:
+            out.append((chapter, None, None, None, None, None))
+            continue
+        words, n_ex = prose_words(source), exercises(source)
+        fast = times["fast"].get(source.stem, {}).get("seconds")
+        full = times["full"].get(source.stem, {}).get("seconds")
+        out.append((chapter, words, n_ex, fast, full, study_minutes(words, n_ex, fast)))
+    return out
+
+
+def _seconds(value):
+    if value is None:
+        return "not yet measured"
+    return f"{value:.0f} s" if value < 120 else f"{value / 60:.1f} min"
+
+
+def table(times=None):
+    """The map as a markdown table (the one docs/syllabus.md shows)."""
+    lines = ["| chapter | part | prerequisites | words of prose | exercises | run, fast mode | run, full mode "
+             "| estimated study time |", "|---|---|---|---|---|---|---|---|"]
+    for chapter, words, n_ex, fast, full, study in rows(times):
+        part = "core" if chapter.part == "core" else "going further"
+        if words is None:
+            lines.append(f"| {int(chapter.number)}. {chapter.title} | {part} | {chapter.prerequisites} | "
+                         "not yet written | | | | |")
+            continue
+        lines.append(f"| {int(chapter.number)}. {chapter.title} | {part} | {chapter.prerequisites} | {words} | {n_ex} "
+                     f"| {_seconds(fast)} | {_seconds(full)} | {study} min |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", help="chapter numbers to run (default: all)")
+    parser.add_argument("--full", action="store_true", help="run in full mode (DPEDU_FAST=0); takes far longer")
+    parser.add_argument("--table", action="store_true", help="only print the map with the recorded times")
+    args = parser.parse_args(argv)
+    times = load()
+    if not args.table:
+        mode = "full" if args.full else "fast"
+        for chapter in COURSE:
+            if args.chapters and chapter.number not in args.chapters:
+                continue
+            notebook = HERE / f"{source_of(chapter.number).stem}.ipynb" if source_of(chapter.number) else None
+            if notebook is None or not notebook.is_file():
+                continue
+            seconds = execute(notebook, fast=not args.full)
+            times[mode][notebook.stem] = {"seconds": round(seconds, 1), "cpus": os.cpu_count(),
+                                          "machine": platform.machine()}
+            print(f"{notebook.stem}: {seconds:.1f} s ({mode} mode)", flush=True)
+            TIMES.write_text(json.dumps(times, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(table(times))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
