@@ -10,6 +10,7 @@ printed as "not yet measured"; nothing is estimated in its place.
     python chapters/_times.py                     # fast mode (DPEDU_FAST=1), every chapter
     python chapters/_times.py --full 04 10        # full mode, chapters 04 and 10 only
     python chapters/_times.py --table             # print the map with the recorded times, run nothing
+    python chapters/_times.py --stamp             # write each chapter's prerequisites-and-time line
 
 The *estimated study time* of a chapter is computed, not guessed: reading at 100 words of technical prose
 per minute, 15 minutes per exercise, plus the chapter's fast-mode run time (a student runs it at least once
@@ -153,13 +154,72 @@ def table(times=None):
     return "\n".join(lines)
 
 
+STAMP = "# *Prerequisites:* "
+
+
+def prerequisites_text(chapter):
+    """"chapters 0, 1" from "0, 1"; other text as it is."""
+    text = chapter.prerequisites
+    if not text[:1].isdigit():
+        return text
+    return ("chapters " if "," in text.split(" (")[0] else "chapter ") + text
+
+
+def stamp_lines(chapter, times=None):
+    """The markdown lines (percent format) that state a chapter's prerequisites and time, from the map."""
+    row = next(r for r in rows(times) if r[0] is chapter)
+    _, words, n_ex, fast, full, study = row
+    fast_text = "fast mode (`DPEDU_FAST=1`) not yet measured" if fast is None else \
+        f"{_seconds(fast)} in fast mode (`DPEDU_FAST=1`)"
+    full_text = "full mode not yet measured" if full is None else f"{_seconds(full)} in full mode"
+    return [f"{STAMP}{prerequisites_text(chapter)}. *Time:* about {study} min of reading and exercises.",
+            f"# *Run time* (measured by `chapters/_times.py`): {fast_text}, {full_text}.",
+            "#"]
+
+
+def stamped(text, chapter, times=None):
+    """The source ``text`` with its prerequisites-and-time lines replaced (or inserted after the objectives)."""
+    lines = text.split("\n")
+    new = stamp_lines(chapter, times)
+    if any(line.startswith(STAMP) for line in lines):
+        start = next(i for i, line in enumerate(lines) if line.startswith(STAMP))
+        end = start
+        while end < len(lines) and lines[end] not in ("#", "") and not lines[end].startswith("# %%"):
+            end += 1
+        return "\n".join(lines[:start] + new[:-1] + lines[end:])
+    quote = next(i for i, line in enumerate(lines) if line.startswith("# >"))
+    end = next(i for i in range(quote, len(lines)) if not lines[i].startswith("# >"))
+    return "\n".join(lines[:end + 1] + new + lines[end + 1:])
+
+
+def stamp(times=None):
+    """Write every chapter's prerequisites-and-time lines; the names of the sources that changed."""
+    changed = []
+    for chapter in COURSE:
+        source = source_of(chapter.number)
+        if source is None:
+            continue
+        text = source.read_text(encoding="utf-8")
+        new = stamped(text, chapter, times)
+        if new != text:
+            source.write_text(new, encoding="utf-8")
+            changed.append(source.name)
+    return changed
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("chapters", nargs="*", help="chapter numbers to run (default: all)")
     parser.add_argument("--full", action="store_true", help="run in full mode (DPEDU_FAST=0); takes far longer")
     parser.add_argument("--table", action="store_true", help="only print the map with the recorded times")
+    parser.add_argument("--stamp", action="store_true",
+                        help="only write each chapter's prerequisites-and-time lines from the recorded times")
     args = parser.parse_args(argv)
     times = load()
+    if args.stamp:
+        for name in stamp(times):
+            print(f"stamped {name}")
+        return 0
     if not args.table:
         mode = "full" if args.full else "fast"
         for chapter in COURSE:

@@ -176,6 +176,8 @@ def output_problems(nb):
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
+        if any("image/png" in o.get("data", {}) for o in cell.get("outputs", [])) and not _alt_text(cell):
+            problems.append((index, "a figure without alt text (start its source cell with '# alt: ...')"))
         shows_warning = SHOWS_WARNING in cell.source
         for output in cell.get("outputs", []):
             kind = output.get("output_type")
@@ -201,6 +203,20 @@ def output_problems(nb):
                 line = next(l for l in text.splitlines() if _ABSOLUTE_PATH.search(l) or _LOCATION.search(l))
                 problems.append((index, f"a path or source location: {line[:120]!r}"))
     return problems
+
+
+def _alt_text(cell):
+    """The alt text the book gives a cell's figure (``chapters/_build.py`` writes it from ``# alt: ...``)."""
+    return cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt", "")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids)
+def test_every_figure_says_what_it_shows(path):
+    """Static: a cell that shows a figure has alt text of a sentence or more, not a file name."""
+    nb = nbformat.read(path, as_version=4)
+    missing = [index for index, cell in enumerate(nb.cells)
+               if cell.cell_type == "code" and "plt.show()" in cell.source and len(_alt_text(cell).split()) < 8]
+    assert not missing, f"{path.name}: cells {missing} show a figure without alt text ('# alt: ...' in the source)"
 
 
 def _check_claims(client, path):

@@ -178,6 +178,8 @@ print(f"\nrdp with the book's classic conversion: {rdp_classic.get_epsilon(1e-5)
 # line is the power of k.
 
 # %%
+# alt: Total epsilon of the book's noisy gradient descent against the number of iterations k, one line per way of
+#   composing, named in the legend.
 z_book = book.details["noise_multiplier"]
 ks = np.array(pick([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000], [1, 10, 100, 1000]))
 curves = {"book": (ks + 1) * 0.1}

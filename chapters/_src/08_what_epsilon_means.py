@@ -94,6 +94,8 @@ for t in thresholds:
 # Gaussian with $\mu = 1$, three of its pairs, and the curve they build.
 
 # %%
+# alt: Trade-off curves, false-negative rate against false-positive rate: the Gaussian G_1 and (epsilon, delta)-DP at
+#   several epsilons, with the diagonal of perfect privacy.
 alphas = np.linspace(0.0, 1.0, 401)
 fig, ax = plt.subplots(figsize=(6.5, 5.0))
 ax.plot(alphas, gaussian_tradeoff(alphas, 1.0), color="black", linewidth=2.5, label=r"$G_1$ (exact)")
@@ -148,6 +150,8 @@ print(f"PLD bracket at FPR 1%: the best TPR lies between {bracket_tpr[0]:.6f} an
 # small FPR, are visible.
 
 # %%
+# alt: Trade-off curves of Abadi et al.'s run (q = 0.01, z = 4, T = 10,000) under every accountant, in two panels,
+#   each with a legend naming its lines.
 fig = plt.figure(figsize=(7.0, 10.5))
 axes, _ = plot_tradeoff_panels(list(curves.values()) + [pld_high, gdp], figure=fig,
                                title="Abadi et al.'s run: q = 0.01, z = 4, T = 10,000")
@@ -200,6 +204,8 @@ for z, q, steps in settings:
 # $z = 1$ and $T = 4$ steps ($\mu = 2$ exactly), black-box with a canary and white-box from every update.
 
 # %%
+# alt: Trade-off curves of full-batch DP-SGD with z = 1 and T = 4 under every accountant, with the boxes of a canary
+#   audit and a white-box audit.
 X, y = audit.make_audit_data(n=50, d=2, rng=0)
 canary = audit.make_canary(X, y)
 small = [(GaussianEvent(1.0), 4)]
@@ -225,6 +231,7 @@ print("proven violations:", small_violations or "none")
 # DP-SGD.
 
 # %%
+# alt: Trade-off curves claimed for the planted bug 'noise_reused', with the audit's box and curve against them.
 bug = audit.bug_hunt("noise_reused", runs=RUNS, rng=0)
 claimed = result_ledger(bug)
 bug_curves = [tradeoff_curve(claimed, name) for name in ("moments", "rdp", "pld")]

@@ -55,6 +55,8 @@ print("fast mode" if FAST else "full mode", f"- {RUNS} trainings with and {RUNS}
 # descent for a long time; 40 rows from the same distribution stay outside.
 
 # %%
+# alt: Two stacked histograms of the logistic loss of members (training rows) and non-members, one panel per model,
+#   with the attack's threshold dotted.
 X_all, y_all = dp.datasets.make_toy(n=80, d=30, rng=0, signal=3.0)
 members, nonmembers = (X_all[:40], y_all[:40]), (X_all[40:], y_all[40:])
 overfit = dp.training.gradient_descent(*members, 500, learning_rate=5.0).theta
@@ -99,6 +101,8 @@ plt.show()
 # trade-off curve $f_{\varepsilon, \delta}$ of one $(\varepsilon, \delta)$ pair.
 
 # %%
+# alt: The false-negative rate against the false-positive rate that an (epsilon, delta)-DP mechanism allows, one line
+#   per epsilon, with the guessing diagonal.
 fig, ax = plt.subplots(figsize=(5.2, 5))
 fpr = np.linspace(0, 1, 400)
 for eps in (0.5, 1.0, 2.0, 4.0):
@@ -174,6 +178,8 @@ print(non_private)
 # one Gaussian with $\mu = \sqrt{T}/z = 2$.
 
 # %%
+# alt: Histograms of the canary score of DP-SGD (z = 1, q = 1, T = 4) trained with and without the canary, with the
+#   threshold dotted.
 dp_run = audit.canary_audit(audit.dp_sgd_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4),
                             X, y, canary, runs=RUNS, delta=DELTA, rng=1, progress=progress_bar("audit"))
 print(dp_run)

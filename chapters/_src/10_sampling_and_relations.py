@@ -101,6 +101,8 @@ for name, note in refused.notes.items():
 # deviations up, where it is rarely reached.
 
 # %%
+# alt: Four stacked histograms of the batch sizes of 200 DP-SGD steps on Adult, for Poisson, fixed-size, truncated
+#   Poisson and shuffled sampling, with q n dotted.
 cap = round(q * n + math.sqrt(n * q * (1 - q)))
 schemes = {"poisson": "add_remove", "fixed": "replace_one", "truncated_poisson": "add_remove",
            "shuffle": "add_remove"}
@@ -170,6 +172,8 @@ print(f"\nfixed-size batches, replace-one: epsilon at least {fixed_lower:.2f} (a
 # epoch, $\delta = 10^{-3}$:
 
 # %%
+# alt: Two stacked panels, add/remove and replace-one: epsilon against the noise multiplier z, the Poisson upper
+#   bound beside the Monte Carlo lower bound for shuffled batches.
 gap_zs = pick([0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0], [0.5, 1.0, 2.0, 4.0])
 gap = {}
 fig, axes = plt.subplots(2, 1, figsize=(7, 7.5), sharex=True)
