@@ -70,7 +70,7 @@ print(f'always predicting "<= 50K": test accuracy {majority_floor:.4f}')
 # intercept: the book's model has none); you write your own in Exercise 1.1.
 
 # %%
-print("loss at theta = 0:", logistic.loss(np.zeros(X_train.shape[1]), X_train, y_train), "= ln 2 =", math.log(2))
+print(f"loss at theta = 0: {logistic.loss(np.zeros(X_train.shape[1]), X_train, y_train):.6f} = ln 2 = {math.log(2):.6f}")
 
 # %% [markdown]
 # `np.logaddexp(0, -m)` computes $\ln(e^0 + e^{-m})$ without ever forming $e^{-m}$. The literal formula

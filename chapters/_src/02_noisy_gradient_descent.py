@@ -215,7 +215,8 @@ print(f"  at the smallest ({totals.min():.3g}): {mean_acc[np.argmin(totals)]:.4f
 
 # %% [markdown]
 # The curve is flat — within one point of its plateau, which is the non-private accuracy of 10 iterations — down
-# to the total ε printed above (0.22 on the full grid: 0.02 per iteration); below it the noise swamps the
+# to the total ε printed above (in full mode 0.22, that is 0.02 per iteration; the coarser grid of fast mode
+# cannot resolve it and prints a larger value); below it the noise swamps the
 # gradient and the spread over seeds grows. Chapter 3 shows that sequential composition over-charges these runs,
 # and chapter 7 puts all the methods of the course in one figure.
 #

@@ -62,7 +62,10 @@ print(f"{n} training rows, {d} features")
 
 # %%
 book = dp.training.noisy_gradient_descent(X_train, y_train, 10, 0.1, 1e-5, rng=0)
-print("ledger:", book.ledger)
+for event, count in book.ledger:            # each event with its numbers to 4 significant digits
+    fields = ", ".join(f"{name}={value:.4g}" if isinstance(value, float) else f"{name}={value!r}"
+                       for name, value in vars(event).items())
+    print(f"ledger: {count} x {type(event).__name__}({fields})")
 print(f"per iteration: ({book.epsilon_per_iteration}, {book.delta_per_iteration:g})-DP")
 print(f"whole run, sequential composition: ({book.epsilon:.3g}, {book.delta:.3g})-DP")
 print(f"test accuracy: {logistic.accuracy(book.theta, X_test, y_test):.4f}")

@@ -24,7 +24,7 @@
 # [`gaussian_tradeoff`](dpedu.accountants.tradeoff.gaussian_tradeoff) ·
 # [`certified_mu`](dpedu.accountants.gdp.certified_mu) · [`clt_mu`](dpedu.accountants.gdp.clt_mu) ·
 # [`audit_region`](dpedu.audit.regions.audit_region) ·
-# [`plot_tradeoff_panels`](dpedu.plotting.tradeoff.plot_tradeoff_panels) ·
+# [`plot_tradeoff`](dpedu.plotting.tradeoff.plot_tradeoff) ·
 # [`privacy_statement`](dpedu.statement.privacy_statement) (see the API reference).
 # *Notes:* [§21](../docs/math.md#21-what-ε-means-trade-off-curves-and-gaussian-dp) in the mathematical notes.
 
@@ -42,7 +42,7 @@ from dpedu.accountants.tradeoff import (epsilon_delta_tradeoff, gaussian_curve, 
 from dpedu.audit.regions import audit_region, result_ledger
 from dpedu.gaussian import gaussian_epsilon_exact
 from dpedu.notebook import fast_mode, pick
-from dpedu.plotting.tradeoff import plot_tradeoff, plot_tradeoff_panels
+from dpedu.plotting.tradeoff import plot_tradeoff
 from dpedu.statement import privacy_statement
 
 FAST = fast_mode()
@@ -152,9 +152,7 @@ print(f"PLD bracket at FPR 1%: the best TPR lies between {bracket_tpr[0]:.6f} an
 # %%
 # alt: Trade-off curves of Abadi et al.'s run (q = 0.01, z = 4, T = 10,000) under every accountant, in two panels,
 #   each with a legend naming its lines.
-fig = plt.figure(figsize=(7.0, 10.5))
-axes, _ = plot_tradeoff_panels(list(curves.values()) + [pld_high, gdp], figure=fig,
-                               title="Abadi et al.'s run: q = 0.01, z = 4, T = 10,000")
+axes, _ = tradeoff_panels(list(curves.values()) + [pld_high, gdp], title="Abadi et al.'s run: q = 0.01, z = 4, T = 10,000")
 plt.show()
 
 # %% [markdown]
@@ -215,9 +213,8 @@ white = audit.whitebox_audit(audit.observed_trainer(noise_multiplier=1.0, sampli
                              runs=RUNS, delta=DELTA, rng=2)
 regions = [audit_region(black, "canary audit"), audit_region(white, "white-box audit")]
 small_curves = [tradeoff_curve(small, name) for name in ("moments", "rdp", "zcdp", "pld")]
-fig = plt.figure(figsize=(7.0, 10.5))
-axes, small_violations = plot_tradeoff_panels(small_curves + [gaussian_curve(2.0)], audits=regions, figure=fig,
-                                              title="full-batch DP-SGD, z = 1, T = 4 (mu = 2): correct code")
+axes, small_violations = tradeoff_panels(small_curves + [gaussian_curve(2.0)], audits=regions,
+                                         title="full-batch DP-SGD, z = 1, T = 4 (mu = 2): correct code")
 plt.show()
 print(f"canary audit: FPR {black.fpr:.3f}, FNR {black.fnr:.3f} (upper bounds {black.fpr_upper:.3f}, "
       f"{black.fnr_upper:.3f}); white-box: mu >= {white.mu_lower:.3f} (true mu = 2)")
@@ -236,10 +233,9 @@ bug = audit.bug_hunt("noise_reused", runs=RUNS, rng=0)
 claimed = result_ledger(bug)
 bug_curves = [tradeoff_curve(claimed, name) for name in ("moments", "rdp", "pld")]
 bug_mu = certified_mu(claimed)
-fig = plt.figure(figsize=(7.0, 10.5))
-axes, bug_violations = plot_tradeoff_panels(bug_curves + [gaussian_curve(bug_mu)],
-                                            audits=[audit_region(bug, "white-box audit")], figure=fig,
-                                            title="planted bug 'noise_reused' (claims z = 5, q = 0.5, T = 8)")
+axes, bug_violations = tradeoff_panels(bug_curves + [gaussian_curve(bug_mu)],
+                                       audits=[audit_region(bug, "white-box audit")],
+                                       title="planted bug 'noise_reused' (claims z = 5, q = 0.5, T = 8)")
 plt.show()
 print("claimed ledger:", claimed)
 print(f"certified mu = {bug_mu:.3f}; the claimed PLD curve at FPR 10%: FNR >= {bug_curves[2].beta_at(0.1):.2f}")
