@@ -10,7 +10,7 @@ printed as "not yet measured"; nothing is estimated in its place.
     python chapters/_times.py                     # fast mode (DPEDU_FAST=1), every chapter
     python chapters/_times.py --full 04 10        # full mode, chapters 04 and 10 only
     python chapters/_times.py --table             # print the map with the recorded times, run nothing
-    python chapters/_times.py --stamp             # write each chapter's prerequisites-and-time line
+    python chapters/_times.py --stamp             # write each chapter's time line and docs/syllabus.md
 
 The *estimated study time* of a chapter is computed, not guessed: reading at 100 words of technical prose
 per minute, 15 minutes per exercise, plus the chapter's fast-mode run time (a student runs it at least once
@@ -154,6 +154,76 @@ def table(times=None):
     return "\n".join(lines)
 
 
+WORKSHOP_DAY_MINUTES = 360     # two days of six hours of sessions
+SEMESTER_WEEKS = 14
+WEEK_MINUTES = 180             # a week: a 90-minute session and as much again on one's own
+
+
+def syllabus(times=None):
+    """The text of ``docs/syllabus.md``: the map with its times, a semester plan and a two-day workshop plan.
+
+    Both plans are built from the estimated study times: a chapter takes ceil(study / WEEK_MINUTES) weeks of
+    the semester, in the order of the map, and the weeks left over go to a project; the workshop fills each
+    day with whole core chapters, in order, while they fit in WORKSHOP_DAY_MINUTES.
+    """
+    table_rows = [r for r in rows(times) if r[1] is not None]
+    lines = ["# Syllabus", "",
+             "The course has a **core path** (chapters 0–5): from what differential privacy promises to DP-SGD with a",
+             "tight accountant. The chapters that **go further** can follow in any order once their prerequisites are",
+             "done. Every number below is computed by `python chapters/_times.py` (which wrote this page):",
+             "",
+             f"* *words of prose*: the markdown of the chapter, without formulas and code;",
+             f"* *run*: the seconds the whole notebook takes, measured by executing it (fast mode: `DPEDU_FAST=1`,",
+             "  smaller grids, same code); a time not measured yet says so;",
+             f"* *estimated study time*: reading at {READING_WORDS_PER_MINUTE} words a minute, {MINUTES_PER_EXERCISE} "
+             "minutes per exercise, plus one fast",
+             "  run, rounded up to 5 minutes. It is an estimate of the reading and the exercises, not a measurement.",
+             "", table(times), ""]
+    machine = {v.get("cpus") for mode in ("fast", "full") for v in (times or load())[mode].values()}
+    if machine - {None}:
+        lines += [f"The run times were measured on a machine with {', '.join(str(c) for c in sorted(machine - {None}))} "
+                  "CPU cores shared with other work; a laptop of your own is usually faster.", ""]
+    lines += ["## A semester", "",
+              f"{SEMESTER_WEEKS} weeks, each a 90-minute session and as much again on one's own ({WEEK_MINUTES} "
+              "minutes). A chapter", "gets as many weeks as its study time needs; the weeks left over go to a project.", "",
+              "| week | chapter | estimated study time |", "|---|---|---|"]
+    week = 1
+    for chapter, words, n_ex, fast, full, study in table_rows:
+        n_weeks = max(1, math.ceil(study / WEEK_MINUTES))
+        span = f"{week}" if n_weeks == 1 else f"{week}–{week + n_weeks - 1}"
+        lines.append(f"| {span} | {int(chapter.number)}. {chapter.title} | {study} min |")
+        week += n_weeks
+    if week <= SEMESTER_WEEKS:
+        span = f"{week}" if week == SEMESTER_WEEKS else f"{week}–{SEMESTER_WEEKS}"
+        lines.append(f"| {span} | project: audit or account a model of your choice (chapters 9 and 10) | |")
+    else:
+        lines.append(f"| | (the chapters need {week - 1} weeks: more than {SEMESTER_WEEKS}; drop a going-further chapter) | |")
+    lines += ["", "## A two-day workshop", "",
+              f"Two days of {WORKSHOP_DAY_MINUTES // 60} hours of sessions. The days take whole chapters in the order of "
+              "the map while", "their study times fit, the core path first; a going-further chapter is taken only on "
+              "day 2, after its", "prerequisites. What does not fit is reading for after the workshop.", ""]
+    day, used, plan = 1, 0, {1: [], 2: [], "after": []}
+    for row in table_rows:
+        chapter, study = row[0], row[5]
+        needs = {int(n) for n in re.findall(r"\d+", chapter.prerequisites.split("(")[0])}
+        done = {int(r[0].number) for r in plan[1] + plan[2]}
+        if chapter.part == "core" and used + study > WORKSHOP_DAY_MINUTES and day == 1:
+            day, used = 2, 0
+        if used + study > WORKSHOP_DAY_MINUTES or not needs <= done or (chapter.part != "core" and day == 1):
+            plan["after"].append(row)
+            continue
+        plan[day].append(row)
+        used += study
+    for key, title in ((1, "Day 1"), (2, "Day 2")):
+        total = sum(r[5] for r in plan[key])
+        names = "; ".join(f"{int(r[0].number)}. {r[0].title} ({r[5]} min)" for r in plan[key]) or "–"
+        lines.append(f"* **{title}** ({total} min): {names}.")
+    lines.append("* **Afterwards**: " + ("; ".join(f"{int(r[0].number)}. {r[0].title}" for r in plan["after"]) or "–")
+                 + ".")
+    lines.append("")
+    return "\n".join(lines)
+
+
 STAMP = "# *Prerequisites:* "
 
 
@@ -213,12 +283,15 @@ def main(argv=None):
     parser.add_argument("--full", action="store_true", help="run in full mode (DPEDU_FAST=0); takes far longer")
     parser.add_argument("--table", action="store_true", help="only print the map with the recorded times")
     parser.add_argument("--stamp", action="store_true",
-                        help="only write each chapter's prerequisites-and-time lines from the recorded times")
+                        help="only write each chapter's prerequisites-and-time lines and docs/syllabus.md from the "
+                             "recorded times")
     args = parser.parse_args(argv)
     times = load()
     if args.stamp:
         for name in stamp(times):
             print(f"stamped {name}")
+        (ROOT / "docs" / "syllabus.md").write_text(syllabus(times), encoding="utf-8")
+        print("wrote docs/syllabus.md")
         return 0
     if not args.table:
         mode = "full" if args.full else "fast"

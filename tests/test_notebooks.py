@@ -401,3 +401,41 @@ def test_output_problems_finds_warnings_tracebacks_and_paths():
     assert sorted({index for index, _ in found}) == [1, 2, 3, 5, 6, 7], found
     assert any("stderr" in p for i, p in found if i == 1) and any("warning" in p for i, p in found if i == 1)
     assert [p for i, p in found if i == 5] and all("path" in p for i, p in found if i == 5)
+
+
+def _times_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("chapters_times", CHAPTERS_DIR / "_times.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_course_map_lists_every_chapter():
+    """chapters/_times.py's map names every chapter source, in order, once."""
+    times = _times_module()
+    numbers = [c.number for c in times.COURSE]
+    sources = sorted(p.name[:2] for p in (CHAPTERS_DIR / "_src").glob("[0-9][0-9]_*.py"))
+    assert numbers == sorted(numbers) and set(sources) <= set(numbers), (numbers, sources)
+
+
+def test_chapter_times_and_syllabus_are_current():
+    """Each chapter's prerequisites-and-time lines and docs/syllabus.md are what chapters/_times.py computes from
+    the sources and the recorded run times (a chapter whose prose grew gets its new study time)."""
+    times = _times_module()
+    recorded = times.load()
+    stale = [c.number for c in times.COURSE if times.source_of(c.number) is not None
+             and times.stamped(times.source_of(c.number).read_text(encoding="utf-8"), c, recorded)
+             != times.source_of(c.number).read_text(encoding="utf-8")]
+    assert not stale, f"chapters {stale}: run `python chapters/_times.py --stamp` (then chapters/_build.py)"
+    assert (ROOT / "docs" / "syllabus.md").read_text(encoding="utf-8") == times.syllabus(recorded), \
+        "docs/syllabus.md is out of date: run `python chapters/_times.py --stamp`"
+
+
+def test_recorded_times_are_measurements():
+    """Every recorded time names the machine it was measured on; none is below a second (an invented 0)."""
+    recorded = _times_module().load()
+    for mode in ("fast", "full"):
+        for chapter, entry in recorded.get(mode, {}).items():
+            assert entry["seconds"] >= 1 and entry["cpus"] >= 1, (mode, chapter, entry)

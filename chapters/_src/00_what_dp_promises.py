@@ -117,7 +117,7 @@ for relation, (D, D_prime) in pairs.items():
 #
 # ([§21.1](../docs/math.md#211-the-hypothesis-testing-reading-of-dp), [§25.3](../docs/math.md#253-the-best-guess)).
 # If $D$ and $D'$ are equally likely a priori, no guess is right with probability more than
-# $(e^{\varepsilon} + \delta)/(1 + e^{\varepsilon})$. At ε = 0 that is a coin flip; it grows slowly with ε:
+# $(e^{\varepsilon} + \delta)/(1 + e^{\varepsilon})$. At $\varepsilon = 0$ that is a coin flip; it grows slowly with ε:
 
 # %%
 best_guess = {eps: math.exp(eps) / (1 + math.exp(eps)) for eps in (0.1, 0.5, 1.0, 2.0, 5.0)}
@@ -125,7 +125,7 @@ for eps, bound in best_guess.items():
     print(f"epsilon = {eps:>3g}: the best guess is right with probability at most {bound:.3f}")
 
 # %% [markdown]
-# So ε = 1 lets an attacker who starts at 50 : 50 reach at most about 73 %: a real but limited advantage. ε = 5
+# So $\varepsilon = 1$ lets an attacker who starts at 50 : 50 reach at most about 73 %: a real but limited advantage. $\varepsilon = 5$
 # allows more than 99 %, which protects very little. Chapter 8 returns to this reading with whole trade-off curves.
 #
 # ## Randomized response: privacy for one bit
@@ -150,7 +150,7 @@ print(f"p = {p_truth}: epsilon = ln(p / (1 - p)) = {math.log(p_truth / (1 - p_tr
 #
 # For a number, add noise. The **Laplace mechanism** releases $f(D) + \mathrm{Lap}(\Delta_1/\varepsilon)$, where
 # $\Delta_1$ is the L1 sensitivity of $f$; it is ε-DP ([§3.1](../docs/math.md#31-mechanism)). For our count,
-# $\Delta_1 = 1$. The office now publishes noisy counts, at ε = 0.5 each evening, and the attacker repeats the
+# $\Delta_1 = 1$. The office now publishes noisy counts, at $\varepsilon = 0.5$ each evening, and the attacker repeats the
 # subtraction, guessing "more than 50K" when Tuesday's count is more than 1/2 above Monday's. We replay the
 # two evenings many times, with Alice's label drawn at random each time, to measure how often the attacker is right:
 
@@ -198,7 +198,7 @@ for k in (1, 10, 100, 400):
           f"composition allows epsilon = {k * epsilon:g}")
 
 # %% [markdown]
-# With 400 releases the attacker is right nearly always, and composition said so in advance: ε = 200 promises
+# With 400 releases the attacker is right nearly always, and composition said so in advance: $\varepsilon = 200$ promises
 # nothing. Training a model is a long sequence of releases (every gradient step is one), so the whole course
 # is about spending ε carefully: noisy gradient descent (chapter 2), better composition theorems and accountants
 # (chapters 3 and 5), and the sampling that makes each step cheaper (chapter 4).
