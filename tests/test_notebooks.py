@@ -406,8 +406,11 @@ def test_output_problems_finds_warnings_tracebacks_and_paths():
 def _times_module():
     import importlib.util
 
+    if "chapters_times" in sys.modules:
+        return sys.modules["chapters_times"]
     spec = importlib.util.spec_from_file_location("chapters_times", CHAPTERS_DIR / "_times.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module              # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 

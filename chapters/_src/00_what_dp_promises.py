@@ -53,7 +53,7 @@ print("fast mode" if FAST else "full mode")
 
 # %%
 X_train, y_train, X_test, y_test = dp.datasets.load_adult()
-alice = 7                                           # a row of the test set: the person who joins on Tuesday
+alice = int(np.flatnonzero(y_test == 1)[0])         # the person who joins on Tuesday: a row of the test set
 monday = int(np.sum(y_train == 1))
 tuesday = int(np.sum(np.append(y_train, y_test[alice]) == 1))
 print(f"Monday: {monday} of {y_train.size} people earn more than 50K")

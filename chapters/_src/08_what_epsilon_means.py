@@ -51,6 +51,15 @@ DELTA = 1e-5
 ABADI = [(SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01), 10_000)]   # 100 epochs
 print("fast mode" if FAST else "full mode", f"- {RUNS} runs per world in each audit")
 
+
+def tradeoff_panels(curves, *, audits=(), title=None):
+    """The trade-off view over the ROC view, each with a legend naming its lines; fits a laptop screen."""
+    fig, (upper, lower) = plt.subplots(2, 1, figsize=(7.0, 8.2))
+    top = plot_tradeoff(curves, audits=audits, kind="tradeoff", ax=upper, title=title)
+    plot_tradeoff(curves, audits=audits, kind="roc", ax=lower, annotate=False)
+    fig.tight_layout()
+    return (upper, lower), top.violations
+
 # %% [markdown]
 # ## The testing game
 #

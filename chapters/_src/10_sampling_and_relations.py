@@ -28,6 +28,7 @@
 
 # %%
 import math
+import re
 import textwrap
 import warnings
 
@@ -51,10 +52,17 @@ FAST = fast_mode()
 print("fast mode" if FAST else "full mode")
 
 
-def brief(message, width=92):
-    """A long message folded to at most three indented lines (its end cut off when longer)."""
-    short = textwrap.shorten(str(message), 3 * (width - 2), placeholder=" ...")
-    return textwrap.fill(short, width, initial_indent="  ", subsequent_indent="  ")
+def brief(message, width=92, lines=3):
+    """A long message as at most three indented lines: its first sentences that fit, whole."""
+    text, kept = " ".join(str(message).split()), ""
+    for sentence in re.split(r"(?<=[.:;])\s+(?=[A-Z(])", text):
+        longer = f"{kept} {sentence}".strip()
+        if len(textwrap.wrap(longer, width - 2)) > lines:
+            break
+        kept = longer
+    if not kept:                                   # one sentence longer than three lines: cut it
+        kept = textwrap.shorten(text, lines * (width - 2) - 10, placeholder=" ...")
+    return textwrap.fill(kept, width, initial_indent="  ", subsequent_indent="  ")
 
 # %%
 X_train, y_train, X_test, y_test = dp.datasets.load_adult()
@@ -263,7 +271,7 @@ for sampling, run in scheme_runs.items():
 # A fourth mistake is in the clipping, not the sampling: clipping the mean gradient of each *microbatch* of
 # two records to C, while claiming per-example privacy. A record can then flip its microbatch's clipped
 # gradient from $+C$ to $-C$, sensitivity $2C$. The batches look right, so `check_claims` cannot see it; the
-# white-box audit (`dpedu.audit.bugs.bug_hunt`, explained in the auditing chapter) can, by proving a lower
+# white-box audit (`dpedu.audit.bugs.bug_hunt`, chapter 9) can, by proving a lower
 # bound on ε above the claimed upper bound:
 
 # %%
