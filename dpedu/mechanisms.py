@@ -96,7 +96,7 @@ def _charge(budget, event):
 
 
 def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None, budget=None):
-    r"""Release ``value`` plus i.i.d. Laplace noise of scale :math:`\Delta_1/\varepsilon`.
+    r"""Release ``value`` plus i.i.d. Laplace noise of scale Δ₁/ε (L1 sensitivity over epsilon).
 
     Parameters
     ----------

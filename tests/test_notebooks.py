@@ -442,3 +442,23 @@ def test_recorded_times_are_measurements():
     for mode in ("fast", "full"):
         for chapter, entry in recorded.get(mode, {}).items():
             assert entry["seconds"] >= 1 and entry["cpus"] >= 1, (mode, chapter, entry)
+
+
+_RAW_TEX = re.compile(r"\\(?:frac|sum|text|mathrm|mathcal|varepsilon|epsilon|delta|Delta|alpha|lambda|sqrt|cdot|"
+                      r"le|ge|ln|log|exp|lceil|theta|sigma)\b|\^\{|_\{")
+
+
+@pytest.mark.parametrize("source", sorted((CHAPTERS_DIR / "_src").glob("[0-9][0-9]_*.py")), ids=lambda p: p.stem)
+def test_listings_a_chapter_shows_have_no_raw_tex(source):
+    """show_source prints a docstring's summary line: it must read as text (words or Unicode), not as TeX."""
+    from dpedu.listing import SourceListing
+
+    text = source.read_text(encoding="utf-8")
+    namespace = {}
+    imports = [node for node in ast.parse(text).body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    exec(compile(ast.Module(body=imports, type_ignores=[]), source.name, "exec"), namespace)
+    raw = []
+    for expression in re.findall(r"show_source\(([\w.]+)\)", text):
+        listing = str(SourceListing(eval(expression, namespace)))
+        raw += [f"{expression}: {line.strip()[:90]}" for line in listing.splitlines() if _RAW_TEX.search(line)]
+    assert not raw, f"{source.name}: listings print raw TeX:\n  " + "\n  ".join(raw)

@@ -126,7 +126,10 @@ def _check_clip_arguments(theta, X, y, clip_norm, row_norms):
 
 
 def per_example_loss(theta, X, y):
-    r"""Logistic loss of each example, :math:`\ln(1+e^{-y_i\theta\cdot x_i})`, shape (n,)."""
+    r"""Logistic loss of each example, ln(1 + exp(-y_i θ·x_i)), shape (n,).
+
+    That is :math:`\ln(1+e^{-y_i\theta\cdot x_i})`.
+    """
     theta, X, y = _check(theta, X, y)
     return _losses(_margins(theta, X, y))
 
@@ -154,7 +157,10 @@ def loss(theta, X, y, *, check_input=True):
 
 
 def per_example_gradients(theta, X, y):
-    r"""Matrix of per-example gradients, row i is :math:`-y_i x_i\,\sigma(-y_i\theta\cdot x_i)`, shape (n, d)."""
+    r"""Matrix of per-example gradients, row i is -y_i x_i sigmoid(-y_i θ·x_i), shape (n, d).
+
+    That is :math:`-y_i x_i\,\sigma(-y_i\theta\cdot x_i)`.
+    """
     theta, X, y = _check(theta, X, y)
     return _gradient_scalars(theta, X, y)[:, None] * X
 
