@@ -182,7 +182,7 @@ def syllabus(times=None):
     machine = {v.get("cpus") for mode in ("fast", "full") for v in (times or load())[mode].values()}
     if machine - {None}:
         lines += [f"The run times were measured on a machine with {', '.join(str(c) for c in sorted(machine - {None}))} "
-                  "CPU cores shared with other work; a laptop of your own is usually faster.", ""]
+                  "CPU cores shared with other work; on another machine they will differ.", ""]
     lines += ["## A semester", "",
               f"{SEMESTER_WEEKS} weeks, each a 90-minute session and as much again on one's own ({WEEK_MINUTES} "
               "minutes). A chapter", "gets as many weeks as its study time needs; the weeks left over go to a project.", "",

@@ -253,7 +253,7 @@ print("accuracy below the noiseless run: " + ", ".join(f"{g:+.4f} at epsilon {e:
 
 # %%
 clf = DPLogisticRegression(epsilon=1.0, delta=1e-5, random_state=0).fit(X_train, y_train)
-print(f"test accuracy {clf.score(X_test, y_test):.4f}; z = {clf.noise_multiplier_:.3f}, q = {clf.sampling_rate_}, "
+print(f"test accuracy {clf.score(X_test, y_test):.4f}; z = {clf.noise_multiplier_:.3f}, q = {clf.sampling_rate_:.4g}, "
       f"T = {clf.steps_} steps; epsilon_ = {clf.epsilon_:.4f} (RDP, delta = {clf.delta_:g})")
 print(f"tuned defaults used for epsilon = 1: C = {clf.clip_norm_}, learning rate {clf.learning_rate_}, "
       f"{clf.epochs_} epochs")

@@ -109,7 +109,7 @@ tuned = dp.DPLogisticRegression(epsilon=1.0, delta=DELTA, random_state=0).fit(X_
 cheap = dp.DPLogisticRegression(epsilon=1.0, delta=DELTA, epochs=epochs, sampling_rate=q, clip_norm=C,
                                 learning_rate=learning_rate, random_state=0).fit(X_train, y_train)
 for name, clf in (("tuned defaults (tuning not paid)", tuned), ("this chapter's configuration", cheap)):
-    print(f"{name}: test accuracy {clf.score(X_test, y_test):.4f}\n  q = {clf.sampling_rate_}, {clf.epochs_} epochs "
+    print(f"{name}: test accuracy {clf.score(X_test, y_test):.4f}\n  q = {clf.sampling_rate_:.4g}, {clf.epochs_} epochs "
           f"= {clf.steps_} steps, C = {clf.clip_norm_}, learning rate {clf.learning_rate_}")
 
 # %% [markdown]
