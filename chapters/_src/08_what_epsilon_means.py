@@ -57,9 +57,12 @@ print("fast mode" if FAST else "full mode", f"- {RUNS} runs per world in each au
 
 def tradeoff_panels(curves, *, audits=(), title=None):
     """The trade-off view over the ROC view, each with a legend naming its lines; fits a laptop screen."""
-    fig, (upper, lower) = plt.subplots(2, 1, figsize=(7.0, 8.2))
-    top = plot_tradeoff(curves, audits=audits, kind="tradeoff", ax=upper, title=title)
-    plot_tradeoff(curves, audits=audits, kind="roc", ax=lower, annotate=False)
+    fig, (upper, lower) = plt.subplots(2, 1, figsize=(7.0, 8.4))
+    top = plot_tradeoff(curves, audits=audits, kind="tradeoff", ax=upper, title=title, legend=False)
+    plot_tradeoff(curves, audits=audits, kind="roc", ax=lower, annotate=False, legend=False)
+    # each panel names its lines, in its empty corner: above the curves (trade-off), below the diagonal (ROC)
+    upper.legend(loc="center right" if top.violations else "upper right", fontsize=9)
+    lower.legend(loc="lower right", fontsize=9)
     fig.tight_layout()
     return (upper, lower), top.violations
 
