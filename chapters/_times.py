@@ -63,9 +63,15 @@ COURSE = (
 
 
 def _build():
-    sys.path.insert(0, str(HERE))
-    import _build  # noqa: E402  (chapters/_build.py: the parser of the sources)
-    return _build
+    """chapters/_build.py, the parser of the chapter sources, loaded from its file."""
+    import importlib.util
+
+    if "chapters_build" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("chapters_build", HERE / "_build.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules["chapters_build"] = module
+    return sys.modules["chapters_build"]
 
 
 def source_of(number):
