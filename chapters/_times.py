@@ -142,7 +142,7 @@ def rows(times=None):
 def _seconds(value):
     if value is None:
         return "not yet measured"
-    return f"{value:.0f} s" if value < 120 else f"{value / 60:.1f} min"
+    return f"{value:.0f} s" if value < 119.5 else f"{value / 60:.1f} min"
 
 
 def table(times=None):
