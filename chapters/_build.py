@@ -20,7 +20,13 @@ like code::
     checks.check_L2_clip(L2_clip)
 
 ``exercise=N.M`` and ``check=N.M`` cells get nbgrader metadata (a solution cell and a locked, graded
-check cell). The notebooks are written without outputs; cell ids are derived from the chapter and the
+check cell). A code cell that draws a figure starts with its alt text, which the book gives the image (it
+becomes the cell's ``mystnb.image.alt`` metadata and leaves the code)::
+
+    # %%
+    # alt: Test accuracy against the total epsilon, one line per accountant, rising towards the
+    #   non-private baseline.
+    ax = plot_accuracy(...) The notebooks are written without outputs; cell ids are derived from the chapter and the
 cell's position, so building twice gives identical files.
 
     python chapters/_build.py            # rebuild every chapter
@@ -40,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))        # the repository's dpedu (its booklinks places the chapters' links)
 SOURCES = HERE / "_src"
 HEADER = re.compile(r"^# %%(?P<markdown> \[markdown\])?(?: (?P<kind>exercise|check)=(?P<number>\d+\.\d+))?\s*$")
+ALT, ALT_MORE = "# alt: ", "#   "        # a figure's alt text, and its continuation lines
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 
@@ -66,6 +73,13 @@ def parse(text, name="<source>"):
             lines.pop(0)
         if not lines:
             raise ValueError(f"{name}: empty cell")
+        if kind == "code" and lines[0].startswith(ALT):
+            alt = [lines.pop(0)[len(ALT):].strip()]
+            while lines and lines[0].startswith(ALT_MORE):
+                alt.append(lines.pop(0)[len(ALT_MORE):].strip())
+            meta = dict(meta, mystnb={"image": {"alt": " ".join(alt)}})
+            if not lines:
+                raise ValueError(f"{name}: a cell with alt text and no code")
         source = "\n".join(lines)
         if kind == "markdown":
             cells.append(nbformat.v4.new_markdown_cell(source, metadata=meta))

@@ -94,7 +94,7 @@ def gaussian_noise_multiplier(epsilon, delta, calibration="analytic"):
 
 
 def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None, budget=None):
-    r"""Release ``value`` plus i.i.d. Laplace noise of scale :math:`\Delta_1/\varepsilon`.
+    r"""Release ``value`` plus i.i.d. Laplace noise of scale Δ₁/ε (L1 sensitivity over epsilon).
 
     Parameters
     ----------

@@ -274,3 +274,19 @@ def test_statement_sampling_and_relation(capsys):
                 "covered")
     _fails_with(capsys, [*base, "--sampling", "fixed", "--relation", "replace_one"], "--n")
     _fails_with(capsys, [*base, "--n", "2", "--sampling", "fixed", "--relation", "replace_one"], "m = round(q n)")
+
+
+def test_demo_reports_the_one_non_private_baseline(capsys, monkeypatch):
+    """demo's ceiling is dpedu.experiments.non_private_accuracy, the function tradeoff and the chapters use."""
+    from dpedu import experiments
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 4)) / 2
+    y = np.where(X @ np.array([1.0, -1.0, 0.5, 0.0]) > 0, 1.0, -1.0)
+    monkeypatch.setattr(datasets, "load_adult", lambda *args, **kwargs: (X, y, X, y))
+    calls = []
+    monkeypatch.setattr(experiments, "non_private_accuracy", lambda data: calls.append(data) or 0.4242)
+    assert cli.main(["demo", "--seeds", "1"]) == 0
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if "scikit-learn LogisticRegression" in l)
+    assert "42.42%" in line and len(calls) == 1, line

@@ -43,7 +43,7 @@ COUNTERPARTS = {
     "4.3": ["dpedu.training.dp_sgd_step", "dpedu.training.sgd.dp_sgd_step"],
     "4.4": ["dpedu.events.steps_from_epochs"],
     "4.5": ["dpedu.events.steps_from_epochs", "dpedu.training.plan.plan_dp_sgd"],
-    "4.6": ["dpedu.experiments.relations.scheme_events"],
+    "10.1": ["dpedu.experiments.relations.scheme_events"],
     "5.1": ["dpedu.accountants.moments.event_log_moments"],
     "6.2": ["dpedu.proactive.minimum_steps"],
     "6.3": ["dpedu.proactive.proactive_conditions"],

@@ -21,7 +21,7 @@ import pytest
 from scipy.special import expit, gammaln, logsumexp, xlogy
 
 from dpedu import checks
-from dpedu.checks import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11
+from dpedu.checks import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11
 from dpedu.accountants import GaussianEvent, SubsampledGaussianEvent, make_accountant
 
 
@@ -65,13 +65,56 @@ def _rdp_epsilon(event, steps, delta, name="rdp"):
     return make_accountant(name).compose(event, steps).get_epsilon(delta)
 
 
-CHAPTER_MODULES = (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11)
+CHAPTER_MODULES = (ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11)
 CASES: dict[str, Case] = {}
 
 
 def case(name, reference, *wrong, run=None, stub="function"):
     check = getattr(checks, name)
     CASES[name] = Case(run=run or check, reference=reference, wrong=list(wrong), stub=stub)
+
+
+# --- chapter 0 -------------------------------------------------------------------------------------------------
+
+def _keep(epsilon):
+    return math.exp(epsilon) / (1 + math.exp(epsilon))
+
+
+def _respond(truth, epsilon, rng, *, keep=_keep):
+    truth = np.asarray(truth, dtype=bool)
+    return np.where(rng.random(truth.shape) < keep(epsilon), truth, ~truth)
+
+
+case("check_randomized_response",
+     _respond,
+     ("no noise", lambda truth, epsilon, rng: np.asarray(truth, dtype=bool), "that is no privacy at all"),
+     ("random answer, then a fair coin", lambda truth, epsilon, rng: np.where(
+         rng.random(len(truth)) < _keep(epsilon), truth, rng.random(len(truth)) < 0.5), "(1 + p) / 2"),
+     ("keeps with e^-eps", lambda truth, epsilon, rng: _respond(truth, epsilon, rng, keep=lambda e: 1 - math.exp(-e)),
+      "ratio exactly e^epsilon"),
+     ("flips only the yes", lambda truth, epsilon, rng: np.asarray(truth, dtype=bool)
+      & (rng.random(len(truth)) < _keep(epsilon)), "flip every bit"),
+     ("np.random", lambda truth, epsilon, rng: _respond(truth, epsilon, np.random.default_rng()),
+      "draw from the rng you are given"))
+
+
+def _share(answers, epsilon):
+    p = _keep(epsilon)
+    return (np.mean(answers) - (1 - p)) / (2 * p - 1)
+
+
+case("check_estimate_share",
+     _share,
+     ("raw share", lambda answers, epsilon: float(np.mean(answers)), "biased towards 1/2"),
+     ("clipped", lambda answers, epsilon: min(max(_share(answers, epsilon), 0.0), 1.0), "do not clip"),
+     ("p for 1 - p", lambda answers, epsilon: (np.mean(answers) - _keep(epsilon)) / (1 - 2 * _keep(epsilon)),
+      "expected (mean - (1 - p)) / (2p - 1)"))
+
+case("check_laplace_threshold_success",
+     lambda epsilon: 1 - 0.5 * math.exp(-epsilon / 2),
+     ("the bound", _keep, "the bound for *any* test"),
+     ("threshold at 1", lambda epsilon: 1 - 0.5 * math.exp(-epsilon), "1/2 away from each"),
+     ("tail only", lambda epsilon: 0.5 * math.exp(-epsilon / 2), "expected"))
 
 
 # --- chapter 1 -------------------------------------------------------------------------------------------------

@@ -176,6 +176,8 @@ def output_problems(nb):
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
+        if any("image/png" in o.get("data", {}) for o in cell.get("outputs", [])) and not _alt_text(cell):
+            problems.append((index, "a figure without alt text (start its source cell with '# alt: ...')"))
         shows_warning = SHOWS_WARNING in cell.source
         for output in cell.get("outputs", []):
             kind = output.get("output_type")
@@ -201,6 +203,20 @@ def output_problems(nb):
                 line = next(l for l in text.splitlines() if _ABSOLUTE_PATH.search(l) or _LOCATION.search(l))
                 problems.append((index, f"a path or source location: {line[:120]!r}"))
     return problems
+
+
+def _alt_text(cell):
+    """The alt text the book gives a cell's figure (``chapters/_build.py`` writes it from ``# alt: ...``)."""
+    return cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt", "")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids)
+def test_every_figure_says_what_it_shows(path):
+    """Static: a cell that shows a figure has alt text of a sentence or more, not a file name."""
+    nb = nbformat.read(path, as_version=4)
+    missing = [index for index, cell in enumerate(nb.cells)
+               if cell.cell_type == "code" and "plt.show()" in cell.source and len(_alt_text(cell).split()) < 8]
+    assert not missing, f"{path.name}: cells {missing} show a figure without alt text ('# alt: ...' in the source)"
 
 
 def _check_claims(client, path):
@@ -385,3 +401,64 @@ def test_output_problems_finds_warnings_tracebacks_and_paths():
     assert sorted({index for index, _ in found}) == [1, 2, 3, 5, 6, 7], found
     assert any("stderr" in p for i, p in found if i == 1) and any("warning" in p for i, p in found if i == 1)
     assert [p for i, p in found if i == 5] and all("path" in p for i, p in found if i == 5)
+
+
+def _times_module():
+    import importlib.util
+
+    if "chapters_times" in sys.modules:
+        return sys.modules["chapters_times"]
+    spec = importlib.util.spec_from_file_location("chapters_times", CHAPTERS_DIR / "_times.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module              # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_course_map_lists_every_chapter():
+    """chapters/_times.py's map names every chapter source, in order, once."""
+    times = _times_module()
+    numbers = [c.number for c in times.COURSE]
+    sources = sorted(p.name[:2] for p in (CHAPTERS_DIR / "_src").glob("[0-9][0-9]_*.py"))
+    assert numbers == sorted(numbers) and set(sources) <= set(numbers), (numbers, sources)
+
+
+def test_chapter_times_and_syllabus_are_current():
+    """Each chapter's prerequisites-and-time lines and docs/syllabus.md are what chapters/_times.py computes from
+    the sources and the recorded run times (a chapter whose prose grew gets its new study time)."""
+    times = _times_module()
+    recorded = times.load()
+    stale = [c.number for c in times.COURSE if times.source_of(c.number) is not None
+             and times.stamped(times.source_of(c.number).read_text(encoding="utf-8"), c, recorded)
+             != times.source_of(c.number).read_text(encoding="utf-8")]
+    assert not stale, f"chapters {stale}: run `python chapters/_times.py --stamp` (then chapters/_build.py)"
+    assert (ROOT / "docs" / "syllabus.md").read_text(encoding="utf-8") == times.syllabus(recorded), \
+        "docs/syllabus.md is out of date: run `python chapters/_times.py --stamp`"
+
+
+def test_recorded_times_are_measurements():
+    """Every recorded time names the machine it was measured on; none is below a second (an invented 0)."""
+    recorded = _times_module().load()
+    for mode in ("fast", "full"):
+        for chapter, entry in recorded.get(mode, {}).items():
+            assert entry["seconds"] >= 1 and entry["cpus"] >= 1, (mode, chapter, entry)
+
+
+_RAW_TEX = re.compile(r"\\(?:frac|sum|text|mathrm|mathcal|varepsilon|epsilon|delta|Delta|alpha|lambda|sqrt|cdot|"
+                      r"le|ge|ln|log|exp|lceil|theta|sigma)\b|\^\{|_\{")
+
+
+@pytest.mark.parametrize("source", sorted((CHAPTERS_DIR / "_src").glob("[0-9][0-9]_*.py")), ids=lambda p: p.stem)
+def test_listings_a_chapter_shows_have_no_raw_tex(source):
+    """show_source prints a docstring's summary line: it must read as text (words or Unicode), not as TeX."""
+    from dpedu.listing import SourceListing
+
+    text = source.read_text(encoding="utf-8")
+    namespace = {}
+    imports = [node for node in ast.parse(text).body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    exec(compile(ast.Module(body=imports, type_ignores=[]), source.name, "exec"), namespace)
+    raw = []
+    for expression in re.findall(r"show_source\(([\w.]+)\)", text):
+        listing = str(SourceListing(eval(expression, namespace)))
+        raw += [f"{expression}: {line.strip()[:90]}" for line in listing.splitlines() if _RAW_TEX.search(line)]
+    assert not raw, f"{source.name}: listings print raw TeX:\n  " + "\n  ".join(raw)

@@ -30,6 +30,8 @@ assert round(result.epsilon / result.epsilon_per_iteration) == 11, \
 assert plateau > mean_acc[_np.argmin(totals)], "'below it the noise swamps the gradient'"
 assert abs(plateau - baseline) < 0.01, "'its plateau, which is the non-private accuracy of 10 iterations'"
 if not FAST:
-    assert round(flat_from, 2) == 0.22, f"'down to the total epsilon printed above (0.22 on the full grid)': {flat_from}"
+    assert round(flat_from, 2) == 0.22, f"'in full mode 0.22, that is 0.02 per iteration': {flat_from}"
+else:
+    assert flat_from > 0.22, f"'the coarser grid of fast mode cannot resolve it and prints a larger value': {flat_from}"
 _std = noisy_gd.accuracies.std(axis=1)
 assert _std[_np.argmin(totals)] > _std[_np.argmax(totals)], "'and the spread over seeds grows'"

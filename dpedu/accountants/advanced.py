@@ -81,7 +81,7 @@ def advanced_composition_bound(sum_of_squares, sum_of_drifts, delta_prime):
 
 
 def advanced_composition(epsilon, delta, k, delta_prime):
-    r"""Dwork-Rothblum-Vadhan advanced composition of k :math:`(\varepsilon, \delta)`-DP releases.
+    r"""Dwork-Rothblum-Vadhan advanced composition of k (ε, δ)-DP releases.
 
     Parameters
     ----------

@@ -211,9 +211,10 @@ class MomentsAccountant(CurveAccountant):
         return delta_from_log_moments(grid, total, epsilon)
 
     def log_moments(self):
-        r"""``(moment_orders, alpha)``: the composed :math:`\sum_t \text{count}_t\,\alpha_t(\lambda)`.
+        r"""``(moment_orders, alpha)``: the composed log-moments, each event's α(λ) times its count, summed.
 
-        Log-moments of adaptively composed mechanisms add ([ACG16]_ Thm 2, part 1).
+        That is :math:`\sum_t \text{count}_t\,\alpha_t(\lambda)`: log-moments of adaptively composed
+        mechanisms add ([ACG16]_ Thm 2, part 1).
         """
         lambdas = tuple(self.moment_orders.tolist())
         total = np.zeros(len(lambdas))

@@ -7,10 +7,12 @@ Checks draw their test data from their own ``seed`` (never from the student's ra
 student's seed cannot make a wrong answer pass, and the same answer always gets the same verdict. A function that still raises
 the stub's ``NotImplementedError`` fails with "not written yet".
 
-One module per chapter (``dpedu.checks.ch01`` ... ``ch11``), sharing the machinery of
-``dpedu.checks.common``; this package re-exports every check. Chapter by chapter:
+One module per chapter (``dpedu.checks.ch00`` ... ``ch11``; chapter 10's check lives in ``ch04``), sharing the
+machinery of ``dpedu.checks.common``; this package re-exports every check. Chapter by chapter:
 
 ========  =========================================================================================
+0         :func:`check_randomized_response`, :func:`check_estimate_share`,
+          :func:`check_laplace_threshold_success`
 1         :func:`check_logistic_loss`, :func:`check_logistic_gradient`, :func:`check_gradient_descent`,
           :func:`check_accuracy`
 2         :func:`check_sensitivities`, :func:`check_L2_clip`, :func:`check_noisy_count`,
@@ -18,8 +20,7 @@ One module per chapter (``dpedu.checks.ch01`` ... ``ch11``), sharing the machine
 3         :func:`check_book_total`, :func:`check_advanced_composition`, :func:`check_zcdp_epsilon`,
           :func:`check_per_iteration_epsilon`
 4         :func:`check_poisson_sample`, :func:`check_clipped_gradient_sum`, :func:`check_dp_sgd_step`,
-          :func:`check_steps_and_epsilon`, :func:`check_steps_and_sampling_rate`,
-          :func:`check_fixed_batch_event`
+          :func:`check_steps_and_epsilon`, :func:`check_steps_and_sampling_rate`
 5         :func:`check_log_moment`, :func:`check_epsilon_from_log_moments`, :func:`check_smallest_feasible`
 6         :func:`check_proactive_noise_multiplier`, :func:`check_proactive_schedule`,
           :func:`check_closed_form_applies`
@@ -30,6 +31,7 @@ One module per chapter (``dpedu.checks.ch01`` ... ``ch11``), sharing the machine
 9         :func:`check_epsilon_from_rates`, :func:`check_clopper_pearson_upper`,
           :func:`check_audit_lower_bound`, :func:`check_gaussian_shift_lower_bound`,
           :func:`check_epsilon_from_gdp`, :func:`check_one_run_bound`
+10        :func:`check_fixed_batch_event`
 11        :func:`check_output_sensitivity`, :func:`check_square_root_coefficients`,
           :func:`check_factorization_sensitivity`
 ========  =========================================================================================
@@ -49,6 +51,7 @@ dpedu.notebook.CheckFailed: you clipped coordinates one by one (np.clip); that c
 from __future__ import annotations
 
 from ..notebook import CheckFailed
+from .ch00 import check_estimate_share, check_laplace_threshold_success, check_randomized_response
 from .ch01 import (
                    check_accuracy,
                    check_gradient_descent,
@@ -106,6 +109,9 @@ from .ch11 import check_factorization_sensitivity, check_output_sensitivity, che
 
 __all__ = [
     "CheckFailed",
+    "check_randomized_response",
+    "check_estimate_share",
+    "check_laplace_threshold_success",
     "check_logistic_loss",
     "check_logistic_gradient",
     "check_gradient_descent",

@@ -66,7 +66,9 @@ def margins(theta, X, y):
 
 
 def per_example_loss(theta, X, y):
-    r"""Logistic loss of each example, :math:`\ln(1+e^{-m_i})` with :math:`m_i = y_i\theta\cdot x_i`, shape (n,).
+    r"""Logistic loss of each example, ln(1 + exp(-m_i)) with m_i = y_i θ·x_i, shape (n,).
+
+    That is :math:`\ln(1+e^{-m_i})` with :math:`m_i = y_i\theta\cdot x_i`.
 
     ``np.logaddexp(0, -m)`` is :math:`\ln(e^0 + e^{-m})` without overflow (docs/math.md §6).
     """
@@ -84,7 +86,9 @@ def loss(theta, X, y):
 
 
 def per_example_gradients(theta, X, y):
-    r"""Matrix of per-example gradients, row i is :math:`-y_i\,\sigma(-m_i)\,x_i`, shape (n, d).
+    r"""Matrix of per-example gradients, row i is -y_i σ(-m_i) x_i with m_i = y_i θ·x_i, shape (n, d).
+
+    That is :math:`-y_i\,\sigma(-m_i)\,x_i`.
 
     :math:`\lVert g_i\rVert < \lVert x_i\rVert` since :math:`0 < \sigma < 1` (docs/math.md §6).
     """

@@ -47,7 +47,9 @@ def refuse_or_warn(message, strict, stacklevel=3):
 
 
 def proactive_noise_multiplier(epsilon, delta, *, strict=True):
-    r"""The pro-active closed form :math:`z = \sqrt{2(\varepsilon + \ln(1/\delta))/\varepsilon}`.
+    r"""The pro-active closed form z = √(2(ε + ln(1/δ))/ε).
+
+    That is :math:`z = \sqrt{2(\varepsilon + \ln(1/\delta))/\varepsilon}`.
 
     Parameters
     ----------

@@ -114,8 +114,9 @@ def smallest_admissible_epochs(dataset_size):
 
 
 def minimum_steps(epsilon, epochs):
-    r"""The smallest admissible number of steps :math:`T = \lceil 2k^2/\varepsilon \rceil` (never below k,
-    so that q = k/T <= 1).
+    r"""The smallest admissible number of steps, T = ⌈2k²/ε⌉ (never below k, so that q = k/T <= 1).
+
+    That is :math:`T = \lceil 2k^2/\varepsilon \rceil`.
 
     >>> minimum_steps(0.5, 5), minimum_steps(0.25, 5)
     (100, 200)

@@ -1,0 +1,320 @@
+"""The course map, and the measured run time of every chapter: ``python chapters/_times.py``.
+
+The map (:data:`COURSE`) is the one the README, ``docs/index.md`` and ``docs/syllabus.md`` follow: the core
+path, then the chapters that go further, each with its prerequisites. For each chapter this script counts
+the words of its prose and its exercises, executes it (nbclient, working directory ``chapters/``, as
+``tests/test_notebooks.py`` does) and records the wall-clock seconds in ``chapters/_times.json`` under the
+mode it ran in, together with the machine's CPU count. A time that was never measured stays absent and is
+printed as "not yet measured"; nothing is estimated in its place.
+
+    python chapters/_times.py                     # fast mode (DPEDU_FAST=1), every chapter
+    python chapters/_times.py --full 04 10        # full mode, chapters 04 and 10 only
+    python chapters/_times.py --table             # print the map with the recorded times, run nothing
+    python chapters/_times.py --stamp             # write each chapter's time line and docs/syllabus.md
+
+The *estimated study time* of a chapter is computed, not guessed: reading at 100 words of technical prose
+per minute, 15 minutes per exercise, plus the chapter's fast-mode run time (a student runs it at least once
+in fast mode first), rounded up to 5 minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+TIMES = HERE / "_times.json"
+READING_WORDS_PER_MINUTE = 100
+MINUTES_PER_EXERCISE = 15
+
+
+@dataclass(frozen=True)
+class Chapter:
+    number: str
+    title: str
+    part: str            # "core" or "further"
+    prerequisites: str
+
+
+COURSE = (
+    Chapter("00", "What differential privacy promises", "core", "Python, NumPy, basic probability"),
+    Chapter("01", "Logistic regression from scratch", "core", "0"),
+    Chapter("02", "Noisy gradient descent", "core", "0, 1"),
+    Chapter("03", "Composition: what a whole training run costs", "core", "2"),
+    Chapter("04", "DP-SGD", "core", "3"),
+    Chapter("05", "The moments accountant", "core", "4"),
+    Chapter("06", "Pro-active DP: choose the noise before training", "further", "5"),
+    Chapter("07", "The effect of noise, and tuning", "further", "4"),
+    Chapter("08", "What ε means: trade-off curves, Gaussian DP, a privacy statement", "further", "5"),
+    Chapter("09", "Auditing: does the guarantee hold?", "further", "8"),
+    Chapter("10", "Does the accounting match the code?", "further", "4 (9 helps)"),
+    Chapter("11", "Beyond DP-SGD: output and objective perturbation, DP-FTRL and matrix factorisation",
+            "further", "4"),
+)
+
+
+def _build():
+    """chapters/_build.py, the parser of the chapter sources, loaded from its file."""
+    import importlib.util
+
+    if "chapters_build" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("chapters_build", HERE / "_build.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules["chapters_build"] = module
+    return sys.modules["chapters_build"]
+
+
+def source_of(number):
+    found = sorted((HERE / "_src").glob(f"{number}_*.py"))
+    return found[0] if found else None
+
+
+def prose_words(source):
+    """Words of the chapter's markdown cells, without math, code spans and link targets."""
+    cells = _build().parse(source.read_text(encoding="utf-8"), source.name)
+    text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    for pattern in (r"\$\$.*?\$\$", r"\$[^$\n]*\$", r"`[^`\n]*`", r"\]\([^)]*\)"):
+        text = re.sub(pattern, " ", text, flags=re.S)
+    return len(re.findall(r"[A-Za-zÀ-ÿεδ][\w'’-]*", text))
+
+
+def exercises(source):
+    return len(re.findall(r"^# %% exercise=", source.read_text(encoding="utf-8"), flags=re.M))
+
+
+def load():
+    return json.loads(TIMES.read_text(encoding="utf-8")) if TIMES.is_file() else {"fast": {}, "full": {}}
+
+
+def study_minutes(words, n_exercises, fast_seconds):
+    minutes = words / READING_WORDS_PER_MINUTE + MINUTES_PER_EXERCISE * n_exercises + (fast_seconds or 0) / 60
+    return 5 * math.ceil(minutes / 5)
+
+
+def execute(notebook, fast):
+    """Seconds to run one notebook top to bottom in a fresh kernel."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(notebook, as_version=4)
+    env = {"DPEDU_FAST": "1" if fast else "0", "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        start = time.perf_counter()
+        NotebookClient(nb, timeout=3600, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}).execute()
+        return time.perf_counter() - start
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def rows(times=None):
+    """One row per chapter of the map: number, title, part, prerequisites, words, exercises, fast s, full s, study min."""
+    times = load() if times is None else times
+    out = []
+    for chapter in COURSE:
+        source = source_of(chapter.number)
+        if source is None:
+            out.append((chapter, None, None, None, None, None))
+            continue
+        words, n_ex = prose_words(source), exercises(source)
+        fast = times["fast"].get(source.stem, {}).get("seconds")
+        full = times["full"].get(source.stem, {}).get("seconds")
+        out.append((chapter, words, n_ex, fast, full, study_minutes(words, n_ex, fast)))
+    return out
+
+
+def _seconds(value):
+    if value is None:
+        return "not yet measured"
+    return f"{value:.0f} s" if value < 119.5 else f"{value / 60:.1f} min"
+
+
+def table(times=None):
+    """The map as a markdown table (the one docs/syllabus.md shows)."""
+    lines = ["| chapter | part | prerequisites | words of prose | exercises | run, fast mode | run, full mode "
+             "| estimated study time |", "|---|---|---|---|---|---|---|---|"]
+    for chapter, words, n_ex, fast, full, study in rows(times):
+        part = "core" if chapter.part == "core" else "going further"
+        if words is None:
+            lines.append(f"| {int(chapter.number)}. {chapter.title} | {part} | {chapter.prerequisites} | "
+                         "not yet written | | | | |")
+            continue
+        lines.append(f"| {int(chapter.number)}. {chapter.title} | {part} | {chapter.prerequisites} | {words} | {n_ex} "
+                     f"| {_seconds(fast)} | {_seconds(full)} | {study} min |")
+    return "\n".join(lines)
+
+
+WORKSHOP_DAY_MINUTES = 360     # two days of six hours of sessions
+SEMESTER_WEEKS = 14
+WEEK_MINUTES = 180             # a week: a 90-minute session and as much again on one's own
+
+
+def syllabus(times=None):
+    """The text of ``docs/syllabus.md``: the map with its times, a semester plan and a two-day workshop plan.
+
+    Both plans are built from the estimated study times: a chapter takes ceil(study / WEEK_MINUTES) weeks of
+    the semester, in the order of the map, and the weeks left over go to a project; the workshop fills each
+    day with whole core chapters, in order, while they fit in WORKSHOP_DAY_MINUTES.
+    """
+    table_rows = [r for r in rows(times) if r[1] is not None]
+    lines = ["# Syllabus", "",
+             "The course has a **core path** (chapters 0–5): from what differential privacy promises to DP-SGD with a",
+             "tight accountant. The chapters that **go further** can follow in any order once their prerequisites are",
+             "done. Every number below is computed by `python chapters/_times.py` (which wrote this page):",
+             "",
+             f"* *words of prose*: the markdown of the chapter, without formulas and code;",
+             f"* *run*: the seconds the whole notebook takes, measured by executing it (fast mode: `DPEDU_FAST=1`,",
+             "  smaller grids, same code); a time not measured yet says so;",
+             f"* *estimated study time*: reading at {READING_WORDS_PER_MINUTE} words a minute, {MINUTES_PER_EXERCISE} "
+             "minutes per exercise, plus one fast",
+             "  run, rounded up to 5 minutes. It is an estimate of the reading and the exercises, not a measurement.",
+             "", table(times), ""]
+    machine = {v.get("cpus") for mode in ("fast", "full") for v in (times or load())[mode].values()}
+    if machine - {None}:
+        lines += [f"The run times were measured on a machine with {', '.join(str(c) for c in sorted(machine - {None}))} "
+                  "CPU cores shared with other work; on another machine they will differ.", ""]
+    lines += ["## A semester", "",
+              f"{SEMESTER_WEEKS} weeks, each a 90-minute session and as much again on one's own ({WEEK_MINUTES} "
+              "minutes). A chapter", "gets as many weeks as its study time needs; the weeks left over go to a project.", "",
+              "| week | chapter | estimated study time |", "|---|---|---|"]
+    week = 1
+    for chapter, words, n_ex, fast, full, study in table_rows:
+        n_weeks = max(1, math.ceil(study / WEEK_MINUTES))
+        span = f"{week}" if n_weeks == 1 else f"{week}–{week + n_weeks - 1}"
+        lines.append(f"| {span} | {int(chapter.number)}. {chapter.title} | {study} min |")
+        week += n_weeks
+    if week <= SEMESTER_WEEKS:
+        span = f"{week}" if week == SEMESTER_WEEKS else f"{week}–{SEMESTER_WEEKS}"
+        lines.append(f"| {span} | project: audit or account a model of your choice (chapters 9 and 10) | |")
+    else:
+        lines.append(f"| | (the chapters need {week - 1} weeks: more than {SEMESTER_WEEKS}; drop a going-further chapter) | |")
+    lines += ["", "## A two-day workshop", "",
+              f"Two days of {WORKSHOP_DAY_MINUTES // 60} hours of sessions. The days take whole chapters in the order of "
+              "the map while", "their study times fit, the core path first; a going-further chapter is taken only on "
+              "day 2, after its", "prerequisites. What does not fit is reading for after the workshop.", ""]
+    day, used, plan = 1, 0, {1: [], 2: [], "after": []}
+    for row in table_rows:
+        chapter, study = row[0], row[5]
+        needs = {int(n) for n in re.findall(r"\d+", chapter.prerequisites.split("(")[0])}
+        done = {int(r[0].number) for r in plan[1] + plan[2]}
+        if chapter.part == "core" and used + study > WORKSHOP_DAY_MINUTES and day == 1:
+            day, used = 2, 0
+        if used + study > WORKSHOP_DAY_MINUTES or not needs <= done or (chapter.part != "core" and day == 1):
+            plan["after"].append(row)
+            continue
+        plan[day].append(row)
+        used += study
+    for key, title in ((1, "Day 1"), (2, "Day 2")):
+        total = sum(r[5] for r in plan[key])
+        names = "; ".join(f"{int(r[0].number)}. {r[0].title} ({r[5]} min)" for r in plan[key]) or "–"
+        lines.append(f"* **{title}** ({total} min): {names}.")
+    lines.append("* **Afterwards**: " + ("; ".join(f"{int(r[0].number)}. {r[0].title}" for r in plan["after"]) or "–")
+                 + ".")
+    lines.append("")
+    return "\n".join(lines)
+
+
+STAMP = "# *Prerequisites:* "
+
+
+def prerequisites_text(chapter):
+    """"chapters 0, 1" from "0, 1"; other text as it is."""
+    text = chapter.prerequisites
+    if not text[:1].isdigit():
+        return text
+    return ("chapters " if "," in text.split(" (")[0] else "chapter ") + text
+
+
+def stamp_lines(chapter, times=None):
+    """The markdown lines (percent format) that state a chapter's prerequisites and time, from the map."""
+    row = next(r for r in rows(times) if r[0] is chapter)
+    _, words, n_ex, fast, full, study = row
+    fast_text = "fast mode (`DPEDU_FAST=1`) not yet measured" if fast is None else \
+        f"{_seconds(fast)} in fast mode (`DPEDU_FAST=1`)"
+    full_text = "full mode not yet measured" if full is None else f"{_seconds(full)} in full mode"
+    return [f"{STAMP}{prerequisites_text(chapter)}. *Time:* about {study} min of reading and exercises.",
+            f"# *Run time* (measured by `chapters/_times.py`): {fast_text}, {full_text}.",
+            "#"]
+
+
+def stamped(text, chapter, times=None):
+    """The source ``text`` with its prerequisites-and-time lines replaced (or inserted after the objectives)."""
+    lines = text.split("\n")
+    new = stamp_lines(chapter, times)
+    if any(line.startswith(STAMP) for line in lines):
+        start = next(i for i, line in enumerate(lines) if line.startswith(STAMP))
+        end = start
+        while end < len(lines) and lines[end] not in ("#", "") and not lines[end].startswith("# %%"):
+            end += 1
+        return "\n".join(lines[:start] + new[:-1] + lines[end:])
+    quote = next(i for i, line in enumerate(lines) if line.startswith("# >"))
+    end = next(i for i in range(quote, len(lines)) if not lines[i].startswith("# >"))
+    return "\n".join(lines[:end + 1] + new + lines[end + 1:])
+
+
+def stamp(times=None):
+    """Write every chapter's prerequisites-and-time lines; the names of the sources that changed."""
+    changed = []
+    for chapter in COURSE:
+        source = source_of(chapter.number)
+        if source is None:
+            continue
+        text = source.read_text(encoding="utf-8")
+        new = stamped(text, chapter, times)
+        if new != text:
+            source.write_text(new, encoding="utf-8")
+            changed.append(source.name)
+    return changed
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", help="chapter numbers to run (default: all)")
+    parser.add_argument("--full", action="store_true", help="run in full mode (DPEDU_FAST=0); takes far longer")
+    parser.add_argument("--table", action="store_true", help="only print the map with the recorded times")
+    parser.add_argument("--stamp", action="store_true",
+                        help="only write each chapter's prerequisites-and-time lines and docs/syllabus.md from the "
+                             "recorded times")
+    args = parser.parse_args(argv)
+    times = load()
+    if args.stamp:
+        for name in stamp(times):
+            print(f"stamped {name}")
+        (ROOT / "docs" / "syllabus.md").write_text(syllabus(times), encoding="utf-8")
+        print("wrote docs/syllabus.md")
+        return 0
+    if not args.table:
+        mode = "full" if args.full else "fast"
+        for chapter in COURSE:
+            if args.chapters and chapter.number not in args.chapters:
+                continue
+            notebook = HERE / f"{source_of(chapter.number).stem}.ipynb" if source_of(chapter.number) else None
+            if notebook is None or not notebook.is_file():
+                continue
+            seconds = execute(notebook, fast=not args.full)
+            times[mode][notebook.stem] = {"seconds": round(seconds, 1), "cpus": os.cpu_count(),
+                                          "machine": platform.machine()}
+            print(f"{notebook.stem}: {seconds:.1f} s ({mode} mode)", flush=True)
+            TIMES.write_text(json.dumps(times, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(table(times))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
