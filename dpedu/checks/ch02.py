@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .common import (
+    student,
     NOT_WRITTEN,
     CheckFailed,
     call,
@@ -149,10 +150,12 @@ def check_classic_noise_multiplier(fn):
                     "divide by epsilon: more privacy (smaller epsilon) needs MORE noise")
             raise CheckFailed(f"for epsilon={epsilon}, delta={delta} expected z = {expected:.6g}; got {out:.6g}")
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), student(fn):
             fn(2.0, 1e-5)
     except NotImplementedError:
         raise CheckFailed(NOT_WRITTEN) from None
+    except CheckFailed:                   # dpedu's own version refused to run
+        raise
     except ValueError:
         pass
     except Exception as exc:
