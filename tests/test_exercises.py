@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -866,3 +867,196 @@ def test_a_crash_outside_a_notebook_names_the_file():
         return v.nrm
     with pytest.raises(checks.CheckFailed, match=r"\(line \d+ of test_exercises.py: `return v.nrm`\)"):
         checks.check_L2_clip(broken)
+
+
+# --- delegation: calling dpedu does not pass ------------------------------------------------------------------
+#
+# For every exercise, a one-line delegation to dpedu's own version fails its check with "Exercise N.M asks you to
+# write this yourself", and the chapter's reference solution (its ### BEGIN SOLUTION block) passes the same check
+# cell. Both run in a namespace made as the chapter makes it: the chapter's imports, then its exercise cells.
+
+import ast  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import nbformat  # noqa: E402
+
+from dpedu.checks.guard import EXERCISES, ExerciseRefused, refusing  # noqa: E402
+from dpedu.exercises import find_exercises  # noqa: E402
+
+CHAPTERS = sorted((Path(__file__).resolve().parents[1] / "chapters").glob("[0-9][0-9]_*.ipynb"))
+
+# exercise -> the student's function, written as one line that hands the work to dpedu
+DELEGATIONS = {
+    "1.1": "def logistic_loss(theta, X, y): return dp.models.logistic.loss(theta, X, y)",
+    "1.2": "def logistic_gradient(theta, X, y): return dp.models.logistic.gradient(theta, X, y)",
+    "1.3": "def gradient_descent(X, y, iterations, learning_rate): "
+           "return dp.training.gradient_descent(X, y, iterations, learning_rate=learning_rate).theta",
+    "1.4": "def accuracy(theta, X, y): return dp.models.logistic.accuracy(theta, X, y)",
+    "2.2": "def L2_clip(v, clip_norm): return dp.L2_clip(v, clip_norm)",
+    "2.3": "def noisy_count(true_count, epsilon, rng): "
+           "return dp.mechanisms.laplace_mechanism(true_count, l1_sensitivity=1.0, epsilon=epsilon, rng=rng)",
+    "2.4": "def classic_noise_multiplier(epsilon, delta): "
+           "return dp.mechanisms.gaussian_noise_multiplier(epsilon, delta, 'classic')",
+    "2.5": "def noisy_gradient_sum(theta, X, y, clip_norm, noise_multiplier, rng): return dp.gaussian_mechanism("
+           "dp.models.logistic.clipped_gradient_sum(theta, X, y, clip_norm), l2_sensitivity=clip_norm, "
+           "noise_multiplier=noise_multiplier, rng=rng)",
+    "3.1": "def book_total(iterations, epsilon_per_iteration, delta_per_iteration): return ("
+           "make_accountant('sequential').compose(EpsilonDeltaEvent(epsilon_per_iteration, delta_per_iteration), "
+           "iterations).compose(LaplaceEvent(1 / epsilon_per_iteration)).get_epsilon(iterations * delta_per_iteration), "
+           "iterations * delta_per_iteration)",
+    "3.2": "def advanced_composition_theorem(epsilon, delta, k, delta_prime): "
+           "return advanced_composition(epsilon, delta, k, delta_prime)",
+    "3.3": "def zcdp_epsilon(noise_multiplier, steps, delta): "
+           "return zcdp.zcdp_epsilon(steps / (2 * noise_multiplier ** 2), delta)",
+    "3.4": "def per_iteration_epsilon(total_epsilon, k, delta_prime): return max(e for e in np.linspace("
+           "total_epsilon / k, total_epsilon, 20001) if advanced_composition(e, 0.0, k, delta_prime)[0] <= total_epsilon)",
+    "4.1": "def poisson_sample(n, sampling_rate, rng): return dp.training.plan.poisson_sample(n, sampling_rate, rng)",
+    "4.2": "def clipped_gradient_sum(per_example_gradients, clip_norm): "
+           "return dp.L2_clip(per_example_gradients, clip_norm).sum(axis=0)",
+    "4.3": "def dp_sgd_step(theta, X_batch, y_batch, *, clip_norm, noise_multiplier, expected_batch_size, "
+           "learning_rate, rng): return theta - learning_rate * (dp.models.logistic.clipped_gradient_sum(theta, "
+           "X_batch, y_batch, clip_norm) + rng.normal(0.0, noise_multiplier * clip_norm, size=theta.shape)) "
+           "/ expected_batch_size",
+    "4.4": "def steps_and_epsilon(epochs, sampling_rate, noise_multiplier, delta): return (steps := "
+           "dp.events.steps_from_epochs(epochs, sampling_rate)), make_accountant('rdp').compose("
+           "SubsampledGaussianEvent(noise_multiplier, sampling_rate), steps).get_epsilon(delta)",
+    "4.5": "def steps_and_sampling_rate(epochs, batch_size, dataset_size): "
+           "return dp.events.steps_from_epochs(epochs, batch_size / dataset_size), batch_size / dataset_size",
+    "4.6": "def fixed_batch_event(noise_multiplier, batch_size, dataset_size): return dp.experiments.relations."
+           "scheme_events(noise_multiplier, batch_size, dataset_size, 'replace_one')['without replacement']",
+    "5.1": "def log_moment(sampling_rate, noise_multiplier, moment_order): return float(moments.event_log_moments("
+           "SubsampledGaussianEvent(noise_multiplier, sampling_rate), (moment_order,))[0])",
+    "5.2": "def epsilon_from_log_moments(moment_orders, log_moments, delta): "
+           "return moments.epsilon_from_log_moments(moment_orders, log_moments, delta)[0]",
+    "5.3": "def smallest_feasible(epsilon_of, target, lo, hi, rtol): return dp.calibrate.monotone_search("
+           "lambda z: epsilon_of(z) <= target, hi, feasible_when='larger', lowest=lo, highest=hi, rtol=rtol, "
+           "at_limit=lambda z, ok: z)",
+    "6.1": "def proactive_noise_multiplier(epsilon, delta): "
+           "return proactive.proactive_noise_multiplier(epsilon, delta, strict=False)",
+    "6.2": "def proactive_schedule(epsilon, dataset_size, epochs): return (steps := proactive.minimum_steps("
+           "epsilon, epochs)), epochs / steps, epochs * dataset_size / steps",
+    "6.3": "def closed_form_applies(epsilon, dataset_size, epochs, steps): return proactive.proactive_conditions("
+           "epsilon=epsilon, delta=1 / dataset_size, dataset_size=dataset_size, epochs=epochs, steps=steps).all_hold",
+    "7.2": "def tuning_epsilon(noise_multiplier, sampling_rate, steps, n_runs, delta): return "
+           "dp.experiments.tuning_costs.tuning_cost([n_runs], noise_multiplier=noise_multiplier, "
+           "sampling_rate=sampling_rate, steps=steps, delta=delta)[0].grid_epsilon",
+    "7.4": "def tuning_epsilons(noise_multiplier, sampling_rate, steps, score_epsilon, n_settings, delta): return "
+           "(c := dp.experiments.tuning_costs.tuning_cost([n_settings], noise_multiplier=noise_multiplier, "
+           "sampling_rate=sampling_rate, steps=steps, score_epsilon=score_epsilon, delta=delta)[0]).grid_epsilon, "
+           "c.selection_epsilon",
+    "7.5": "def gradient_noise_multiplier(noise_multiplier, count_noise_std): "
+           "return dp.training.adaptive.gradient_noise_multiplier(noise_multiplier, count_noise_std)",
+    "8.1": "def gaussian_beta(alpha, mu): return float(gaussian_tradeoff(alpha, mu))",
+    "8.2": "def pair_beta(alpha, epsilon, delta): return float(epsilon_delta_tradeoff([alpha], epsilon, delta)[0])",
+    "8.3": "def best_tpr(epsilons, deltas, fpr): return 1.0 - float(dpedu.accountants.tradeoff.profile_tradeoff("
+           "[fpr], np.asarray(epsilons), np.asarray(deltas))[0])",
+    "9.1": "def epsilon_from_rates(fpr, fnr, delta): return audit.epsilon_from_rates(fpr, fnr, delta=delta)",
+    "9.2": "def clopper_pearson_upper(k, n, confidence): "
+           "return dp.audit.statistics.clopper_pearson(k, n, confidence=confidence)",
+    "9.3": "def audit_lower_bound(false_positives, n_out, false_negatives, n_in, delta, confidence): return "
+           "audit.epsilon_lower_bound(false_positives=false_positives, n_out=n_out, "
+           "false_negatives=false_negatives, n_in=n_in, delta=delta, confidence=confidence)",
+    "9.4": "def shift_lower_bound(mean_in, mean_out, sigma, n_in, n_out, confidence): return "
+           "dp.audit.statistics.gaussian_mu_lower_bound(np.full(n_in, mean_in / sigma) + np.arange(n_in) * 1e-9, "
+           "np.full(n_out, mean_out / sigma), confidence=confidence)",
+    "9.5": "def epsilon_from_gdp(mu, delta): return audit.epsilon_from_mu(mu, delta=delta)",
+    "9.6": "def one_run_bound(r, v, confidence): "
+           "return audit.one_run_epsilon_lower_bound(m=r, r=r, v=v, delta=0.0, confidence=confidence)",
+}
+# exercises with nothing of dpedu's to delegate to: three numbers (2.1), one expression (7.1), numpy on the
+# student's own arrays (7.3)
+NOTHING_TO_DELEGATE = {"2.1", "7.1", "7.3"}
+
+
+def _run_imports(source, namespace):
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            exec(compile(ast.Module(body=[node], type_ignores=[]), "<chapter imports>", "exec"), namespace)
+
+
+def _chapter_exercises():
+    """{number: (namespace, the exercise's source, its check cell's source)} over every chapter."""
+    found = {}
+    for path in CHAPTERS:
+        nb = nbformat.read(path, as_version=4)
+        namespace = {}
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                _run_imports(cell.source, namespace)
+        for exercise in find_exercises(nb):
+            number = exercise.grade_id.removeprefix("exercise-").replace("-", ".")
+            exec(compile(exercise.solution, f"<reference {number}>", "exec"), namespace)  # noqa: S102
+            found[number] = (namespace, exercise.solution, exercise.check)
+    return found
+
+
+@pytest.fixture(scope="module")
+def chapter_exercises():
+    return _chapter_exercises()
+
+
+def test_every_exercise_has_a_row_and_a_delegation(chapter_exercises):
+    assert sorted(EXERCISES) == sorted(chapter_exercises), "dpedu.checks.guard.EXERCISES and the chapters differ"
+    for number, (namespace, solution, check) in chapter_exercises.items():
+        assert EXERCISES[number].check in check, f"Exercise {number}: its check cell calls another check"
+    assert sorted(DELEGATIONS) == sorted(set(EXERCISES) - NOTHING_TO_DELEGATE)
+    assert {n for n, spec in EXERCISES.items() if not spec.counterparts} == NOTHING_TO_DELEGATE
+
+
+def _exercise_ids():
+    return sorted(EXERCISES, key=lambda n: tuple(int(p) for p in n.split(".")))
+
+
+@pytest.mark.parametrize("number", _exercise_ids())
+def test_the_reference_solution_passes(number, chapter_exercises, capsys):
+    namespace, _, check = chapter_exercises[number]
+    exec(compile(check, f"<check {number}>", "exec"), dict(namespace))  # noqa: S102
+    assert capsys.readouterr().out.startswith("passed: ")
+
+
+@pytest.mark.parametrize("number", sorted(DELEGATIONS, key=lambda n: tuple(int(p) for p in n.split("."))))
+def test_a_delegation_to_dpedu_is_refused(number, chapter_exercises, capsys):
+    namespace, _, check = chapter_exercises[number]
+    namespace = dict(namespace)
+    exec("import dpedu\nimport dpedu as dp", namespace)  # noqa: S102 -- chapter 8 imports parts of dpedu only
+    exec(compile(DELEGATIONS[number], f"<delegation {number}>", "exec"), namespace)  # noqa: S102
+    with pytest.raises(ExerciseRefused, match=rf"^Exercise {re.escape(number)} asks you to write this yourself"):
+        exec(compile(check, f"<check {number}>", "exec"), namespace)  # noqa: S102
+    assert "passed" not in capsys.readouterr().out
+
+
+def test_a_name_taken_before_the_check_is_refused_too():
+    """The guard watches code, not names: an alias imported before the check, a helper of the student's that
+    calls it, and a dpedu function that reaches it are all refused; outside the check everything runs as always."""
+    import dpedu as dp
+    from dpedu.clipping import L2_clip as taken_before
+
+    def helper(v, c):
+        return taken_before(v, c)
+
+    def through_noisy_gd(v, c):     # noisy gradient descent with clip_mode="inputs" calls L2_clip on the rows
+        rows = np.atleast_2d(v)
+        dp.training.noisy_gradient_descent(rows, np.ones(len(rows)), 1, 0.5, 1e-5, clip_norm=c, clip_mode="inputs",
+                                           rng=0)
+        return v
+
+    for answer in (lambda v, c: taken_before(v, c), helper, lambda v, c: dp.clipping.L2_clip(v, c), through_noisy_gd):
+        with pytest.raises(ExerciseRefused, match="Exercise 2.2 asks you to write this yourself"):
+            checks.check_L2_clip(answer)
+    assert np.allclose(taken_before(np.array([3.0, 4.0]), 1.0), [0.6, 0.8])
+    checks.check_clipped_gradient_sum(_clip_sum)          # another exercise's check: L2_clip is not refused there
+    checks.check_noisy_gradient_sum(lambda t, X, y, c, z, rng: dp.L2_clip(_per_example_gradients(t, X, y), c)
+                                    .sum(axis=0) + rng.normal(0.0, z * c, size=X.shape[1]))   # 2.5 allows dp.L2_clip
+
+
+def test_a_swallowed_refusal_still_fails():
+    def sly(v, clip_norm):
+        try:
+            return checks.guard.__name__ and __import__("dpedu").L2_clip(v, clip_norm)
+        except Exception:
+            return _clip_rows(v, clip_norm)
+
+    with pytest.raises(ExerciseRefused, match="Exercise 2.2 asks you"):
+        checks.check_L2_clip(sly)
+    with refusing(None):                                              # no exercise: nothing refused
+        assert np.allclose(__import__("dpedu").L2_clip(np.array([3.0, 4.0]), 1.0), [0.6, 0.8])
