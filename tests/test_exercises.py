@@ -876,6 +876,7 @@ def test_a_crash_outside_a_notebook_names_the_file():
 # cell. Both run in a namespace made as the chapter makes it: the chapter's imports, then its exercise cells.
 
 import ast  # noqa: E402
+import builtins  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import nbformat  # noqa: E402
@@ -979,7 +980,7 @@ def _chapter_exercises():
     found = {}
     for path in CHAPTERS:
         nb = nbformat.read(path, as_version=4)
-        namespace = {}
+        namespace = {"__chapter__": path.stem}
         for cell in nb.cells:
             if cell.cell_type == "code":
                 _run_imports(cell.source, namespace)
@@ -1060,3 +1061,45 @@ def test_a_swallowed_refusal_still_fails():
         checks.check_L2_clip(sly)
     with refusing(None):                                              # no exercise: nothing refused
         assert np.allclose(__import__("dpedu").L2_clip(np.array([3.0, 4.0]), 1.0), [0.6, 0.8])
+
+
+# --- the examples written in the chapters are right --------------------------------------------------------------
+#
+# A chapter says what an exercise asks for by examples in its text: "`L2_clip(np.array([3.0, 4.0]), 1.0)` →
+# `[0.6, 0.8]`" or "`classic_noise_multiplier(2.0, 1e-5)` raises `ValueError`". Each is evaluated here with the
+# chapter's reference solution, to the digits the text shows.
+
+_EXAMPLE = re.compile(r"`(?P<call>(?P<name>\w+)\([^`]*\))`\s*(?:→\s*`(?P<value>[^`]+)`|raises\s+`(?P<error>\w+)`)")
+
+
+def _examples():
+    for path in CHAPTERS:
+        nb = nbformat.read(path, as_version=4)
+        asked = set()
+        for cell in nb.cells:
+            if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+                asked |= {node.name for node in ast.parse(cell.source).body if isinstance(node, ast.FunctionDef)}
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                for match in _EXAMPLE.finditer(" ".join(cell.source.replace("#", " ").split())):
+                    if match["name"] in asked:
+                        yield pytest.param(path.stem, match, id=f"{path.stem[:2]}-{match['call']}")
+
+
+def _digits(text):
+    """Decimal places shown in ``text`` (the most of any number in it)."""
+    return max((len(m) for m in re.findall(r"\.(\d+)", text)), default=0)
+
+
+@pytest.mark.parametrize("chapter, example", list(_examples()))
+def test_the_examples_in_the_text_are_right(chapter, example, chapter_exercises):
+    namespace = next(ns for ns, _, _ in chapter_exercises.values() if ns["__chapter__"] == chapter)
+    if example["error"]:
+        with pytest.raises(getattr(builtins, example["error"])):
+            eval(example["call"], dict(namespace))                     # noqa: S307 -- the chapter's own text
+        return
+    got = np.asarray(eval(example["call"], dict(namespace)), dtype=float)   # noqa: S307
+    shown = np.asarray(eval(example["value"], {"np": np}), dtype=float)     # noqa: S307
+    digits = _digits(example["value"])
+    assert got.shape == shown.shape and np.allclose(got, shown, rtol=0, atol=0.51 * 10.0 ** -digits + 1e-12), \
+        f"{chapter}: {example['call']} gives {got}, the text says {example['value']}"

@@ -74,8 +74,8 @@ print(f"{n} training rows, {d} features")
 # ## 1. Poisson sampling
 #
 # Each record flips its own coin with probability q, afresh at every step. Exercise 4.1 asks for the indices of
-# the records whose coin came up, in increasing order: `poisson_sample(5, 1.0, rng)` → `[0, 1, 2, 3, 4]` for any
-# generator `rng`, and with coins drawn as `rng.random(n) < q`,
+# the records whose coin came up, in increasing order: `poisson_sample(5, 1.0, np.random.default_rng(7))` →
+# `[0, 1, 2, 3, 4]` (at $q = 1$ every coin comes up, whatever the generator), and with coins drawn as `rng.random(n) < q`,
 # `poisson_sample(10, 0.3, np.random.default_rng(0))` → `[1, 2, 3]`.
 #
 # So the batch size is random, Binomial(n, q), and it can be 0. That is not a nuisance but the point: the
