@@ -129,9 +129,9 @@ case("check_accuracy",
 # copy of exercise 2.1 raises in the exercise cell itself).
 case("check_sensitivities",
      (1, 5.0, 10.0),
-     ("count 0", (0, 5.0, 10.0), "its sensitivity is 1"),
+     ("count 0", (0, 5.0, 10.0), "how much can adding or removing one row change a count"),
      ("add/remove 2C", (1, 10.0, 10.0), "differ by ONE clipped vector"),
-     ("replace-one C", (1, 5.0, 5.0), "can reach 2C"),
+     ("replace-one C", (1, 5.0, 5.0), "the sums differ by u − u′, not by one vector"),
      ("not a number", (1, "C", 10.0), "expected a single number; got str"),
      ("left at None, as in the student copy", (None, None, None), "not written yet"),
      run=lambda answer: checks.check_sensitivities(*answer, clip_norm=5.0), stub=None)
@@ -146,15 +146,15 @@ case("check_L2_clip",
      _clip_rows,
      ("np.clip", lambda v, c: np.clip(v, -c, c), "you clipped coordinates one by one"),
      ("in place", _clip_in_place, "do not modify the input in place"),
-     ("always to C", lambda v, c: v * c / np.linalg.norm(v, axis=-1, keepdims=True), "never up to C"),
+     ("always to C", lambda v, c: v * c / np.linalg.norm(v, axis=-1, keepdims=True), "never scaled up to C"),
      ("0/0", lambda v, c: v / np.linalg.norm(v, axis=-1, keepdims=True) * np.minimum(
          np.linalg.norm(v, axis=-1, keepdims=True), c), "the zero vector must stay zero"),
-     ("whole matrix", lambda v, c: v * min(1.0, c / np.linalg.norm(v)), "clip each row separately"))
+     ("whole matrix", lambda v, c: v * min(1.0, c / np.linalg.norm(v)), "each row must be clipped separately"))
 
 case("check_noisy_count",
      lambda count, epsilon, rng: count + rng.laplace(0.0, 1.0 / epsilon),
      ("global np.random", lambda count, epsilon, rng: count + np.random.laplace(0.0, 1.0 / epsilon),
-      "draw the noise from the rng you are given"),
+      "does not come from the rng you are given"),
      ("no noise", lambda count, epsilon, rng: float(count), "the count must be noisy"),
      ("scale epsilon", lambda count, epsilon, rng: count + rng.laplace(0.0, epsilon), "you used epsilon"),
      ("Gaussian", lambda count, epsilon, rng: count + rng.normal(0.0, 1.0 / epsilon), "not Laplace-shaped"))
@@ -168,9 +168,9 @@ def _classic_refusing(epsilon, delta):
 
 case("check_classic_noise_multiplier",
      _classic_refusing,
-     ("ln(1/delta)", lambda e, d: math.sqrt(2 * math.log(1 / d)) / e, "ln(1.25 / delta), not ln(1 / delta)"),
-     ("no sqrt", lambda e, d: 2 * math.log(1.25 / d) / e, "take the square root"),
-     ("times epsilon", lambda e, d: math.sqrt(2 * math.log(1.25 / d)) * e, "divide by epsilon"),
+     ("ln(1/delta)", lambda e, d: math.sqrt(2 * math.log(1 / d)) / e, "the number inside the logarithm is wrong"),
+     ("no sqrt", lambda e, d: 2 * math.log(1.25 / d) / e, "a square root is missing"),
+     ("times epsilon", lambda e, d: math.sqrt(2 * math.log(1.25 / d)) * e, "you multiplied by ε"),
      ("no refusal", _classic, "for epsilon = 2 raise ValueError"))
 
 
@@ -183,14 +183,14 @@ def _noisy_sum(theta, X, y, clip_norm, noise_multiplier, rng, *, clip=_clip_rows
 case("check_noisy_gradient_sum",
      _noisy_sum,
      ("no clipping", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng, clip=lambda G, c: G),
-      "clip each per-example gradient to norm <= C before summing"),
+      "the gradients were not clipped"),
      ("clipped the sum", lambda t, X, y, c, z, rng: _clip_rows(_per_example_gradients(t, X, y).sum(axis=0), c)
       + rng.normal(0.0, z * c, size=X.shape[1]), "you clipped the sum"),
-     ("mean", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng) / len(y), "not the mean"),
+     ("mean", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng) / len(y), "you returned the mean"),
      ("np.clip", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng, clip=lambda G, c: np.clip(G, -c, c)),
       "you clipped coordinates (np.clip)"),
      ("global np.random", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, np.random),
-      "draw the noise from the rng you are given"),
+      "does not come from the rng you are given"),
      ("std z", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng, noise=lambda z, c: z), "you used z alone"))
 
 # --- chapter 3 -------------------------------------------------------------------------------------------------
@@ -427,7 +427,7 @@ case("check_smallest_feasible",
 case("check_proactive_noise_multiplier",
      lambda e, d: math.sqrt(2 * (e + math.log(1 / d)) / e),
      ("classic", _classic, "that is the classic calibration of ONE Gaussian release"),
-     ("no sqrt", lambda e, d: 2 * (e + math.log(1 / d)) / e, "take the square root"),
+     ("no sqrt", lambda e, d: 2 * (e + math.log(1 / d)) / e, "a square root is missing"),
      ("no epsilon in numerator", lambda e, d: math.sqrt(2 * math.log(1 / d) / e),
       "the numerator is epsilon + ln(1/delta)"))
 
@@ -568,14 +568,14 @@ def _f(alpha, epsilon, delta):
 case("check_gaussian_tradeoff",
      _g,
      ("TPR", lambda alpha, mu: 1 - _g(alpha, mu), "true-positive rate 1 - beta"),
-     ("quantile", lambda alpha, mu: _g(1 - alpha, mu), "Phi^{-1}(1 - alpha), not Phi^{-1}(alpha)"),
+     ("quantile", lambda alpha, mu: _g(1 - alpha, mu), "Φ⁻¹(1 − α), not Φ⁻¹(α)"),
      ("sign", lambda alpha, mu: _g(alpha, -mu), "sign"))
 
 case("check_epsilon_delta_tradeoff",
      _f,
      ("steep only", lambda a, e, d: max(0.0, 1 - d - math.exp(e) * a), "the mirrored line"),
      ("no zero", lambda a, e, d: max(1 - d - math.exp(e) * a, math.exp(-e) * (1 - d - a)), "never negative"),
-     ("no delta", lambda a, e, d: _f(a, e, 0.0), "delta lowers both lines"))
+     ("no delta", lambda a, e, d: _f(a, e, 0.0), "δ lowers both lines"))
 
 case("check_best_tpr",
      lambda E, D, fpr: 1 - max(_f(fpr, e, d) for e, d in zip(E, D)),
@@ -744,6 +744,10 @@ def test_wrong_answer_gets_its_hint(name, answer, hint, capsys):
         CASES[name].run(answer)
     assert hint in str(failure.value), f"expected the hint {hint!r}; the check said: {failure.value}"
     assert "passed" not in capsys.readouterr().out
+    assert not RAW_TEX.search(str(failure.value)), f"raw TeX in a hint (write words or Unicode): {failure.value}"
+
+
+RAW_TEX = re.compile(r"\^\{|_\{|\\[A-Za-z]+")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -947,7 +951,7 @@ DELEGATIONS = {
            "c.selection_epsilon",
     "7.5": "def gradient_noise_multiplier(noise_multiplier, count_noise_std): "
            "return dp.training.adaptive.gradient_noise_multiplier(noise_multiplier, count_noise_std)",
-    "8.1": "def gaussian_beta(alpha, mu): return float(gaussian_tradeoff(alpha, mu))",
+    "8.1": "def gaussian_beta(alpha, mu): return float(dpedu.accountants.tradeoff.gaussian_tradeoff(alpha, mu))",
     "8.2": "def pair_beta(alpha, epsilon, delta): return float(epsilon_delta_tradeoff([alpha], epsilon, delta)[0])",
     "8.3": "def best_tpr(epsilons, deltas, fpr): return 1.0 - float(dpedu.accountants.tradeoff.profile_tradeoff("
            "[fpr], np.asarray(epsilons), np.asarray(deltas))[0])",

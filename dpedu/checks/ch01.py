@@ -36,7 +36,7 @@ def check_logistic_loss(fn, *, seed=0):
     if not close(at_zero, math.log(2.0)):
         expect(not close(at_zero, X.shape[0] * math.log(2.0)),
                 "return the mean over the examples, not the sum (at theta = 0 the mean loss is ln 2)")
-        raise CheckFailed(f"at theta = 0 every example has loss ln(1 + e^0) = ln 2 = 0.6931; you returned {at_zero:.6g}")
+        raise CheckFailed(f"at theta = 0 every example has loss ln(1 + e⁰) = ln 2 = 0.6931; you returned {at_zero:.6g}")
     out = scalar(call(fn, theta, X, y), "the loss")
     expected = loss(theta, X, y)
     if not close(out, expected):
@@ -51,7 +51,7 @@ def check_logistic_loss(fn, *, seed=0):
     big = scalar(call(fn, 1000.0 * theta, X, y), "the loss")
     expect(close(big, loss(1000.0 * theta, X, y)),
             "for large margins np.log(1 + np.exp(-m)) overflows (exp(710) is inf in float64) and the loss becomes "
-            "inf; compute ln(1 + e^{-m}) as np.logaddexp(0, -m)")
+            "inf; compute ln(1 + exp(−m)) as np.logaddexp(0, -m)")
     passed("the mean logistic loss, stable for large margins")
 
 

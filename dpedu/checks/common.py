@@ -170,13 +170,16 @@ def call(fn, *args, **kwargs):
         raise _student_error(exc, fn) from None
 
 
-def call_strict(fn, *args, hint):
-    """Like :func:`call`, but a floating-point division by zero or invalid operation fails with ``hint``."""
+def call_strict(fn, *args, hint, more=None):
+    """Like :func:`call`, but a floating-point division by zero or invalid operation fails with ``hint`` (and the
+    second level ``more``)."""
     try:
         with np.errstate(divide="raise", invalid="raise", over="ignore", under="ignore"), student(fn):
             return fn(*args)
     except (FloatingPointError, ZeroDivisionError):
-        raise CheckFailed(hint) from None
+        failure = CheckFailed(hint)
+        failure.more = more
+        raise failure from None
     except Exception as exc:
         raise _student_error(exc, fn) from None
 
