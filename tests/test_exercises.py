@@ -82,8 +82,8 @@ case("check_logistic_loss",
      ("sum", lambda theta, X, y: float(np.sum(np.logaddexp(0.0, -y * (X @ theta)))), "not the sum"),
      ("sign", lambda theta, X, y: float(np.mean(np.logaddexp(0.0, y * (X @ theta)))), "sign: the loss is"),
      ("no label", lambda theta, X, y: float(np.mean(np.logaddexp(0.0, -(X @ theta)))),
-      "the margin includes the label"),
-     ("overflow", lambda theta, X, y: float(np.mean(np.log(1 + np.exp(-y * (X @ theta))))), "np.logaddexp(0, -m)"))
+      "your margin ignores the label"),
+     ("overflow", lambda theta, X, y: float(np.mean(np.log(1 + np.exp(-y * (X @ theta))))), "your loss is not finite"))
 
 case("check_logistic_gradient",
      _mean_gradient,
@@ -93,7 +93,7 @@ case("check_logistic_gradient",
      ("sigmoid(m)", lambda theta, X, y: ((-y * expit(y * (X @ theta)))[:, None] * X).mean(axis=0),
       "not sigmoid(m_i)"),
      ("overflow", lambda theta, X, y: ((-y * np.exp(-y * (X @ theta)) / (1 + np.exp(-y * (X @ theta))))[:, None]
-                                       * X).mean(axis=0), "use scipy.special.expit"))
+                                       * X).mean(axis=0), "the sigmoid overflows"))
 
 
 def _descend(X, y, iterations, learning_rate, *, sign=-1.0, scale=1.0):
@@ -206,7 +206,7 @@ case("check_advanced_composition",
      ("book's plot code", lambda e, d, k, dp: (2 * e * math.sqrt(2 * k * math.log(1 / dp)), k * d + dp),
       "simplified form from the book's plot code"),
      ("k eps^2", lambda e, d, k, dp: (e * math.sqrt(2 * k * math.log(1 / dp)) + k * e * e, k * d + dp),
-      "only its small-epsilon"),
+      "only the small-ε approximation"),
      ("delta' only", lambda e, d, k, dp: (_advanced(e, k, dp), dp), "each step still spends its own delta"))
 
 
@@ -217,9 +217,9 @@ def _zcdp(z, steps, delta, *, rho_of=lambda z, t: t / (2 * z * z), two=2.0):
 
 case("check_zcdp_epsilon",
      _zcdp,
-     ("no 1/2", lambda z, t, d: _zcdp(z, t, d, rho_of=lambda z, t: t / (z * z)), "the 1/2 is missing"),
+     ("no 1/2", lambda z, t, d: _zcdp(z, t, d, rho_of=lambda z, t: t / (z * z)), "a factor 1/2 is missing"),
      ("one step", lambda z, t, d: _zcdp(z, t, d, rho_of=lambda z, t: 1 / (2 * z * z)), "rho adds up over steps"),
-     ("no 2", lambda z, t, d: _zcdp(z, t, d, two=1.0), "the 2 is missing"))
+     ("no 2", lambda z, t, d: _zcdp(z, t, d, two=1.0), "misses a factor 2"))
 
 
 def _per_iteration(total, k, delta_prime):
@@ -252,7 +252,7 @@ def _never_empty(n, q, rng):
 
 case("check_poisson_sample",
      _poisson,
-     ("mask", lambda n, q, rng: rng.random(n) < q, "not the boolean mask"),
+     ("mask", lambda n, q, rng: rng.random(n) < q, "you returned the boolean mask"),
      ("global np.random", lambda n, q, rng: np.flatnonzero(np.random.random(n) < q),
       "draw from the rng you are given"),
      ("with replacement", lambda n, q, rng: rng.integers(0, n, size=rng.binomial(n, q)),
@@ -1107,3 +1107,51 @@ def test_the_examples_in_the_text_are_right(chapter, example, chapter_exercises)
     digits = _digits(example["value"])
     assert got.shape == shown.shape and np.allclose(got, shown, rtol=0, atol=0.51 * 10.0 ** -digits + 1e-12), \
         f"{chapter}: {example['call']} gives {got}, the text says {example['value']}"
+
+
+# --- hints in levels --------------------------------------------------------------------------------------------
+
+
+def test_a_second_level_is_given_when_asked(capsys):
+    """The first message says what is wrong (and where); checks.hint says more, and differs from it."""
+    with pytest.raises(checks.CheckFailed) as failure:
+        checks.check_sensitivities(1, 5.0, 5.0, clip_norm=5.0)
+    first = str(failure.value)
+    assert "u′ = −u" not in first and "2C" not in first          # the first level does not give the answer
+    checks.hint("2.1")
+    second = capsys.readouterr().out
+    assert second.startswith("Exercise 2.1, more: ") and "u′" in second and second.strip() not in first
+    with pytest.raises(ValueError, match="number must be an exercise number such as '2.2'"):
+        checks.hint("2.9")
+    with pytest.raises(ValueError, match="number must be"):
+        checks.hint(2.2)
+
+
+@pytest.mark.parametrize("number", sorted(EXERCISES))
+def test_every_exercise_has_a_second_level(number):
+    from dpedu.checks.hints import GENERAL, hint_text
+
+    assert GENERAL[number].strip()
+    assert hint_text(number).startswith(f"Exercise {number}, more: ")
+    assert not RAW_TEX.search(GENERAL[number])
+
+
+def test_a_wrong_value_names_the_line_that_returned_it():
+    clip = _cell_function("def L2_clip(v, clip_norm):\n    v = np.asarray(v)\n    return np.clip(v, -clip_norm, clip_norm)\n",
+                          "L2_clip", filename="/tmp/ipykernel_4242/2468.py")
+    with pytest.raises(checks.CheckFailed) as failed:
+        checks.check_L2_clip(clip)
+    assert str(failed.value).endswith("(your function returned it from line 3 of your cell: "
+                                      "`return np.clip(v, -clip_norm, clip_norm)`)"), str(failed.value)
+
+
+@pytest.mark.parametrize("answer, expected", [
+    (lambda v, c: None, "your function returned None; expected an array of shape (5,)"),
+    (lambda v, c: v[:, None], "expected an array of shape (5,); got shape (5, 1): the right number of entries"),
+    (lambda v, c: 1.0, "expected an array of shape (5,); got shape (): a single number instead"),
+])
+def test_a_result_of_the_wrong_kind_says_what_was_expected(answer, expected):
+    with pytest.raises(checks.CheckFailed, match=re.escape(expected)):
+        checks.check_L2_clip(answer)
+    with pytest.raises(checks.CheckFailed, match=re.escape("your function returned None; expected a single number")):
+        checks.check_classic_noise_multiplier(lambda epsilon, delta: None)
