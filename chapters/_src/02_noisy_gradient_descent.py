@@ -226,6 +226,8 @@ print(f"  at the smallest ({totals.min():.3g}): {mean_acc[np.argmin(totals)]:.4f
 #
 # ## Exercises
 #
+# A failed check says what is wrong; `checks.hint("2.2")` (with the exercise's number) says more.
+#
 # **Exercise 2.1 — sensitivities.** With add/remove neighbours a count has sensitivity ____; a sum of vectors
 # each clipped to norm C has L2 sensitivity ____. Under *replace-one* neighbours (one row changed), the clipped
 # sum has L2 sensitivity ____. Fill in the three numbers for $C = 5$.
