@@ -401,8 +401,8 @@ def _tail(lambdas, alpha, delta):
 
 case("check_epsilon_from_log_moments",
      _tail,
-     ("max", lambda lam, a, d: float(np.max((a + math.log(1 / d)) / lam)), "take the smallest (min)"),
-     ("no division", lambda lam, a, d: float(np.min(a + math.log(1 / d))), "divide by lambda"),
+     ("max", lambda lam, a, d: float(np.max((a + math.log(1 / d)) / lam)), "you returned the largest candidate"),
+     ("no division", lambda lam, a, d: float(np.min(a + math.log(1 / d))), "not divided by λ"),
      ("sign", lambda lam, a, d: float(np.min((a + math.log(d)) / lam)), "sign: ln(1/delta)"),
      ("best lambda", lambda lam, a, d: float(lam[np.argmin((a + math.log(1 / d)) / lam)]),
       "return epsilon, not the best lambda"))
@@ -542,7 +542,7 @@ def _gradient_z(z, sigma_b, *, factor=2.0, sign=-1.0, allowed=lambda z, s: 2 * s
 
 case("check_gradient_noise_multiplier",
      _gradient_z,
-     ("forgot the 2", lambda z, s: _gradient_z(z, s, factor=1.0), "subtract (2 sigma_b)^-2, not sigma_b^-2"),
+     ("forgot the 2", lambda z, s: _gradient_z(z, s, factor=1.0), "2 sigma_b, not sigma_b"),
      ("added", lambda z, s: _gradient_z(z, s, sign=1.0), "must be LARGER than z"),
      ("no adjustment", lambda z, s: z, "the count is a release too"),
      ("sigma_b > z", lambda z, s: _gradient_z(z, s, allowed=lambda z, s: s > z), "not sigma_b > z"),
@@ -598,7 +598,7 @@ case("check_epsilon_from_rates",
      ("one direction", lambda fpr, fnr, d: _rates_epsilon(fpr, fnr, d, both=False), "the other inequality"),
      ("no clamp", lambda fpr, fnr, d: _rates_epsilon(fpr, fnr, d, clamp=False), "clamp at 0"),
      ("delta forgotten", lambda fpr, fnr, d: _rates_epsilon(fpr, fnr, d, subtract_delta=False),
-      "you must subtract delta"))
+      "your answer ignores delta"))
 
 
 def _cp_upper(k, n, confidence):

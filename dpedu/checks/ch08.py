@@ -61,10 +61,11 @@ def check_epsilon_delta_tradeoff(fn):
             flat = math.exp(-epsilon) * (1.0 - delta - alpha)
             expect(not close(out, max(0.0, steep), rtol=1e-6, atol=1e-10),
                    "only the steep line 1 − δ − exp(ε) α: DP holds for both orders of D and D', so the mirrored "
-                   "line exp(−ε)(1 − δ − α) is a floor too (it wins at large alpha); take the max of both")
+                   "line exp(−ε)(1 − δ − α) is a floor too (it wins at large alpha)",
+                   more="the curve is the larger of the two lines at each α")
             expect(not close(out, max(0.0, flat), rtol=1e-6, atol=1e-10),
                    "only the flat line exp(−ε)(1 − δ − α): the steep line 1 − δ − exp(ε) α wins at small "
-                   "alpha; take the max of both")
+                   "alpha", more="the curve is the larger of the two lines at each α")
             expect(not close(out, max(steep, flat), rtol=1e-6, atol=1e-10), "an error rate is never negative: "
                                                                                "take the max with 0 as well")
             expect(not close(out, _pair(alpha, epsilon, 0.0), rtol=1e-6, atol=1e-10) or delta == 0,
