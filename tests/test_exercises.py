@@ -568,7 +568,7 @@ def _f(alpha, epsilon, delta):
 case("check_gaussian_tradeoff",
      _g,
      ("TPR", lambda alpha, mu: 1 - _g(alpha, mu), "true-positive rate 1 - beta"),
-     ("quantile", lambda alpha, mu: _g(1 - alpha, mu), "Φ⁻¹(1 − α), not Φ⁻¹(α)"),
+     ("quantile", lambda alpha, mu: _g(1 - alpha, mu), "your threshold is at the wrong quantile"),
      ("sign", lambda alpha, mu: _g(alpha, -mu), "sign"))
 
 case("check_epsilon_delta_tradeoff",

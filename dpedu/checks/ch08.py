@@ -38,10 +38,11 @@ def check_gaussian_tradeoff(fn):
             expect(not close(out, 1.0 - expected, rtol=1e-6, atol=1e-9),
                    "you returned the attacker's true-positive rate 1 - beta; the curve is the false-NEGATIVE rate beta")
             expect(not close(out, float(ndtr(ndtri(alpha) - mu)), rtol=1e-6, atol=1e-9),
-                   "the threshold of a test with FPR alpha is the (1 - alpha) quantile of N(0, 1): Φ⁻¹(1 − α), "
-                   "not Φ⁻¹(α)")
+                   "your threshold is at the wrong quantile: a test with FPR α says 'in' for the top α of N(0, 1), "
+                   "not the bottom α", more="the threshold is Φ⁻¹(1 − α), not Φ⁻¹(α)")
             expect(not close(out, float(ndtr(ndtri(1.0 - alpha) + mu)), rtol=1e-6, atol=1e-9),
-                   "sign: under the alternative N(mu, 1) the threshold sits mu LOWER, so β = Φ(Φ⁻¹(1 − α) − μ)")
+                   "sign: your μ moves the threshold the wrong way; under the alternative N(μ, 1) the threshold sits "
+                   "μ LOWER", more="β = Φ(Φ⁻¹(1 − α) − μ)")
             raise CheckFailed(f"for alpha={alpha}, mu={mu} expected beta = {expected:.6g}; got {out:.6g}")
     expect(close(scalar(call(fn, 0.3, 0.0), "beta"), 0.7), "with mu = 0 no test beats guessing: beta = 1 - alpha")
     passed("the Gaussian trade-off curve G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)")

@@ -170,8 +170,7 @@ class ExerciseRefused(CheckFailed):
 
 def refusal_message(number, dotted):
     """The refusal's text: which exercise, which function of dpedu's was reached."""
-    return (f"Exercise {number} asks you to write this yourself: your function called {dotted}, dpedu's own "
-            f"version, which the chapter shows after the exercise once yours passes")
+    return f"Exercise {number} asks you to write this yourself: your function called {dotted}, dpedu's own version"
 
 
 @dataclass
