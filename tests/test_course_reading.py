@@ -5,7 +5,12 @@
   asks for -- by ``show_source``, ``inspect.getsource``, ``??`` or a link to the source. "What it asks for" is
   every name the exercise cell defines (``def`` and ``class``), dpedu's own implementation of it (the
   ``COUNTERPARTS`` below, for exercises that name it differently), and any shown source containing two lines
-  of the reference solution.
+  of the reference solution. Nor does any cell before an exercise *run* it: no call of a function the exercise
+  defines, of dpedu's counterpart (the exercise's row in ``dpedu.checks.guard.EXERCISES``, matched by the object
+  or, for a method such as ``curve.best_tpr``, by its name), and no expression of the shape of the reference
+  solution's (``z * C / (q * n)`` is Exercise 7.1's ``noise_multiplier * clip_norm / (sampling_rate *
+  dataset_size)``: the names of variables may differ, the operations and the library functions may not). What
+  an exercise asks for is given by examples written in the text instead.
 * Every formula in math mode: the markdown of the chapters (their markdown cells) and of ``docs/*.md`` has no
   raw ``^{``, ``_{``, ``\\frac``, ``\\sum``, ``Σ_``/``Σᵢ`` or unicode subscript/superscript digits outside
   ``$...$``, ``$$...$$``, inline code and fenced code blocks: those only typeset in math mode.
@@ -14,6 +19,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import importlib
 import inspect
 import re
@@ -22,6 +28,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from dpedu.checks.guard import EXERCISES
 from dpedu.exercises import BEGIN_SOLUTION, END_SOLUTION, student_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,6 +154,154 @@ def _linked_text(target):
     return ""
 
 
+# Cells before an exercise that still run dpedu's counterpart: chapters whose body is built on it (chapter 1 trains
+# with dpedu's logistic regression, chapter 6 plans with dpedu's pro-active conditions, ...). Issue 27 asked for nine
+# exercises to be fixed (2.2, 2.3, 2.4, 4.1, 4.4, 4.6, 7.1, 8.1, 8.3); these are the ones left, by (exercise, call).
+# The list may only shrink: an entry that no longer occurs fails test_known_runs_still_occur.
+KNOWN_RUNS = {
+    ('1.1', 'logistic.loss(np.zeros(X_train.shape[1]), X_train, y_train)'),
+    ('1.1', 'logistic.loss(t, X_train[rows], y_train[rows])'),
+    ('1.2', 'logistic.gradient(t, X_train[rows], y_train[rows])'),
+    ('1.2', 'logistic.per_example_gradients(theta_random, X_train, y_train)'),
+    ('1.3', 'dp.training.gradient_descent(X_train, y_train, 10, learning_rate=1.0)'),
+    ('1.3', 'dp.training.gradient_descent(X_train, y_train, iterations, learning_rate=lr)'),
+    ('1.3', 'logistic.gradient(t, X_train[rows], y_train[rows])'),
+    ('1.4', 'logistic.accuracy(book.theta, X_test, y_test)'),
+    ('1.4', 'logistic.accuracy(ours, X_test, y_test)'),
+    ('1.4', 'logistic.accuracy(run.theta, X_test, y_test)'),
+    ('1.4', "logistic.accuracy(runs['learning rate 1'].theta, X_test, y_test)"),
+    ('1.4', 'logistic.predict(ours, X_test)'),
+    ('3.1', 'make_accountant(name).compose(GaussianEvent(z_book), int(k)).compose(LaplaceEvent(0.1)).get_epsilon(1e-05)'),
+    ('3.1', 'rdp_classic.get_epsilon(1e-05)'),
+    ('3.1', 'seq.breakdown(delta=0.0001)'),
+    ('3.2', 'advanced_composition(0.1, 0.0, k, 1e-05)'),
+    ('3.2', 'advanced_composition(epsilon=1.0, delta=0.0, k=500, delta_prime=1e-05)'),
+    ('3.3', 'make_accountant(name).compose(GaussianEvent(z_book), int(k)).compose(LaplaceEvent(0.1)).get_epsilon(1e-05)'),
+    ('3.3', 'rdp_classic.get_epsilon(1e-05)'),
+    ('3.4', 'advanced_composition(0.1, 0.0, k, 1e-05)'),
+    ('3.4', 'advanced_composition(epsilon=1.0, delta=0.0, k=500, delta_prime=1e-05)'),
+    ('5.2', 'acc.get_epsilon_and_moment_order(delta)'),
+    ('5.2', 'moments.epsilon_from_log_moments(lam, alpha, delta)'),
+    ('6.1', 'proactive.proactive_noise_multiplier(0.5, 1 / n)'),
+    ('6.1', 'proactive.proactive_noise_multiplier(0.5, 1e-05)'),
+    ('6.1', 'proactive.proactive_noise_multiplier(e, 1 / n)'),
+    ('6.1', 'proactive.proactive_noise_multiplier(eps, delta)'),
+    ('6.2', 'proactive.minimum_steps(eps, k)'),
+    ('6.2', 'proactive.plan(epsilon=0.5, dataset_size=60000, epochs=5)'),
+    ('6.2', 'proactive.plan(epsilon=0.5, dataset_size=60000, epochs=5, steps=25)'),
+    ('6.2', 'proactive.plan(epsilon=0.5, dataset_size=60000, epochs=5, steps=25, strict=False)'),
+    ('6.2', 'proactive.plan(epsilon=0.5, dataset_size=N, epochs=kk, accountants=())'),
+    ('6.2', 'proactive.plan(epsilon=e, dataset_size=N, epochs=k_min)'),
+    ('6.3', 'proactive.plan(epsilon=0.5, dataset_size=60000, epochs=5)'),
+    ('6.3', 'proactive.plan(epsilon=0.5, dataset_size=60000, epochs=5, steps=25)'),
+    ('6.3', 'proactive.plan(epsilon=0.5, dataset_size=60000, epochs=5, steps=25, strict=False)'),
+    ('6.3', 'proactive.plan(epsilon=0.5, dataset_size=N, epochs=kk, accountants=())'),
+    ('6.3', 'proactive.plan(epsilon=e, dataset_size=N, epochs=k_min)'),
+    ('6.3', 'proactive.proactive_conditions(epsilon=0.5, delta=1 / n, dataset_size=n, epochs=5, steps=100)'),
+    ('7.2', 'experiments.tuning_cost(trials, noise_multiplier=run_z, sampling_rate=q, steps=steps, score_epsilon=score_epsilon, delta=DELTA, shape=shape)'),
+    ('7.4', 'experiments.tuning_cost(trials, noise_multiplier=run_z, sampling_rate=q, steps=steps, score_epsilon=score_epsilon, delta=DELTA, shape=shape)'),
+    ('8.2', 'epsilon_delta_tradeoff(alphas, eps, d)'),
+    ('8.3', 'epsilon_delta_tradeoff(alphas, eps, d)'),
+    ('9.1', 'audit.epsilon_from_rates(0.01, 0.5, delta=DELTA)'),
+    ('9.3', 'audit.epsilon_from_rates(0.01, 0.5, delta=DELTA)'),
+    ('9.3', 'audit.epsilon_lower_bound(false_positives=0, n_out=n, false_negatives=0, n_in=n, delta=DELTA)'),
+}
+
+
+def _canonical(node, imported):
+    """``node``'s source with every name that the chapter did not import replaced by a numbered placeholder (in
+    order of first use) and numbers written as floats: ``z * C / (q * n)`` -> ``_0 * _1 / (_2 * _3)``."""
+    names = {}
+
+    class Abstract(ast.NodeTransformer):
+        def visit_Name(self, name):
+            if name.id in imported:
+                return name
+            return ast.copy_location(ast.Name(id=names.setdefault(name.id, f"_{len(names)}"), ctx=name.ctx), name)
+
+        def visit_Constant(self, constant):
+            if isinstance(constant.value, (int, float)) and not isinstance(constant.value, bool):
+                return ast.copy_location(ast.Constant(value=float(constant.value)), constant)
+            return constant
+
+    return ast.unparse(Abstract().visit(copy.deepcopy(node)))
+
+
+def _operations(node):
+    return sum(isinstance(n, (ast.BinOp, ast.Call, ast.Compare, ast.BoolOp, ast.UnaryOp)) for n in ast.walk(node))
+
+
+def solution_shapes(source, imported):
+    """The canonical forms of the expressions the reference solution returns or assigns (three operations or more)."""
+    lines, inside, region = source.split("\n"), False, set()
+    for number, line in enumerate(lines, start=1):
+        if line.strip() == BEGIN_SOLUTION:
+            inside = True
+        elif line.strip() == END_SOLUTION:
+            inside = False
+        elif inside:
+            region.add(number)
+    shapes = set()
+    for node in ast.walk(ast.parse(source)):
+        value = getattr(node, "value", None) if isinstance(node, (ast.Return, ast.Assign)) else None
+        if value is not None and node.lineno in region and _operations(value) >= 3:
+            shapes.add(_canonical(value, imported))
+    return shapes
+
+
+def _runs(cell, namespace):
+    """[(call or expression source, resolved callee or None, callee's last name, canonical form)] of a code cell."""
+    try:
+        tree = ast.parse("\n".join(l for l in cell.source.split("\n") if not l.rstrip().endswith("??")))
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.expr) or _operations(node) < 1:
+            continue
+        callee, last = None, None
+        if isinstance(node, ast.Call):
+            label = ast.unparse(node.func)
+            last = label.rsplit(".", 1)[-1]
+            try:
+                callee = eval(label, namespace)                       # noqa: S307 -- names the chapter imported
+            except Exception:
+                callee = None
+        found.append((ast.unparse(node), callee, last, _canonical(node, namespace) if _operations(node) >= 3 else None))
+    return found
+
+
+def runs_before(nb):
+    """Every (cell index, exercise, what) where a cell before an exercise runs what the exercise asks for."""
+    namespace, seen, problems = {}, [], []
+    for index, cell in enumerate(nb.cells):
+        number = _exercise_number(cell)
+        if number is not None:
+            asked = _defined_names(cell.source)
+            counterparts = EXERCISES[number].counterparts if number in EXERCISES else ()
+            objects = [_resolve(name) for name in counterparts]
+            methods = {name.rsplit(".", 1)[-1] for name in counterparts if name.rsplit(".", 2)[-2][:1].isupper()}
+            shapes = solution_shapes(cell.source, namespace)
+            for where, text, callee, last, canonical in seen:
+                if callee is not None and any(callee is obj for obj in objects):
+                    what = f"{text} (dpedu's version of the answer)"
+                elif last in asked:
+                    what = f"{text} (calls the function the exercise writes)"
+                elif callee is None and last in methods:
+                    what = f"{text} (dpedu's version of the answer, a method)"
+                elif canonical is not None and canonical in shapes:
+                    what = f"{text} (the expression the exercise asks for)"
+                else:
+                    continue
+                if (number, text) not in KNOWN_RUNS:
+                    problems.append((where, number, what))
+        if cell.cell_type == "code":
+            _imports(cell, namespace)
+            if number is None and not cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
+                seen += [(index, *run) for run in _runs(cell, namespace)]
+    return problems
+
+
 def reveals(nb):
     """Every (cell index, exercise, what) where the student copy of ``nb`` shows an answer before its exercise."""
     student = student_notebook(nb)
@@ -193,6 +348,60 @@ def test_no_answer_is_shown_before_its_exercise(path):
         "\n  ".join(f"cell {where}, before Exercise {number}: {what}" for where, number, what in problems)
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_nothing_before_an_exercise_runs_its_answer(path):
+    problems = runs_before(nbformat.read(path, as_version=4))
+    assert not problems, f"{path.name}: cells that run what an exercise asks for, before it (give examples in " \
+        "the text instead):\n  " + "\n  ".join(f"cell {where}, before Exercise {number}: {what}"
+                                             for where, number, what in problems)
+
+
+def test_known_runs_still_occur():
+    """KNOWN_RUNS may only shrink: each entry must still be found (else delete it)."""
+    global KNOWN_RUNS
+    listed, KNOWN_RUNS = KNOWN_RUNS, {}
+    try:
+        found = {(number, what.rsplit(" (", 1)[0]) for path in NOTEBOOKS
+                 for _, number, what in runs_before(nbformat.read(path, as_version=4))}
+    finally:
+        KNOWN_RUNS = listed
+    assert set(listed) <= found, f"no longer found (remove from KNOWN_RUNS): {sorted(set(listed) - found)}"
+
+
+CLIP_IMPORTS = "import numpy as np\nimport dpedu as dp\nfrom dpedu.clipping import L2_clip as clip"
+
+
+@pytest.mark.parametrize("planted, found", [
+    ("out = dp.L2_clip(np.ones(3), 1.0)", "dpedu's version of the answer"),
+    ("print(clip(np.ones(3), 1.0))", "dpedu's version of the answer"),            # under another name
+    ("out = dp.clipping.L2_clip(np.ones(3), 1.0)", "dpedu's version of the answer"),
+    ("print(L2_clip(np.ones(3), 1.0))", "calls the function the exercise writes"),
+    ("w = x * np.minimum(1.0, c / np.maximum(r, 1e-300))", "the expression the exercise asks for"),
+])
+def test_a_planted_run_before_the_exercise_is_found(planted, found):
+    nb = _notebook_with([("code", CLIP_IMPORTS, {}), ("code", planted, {}), ("code", L2_CLIP_RUNNABLE, EXERCISE)])
+    problems = runs_before(nb)
+    assert [(where, number) for where, number, _ in problems] == [(1, "2.2")], problems
+    assert found in problems[0][2]
+    after = _notebook_with([("code", CLIP_IMPORTS, {}), ("code", L2_CLIP_RUNNABLE, EXERCISE), ("code", planted, {})])
+    assert runs_before(after) == []                  # after the exercise, "compare with dpedu's version" is fine
+    harmless = _notebook_with([("code", CLIP_IMPORTS, {}), ("code", "w = np.minimum(1.0, 2.0) + np.ones(3)", {}),
+                               ("code", L2_CLIP_RUNNABLE, EXERCISE)])
+    assert runs_before(harmless) == []
+
+
+def test_the_expression_of_exercise_7_1_is_found():
+    exercise = ("def noise_std_of_average(noise_multiplier, clip_norm, sampling_rate, dataset_size):\n"
+                "    ### BEGIN SOLUTION\n    return noise_multiplier * clip_norm / (sampling_rate * dataset_size)\n"
+                "    ### END SOLUTION")
+    meta = {"nbgrader": dict(EXERCISE["nbgrader"], grade_id="exercise-7-1")}
+    for planted, is_found in (("print(f'{z * C / (q * n):.5f}')", True), ("s = z * C / q", False),
+                              ("s = z * z / (q * n)", False)):
+        nb = _notebook_with([("code", "z, C, q, n = 1.0, 1.0, 0.01, 100", {}), ("code", planted, {}),
+                             ("code", exercise, meta)])
+        assert bool(runs_before(nb)) is is_found, planted
+
+
 def test_counterparts_exist():
     for names in COUNTERPARTS.values():
         for name in names:
@@ -212,6 +421,11 @@ EXERCISE = {"nbgrader": {"solution": True, "grade": False, "grade_id": "exercise
                          "schema_version": 3, "task": False}}
 L2_CLIP_EXERCISE = ("def L2_clip(v, clip_norm):\n    ### BEGIN SOLUTION\n"
                     "    norms = np.linalg.norm(v, axis=-1, keepdims=True)\n    return v\n    ### END SOLUTION")
+
+
+L2_CLIP_RUNNABLE = ("def L2_clip(v, clip_norm):\n    ### BEGIN SOLUTION\n    v = np.asarray(v, dtype=float)\n"
+                    "    norms = np.linalg.norm(v, axis=-1, keepdims=True)\n"
+                    "    return v * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))\n    ### END SOLUTION")
 
 
 @pytest.mark.parametrize("reveal", [

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -124,8 +125,8 @@ case("check_logistic_loss",
      ("sum", lambda theta, X, y: float(np.sum(np.logaddexp(0.0, -y * (X @ theta)))), "not the sum"),
      ("sign", lambda theta, X, y: float(np.mean(np.logaddexp(0.0, y * (X @ theta)))), "sign: the loss is"),
      ("no label", lambda theta, X, y: float(np.mean(np.logaddexp(0.0, -(X @ theta)))),
-      "the margin includes the label"),
-     ("overflow", lambda theta, X, y: float(np.mean(np.log(1 + np.exp(-y * (X @ theta))))), "np.logaddexp(0, -m)"))
+      "your margin ignores the label"),
+     ("overflow", lambda theta, X, y: float(np.mean(np.log(1 + np.exp(-y * (X @ theta))))), "your loss is not finite"))
 
 case("check_logistic_gradient",
      _mean_gradient,
@@ -135,7 +136,7 @@ case("check_logistic_gradient",
      ("sigmoid(m)", lambda theta, X, y: ((-y * expit(y * (X @ theta)))[:, None] * X).mean(axis=0),
       "not sigmoid(m_i)"),
      ("overflow", lambda theta, X, y: ((-y * np.exp(-y * (X @ theta)) / (1 + np.exp(-y * (X @ theta))))[:, None]
-                                       * X).mean(axis=0), "use scipy.special.expit"))
+                                       * X).mean(axis=0), "the sigmoid overflows"))
 
 
 def _descend(X, y, iterations, learning_rate, *, sign=-1.0, scale=1.0):
@@ -171,10 +172,10 @@ case("check_accuracy",
 # copy of exercise 2.1 raises in the exercise cell itself).
 case("check_sensitivities",
      (1, 5.0, 10.0),
-     ("count 0", (0, 5.0, 10.0), "its sensitivity is 1"),
+     ("count 0", (0, 5.0, 10.0), "how much can adding or removing one row change a count"),
      ("add/remove 2C", (1, 10.0, 10.0), "differ by ONE clipped vector"),
-     ("replace-one C", (1, 5.0, 5.0), "can reach 2C"),
-     ("not a number", (1, "C", 10.0), "must be a number"),
+     ("replace-one C", (1, 5.0, 5.0), "the sums differ by u − u′, not by one vector"),
+     ("not a number", (1, "C", 10.0), "expected a single number; got str"),
      ("left at None, as in the student copy", (None, None, None), "not written yet"),
      run=lambda answer: checks.check_sensitivities(*answer, clip_norm=5.0), stub=None)
 
@@ -188,15 +189,15 @@ case("check_L2_clip",
      _clip_rows,
      ("np.clip", lambda v, c: np.clip(v, -c, c), "you clipped coordinates one by one"),
      ("in place", _clip_in_place, "do not modify the input in place"),
-     ("always to C", lambda v, c: v * c / np.linalg.norm(v, axis=-1, keepdims=True), "never up to C"),
+     ("always to C", lambda v, c: v * c / np.linalg.norm(v, axis=-1, keepdims=True), "never scaled up to C"),
      ("0/0", lambda v, c: v / np.linalg.norm(v, axis=-1, keepdims=True) * np.minimum(
          np.linalg.norm(v, axis=-1, keepdims=True), c), "the zero vector must stay zero"),
-     ("whole matrix", lambda v, c: v * min(1.0, c / np.linalg.norm(v)), "clip each row separately"))
+     ("whole matrix", lambda v, c: v * min(1.0, c / np.linalg.norm(v)), "each row must be clipped separately"))
 
 case("check_noisy_count",
      lambda count, epsilon, rng: count + rng.laplace(0.0, 1.0 / epsilon),
      ("global np.random", lambda count, epsilon, rng: count + np.random.laplace(0.0, 1.0 / epsilon),
-      "draw the noise from the rng you are given"),
+      "does not come from the rng you are given"),
      ("no noise", lambda count, epsilon, rng: float(count), "the count must be noisy"),
      ("scale epsilon", lambda count, epsilon, rng: count + rng.laplace(0.0, epsilon), "you used epsilon"),
      ("Gaussian", lambda count, epsilon, rng: count + rng.normal(0.0, 1.0 / epsilon), "not Laplace-shaped"))
@@ -210,9 +211,9 @@ def _classic_refusing(epsilon, delta):
 
 case("check_classic_noise_multiplier",
      _classic_refusing,
-     ("ln(1/delta)", lambda e, d: math.sqrt(2 * math.log(1 / d)) / e, "ln(1.25 / delta), not ln(1 / delta)"),
-     ("no sqrt", lambda e, d: 2 * math.log(1.25 / d) / e, "take the square root"),
-     ("times epsilon", lambda e, d: math.sqrt(2 * math.log(1.25 / d)) * e, "divide by epsilon"),
+     ("ln(1/delta)", lambda e, d: math.sqrt(2 * math.log(1 / d)) / e, "the number inside the logarithm is wrong"),
+     ("no sqrt", lambda e, d: 2 * math.log(1.25 / d) / e, "a square root is missing"),
+     ("times epsilon", lambda e, d: math.sqrt(2 * math.log(1.25 / d)) * e, "you multiplied by ε"),
      ("no refusal", _classic, "for epsilon = 2 raise ValueError"))
 
 
@@ -225,14 +226,14 @@ def _noisy_sum(theta, X, y, clip_norm, noise_multiplier, rng, *, clip=_clip_rows
 case("check_noisy_gradient_sum",
      _noisy_sum,
      ("no clipping", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng, clip=lambda G, c: G),
-      "clip each per-example gradient to norm <= C before summing"),
+      "the gradients were not clipped"),
      ("clipped the sum", lambda t, X, y, c, z, rng: _clip_rows(_per_example_gradients(t, X, y).sum(axis=0), c)
       + rng.normal(0.0, z * c, size=X.shape[1]), "you clipped the sum"),
-     ("mean", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng) / len(y), "not the mean"),
+     ("mean", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng) / len(y), "you returned the mean"),
      ("np.clip", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng, clip=lambda G, c: np.clip(G, -c, c)),
       "you clipped coordinates (np.clip)"),
      ("global np.random", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, np.random),
-      "draw the noise from the rng you are given"),
+      "does not come from the rng you are given"),
      ("std z", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng, noise=lambda z, c: z), "you used z alone"))
 
 # --- chapter 3 -------------------------------------------------------------------------------------------------
@@ -248,7 +249,7 @@ case("check_advanced_composition",
      ("book's plot code", lambda e, d, k, dp: (2 * e * math.sqrt(2 * k * math.log(1 / dp)), k * d + dp),
       "simplified form from the book's plot code"),
      ("k eps^2", lambda e, d, k, dp: (e * math.sqrt(2 * k * math.log(1 / dp)) + k * e * e, k * d + dp),
-      "only its small-epsilon"),
+      "only the small-ε approximation"),
      ("delta' only", lambda e, d, k, dp: (_advanced(e, k, dp), dp), "each step still spends its own delta"))
 
 
@@ -259,9 +260,9 @@ def _zcdp(z, steps, delta, *, rho_of=lambda z, t: t / (2 * z * z), two=2.0):
 
 case("check_zcdp_epsilon",
      _zcdp,
-     ("no 1/2", lambda z, t, d: _zcdp(z, t, d, rho_of=lambda z, t: t / (z * z)), "the 1/2 is missing"),
+     ("no 1/2", lambda z, t, d: _zcdp(z, t, d, rho_of=lambda z, t: t / (z * z)), "a factor 1/2 is missing"),
      ("one step", lambda z, t, d: _zcdp(z, t, d, rho_of=lambda z, t: 1 / (2 * z * z)), "rho adds up over steps"),
-     ("no 2", lambda z, t, d: _zcdp(z, t, d, two=1.0), "the 2 is missing"))
+     ("no 2", lambda z, t, d: _zcdp(z, t, d, two=1.0), "misses a factor 2"))
 
 
 def _per_iteration(total, k, delta_prime):
@@ -294,7 +295,7 @@ def _never_empty(n, q, rng):
 
 case("check_poisson_sample",
      _poisson,
-     ("mask", lambda n, q, rng: rng.random(n) < q, "not the boolean mask"),
+     ("mask", lambda n, q, rng: rng.random(n) < q, "you returned the boolean mask"),
      ("global np.random", lambda n, q, rng: np.flatnonzero(np.random.random(n) < q),
       "draw from the rng you are given"),
      ("with replacement", lambda n, q, rng: rng.integers(0, n, size=rng.binomial(n, q)),
@@ -443,8 +444,8 @@ def _tail(lambdas, alpha, delta):
 
 case("check_epsilon_from_log_moments",
      _tail,
-     ("max", lambda lam, a, d: float(np.max((a + math.log(1 / d)) / lam)), "take the smallest (min)"),
-     ("no division", lambda lam, a, d: float(np.min(a + math.log(1 / d))), "divide by lambda"),
+     ("max", lambda lam, a, d: float(np.max((a + math.log(1 / d)) / lam)), "you returned the largest candidate"),
+     ("no division", lambda lam, a, d: float(np.min(a + math.log(1 / d))), "not divided by λ"),
      ("sign", lambda lam, a, d: float(np.min((a + math.log(d)) / lam)), "sign: ln(1/delta)"),
      ("best lambda", lambda lam, a, d: float(lam[np.argmin((a + math.log(1 / d)) / lam)]),
       "return epsilon, not the best lambda"))
@@ -469,7 +470,7 @@ case("check_smallest_feasible",
 case("check_proactive_noise_multiplier",
      lambda e, d: math.sqrt(2 * (e + math.log(1 / d)) / e),
      ("classic", _classic, "that is the classic calibration of ONE Gaussian release"),
-     ("no sqrt", lambda e, d: 2 * (e + math.log(1 / d)) / e, "take the square root"),
+     ("no sqrt", lambda e, d: 2 * (e + math.log(1 / d)) / e, "a square root is missing"),
      ("no epsilon in numerator", lambda e, d: math.sqrt(2 * math.log(1 / d) / e),
       "the numerator is epsilon + ln(1/delta)"))
 
@@ -584,7 +585,7 @@ def _gradient_z(z, sigma_b, *, factor=2.0, sign=-1.0, allowed=lambda z, s: 2 * s
 
 case("check_gradient_noise_multiplier",
      _gradient_z,
-     ("forgot the 2", lambda z, s: _gradient_z(z, s, factor=1.0), "subtract (2 sigma_b)^-2, not sigma_b^-2"),
+     ("forgot the 2", lambda z, s: _gradient_z(z, s, factor=1.0), "2 sigma_b, not sigma_b"),
      ("added", lambda z, s: _gradient_z(z, s, sign=1.0), "must be LARGER than z"),
      ("no adjustment", lambda z, s: z, "the count is a release too"),
      ("sigma_b > z", lambda z, s: _gradient_z(z, s, allowed=lambda z, s: s > z), "not sigma_b > z"),
@@ -610,14 +611,14 @@ def _f(alpha, epsilon, delta):
 case("check_gaussian_tradeoff",
      _g,
      ("TPR", lambda alpha, mu: 1 - _g(alpha, mu), "true-positive rate 1 - beta"),
-     ("quantile", lambda alpha, mu: _g(1 - alpha, mu), "Phi^{-1}(1 - alpha), not Phi^{-1}(alpha)"),
+     ("quantile", lambda alpha, mu: _g(1 - alpha, mu), "your threshold is at the wrong quantile"),
      ("sign", lambda alpha, mu: _g(alpha, -mu), "sign"))
 
 case("check_epsilon_delta_tradeoff",
      _f,
      ("steep only", lambda a, e, d: max(0.0, 1 - d - math.exp(e) * a), "the mirrored line"),
      ("no zero", lambda a, e, d: max(1 - d - math.exp(e) * a, math.exp(-e) * (1 - d - a)), "never negative"),
-     ("no delta", lambda a, e, d: _f(a, e, 0.0), "delta lowers both lines"))
+     ("no delta", lambda a, e, d: _f(a, e, 0.0), "δ lowers both lines"))
 
 case("check_best_tpr",
      lambda E, D, fpr: 1 - max(_f(fpr, e, d) for e, d in zip(E, D)),
@@ -640,7 +641,7 @@ case("check_epsilon_from_rates",
      ("one direction", lambda fpr, fnr, d: _rates_epsilon(fpr, fnr, d, both=False), "the other inequality"),
      ("no clamp", lambda fpr, fnr, d: _rates_epsilon(fpr, fnr, d, clamp=False), "clamp at 0"),
      ("delta forgotten", lambda fpr, fnr, d: _rates_epsilon(fpr, fnr, d, subtract_delta=False),
-      "you must subtract delta"))
+      "your answer ignores delta"))
 
 
 def _cp_upper(k, n, confidence):
@@ -709,9 +710,13 @@ case("check_gaussian_shift_lower_bound",
 
 
 def _gdp_epsilon(mu, delta):
-    from dpedu.audit import epsilon_from_mu
+    from scipy.optimize import brentq
+    from scipy.stats import norm
 
-    return epsilon_from_mu(mu, delta=delta)
+    def excess(eps):
+        return norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2) - delta
+
+    return 0.0 if excess(0.0) <= 0 else brentq(excess, 0.0, 10 * mu * mu + 10, xtol=1e-12)
 
 
 case("check_epsilon_from_gdp",
@@ -812,6 +817,10 @@ def test_wrong_answer_gets_its_hint(name, answer, hint, capsys):
         CASES[name].run(answer)
     assert hint in str(failure.value), f"expected the hint {hint!r}; the check said: {failure.value}"
     assert "passed" not in capsys.readouterr().out
+    assert not RAW_TEX.search(str(failure.value)), f"raw TeX in a hint (write words or Unicode): {failure.value}"
+
+
+RAW_TEX = re.compile(r"\^\{|_\{|\\[A-Za-z]+")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -869,7 +878,7 @@ def test_strange_answer_is_a_hint_not_a_crash(name, label, capsys):
 @pytest.mark.parametrize("name, answer, hint", [
     ("check_smallest_feasible", lambda *a: 0.0, "must lie in the bracket"),
     ("check_per_iteration_epsilon", lambda *a: 1e308, "too large"),
-    ("check_proactive_schedule", lambda *a: "abc", "must be a number"),
+    ("check_proactive_schedule", lambda *a: "abc", "expected a single number; got str"),
     ("check_L2_clip", lambda v, c: v * np.nan, "keep the direction"),
     ("check_noisy_count", lambda count, epsilon, rng: math.nan, "must be a finite number"),
 ])
@@ -935,3 +944,287 @@ def test_a_crash_outside_a_notebook_names_the_file():
         return v.nrm
     with pytest.raises(checks.CheckFailed, match=r"\(line \d+ of test_exercises.py: `return v.nrm`\)"):
         checks.check_L2_clip(broken)
+
+
+# --- delegation: calling dpedu does not pass ------------------------------------------------------------------
+#
+# For every exercise, a one-line delegation to dpedu's own version fails its check with "Exercise N.M asks you to
+# write this yourself", and the chapter's reference solution (its ### BEGIN SOLUTION block) passes the same check
+# cell. Both run in a namespace made as the chapter makes it: the chapter's imports, then its exercise cells.
+
+import ast  # noqa: E402
+import builtins  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import nbformat  # noqa: E402
+
+from dpedu.checks.guard import EXERCISES, ExerciseRefused, refusing  # noqa: E402
+from dpedu.exercises import find_exercises  # noqa: E402
+
+CHAPTERS = sorted((Path(__file__).resolve().parents[1] / "chapters").glob("[0-9][0-9]_*.ipynb"))
+
+# exercise -> the student's function, written as one line that hands the work to dpedu
+DELEGATIONS = {
+    "1.1": "def logistic_loss(theta, X, y): return dp.models.logistic.loss(theta, X, y)",
+    "1.2": "def logistic_gradient(theta, X, y): return dp.models.logistic.gradient(theta, X, y)",
+    "1.3": "def gradient_descent(X, y, iterations, learning_rate): "
+           "return dp.training.gradient_descent(X, y, iterations, learning_rate=learning_rate).theta",
+    "1.4": "def accuracy(theta, X, y): return dp.models.logistic.accuracy(theta, X, y)",
+    "2.2": "def L2_clip(v, clip_norm): return dp.L2_clip(v, clip_norm)",
+    "2.3": "def noisy_count(true_count, epsilon, rng): "
+           "return dp.mechanisms.laplace_mechanism(true_count, l1_sensitivity=1.0, epsilon=epsilon, rng=rng)",
+    "2.4": "def classic_noise_multiplier(epsilon, delta): "
+           "return dp.mechanisms.gaussian_noise_multiplier(epsilon, delta, 'classic')",
+    "2.5": "def noisy_gradient_sum(theta, X, y, clip_norm, noise_multiplier, rng): return dp.gaussian_mechanism("
+           "dp.models.logistic.clipped_gradient_sum(theta, X, y, clip_norm), l2_sensitivity=clip_norm, "
+           "noise_multiplier=noise_multiplier, rng=rng)",
+    "3.1": "def book_total(iterations, epsilon_per_iteration, delta_per_iteration): return ("
+           "make_accountant('sequential').compose(EpsilonDeltaEvent(epsilon_per_iteration, delta_per_iteration), "
+           "iterations).compose(LaplaceEvent(1 / epsilon_per_iteration)).get_epsilon(iterations * delta_per_iteration), "
+           "iterations * delta_per_iteration)",
+    "3.2": "def advanced_composition_theorem(epsilon, delta, k, delta_prime): "
+           "return advanced_composition(epsilon, delta, k, delta_prime)",
+    "3.3": "def zcdp_epsilon(noise_multiplier, steps, delta): "
+           "return zcdp.zcdp_epsilon(steps / (2 * noise_multiplier ** 2), delta)",
+    "3.4": "def per_iteration_epsilon(total_epsilon, k, delta_prime): return max(e for e in np.linspace("
+           "total_epsilon / k, total_epsilon, 20001) if advanced_composition(e, 0.0, k, delta_prime)[0] <= total_epsilon)",
+    "4.1": "def poisson_sample(n, sampling_rate, rng): return dp.training.plan.poisson_sample(n, sampling_rate, rng)",
+    "4.2": "def clipped_gradient_sum(per_example_gradients, clip_norm): "
+           "return dp.L2_clip(per_example_gradients, clip_norm).sum(axis=0)",
+    "4.3": "def dp_sgd_step(theta, X_batch, y_batch, *, clip_norm, noise_multiplier, expected_batch_size, "
+           "learning_rate, rng): return theta - learning_rate * (dp.models.logistic.clipped_gradient_sum(theta, "
+           "X_batch, y_batch, clip_norm) + rng.normal(0.0, noise_multiplier * clip_norm, size=theta.shape)) "
+           "/ expected_batch_size",
+    "4.4": "def steps_and_epsilon(epochs, sampling_rate, noise_multiplier, delta): return (steps := "
+           "dp.events.steps_from_epochs(epochs, sampling_rate)), make_accountant('rdp').compose("
+           "SubsampledGaussianEvent(noise_multiplier, sampling_rate), steps).get_epsilon(delta)",
+    "4.5": "def steps_and_sampling_rate(epochs, batch_size, dataset_size): "
+           "return dp.events.steps_from_epochs(epochs, batch_size / dataset_size), batch_size / dataset_size",
+    "4.6": "def fixed_batch_event(noise_multiplier, batch_size, dataset_size): return dp.experiments.relations."
+           "scheme_events(noise_multiplier, batch_size, dataset_size, 'replace_one')['without replacement']",
+    "5.1": "def log_moment(sampling_rate, noise_multiplier, moment_order): return float(moments.event_log_moments("
+           "SubsampledGaussianEvent(noise_multiplier, sampling_rate), (moment_order,))[0])",
+    "5.2": "def epsilon_from_log_moments(moment_orders, log_moments, delta): "
+           "return moments.epsilon_from_log_moments(moment_orders, log_moments, delta)[0]",
+    "5.3": "def smallest_feasible(epsilon_of, target, lo, hi, rtol): return dp.calibrate.monotone_search("
+           "lambda z: epsilon_of(z) <= target, hi, feasible_when='larger', lowest=lo, highest=hi, rtol=rtol, "
+           "at_limit=lambda z, ok: z)",
+    "6.1": "def proactive_noise_multiplier(epsilon, delta): "
+           "return proactive.proactive_noise_multiplier(epsilon, delta, strict=False)",
+    "6.2": "def proactive_schedule(epsilon, dataset_size, epochs): return (steps := proactive.minimum_steps("
+           "epsilon, epochs)), epochs / steps, epochs * dataset_size / steps",
+    "6.3": "def closed_form_applies(epsilon, dataset_size, epochs, steps): return proactive.proactive_conditions("
+           "epsilon=epsilon, delta=1 / dataset_size, dataset_size=dataset_size, epochs=epochs, steps=steps).all_hold",
+    "7.2": "def tuning_epsilon(noise_multiplier, sampling_rate, steps, n_runs, delta): return "
+           "dp.experiments.tuning_costs.tuning_cost([n_runs], noise_multiplier=noise_multiplier, "
+           "sampling_rate=sampling_rate, steps=steps, delta=delta)[0].grid_epsilon",
+    "7.4": "def tuning_epsilons(noise_multiplier, sampling_rate, steps, score_epsilon, n_settings, delta): return "
+           "(c := dp.experiments.tuning_costs.tuning_cost([n_settings], noise_multiplier=noise_multiplier, "
+           "sampling_rate=sampling_rate, steps=steps, score_epsilon=score_epsilon, delta=delta)[0]).grid_epsilon, "
+           "c.selection_epsilon",
+    "7.5": "def gradient_noise_multiplier(noise_multiplier, count_noise_std): "
+           "return dp.training.adaptive.gradient_noise_multiplier(noise_multiplier, count_noise_std)",
+    "8.1": "def gaussian_beta(alpha, mu): return float(dpedu.accountants.tradeoff.gaussian_tradeoff(alpha, mu))",
+    "8.2": "def pair_beta(alpha, epsilon, delta): return float(epsilon_delta_tradeoff([alpha], epsilon, delta)[0])",
+    "8.3": "def best_tpr(epsilons, deltas, fpr): return 1.0 - float(dpedu.accountants.tradeoff.profile_tradeoff("
+           "[fpr], np.asarray(epsilons), np.asarray(deltas))[0])",
+    "9.1": "def epsilon_from_rates(fpr, fnr, delta): return audit.epsilon_from_rates(fpr, fnr, delta=delta)",
+    "9.2": "def clopper_pearson_upper(k, n, confidence): "
+           "return dp.audit.statistics.clopper_pearson(k, n, confidence=confidence)",
+    "9.3": "def audit_lower_bound(false_positives, n_out, false_negatives, n_in, delta, confidence): return "
+           "audit.epsilon_lower_bound(false_positives=false_positives, n_out=n_out, "
+           "false_negatives=false_negatives, n_in=n_in, delta=delta, confidence=confidence)",
+    "9.4": "def shift_lower_bound(mean_in, mean_out, sigma, n_in, n_out, confidence): return "
+           "dp.audit.statistics.gaussian_mu_lower_bound(np.full(n_in, mean_in / sigma) + np.arange(n_in) * 1e-9, "
+           "np.full(n_out, mean_out / sigma), confidence=confidence)",
+    "9.5": "def epsilon_from_gdp(mu, delta): return audit.epsilon_from_mu(mu, delta=delta)",
+    "9.6": "def one_run_bound(r, v, confidence): "
+           "return audit.one_run_epsilon_lower_bound(m=r, r=r, v=v, delta=0.0, confidence=confidence)",
+}
+# exercises with nothing of dpedu's to delegate to: three numbers (2.1), one expression (7.1), numpy on the
+# student's own arrays (7.3)
+NOTHING_TO_DELEGATE = {"2.1", "7.1", "7.3"}
+
+
+def _run_imports(source, namespace):
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            exec(compile(ast.Module(body=[node], type_ignores=[]), "<chapter imports>", "exec"), namespace)
+
+
+def _chapter_exercises():
+    """{number: (namespace, the exercise's source, its check cell's source)} over every chapter."""
+    found = {}
+    for path in CHAPTERS:
+        nb = nbformat.read(path, as_version=4)
+        namespace = {"__chapter__": path.stem}
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                _run_imports(cell.source, namespace)
+        for exercise in find_exercises(nb):
+            number = exercise.grade_id.removeprefix("exercise-").replace("-", ".")
+            exec(compile(exercise.solution, f"<reference {number}>", "exec"), namespace)  # noqa: S102
+            found[number] = (namespace, exercise.solution, exercise.check)
+    return found
+
+
+@pytest.fixture(scope="module")
+def chapter_exercises():
+    return _chapter_exercises()
+
+
+def test_every_exercise_has_a_row_and_a_delegation(chapter_exercises):
+    assert sorted(EXERCISES) == sorted(chapter_exercises), "dpedu.checks.guard.EXERCISES and the chapters differ"
+    for number, (namespace, solution, check) in chapter_exercises.items():
+        assert EXERCISES[number].check in check, f"Exercise {number}: its check cell calls another check"
+    assert sorted(DELEGATIONS) == sorted(set(EXERCISES) - NOTHING_TO_DELEGATE)
+    assert {n for n, spec in EXERCISES.items() if not spec.counterparts} == NOTHING_TO_DELEGATE
+
+
+def _exercise_ids():
+    return sorted(EXERCISES, key=lambda n: tuple(int(p) for p in n.split(".")))
+
+
+@pytest.mark.parametrize("number", _exercise_ids())
+def test_the_reference_solution_passes(number, chapter_exercises, capsys):
+    namespace, _, check = chapter_exercises[number]
+    exec(compile(check, f"<check {number}>", "exec"), dict(namespace))  # noqa: S102
+    assert capsys.readouterr().out.startswith("passed: ")
+
+
+@pytest.mark.parametrize("number", sorted(DELEGATIONS, key=lambda n: tuple(int(p) for p in n.split("."))))
+def test_a_delegation_to_dpedu_is_refused(number, chapter_exercises, capsys):
+    namespace, _, check = chapter_exercises[number]
+    namespace = dict(namespace)
+    exec("import dpedu\nimport dpedu as dp", namespace)  # noqa: S102 -- chapter 8 imports parts of dpedu only
+    exec(compile(DELEGATIONS[number], f"<delegation {number}>", "exec"), namespace)  # noqa: S102
+    with pytest.raises(ExerciseRefused, match=rf"^Exercise {re.escape(number)} asks you to write this yourself"):
+        exec(compile(check, f"<check {number}>", "exec"), namespace)  # noqa: S102
+    assert "passed" not in capsys.readouterr().out
+
+
+def test_a_name_taken_before_the_check_is_refused_too():
+    """The guard watches code, not names: an alias imported before the check, a helper of the student's that
+    calls it, and a dpedu function that reaches it are all refused; outside the check everything runs as always."""
+    import dpedu as dp
+    from dpedu.clipping import L2_clip as taken_before
+
+    def helper(v, c):
+        return taken_before(v, c)
+
+    def through_noisy_gd(v, c):     # noisy gradient descent with clip_mode="inputs" calls L2_clip on the rows
+        rows = np.atleast_2d(v)
+        dp.training.noisy_gradient_descent(rows, np.ones(len(rows)), 1, 0.5, 1e-5, clip_norm=c, clip_mode="inputs",
+                                           rng=0)
+        return v
+
+    for answer in (lambda v, c: taken_before(v, c), helper, lambda v, c: dp.clipping.L2_clip(v, c), through_noisy_gd):
+        with pytest.raises(ExerciseRefused, match="Exercise 2.2 asks you to write this yourself"):
+            checks.check_L2_clip(answer)
+    assert np.allclose(taken_before(np.array([3.0, 4.0]), 1.0), [0.6, 0.8])
+    checks.check_clipped_gradient_sum(_clip_sum)          # another exercise's check: L2_clip is not refused there
+    checks.check_noisy_gradient_sum(lambda t, X, y, c, z, rng: dp.L2_clip(_per_example_gradients(t, X, y), c)
+                                    .sum(axis=0) + rng.normal(0.0, z * c, size=X.shape[1]))   # 2.5 allows dp.L2_clip
+
+
+def test_a_swallowed_refusal_still_fails():
+    def sly(v, clip_norm):
+        try:
+            return checks.guard.__name__ and __import__("dpedu").L2_clip(v, clip_norm)
+        except Exception:
+            return _clip_rows(v, clip_norm)
+
+    with pytest.raises(ExerciseRefused, match="Exercise 2.2 asks you"):
+        checks.check_L2_clip(sly)
+    with refusing(None):                                              # no exercise: nothing refused
+        assert np.allclose(__import__("dpedu").L2_clip(np.array([3.0, 4.0]), 1.0), [0.6, 0.8])
+
+
+# --- the examples written in the chapters are right --------------------------------------------------------------
+#
+# A chapter says what an exercise asks for by examples in its text: "`L2_clip(np.array([3.0, 4.0]), 1.0)` →
+# `[0.6, 0.8]`" or "`classic_noise_multiplier(2.0, 1e-5)` raises `ValueError`". Each is evaluated here with the
+# chapter's reference solution, to the digits the text shows.
+
+_EXAMPLE = re.compile(r"`(?P<call>(?P<name>\w+)\([^`]*\))`\s*(?:→\s*`(?P<value>[^`]+)`|raises\s+`(?P<error>\w+)`)")
+
+
+def _examples():
+    for path in CHAPTERS:
+        nb = nbformat.read(path, as_version=4)
+        asked = set()
+        for cell in nb.cells:
+            if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+                asked |= {node.name for node in ast.parse(cell.source).body if isinstance(node, ast.FunctionDef)}
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                for match in _EXAMPLE.finditer(" ".join(cell.source.replace("#", " ").split())):
+                    if match["name"] in asked:
+                        yield pytest.param(path.stem, match, id=f"{path.stem[:2]}-{match['call']}")
+
+
+def _digits(text):
+    """Decimal places shown in ``text`` (the most of any number in it)."""
+    return max((len(m) for m in re.findall(r"\.(\d+)", text)), default=0)
+
+
+@pytest.mark.parametrize("chapter, example", list(_examples()))
+def test_the_examples_in_the_text_are_right(chapter, example, chapter_exercises):
+    namespace = next(ns for ns, _, _ in chapter_exercises.values() if ns["__chapter__"] == chapter)
+    if example["error"]:
+        with pytest.raises(getattr(builtins, example["error"])):
+            eval(example["call"], dict(namespace))                     # noqa: S307 -- the chapter's own text
+        return
+    got = np.asarray(eval(example["call"], dict(namespace)), dtype=float)   # noqa: S307
+    shown = np.asarray(eval(example["value"], {"np": np}), dtype=float)     # noqa: S307
+    digits = _digits(example["value"])
+    assert got.shape == shown.shape and np.allclose(got, shown, rtol=0, atol=0.51 * 10.0 ** -digits + 1e-12), \
+        f"{chapter}: {example['call']} gives {got}, the text says {example['value']}"
+
+
+# --- hints in levels --------------------------------------------------------------------------------------------
+
+
+def test_a_second_level_is_given_when_asked(capsys):
+    """The first message says what is wrong (and where); checks.hint says more, and differs from it."""
+    with pytest.raises(checks.CheckFailed) as failure:
+        checks.check_sensitivities(1, 5.0, 5.0, clip_norm=5.0)
+    first = str(failure.value)
+    assert "u′ = −u" not in first and "2C" not in first          # the first level does not give the answer
+    checks.hint("2.1")
+    second = capsys.readouterr().out
+    assert second.startswith("Exercise 2.1, more: ") and "u′" in second and second.strip() not in first
+    with pytest.raises(ValueError, match="number must be an exercise number such as '2.2'"):
+        checks.hint("2.9")
+    with pytest.raises(ValueError, match="number must be"):
+        checks.hint(2.2)
+
+
+@pytest.mark.parametrize("number", sorted(EXERCISES))
+def test_every_exercise_has_a_second_level(number):
+    from dpedu.checks.hints import GENERAL, hint_text
+
+    assert GENERAL[number].strip()
+    assert hint_text(number).startswith(f"Exercise {number}, more: ")
+    assert not RAW_TEX.search(GENERAL[number])
+
+
+def test_a_wrong_value_names_the_line_that_returned_it():
+    clip = _cell_function("def L2_clip(v, clip_norm):\n    v = np.asarray(v)\n    return np.clip(v, -clip_norm, clip_norm)\n",
+                          "L2_clip", filename="/tmp/ipykernel_4242/2468.py")
+    with pytest.raises(checks.CheckFailed) as failed:
+        checks.check_L2_clip(clip)
+    assert str(failed.value).endswith("(your function returned it from line 3 of your cell: "
+                                      "`return np.clip(v, -clip_norm, clip_norm)`)"), str(failed.value)
+
+
+@pytest.mark.parametrize("answer, expected", [
+    (lambda v, c: None, "your function returned None; expected an array of shape (5,)"),
+    (lambda v, c: v[:, None], "expected an array of shape (5,); got shape (5, 1): the right number of entries"),
+    (lambda v, c: 1.0, "expected an array of shape (5,); got shape (): a single number instead"),
+])
+def test_a_result_of_the_wrong_kind_says_what_was_expected(answer, expected):
+    with pytest.raises(checks.CheckFailed, match=re.escape(expected)):
+        checks.check_L2_clip(answer)
+    with pytest.raises(checks.CheckFailed, match=re.escape("your function returned None; expected a single number")):
+        checks.check_classic_noise_multiplier(lambda epsilon, delta: None)

@@ -3,6 +3,7 @@ import math as _math
 
 from dpedu.accountants import SubsampledGaussianEvent as _SGE
 from dpedu.accountants import make_accountant as _make
+from dpedu.accountants.tradeoff import gaussian_tradeoff
 from dpedu.gaussian import gaussian_epsilon_exact as _eps_of
 
 # the testing game

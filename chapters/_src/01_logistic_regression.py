@@ -168,8 +168,10 @@ print(f"same prediction on {np.mean(logistic.predict(ours, X_test) == sk.predict
 # ## Exercises
 #
 # Fill in each function between the solution markers, then run the check cell below it. The checks use
-# their own test data (not your random seed) and tell you what is wrong when they can recognise a
-# common mistake. You may use `numpy`, `scipy` and `math`, but not `dpedu` itself.
+# their own test data (not your random seed) and tell you what is wrong, and on which line of your function,
+# when they can recognise a common mistake; `checks.hint("1.1")` (with the exercise's number) then says more.
+# You may use `numpy`, `scipy` and `math`, but not `dpedu` itself: while a check runs, dpedu's own version of
+# the exercise refuses to run ("Exercise 1.1 asks you to write this yourself").
 #
 # **Exercise 1.1 — the loss.** Write `logistic_loss(theta, X, y)`: the *mean* logistic loss over the rows,
 # correct even for margins of $\pm 1000$.

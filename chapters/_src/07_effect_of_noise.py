@@ -93,14 +93,19 @@ q, C, epochs, learning_rate = 0.05, 0.5, 32, 16.0
 print("tuned defaults (chosen non-privately; no epsilon includes their tuning):", *TUNED_DEFAULTS, sep="\n  ")
 steps = experiments.steps_from_epochs(epochs, q)
 print(f"q = {q}, C = {C}, {epochs} epochs = {steps} steps, expected batch q n = {q * n:.0f}")
-print("\n  total epsilon   noise multiplier z   noise std of the averaged gradient z C / (q n)")
-for eps in (0.01, 0.1, 1.0, 10.0):
-    z = dp.calibrate.noise_multiplier(target_epsilon=eps, target_delta=DELTA, sampling_rate=q, steps=steps)
-    print(f"  {eps:13g}   {z:18.2f}   {z * C / (q * n):.5f}")
+print("\n  total epsilon   noise multiplier z")
+zs_by_epsilon = {eps: dp.calibrate.noise_multiplier(target_epsilon=eps, target_delta=DELTA, sampling_rate=q, steps=steps)
+                 for eps in (0.01, 0.1, 1.0, 10.0)}
+for eps, z in zs_by_epsilon.items():
+    print(f"  {eps:13g}   {z:18.2f}")
+print(f"z at epsilon = 0.01 is {zs_by_epsilon[0.01] / zs_by_epsilon[10.0]:.0f} times z at epsilon = 10")
 
 # %% [markdown]
-# At $\varepsilon = 10$ the averaged gradient is almost exact; at $\varepsilon = 0.01$ its noise is several hundred times larger: over
-# the 104 coordinates its norm exceeds $C = 0.5$, the largest the true averaged gradient can ever be.
+# With q, C and n fixed, the noise on the averaged gradient is proportional to z. Exercise 7.1 asks for its
+# standard deviation; for example `noise_std_of_average(1.0, 0.5, 0.05, 32561)` → `0.000307` ($z = 1$ with this
+# chapter's q, C and n) and `noise_std_of_average(4.0, 1.0, 0.01, 60000)` → `0.00667`. At $\varepsilon = 10$ the averaged
+# gradient is almost exact; at $\varepsilon = 0.01$ its noise is several hundred times larger (the ratio of the two z
+# printed above).
 #
 # The two configurations at $\varepsilon = 1$, one seed each (the tuned one runs ten times as many, smaller steps):
 

@@ -40,7 +40,7 @@ import numpy as np
 from dpedu import audit, checks
 from dpedu.accountants import ACCOUNTANT_NAMES, GaussianEvent, SubsampledGaussianEvent, make_accountant
 from dpedu.accountants.gdp import certified_mu, clt_mu, group_mu, mu_from_epsilon
-from dpedu.accountants.tradeoff import (epsilon_delta_tradeoff, gaussian_curve, gaussian_tradeoff,
+from dpedu.accountants.tradeoff import (epsilon_delta_tradeoff, gaussian_curve,
                                         pld_tradeoff_bracket, tradeoff_curve)
 from dpedu.audit.regions import audit_region, result_ledger
 from dpedu.gaussian import gaussian_epsilon_exact
@@ -83,7 +83,9 @@ def tradeoff_panels(curves, *, audits=(), title=None):
 #
 # Take the simplest mechanism, one Gaussian release with $\mu = 1/z$: the attacker sees $\mathcal N(0, 1)$
 # without the example and $\mathcal N(\mu, 1)$ with it. The best rule thresholds the output, and its curve is
-# $G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$. Let us play the game 200,000 times and compare.
+# $G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$. At $\mu = 1$ (Exercise 8.1 asks you to write it as `gaussian_beta`):
+# `gaussian_beta(0.01, 1.0)` → `0.9076`, `gaussian_beta(0.1, 1.0)` → `0.6109`, `gaussian_beta(0.5, 1.0)` → `0.1587`.
+# Let us play the game 200,000 times and compare, with the rules whose FPR is about 1 %, 10 % and 50 %.
 
 # %%
 rng = np.random.default_rng(0)
@@ -93,10 +95,10 @@ in_world = rng.normal(mu, 1.0, 200_000)            # with it
 thresholds = np.quantile(out_world, [0.99, 0.9, 0.5])   # rules "in if the output exceeds t"
 for t in thresholds:
     fpr, fnr = np.mean(out_world > t), np.mean(in_world <= t)
-    print(f"threshold {t:5.2f}: FPR {fpr:.3f}  FNR {fnr:.3f}   curve G_1(FPR) = {gaussian_tradeoff(fpr, mu):.3f}")
+    print(f"threshold {t:5.2f}: FPR {fpr:.3f}  FNR {fnr:.3f}")
 
 # %% [markdown]
-# The measured FNR sits on the curve: at an FPR of 1 % the attacker misses about 91 % of the members (its TPR is
+# The measured FNR sits on the curve (the three values above): at an FPR of 1 % the attacker misses about 91 % of the members (its TPR is
 # about 9 %). No rule, however clever, does better, because the threshold rule is the Neyman–Pearson test.
 #
 # ## From $(\varepsilon, \delta)$ to a curve
@@ -113,7 +115,7 @@ for t in thresholds:
 #   several epsilons, with the diagonal of perfect privacy.
 alphas = np.linspace(0.0, 1.0, 401)
 fig, ax = plt.subplots(figsize=(6.5, 5.0))
-ax.plot(alphas, gaussian_tradeoff(alphas, 1.0), color="black", linewidth=2.5, label=r"$G_1$ (exact)")
+ax.plot(alphas, gaussian_curve(1.0, alphas=alphas).beta, color="black", linewidth=2.5, label=r"$G_1$ (exact)")
 for eps in (0.25, 1.0, 2.5):
     d = make_accountant("pld").compose(GaussianEvent(1.0)).get_delta(eps)
     ax.plot(alphas, epsilon_delta_tradeoff(alphas, eps, d), linestyle="--",
@@ -141,16 +143,23 @@ curves = {name: tradeoff_curve(ABADI, name, epsilons=coarse if name in ("advance
 pld_low, pld_high = pld_tradeoff_bracket(ABADI)
 abadi_mu = certified_mu(ABADI)
 gdp = gaussian_curve(abadi_mu, label=f"GDP, certified mu = {abadi_mu:.3f}")
+
+
+def read_tpr(curve, fpr):
+    """1 - beta of the curve as drawn, at an FPR of its grid (0.01 and 0.001 are grid points)."""
+    return 1.0 - curve.beta[np.flatnonzero(curve.alpha == fpr)[0]]
+
+
 print(f"{'accountant':<11} {'epsilon at 1e-5':>15}   best TPR at FPR 1%   best TPR at FPR 0.1%")
 for name, curve in curves.items():
     if not curve.applies:
         print(f"{name:<11} {'n/a':>15}   {curve.notes[0][:60]}...")
         continue
     eps = make_accountant(name).compose(*ABADI[0]).get_epsilon(DELTA)
-    print(f"{name:<11} {eps:15.3f}   {curve.best_tpr(0.01):18.4f}   {curve.best_tpr(0.001):20.5f}")
-print(f"{'GDP':<11} {gaussian_epsilon_exact(DELTA, 1 / abadi_mu):15.3f}   {gdp.best_tpr(0.01):18.4f}   "
-      f"{gdp.best_tpr(0.001):20.5f}")
-bracket_tpr = (1 - pld_high.beta_at(0.01), 1 - pld_low.beta_at(0.01))
+    print(f"{name:<11} {eps:15.3f}   {read_tpr(curve, 0.01):18.4f}   {read_tpr(curve, 0.001):20.5f}")
+print(f"{'GDP':<11} {gaussian_epsilon_exact(DELTA, 1 / abadi_mu):15.3f}   {read_tpr(gdp, 0.01):18.4f}   "
+      f"{read_tpr(gdp, 0.001):20.5f}")
+bracket_tpr = (read_tpr(pld_high, 0.01), read_tpr(pld_low, 0.01))
 print(f"PLD bracket at FPR 1%: the best TPR lies between {bracket_tpr[0]:.6f} and {bracket_tpr[1]:.6f}")
 
 # %% [markdown]
@@ -253,7 +262,7 @@ axes, bug_violations = tradeoff_panels(bug_curves + [gaussian_curve(bug_mu)],
                                        title="planted bug 'noise_reused' (claims z = 5, q = 0.5, T = 8)")
 plt.show()
 print("claimed ledger:", claimed)
-print(f"certified mu = {bug_mu:.3f}; the claimed PLD curve at FPR 10%: FNR >= {bug_curves[2].beta_at(0.1):.2f}")
+print(f"certified mu = {bug_mu:.3f}; the claimed PLD curve at FPR 10%: FNR >= {1 - read_tpr(bug_curves[2], 0.1):.2f}")
 print("proven violations:", bug_violations)
 
 # %% [markdown]
@@ -271,7 +280,7 @@ print("proven violations:", bug_violations)
 for k in (1, 2, 5, 10):
     k_mu = group_mu(abadi_mu, k)
     print(f"k = {k:2}: {k_mu:.3f}-GDP, epsilon {gaussian_epsilon_exact(DELTA, 1 / k_mu):6.3f} at delta = {DELTA:g}, "
-          f"best TPR at FPR 1% {1 - gaussian_tradeoff(0.01, k_mu):.3f}")
+          f"best TPR at FPR 1% {read_tpr(gaussian_curve(k_mu), 0.01):.3f}")
 
 # %% [markdown]
 # Ten examples per person turn a run with $\varepsilon \approx 0.95$ into one with $\varepsilon \approx 14$ for
@@ -333,7 +342,9 @@ checks.check_epsilon_delta_tradeoff(pair_beta)
 # %% [markdown]
 # **Exercise 8.3 — the attacker's best TPR.** An accountant hands you its privacy profile: arrays `epsilons` and
 # `deltas` with the run $(\varepsilon_j, \delta_j)$-DP for every $j$. Write `best_tpr(epsilons, deltas, fpr)`: the
-# largest true-positive rate any attack can have at false-positive rate `fpr`. Then try it on the PLD accountant's
+# largest true-positive rate any attack can have at false-positive rate `fpr`. For one pair,
+# `best_tpr([1.0], [0.0], 0.01)` → `0.0272`; for two, `best_tpr([1.0, 2.0], [1e-3, 1e-5], 0.01)` → `0.0282` (the
+# pair that allows the larger TPR is the one that counts). Then try it on the PLD accountant's
 # profile of Abadi et al.'s run (`make_accountant("pld")`, `get_delta` on a grid of epsilons): do you find the
 # 1.9 % of the table above? Why can a coarser grid of epsilons only give a larger TPR?
 

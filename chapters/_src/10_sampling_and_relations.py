@@ -133,7 +133,6 @@ for ax, (sampling, run) in zip(axes, scheme_runs.items()):
     ax.set_ylabel("steps")
     print(f"{sampling:>17}: batch sizes {sizes.min()} .. {sizes.max()}, mean {sizes.mean():6.1f}; "
           f"divisor {run.details.plan.divisor:g}")
-    print(" " * 19 + f"records {type(run.ledger[0][0]).__name__}")   # its fields: Exercise 10.1
 axes[-1].set_xlabel(f"batch size (dotted: q n = {q * n:.1f}; cap of the truncated scheme {cap})")
 fig.tight_layout()
 plt.show()

@@ -45,13 +45,23 @@ passed: L2_clip scales whole vectors (and each row of a matrix) to norm <= clip_
 >>> check_L2_clip(lambda v, clip_norm: np.clip(v, -clip_norm, clip_norm))
 Traceback (most recent call last):
 ...
-dpedu.notebook.CheckFailed: you clipped coordinates one by one (np.clip); that changes the direction of the vector. ...
+dpedu.notebook.CheckFailed: you clipped coordinates one by one (np.clip), which changes the direction of the vector ...
+>>> hint("2.2")
+Exercise 2.2, more: scale the whole vector by one factor, min(1, C / ‖v‖), so its direction stays; np.clip acts on each coordinate alone.
+
+A failure says what is wrong and where: for a wrong value, the line of the student's function that returned
+it. :func:`hint` (``checks.hint("2.2")``) gives a second level that says more: what the last failure of that
+exercise suggests changing, or the exercise's general hint (:mod:`dpedu.checks.hints`). While a check runs the
+student's function, dpedu's own version of the exercise refuses to run (:mod:`dpedu.checks.guard`): "Exercise
+2.2 asks you to write this yourself".
 """
 
 from __future__ import annotations
 
 from ..notebook import CheckFailed
 from .ch00 import check_estimate_share, check_laplace_threshold_success, check_randomized_response
+from .guard import ExerciseRefused
+from .hints import hint
 from .ch01 import (
                    check_accuracy,
                    check_gradient_descent,
@@ -112,6 +122,8 @@ __all__ = [
     "check_randomized_response",
     "check_estimate_share",
     "check_laplace_threshold_success",
+    "ExerciseRefused",
+    "hint",
     "check_logistic_loss",
     "check_logistic_gradient",
     "check_gradient_descent",

@@ -36,7 +36,7 @@ def check_logistic_loss(fn, *, seed=0):
     if not close(at_zero, math.log(2.0)):
         expect(not close(at_zero, X.shape[0] * math.log(2.0)),
                 "return the mean over the examples, not the sum (at theta = 0 the mean loss is ln 2)")
-        raise CheckFailed(f"at theta = 0 every example has loss ln(1 + e^0) = ln 2 = 0.6931; you returned {at_zero:.6g}")
+        raise CheckFailed(f"at theta = 0 every example has loss ln(1 + e⁰) = ln 2 = 0.6931; you returned {at_zero:.6g}")
     out = scalar(call(fn, theta, X, y), "the loss")
     expected = loss(theta, X, y)
     if not close(out, expected):
@@ -46,12 +46,13 @@ def check_logistic_loss(fn, *, seed=0):
                 "sign: the loss is ln(1 + exp(-m)) with margin m = y * (x . theta); a confident correct "
                 "prediction (large m) must have a loss near 0")
         expect(not close(out, np.mean(np.logaddexp(0.0, -(X @ theta)))),
-                "the margin includes the label: m = y * (X @ theta)")
+               "your margin ignores the label: a row with y = −1 is scored as if y = +1",
+               more="the margin is m = y (x · θ)")
         raise CheckFailed(f"expected the mean logistic loss {expected:.6f}; got {out:.6f}")
     big = scalar(call(fn, 1000.0 * theta, X, y), "the loss")
     expect(close(big, loss(1000.0 * theta, X, y)),
-            "for large margins np.log(1 + np.exp(-m)) overflows (exp(710) is inf in float64) and the loss becomes "
-            "inf; compute ln(1 + e^{-m}) as np.logaddexp(0, -m)")
+           "for large margins your loss is not finite: exp(−m) overflows float64 (exp(710) is inf)",
+           more="compute ln(1 + exp(−m)) as np.logaddexp(0, -m), which never forms exp(−m)")
     passed("the mean logistic loss, stable for large margins")
 
 
@@ -75,7 +76,8 @@ def check_logistic_gradient(fn, *, seed=0):
         raise CheckFailed(f"expected {np.round(expected, 6)}; got {np.round(out, 6)}")
     big = vector(call(fn, 1000.0 * theta, X, y), (d,), "the gradient")
     expect(close(big, per_example_gradients(1000.0 * theta, X, y).mean(axis=0)),
-            "for large margins your gradient is not finite: use scipy.special.expit(-m) for the sigmoid")
+           "for large margins your gradient is not finite: the sigmoid overflows",
+           more="scipy.special.expit(-m) computes the sigmoid without overflow")
     passed("the gradient of the mean logistic loss")
 
 

@@ -53,11 +53,11 @@ def check_advanced_composition(fn):
         eps_expected, delta_expected = _advanced(epsilon, delta, k, delta_prime)
         if not close(eps_out, eps_expected):
             expect(not close(eps_out, 2 * epsilon * math.sqrt(2 * k * math.log(1 / delta_prime))),
-                    "2 epsilon sqrt(2 k ln(1/delta')) is the simplified form from the book's plot code, not the "
-                    "theorem: use epsilon sqrt(2 k ln(1/delta')) + k epsilon (e^epsilon - 1)")
+                   "2 ε √(2k ln(1/δ′)) is the simplified form from the book's plot code, not the theorem",
+                   more="the theorem's ε′ has two terms: ε √(2k ln(1/δ′)) and a drift term k ε (exp(ε) − 1)")
             expect(not close(eps_out, epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon**2),
-                    "the second term is k epsilon (e^epsilon - 1); k epsilon^2 is only its small-epsilon "
-                    "approximation, and it is smaller, so it is not a bound")
+                   "your second term k ε² is only the small-ε approximation of the drift term, and it is smaller, "
+                   "so it is not a bound", more="the drift term is k ε (exp(ε) − 1); math.expm1 computes exp(ε) − 1")
             raise CheckFailed(f"for epsilon={epsilon}, k={k}, delta'={delta_prime} expected epsilon' = "
                                  f"{eps_expected:.6g}; got {eps_out:.6g}")
         if not close(delta_out, delta_expected, atol=0):
@@ -78,13 +78,14 @@ def check_zcdp_epsilon(fn):
         if not close(out, expected):
             def eps(r):
                 return r + 2 * math.sqrt(r * math.log(1 / delta))
-            expect(not close(out, eps(steps / (z * z))), "one Gaussian step is rho = 1 / (2 z^2)-zCDP: the 1/2 is missing")
+            expect(not close(out, eps(steps / (z * z))), "your ρ is twice too large: a factor 1/2 is missing",
+                   more="one Gaussian step with multiplier z is ρ = 1/(2z²)-zCDP")
             if steps > 1:
                 expect(not close(out, eps(1 / (2 * z * z))), "rho adds up over steps: T steps give T / (2 z^2)")
             expect(not close(out, rho + math.sqrt(rho * math.log(1 / delta))),
-                    "the conversion is epsilon = rho + 2 sqrt(rho ln(1/delta)): the 2 is missing")
+                   "your conversion from ρ to ε misses a factor 2", more="ε = ρ + 2 √(ρ ln(1/δ))")
             raise CheckFailed(f"for z={z}, T={steps}, delta={delta} expected epsilon {expected:.6g}; got {out:.6g}")
-    passed("zCDP: rho = T/(2 z^2), epsilon = rho + 2 sqrt(rho ln(1/delta))")
+    passed("zCDP: ρ = T/(2z²), ε = ρ + 2 √(ρ ln(1/δ))")
 
 
 @checker

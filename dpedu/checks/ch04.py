@@ -32,7 +32,8 @@ __all__ = ['check_poisson_sample', 'check_clipped_gradient_sum', 'check_dp_sgd_s
 def _indices(value, n, what="the sample"):
     array = np.asarray(value)
     expect(not (array.dtype == bool and array.shape == (n,)),
-            "return the indices of the sampled records (np.flatnonzero(mask)), not the boolean mask")
+           "you returned the boolean mask: the answer is the indices of the sampled records",
+           more="np.flatnonzero(mask) turns a mask into the indices where it is True")
     expect(array.ndim == 1, f"{what} must be a 1-D array of indices; got shape {array.shape}")
     expect(array.size == 0 or np.issubdtype(array.dtype, np.integer),
             f"{what} must hold integer indices; got dtype {array.dtype}")

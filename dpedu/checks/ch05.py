@@ -60,10 +60,10 @@ def check_epsilon_from_log_moments(fn):
         candidates = (alpha + math.log(1 / delta)) / lambdas
         expected = float(candidates.min())
         if not close(out, expected):
-            expect(not close(out, candidates.max()), "every lambda gives a valid epsilon: take the smallest (min), "
-                                                       "not the largest")
+            expect(not close(out, candidates.max()), "you returned the largest candidate, and every λ gives a valid "
+                                                     "ε", more="take the smallest (min) over λ")
             expect(not close(out, float(np.min(alpha + math.log(1 / delta)))),
-                    "divide by lambda: epsilon = (alpha(lambda) + ln(1/delta)) / lambda")
+                   "your candidates are not divided by λ", more="ε = (α(λ) + ln(1/δ)) / λ for each λ")
             expect(not close(out, float(np.min((alpha + math.log(delta)) / lambdas))),
                     "sign: ln(1/delta) = -ln(delta) is positive")
             expect(not close(out, lambdas[np.argmin(candidates)]), "return epsilon, not the best lambda")

@@ -36,9 +36,10 @@ def check_proactive_noise_multiplier(fn):
         expected = _proactive_z(epsilon, delta)
         if not close(out, expected):
             expect(not close(out, classic_z(epsilon, delta)),
-                    "that is the classic calibration of ONE Gaussian release; the pro-active z for the whole run is "
-                    "sqrt(2 (epsilon + ln(1/delta)) / epsilon)")
-            expect(not close(out, 2.0 * (epsilon + math.log(1.0 / delta)) / epsilon), "take the square root")
+                   "that is the classic calibration of ONE Gaussian release, not the pro-active z for the whole run",
+                   more="the pro-active z is √(2 (ε + ln(1/δ)) / ε)")
+            expect(not close(out, 2.0 * (epsilon + math.log(1.0 / delta)) / epsilon), "a square root is missing",
+                   more="z = √(2 (ε + ln(1/δ)) / ε)")
             expect(not close(out, math.sqrt(2.0 * math.log(1.0 / delta) / epsilon)),
                     "the numerator is epsilon + ln(1/delta), not ln(1/delta) alone")
             raise CheckFailed(f"for epsilon={epsilon}, delta={delta:.4g} expected z = {expected:.6g}; got {out:.6g}")

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .common import NOT_WRITTEN, CheckFailed, call, checker, close, expect, passed, scalar
+from .common import NOT_WRITTEN, CheckFailed, call, checker, close, expect, passed, scalar, student
 
 __all__ = ['check_noise_std_of_average', 'check_tuning_epsilon', 'check_smallest_epsilon_reaching',
            'check_tuning_epsilons', 'check_gradient_noise_multiplier']
@@ -128,10 +128,12 @@ def check_tuning_epsilons(fn):
 def _refuses(fn, *args):
     """True if ``fn(*args)`` raises ValueError, False if it returns; any other error is a hint."""
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), student(fn):
             fn(*args)
     except NotImplementedError:
         raise CheckFailed(NOT_WRITTEN) from None
+    except CheckFailed:                   # dpedu's own version refused to run
+        raise
     except ValueError:
         return True
     except Exception as exc:
@@ -152,11 +154,12 @@ def check_gradient_noise_multiplier(fn):
         out = scalar(call(fn, z, sigma_b), "z_Delta")
         if not close(out, expected):
             expect(not close(out, (z ** -2 - sigma_b ** -2) ** -0.5),
-                   "the count's sensitivity is 1/2 (each record adds b_i - 1/2 = +-1/2), so in units of its "
-                   "sensitivity its noise is 2 sigma_b: subtract (2 sigma_b)^-2, not sigma_b^-2")
+                   "you treated the count's noise as if its sensitivity were 1; it is 1/2 (each record adds "
+                   "b_i − 1/2 = ±1/2), so in units of its sensitivity the noise is 2 sigma_b, not sigma_b",
+                   more="subtract (2 sigma_b)⁻², not sigma_b⁻², from z⁻²")
             expect(not close(out, (z ** -2 + (2 * sigma_b) ** -2) ** -0.5),
                    "z_Delta must be LARGER than z: the count takes a share of the step's privacy, so the gradient "
-                   "gets less of it (more noise). Subtract (2 sigma_b)^-2 from z^-2")
+                   "gets less of it (more noise)", more="subtract (2 sigma_b)⁻² from z⁻², do not add it")
             expect(not close(out, z), "the count is a release too: the gradient noise must grow a little to pay "
                                       "for it (z_Delta > z)")
             raise CheckFailed(f"for z = {z:g}, sigma_b = {sigma_b:g} expected z_Delta = {expected:.6g}; got {out:.6g}")

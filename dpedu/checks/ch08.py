@@ -38,13 +38,14 @@ def check_gaussian_tradeoff(fn):
             expect(not close(out, 1.0 - expected, rtol=1e-6, atol=1e-9),
                    "you returned the attacker's true-positive rate 1 - beta; the curve is the false-NEGATIVE rate beta")
             expect(not close(out, float(ndtr(ndtri(alpha) - mu)), rtol=1e-6, atol=1e-9),
-                   "the threshold of a test with FPR alpha is the (1 - alpha) quantile of N(0, 1): Phi^{-1}(1 - alpha), "
-                   "not Phi^{-1}(alpha)")
+                   "your threshold is at the wrong quantile: a test with FPR α says 'in' for the top α of N(0, 1), "
+                   "not the bottom α", more="the threshold is Φ⁻¹(1 − α), not Φ⁻¹(α)")
             expect(not close(out, float(ndtr(ndtri(1.0 - alpha) + mu)), rtol=1e-6, atol=1e-9),
-                   "sign: under the alternative N(mu, 1) the threshold sits mu LOWER, so beta = Phi(Phi^{-1}(1 - alpha) - mu)")
+                   "sign: your μ moves the threshold the wrong way; under the alternative N(μ, 1) the threshold sits "
+                   "μ LOWER", more="β = Φ(Φ⁻¹(1 − α) − μ)")
             raise CheckFailed(f"for alpha={alpha}, mu={mu} expected beta = {expected:.6g}; got {out:.6g}")
     expect(close(scalar(call(fn, 0.3, 0.0), "beta"), 0.7), "with mu = 0 no test beats guessing: beta = 1 - alpha")
-    passed("the Gaussian trade-off curve G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu)")
+    passed("the Gaussian trade-off curve G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)")
 
 
 @checker
@@ -60,15 +61,16 @@ def check_epsilon_delta_tradeoff(fn):
             steep = 1.0 - delta - math.exp(epsilon) * alpha
             flat = math.exp(-epsilon) * (1.0 - delta - alpha)
             expect(not close(out, max(0.0, steep), rtol=1e-6, atol=1e-10),
-                   "only the steep line 1 - delta - e^eps alpha: DP holds for both orders of D and D', so the mirrored "
-                   "line e^{-eps} (1 - delta - alpha) is a floor too (it wins at large alpha); take the max of both")
+                   "only the steep line 1 − δ − exp(ε) α: DP holds for both orders of D and D', so the mirrored "
+                   "line exp(−ε)(1 − δ − α) is a floor too (it wins at large alpha)",
+                   more="the curve is the larger of the two lines at each α")
             expect(not close(out, max(0.0, flat), rtol=1e-6, atol=1e-10),
-                   "only the flat line e^{-eps}(1 - delta - alpha): the steep line 1 - delta - e^eps alpha wins at small "
-                   "alpha; take the max of both")
+                   "only the flat line exp(−ε)(1 − δ − α): the steep line 1 − δ − exp(ε) α wins at small "
+                   "alpha", more="the curve is the larger of the two lines at each α")
             expect(not close(out, max(steep, flat), rtol=1e-6, atol=1e-10), "an error rate is never negative: "
                                                                                "take the max with 0 as well")
             expect(not close(out, _pair(alpha, epsilon, 0.0), rtol=1e-6, atol=1e-10) or delta == 0,
-                   "delta lowers both lines: 1 - delta - e^eps alpha and e^{-eps}(1 - delta - alpha)")
+                   "δ lowers both lines: 1 − δ − exp(ε) α and exp(−ε)(1 − δ − α)")
             raise CheckFailed(f"for alpha={alpha}, epsilon={epsilon}, delta={delta} expected {expected:.6g}; got {out:.6g}")
     passed("the (epsilon, delta) trade-off curve max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a))")
 

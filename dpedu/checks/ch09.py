@@ -43,13 +43,13 @@ def check_epsilon_from_rates(fn):
         one_way = [math.log((1.0 - delta - a) / b) for a, b in ((fpr, fnr), (fnr, fpr))]
         expect(not any(close(out, v, rtol=1e-9) for v in one_way if v > 0),
                 f"at FPR = {fpr}, FNR = {fnr} the other inequality is the binding one: DP constrains both "
-                "FPR + e^eps FNR >= 1 - delta and FNR + e^eps FPR >= 1 - delta (the test can be flipped), so take "
-                "the max of the two logarithms")
+               "FPR + exp(ε) FNR ≥ 1 − δ and FNR + exp(ε) FPR ≥ 1 − δ (the test can be flipped)",
+               more="solve both for ε and keep the larger of the two logarithms")
         expect(not (expected == 0.0 and out < 0), "a test no better than guessing proves nothing: clamp at 0 "
                                                    "(epsilon is never negative)")
         expect(not close(out, _rates_epsilon(fpr, fnr, 0.0), rtol=1e-9),
-                f"with delta = {delta} you must subtract delta: (1 - delta - FPR) / FNR; delta is the probability "
-                "the guarantee may fail, so it buys the attacker that much")
+               f"with delta = {delta} your answer ignores delta: delta is the probability the guarantee may fail, "
+               "so it buys the attacker that much", more="you must subtract delta: (1 − δ − FPR) / FNR")
         raise CheckFailed(f"for FPR = {fpr}, FNR = {fnr}, delta = {delta} expected {expected:.6f}; got {out:.6f}")
     passed("epsilon from the false-positive and false-negative rates (both directions, clamped at 0)")
 
@@ -104,8 +104,8 @@ def check_audit_lower_bound(fn):
         if close(out, expected, rtol=1e-7):
             continue
         expect(not close(out, variant(fp, n_out, fn_, n_in, delta, confidence), rtol=1e-7),
-                "both upper bounds must hold at the same time, so each gets half the error probability "
-                "(Bonferroni): compute them at confidence 1 - (1 - confidence) / 2")
+               "both upper bounds must hold at the same time, so each may only fail with half the error "
+               "probability (Bonferroni)", more="compute each at confidence 1 − (1 − confidence)/2")
         if fp > 0 and fn_ > 0:
             point = _rates_epsilon(fp / n_out, fn_ / n_in, delta)
             expect(not close(out, point, rtol=1e-7),
