@@ -1000,7 +1000,7 @@ DELEGATIONS = {
            "SubsampledGaussianEvent(noise_multiplier, sampling_rate), steps).get_epsilon(delta)",
     "4.5": "def steps_and_sampling_rate(epochs, batch_size, dataset_size): "
            "return dp.events.steps_from_epochs(epochs, batch_size / dataset_size), batch_size / dataset_size",
-    "4.6": "def fixed_batch_event(noise_multiplier, batch_size, dataset_size): return dp.experiments.relations."
+    "10.1": "def fixed_batch_event(noise_multiplier, batch_size, dataset_size): return dp.experiments.relations."
            "scheme_events(noise_multiplier, batch_size, dataset_size, 'replace_one')['without replacement']",
     "5.1": "def log_moment(sampling_rate, noise_multiplier, moment_order): return float(moments.event_log_moments("
            "SubsampledGaussianEvent(noise_multiplier, sampling_rate), (moment_order,))[0])",
@@ -1040,10 +1040,15 @@ DELEGATIONS = {
     "9.5": "def epsilon_from_gdp(mu, delta): return audit.epsilon_from_mu(mu, delta=delta)",
     "9.6": "def one_run_bound(r, v, confidence): "
            "return audit.one_run_epsilon_lower_bound(m=r, r=r, v=v, delta=0.0, confidence=confidence)",
+    "11.1": "def minimiser_sensitivity(n, regularization, lipschitz, relation): "
+            "return dp.learners.convex.output_perturbation_sensitivity(n, regularization, lipschitz, relation)",
+    "11.2": "def sqrt_coefficients(n): return dp.learners.factorization.square_root_coefficients(n)",
+    "11.3": "def multi_pass_sensitivity(C, participations): "
+            "return dp.learners.factorization.sensitivity(C, participations)",
 }
 # exercises with nothing of dpedu's to delegate to: three numbers (2.1), one expression (7.1), numpy on the
 # student's own arrays (7.3)
-NOTHING_TO_DELEGATE = {"2.1", "7.1", "7.3"}
+NOTHING_TO_DELEGATE = {"0.1", "0.2", "0.3", "2.1", "7.1", "7.3"}
 
 
 def _run_imports(source, namespace):
@@ -1114,8 +1119,8 @@ def test_a_name_taken_before_the_check_is_refused_too():
 
     def through_noisy_gd(v, c):     # noisy gradient descent with clip_mode="inputs" calls L2_clip on the rows
         rows = np.atleast_2d(v)
-        dp.training.noisy_gradient_descent(rows, np.ones(len(rows)), 1, 0.5, 1e-5, clip_norm=c, clip_mode="inputs",
-                                           rng=0)
+        plan = dp.training.plan_noisy_gradient_descent(1, 0.5, 1e-5, clip_norm=c, clip_mode="inputs")
+        dp.training.run_noisy_gradient_descent(rows, np.ones(len(rows)), plan, rng=0)
         return v
 
     for answer in (lambda v, c: taken_before(v, c), helper, lambda v, c: dp.clipping.L2_clip(v, c), through_noisy_gd):

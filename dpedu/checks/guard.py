@@ -49,11 +49,16 @@ class ExerciseSpec:
 
 
 _L = "dpedu.models.logistic."
+_E = "dpedu.engine.logistic_fast."
 _TRADEOFF = "dpedu.accountants.tradeoff."
 _STATS = "dpedu.audit.statistics."
 
 EXERCISES = {spec.number: spec for spec in (
-    ExerciseSpec("1.1", "check_logistic_loss", (_L + "loss", _L + "per_example_loss", _L + "loss_from_scores")),
+    ExerciseSpec("0.1", "check_randomized_response"),           # dpedu has no randomized response to call
+    ExerciseSpec("0.2", "check_estimate_share"),                # one formula on the student's counts
+    ExerciseSpec("0.3", "check_laplace_threshold_success"),     # one formula
+    ExerciseSpec("1.1", "check_logistic_loss", (_L + "loss", _L + "per_example_loss", _E + "mean_loss",
+                                                 _E + "mean_loss_of_margins")),
     ExerciseSpec("1.2", "check_logistic_gradient", (_L + "gradient", _L + "gradient_sum",
                                                     _L + "per_example_gradients")),
     ExerciseSpec("1.3", "check_gradient_descent", ("dpedu.training.full_batch.gradient_descent", _L + "gradient",
@@ -78,14 +83,13 @@ EXERCISES = {spec.number: spec for spec in (
     ExerciseSpec("4.1", "check_poisson_sample", ("dpedu.training.plan.poisson_sample",
                                                  "dpedu.training.plan.poisson_batches")),
     ExerciseSpec("4.2", "check_clipped_gradient_sum", ("dpedu.clipping.L2_clip", "dpedu.clipping.clip_factors",
-                                                       _L + "clipped_gradient_sum")),
-    ExerciseSpec("4.3", "check_dp_sgd_step", ("dpedu.training.sgd.dp_sgd_update", "dpedu.training.sgd.dp_sgd_step",
+                                                       _L + "clipped_gradient_sum", _E + "clipped_gradient_sum")),
+    ExerciseSpec("4.3", "check_dp_sgd_step", ("dpedu.training.sgd.dp_sgd_step", "dpedu.training.sgd.dp_sgd_adaptive_step",
                                               _L + "clipped_gradient_sum", "dpedu.clipping.L2_clip")),
     ExerciseSpec("4.4", "check_steps_and_epsilon", ("dpedu.events.steps_from_epochs",
                                                     "dpedu.training.plan.plan_dp_sgd")),
     ExerciseSpec("4.5", "check_steps_and_sampling_rate", ("dpedu.events.steps_from_epochs",
                                                           "dpedu.training.plan.plan_dp_sgd")),
-    ExerciseSpec("4.6", "check_fixed_batch_event", ("dpedu.experiments.relations.scheme_events",)),
     ExerciseSpec("5.1", "check_log_moment", ("dpedu.accountants.moments.event_log_moments",
                                              "dpedu.accountants.analysis.log_moments.log_moment",
                                              "dpedu.accountants.analysis.log_moments.log_a",
@@ -120,6 +124,11 @@ EXERCISES = {spec.number: spec for spec in (
                                                    "dpedu.accountants.gdp.mu_from_epsilon")),
     ExerciseSpec("9.6", "check_one_run_bound", ("dpedu.audit.one_run.one_run_epsilon_lower_bound",
                                                 "dpedu.audit.one_run.one_run_p_value")),
+    ExerciseSpec("10.1", "check_fixed_batch_event", ("dpedu.experiments.relations.scheme_events",)),
+    ExerciseSpec("11.1", "check_output_sensitivity", ("dpedu.learners.convex.output_perturbation_sensitivity",)),
+    ExerciseSpec("11.2", "check_square_root_coefficients", ("dpedu.learners.factorization.square_root_coefficients",
+                                                            "dpedu.learners.factorization.square_root_factorization")),
+    ExerciseSpec("11.3", "check_factorization_sensitivity", ("dpedu.learners.factorization.sensitivity",)),
 )}
 
 _BY_CHECK = {spec.check: spec.number for spec in EXERCISES.values()}

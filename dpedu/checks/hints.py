@@ -24,6 +24,11 @@ from .guard import EXERCISES
 __all__ = ["GENERAL", "hint_text", "hint"]
 
 GENERAL = {
+    "0.1": "keep the true bit with probability e^ε / (1 + e^ε), otherwise flip it; draw one uniform number per "
+           "person from the generator you are given.",
+    "0.2": "the share of 'yes' answers is p·s + (1 − p)(1 − s) for a true share s: solve it for s.",
+    "0.3": "the attacker guesses 'in' when the noisy count is above the midpoint; the Laplace noise must exceed "
+           "1/2 in the wrong direction to fool it, which happens with probability exp(−ε/2)/2.",
     "1.1": "the loss of one example is ln(1 + exp(−m)) with the margin m = y θ·x; average it over the rows. "
            "np.logaddexp(0, −m) computes it without overflow.",
     "1.2": "the gradient of one example is −y σ(−m) x; average those vectors over the rows (one entry per feature).",
@@ -48,8 +53,6 @@ GENERAL = {
            "batch size (not the drawn one), step against it.",
     "4.4": "one epoch is 1/q steps; compose the event of one DP-SGD step that many times in the RDP accountant.",
     "4.5": "q is the chance that one record joins a batch (m out of n); T counts steps, epochs / q of them.",
-    "4.6": "a batch of exactly m of n records drawn afresh each step is sampling without replacement, whose "
-           "theorem is for replace-one neighbours.",
     "5.1": "write each term's logarithm (log-binomial + powers of q and 1 − q + the exponent) and add them with "
            "logsumexp; at q = 1 use functions that give 0 · log 0 = 0.",
     "5.2": "for every λ compute (α(λ) + ln(1/δ)) / λ and return the smallest.",
@@ -78,6 +81,12 @@ GENERAL = {
     "9.5": "the left side decreases in ε: bisect on ε until it is at most δ.",
     "9.6": "the p-value of v correct guesses at ε is P[Bin(r, p(ε)) ≥ v]; find the ε where it equals "
            "1 − confidence.",
+    "10.1": "a batch of exactly m of n records drawn afresh each step is sampling without replacement, whose "
+            "theorem is for replace-one neighbours.",
+    "11.1": "the minimiser moves by at most (the change of the gradient sum) / (N Λ); one record changes that sum "
+            "by L when added or removed and by 2L when replaced.",
+    "11.2": "r₀ = 1 and each next coefficient is the previous one times (2k − 1) / (2k): the coefficients of 1/√(1 − x).",
+    "11.3": "for each participation pattern add up the columns of C it touches, take the norm, keep the largest.",
 }
 
 
