@@ -95,7 +95,9 @@ def clip_factors(norms, clip_norm):
 
 
 def L2_clip(v, clip_norm):
-    r"""Scale ``v`` so its L2 norm is at most ``clip_norm``: :math:`v\cdot\min(1, C/\lVert v\rVert)` (docs/math.md §5).
+    r"""Scale ``v`` so its L2 norm is at most ``clip_norm``: v · min(1, C / ‖v‖) (docs/math.md §5).
+
+    That is :math:`v\cdot\min(1, C/\lVert v\rVert)`.
 
     Parameters
     ----------

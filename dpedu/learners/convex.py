@@ -218,8 +218,10 @@ def _noise_multiplier(noise_multiplier, epsilon, delta):
 
 
 def objective_perturbation_noise_std(epsilon, delta, lipschitz):
-    r"""The std of each coordinate of b, :math:`\zeta = L\sqrt{8\ln(2/\delta) + 4\varepsilon}/\varepsilon`
-    (Kifer et al. 2012, Thm 2; docs/math.md §25.3)."""
+    r"""The std of each coordinate of b, ζ = L √(8 ln(2/δ) + 4ε) / ε (Kifer et al. 2012, Thm 2; docs/math.md §25.3).
+
+    That is :math:`\zeta = L\sqrt{8\ln(2/\delta) + 4\varepsilon}/\varepsilon`.
+    """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     return check_positive(lipschitz, "lipschitz") * math.sqrt(8.0 * math.log(2.0 / delta) + 4.0 * epsilon) / epsilon
 

@@ -181,7 +181,9 @@ def cyclic_participations(n, min_separation):
 
 
 def sensitivity(C, participations=None):
-    r"""L2 sensitivity of :math:`CG` per unit clip norm: :math:`\max_\pi \sqrt{\sum_{s,t\in\pi} |(C^\top C)_{st}|}`.
+    r"""L2 sensitivity of C G per unit clip norm: the largest, over participation patterns π, of √(Σ |(CᵀC)[s, t]|).
+
+    The sum runs over s, t in π: :math:`\max_\pi \sqrt{\sum_{s,t\in\pi} |(C^\top C)_{st}|}`.
 
     ``participations``: the steps each record may take part in (a list of index arrays); ``None`` is single
     participation (every record in one step), where this is the largest column norm of C. For several

@@ -73,7 +73,7 @@ def per_example_loss(theta, X, y):
     ``np.logaddexp(0, -m)`` is :math:`\ln(e^0 + e^{-m})` without overflow (docs/math.md §6).
     """
     m = margins(theta, X, y)                           # m_i = y_i theta . x_i (arguments checked)
-    return np.logaddexp(0.0, -m)                       # ln(1 + e^{-m}), finite for every margin
+    return np.logaddexp(0.0, -m)                       # ln(1 + exp(-m)), finite for every margin
 
 
 def loss(theta, X, y):
