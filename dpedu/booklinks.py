@@ -32,7 +32,7 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
-__all__ = ["BOOK_ENV_VAR", "LOCAL_BOOK", "NOTES_FILE", "canonical_name", "api_link", "link_kind", "relink",
+__all__ = ["BOOK_ENV_VAR", "LOCAL_BOOK", "NOTES_FILE", "canonical_name", "resolve", "api_link", "link_kind", "relink",
            "book_location"]
 
 BOOK_ENV_VAR = "DPEDU_BOOK_URL"
@@ -57,24 +57,36 @@ def canonical_name(dotted):
     """
     if not isinstance(dotted, str) or not _NAME.fullmatch(dotted):
         return None
+    try:
+        obj = resolve(dotted)
+    except (ImportError, AttributeError):
+        return None
+    if inspect.ismodule(obj):
+        return obj.__name__
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if module and qualname and module.startswith("dpedu"):
+        return f"{module}.{qualname}"
+    return None
+
+
+def resolve(dotted):
+    """The object named ``package.module.attr[.attr]``: the longest importable module, then its attributes.
+
+    Raises ImportError when no prefix imports and AttributeError when an attribute is missing.
+
+    >>> resolve("dpedu.clipping.L2_clip").__name__
+    'L2_clip'
+    """
     parts = dotted.split(".")
     for split in range(len(parts), 0, -1):
         try:
             obj = importlib.import_module(".".join(parts[:split]))
         except ImportError:
             continue
-        try:
-            for attr in parts[split:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            return None
-        if inspect.ismodule(obj):
-            return obj.__name__
-        module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
-        if module and qualname and module.startswith("dpedu"):
-            return f"{module}.{qualname}"
-        return None
-    return None
+        for attr in parts[split:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(f"no module of {dotted!r} can be imported")
 
 
 def api_link(dotted):

@@ -12,17 +12,7 @@ import numpy as np
 from scipy.special import expit
 
 from .common import (
-    CheckFailed,
-    call,
-    checker,
-    close,
-    expect,
-    loss,
-    passed,
-    per_example_gradients,
-    problem,
-    scalar,
-    vector,
+    CheckFailed, call, checker, close, expect, loss, passed, per_example_gradients, problem, scalar, vector
 )
 
 __all__ = ['check_logistic_loss', 'check_logistic_gradient', 'check_gradient_descent', 'check_accuracy']

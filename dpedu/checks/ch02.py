@@ -11,21 +11,8 @@ import math
 import numpy as np
 
 from .common import (
-    student,
-    NOT_WRITTEN,
-    CheckFailed,
-    call,
-    call_strict,
-    checker,
-    classic_z,
-    clip_rows,
-    close,
-    expect,
-    passed,
-    per_example_gradients,
-    problem,
-    scalar,
-    vector,
+    student, NOT_WRITTEN, CheckFailed, call, call_strict, checker, classic_z, clip_rows, close, expect, passed,
+    per_example_gradients, problem, scalar, vector
 )
 
 __all__ = ['check_sensitivities', 'check_L2_clip', 'check_noisy_count', 'check_classic_noise_multiplier', 'check_noisy_gradient_sum']

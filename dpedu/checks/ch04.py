@@ -12,17 +12,7 @@ import warnings
 import numpy as np
 
 from .common import (
-    CheckFailed,
-    call,
-    checker,
-    clip_rows,
-    close,
-    expect,
-    passed,
-    per_example_gradients,
-    problem,
-    scalar,
-    vector,
+    CheckFailed, call, checker, clip_rows, close, expect, passed, per_example_gradients, problem, scalar, vector
 )
 
 __all__ = ['check_poisson_sample', 'check_clipped_gradient_sum', 'check_dp_sgd_step', 'check_steps_and_epsilon',

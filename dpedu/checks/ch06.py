@@ -10,16 +10,7 @@ import math
 
 import numpy as np
 
-from .common import (
-    CheckFailed,
-    call,
-    checker,
-    classic_z,
-    close,
-    expect,
-    passed,
-    scalar,
-)
+from .common import CheckFailed, call, checker, classic_z, close, expect, passed, scalar
 
 __all__ = ['check_proactive_noise_multiplier', 'check_proactive_schedule', 'check_closed_form_applies']
 

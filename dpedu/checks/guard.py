@@ -32,6 +32,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from ..booklinks import resolve
 from ..notebook import CheckFailed
 
 __all__ = ["ExerciseSpec", "EXERCISES", "ExerciseRefused", "exercise_of_check", "counterparts", "refusing",
@@ -139,20 +140,6 @@ def exercise_of_check(check_name):
     return _BY_CHECK.get(check_name)
 
 
-def _resolve(dotted):
-    """The object ``package.module.attr[.attr]``: the longest importable module, then attributes."""
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for name in parts[cut:]:
-            obj = getattr(obj, name)
-        return obj
-    raise ImportError(dotted)
-
-
 def counterparts(number):
     """``{code object: dotted name}`` of the counterparts of exercise ``number`` (wrapped functions unwrapped).
 
@@ -163,7 +150,7 @@ def counterparts(number):
         raise ValueError(f"number must be an exercise such as '2.2', one of {sorted(EXERCISES)}; got {number!r}")
     codes = {}
     for dotted in EXERCISES[number].counterparts:
-        obj = _resolve(dotted)
+        obj = resolve(dotted)
         obj = obj.fget if isinstance(obj, property) else obj
         if hasattr(obj, "cache_clear"):
             obj.cache_clear()
