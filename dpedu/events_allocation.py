@@ -30,7 +30,7 @@ __all__ = ["balls_in_bins_batches", "BallsInBinsGaussianEvent"]
 
 
 def balls_in_bins_batches(n, batches_per_epoch, rng):
-    r"""The ``batches_per_epoch`` = b batches of one balls-in-bins epoch over records ``0 .. n - 1``, as index arrays.
+    r"""The ``batches_per_epoch`` = b batches of one balls-in-bins epoch over records ``0`` to ``n - 1``, as index arrays.
 
     Parameters
     ----------

@@ -305,13 +305,16 @@ def pld_tradeoff_bracket(history, *, alphas=None, epsilons=None, accountant_opti
     return lower, upper
 
 
-def pld_delta_bracket(history, epsilons, accountant_options=None, *, with_notes=False):
-    """``(optimistic, pessimistic)`` deltas of the PLD accountant at ``epsilons`` (and its caveats)."""
+def pld_delta_bracket(history, epsilons, accountant_options=None, *, with_notes=False, with_roundoff=False):
+    """``(optimistic, pessimistic)`` deltas of the PLD accountant at ``epsilons`` (and its caveats; and the FFT
+    round-off bound inside the pessimistic deltas, docs/math.md §15.8)."""
     acc = make_accountant("pld", **_options(accountant_options))
     for event, count in as_ledger(history):
         acc.compose(event, count)
     optimistic, pessimistic = acc.delta_bracket(np.asarray(epsilons, dtype=float))
     bracket = (np.asarray(optimistic, dtype=float), np.asarray(pessimistic, dtype=float))
+    if with_roundoff:
+        return bracket, acc.roundoff_bound()
     if with_notes:
         return bracket, ((acc.caveat,) if getattr(acc, "caveat", None) else ())
     return bracket

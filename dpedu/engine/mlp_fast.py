@@ -26,10 +26,10 @@ __all__ = ["per_example_norms", "weighted_gradient_sum", "clipped_gradient_sum"]
 
 
 def per_example_norms(hidden, r, delta, row_norms):
-    """||grad_i||_2 from ||delta_i||^2 (||x_i||^2 + 1) + r_i^2 (||a_i||^2 + 1), shape (n,).
+    """``||grad_i||_2`` from ``||delta_i||^2 (||x_i||^2 + 1) + r_i^2 (||a_i||^2 + 1)``, shape (n,).
 
     Written with ``hypot`` so that rows of norm above 1e154 (whose square overflows) still give the
-    finite gradient norm; |r| < 1 and |a| < 1 elementwise, so only ||x_i|| can be huge.
+    finite gradient norm; abs(r) < 1 and abs(a) < 1 elementwise, so only ||x_i|| can be huge.
     """
     delta_norms = np.sqrt(np.einsum("ij,ij->i", delta, delta))
     output_part = np.abs(r) * np.sqrt(np.einsum("ij,ij->i", hidden, hidden) + 1.0)

@@ -181,7 +181,7 @@ def cyclic_participations(n, min_separation):
 
 
 def sensitivity(C, participations=None):
-    r"""L2 sensitivity of C G per unit clip norm: the largest, over participation patterns π, of √(Σ |(CᵀC)[s, t]|).
+    r"""L2 sensitivity of C G per unit clip norm: the largest, over participation patterns π, of √(Σ abs((CᵀC)[s, t])).
 
     The sum runs over s, t in π: :math:`\max_\pi \sqrt{\sum_{s,t\in\pi} |(C^\top C)_{st}|}`.
 

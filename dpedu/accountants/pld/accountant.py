@@ -160,6 +160,12 @@ class PLDAccountant(Accountant):
             return 0.0, 0.0
         return self._epsilon_at(delta, False), self._epsilon_at(delta, True)
 
+    def roundoff_bound(self):
+        """The bound on the FFT round-off that the pessimistic delta carries at every epsilon (docs/math.md §15.8);
+        0 for a ledger of Gaussians (closed form) or an empty one."""
+        curves = self._curves(True) if self.ledger else None
+        return 0.0 if not curves else max(float(getattr(curve, "roundoff", 0.0)) for curve in curves)
+
     def delta_bracket(self, epsilon):
         """``(optimistic, pessimistic)`` delta at ``epsilon`` (scalar or array): the true delta lies in between."""
         epsilon = check_epsilon(epsilon) if np.ndim(epsilon) == 0 else check_epsilons(epsilon)
