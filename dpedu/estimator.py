@@ -38,7 +38,7 @@ from .validation import check_budget, check_delta, check_epsilon, check_positive
 from .accountants import ACCOUNTANT_NAMES, UnsupportedEventError, account
 from .training import plan_dp_sgd, run_dp_sgd
 
-__all__ = ["DPLogisticRegression", "NonPrivateWarning", "EpsilonTargetWarning", "TUNED_DEFAULTS", "TunedDefaults",
+__all__ = ["DPLogisticRegression", "NonPrivateWarning", "TUNED_DEFAULTS", "TunedDefaults",
            "tuned_defaults", "MAX_ABS_FEATURE"]
 
 #: The sampling schemes the estimator offers: those an accountant covers (under some relation).
@@ -96,10 +96,6 @@ class _Settings(NamedTuple):
 
 class NonPrivateWarning(UserWarning):
     """A model was trained without noise (the epsilon = inf sanity setting): it carries no privacy guarantee."""
-
-
-class EpsilonTargetWarning(UserWarning):
-    """A given ``noise_multiplier`` makes the run cost more than the estimator's ``epsilon``."""
 
 
 def _check_X_kind(X, name="X"):
@@ -167,8 +163,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     ----------
     epsilon : float, default 1.0
         Total epsilon of the training run (all steps together), > 0. When ``noise_multiplier`` is given,
-        the noise multiplier wins: ``epsilon`` then only picks the tuned defaults and is the cost you
-        expect; if the run costs more (``epsilon_ > epsilon``), an :class:`EpsilonTargetWarning` says so.
+        ``epsilon`` picks the tuned defaults and is the most the run may cost: if the noise multiplier makes
+        it cost more (``epsilon_ > epsilon``), ``fit`` refuses with a ValueError naming both, and trains nothing.
     delta : float, default 1e-5
         Total delta, in (0, 1); choose it well below 1/n.
     clip_norm : float, optional
@@ -203,7 +199,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         :func:`dpedu.calibrate.noise_multiplier` (the smallest z on the grid whose epsilon is within the
         target). ``0`` (with any ``clip_norm``, e.g. ``inf``): the **non-private** sanity setting;
         ``epsilon_`` is ``inf`` and a :class:`NonPrivateWarning` is raised.
-        Given with ``epsilon``, it wins (see ``epsilon``): the noise you name is the noise you get.
+        Given with ``epsilon``, the noise you name is the noise you get, as long as the run stays within
+        ``epsilon`` (see ``epsilon``).
     budget : dpedu.budget.PrivacyBudget, optional
         Charged with the run before training; if it would be overspent, ``fit`` raises
         :class:`~dpedu.budget.BudgetExceededError` and trains nothing. Shared, not copied, by ``clone``.
@@ -368,11 +365,11 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             warnings.warn("noise_multiplier=0: this model is NOT private (epsilon_ = inf). It is the sanity "
                           "setting for comparing with non-private training; never publish it as private.",
                           NonPrivateWarning, stacklevel=3)
-        elif run_epsilon > epsilon:
-            warnings.warn(f"noise_multiplier={plan.noise_multiplier:g} wins over epsilon={epsilon:g}: this run costs "
-                          f"epsilon_ = {run_epsilon:.4g} at delta={delta:g} ({self.accountant}). Leave "
-                          f"noise_multiplier=None to calibrate the noise to epsilon, or raise epsilon to the cost you "
-                          f"accept.", EpsilonTargetWarning, stacklevel=3)
+        elif run_epsilon > epsilon:                    # two settings that disagree: refused, nothing trained
+            raise ValueError(f"noise_multiplier={plan.noise_multiplier:g} and epsilon={epsilon:g} conflict: this run "
+                             f"would cost epsilon_ = {run_epsilon:.4g} at delta={delta:g} ({self.accountant}). Leave "
+                             f"noise_multiplier=None to calibrate the noise to epsilon, or raise epsilon to the cost "
+                             f"you accept.")
         return plan, run_epsilon
 
     def planned_run(self, n_samples):

@@ -20,9 +20,9 @@ from dpedu.datasets import AdultDataError, load_adult, make_toy
 from dpedu.estimator import TUNED_DEFAULTS, DPLogisticRegression, NonPrivateWarning, tuned_defaults
 
 # A fixed, fast configuration for scikit-learn's generic checks: small data sets, full batches, modest noise
-# (z = 0.5), so every check is deterministic (random_state) and quick. Its epsilon is large: the checks test
-# the API, not privacy.
-CHECK_CONFIG = dict(noise_multiplier=0.5, clip_norm=1.0, sampling_rate=0.5, epochs=50, learning_rate=2.0,
+# (z = 0.5), so every check is deterministic (random_state) and quick. Its epsilon is large, and stated: the
+# checks test the API, not privacy (a noise multiplier that costs more than epsilon is refused).
+CHECK_CONFIG = dict(epsilon=1e6, noise_multiplier=0.5, clip_norm=1.0, sampling_rate=0.5, epochs=50, learning_rate=2.0,
                     random_state=0)
 
 
@@ -241,7 +241,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 
-from dpedu.estimator import MAX_ABS_FEATURE, EpsilonTargetWarning  # noqa: E402
+from dpedu.estimator import MAX_ABS_FEATURE  # noqa: E402
 from dpedu.validation import MAX_STEPS  # noqa: E402
 
 FAST = dict(epsilon=1.0, sampling_rate=0.2, epochs=1, random_state=0)
@@ -342,14 +342,14 @@ def test_the_number_of_steps_is_limited_by_name():
         DPLogisticRegression(epochs=MAX_STEPS * 0.5 + 1, sampling_rate=0.5).fit(X, y)
 
 
-def test_noise_multiplier_wins_over_epsilon_and_warns_when_it_overspends():
+def test_a_noise_multiplier_that_overspends_epsilon_is_refused_by_name():
     X, y = make_toy(n=200, d=2, rng=0)
-    with pytest.warns(EpsilonTargetWarning, match=r"noise_multiplier=0.3 wins over epsilon=1"):
-        clf = DPLogisticRegression(epsilon=1.0, noise_multiplier=0.3, sampling_rate=0.2, epochs=2,
-                                   random_state=0).fit(X, y)
-    assert clf.noise_multiplier_ == 0.3 and clf.epsilon_ > 1.0
+    clf = DPLogisticRegression(epsilon=1.0, noise_multiplier=0.3, sampling_rate=0.2, epochs=2, random_state=0)
+    with pytest.raises(ValueError, match=r"noise_multiplier=0.3 and epsilon=1 conflict: this run would cost"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "coef_") and not hasattr(clf, "epsilon_")   # nothing trained, nothing stored
     with warnings.catch_warnings():
-        warnings.simplefilter("error", EpsilonTargetWarning)        # within epsilon: silent
+        warnings.simplefilter("error")                               # within epsilon: silent
         ok = DPLogisticRegression(epsilon=100.0, noise_multiplier=2.0, sampling_rate=0.2, epochs=1).fit(X, y)
     assert ok.epsilon_ <= 100.0
 

@@ -72,7 +72,7 @@ def test_accountant_keys():
 
 
 def test_clipping_noise_grid_states_each_runs_cost_and_never_warns():
-    """The grid fixes z, so each fit is told the epsilon its run costs: no EpsilonTargetWarning (its own
+    """The grid fixes z, so each fit is told the epsilon its run costs: never refused as overspending (the estimator's
     warning, triggered by the library's own sweep, used to show up three times in chapter 7)."""
     import warnings
 

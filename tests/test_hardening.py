@@ -401,7 +401,7 @@ ARRAY_ARGUMENTS = [
     ("run_dp_sgd.mlp.theta0", "theta0", (NET.n_params,), lambda a: training.run_dp_sgd(
         X3, Y3, PLAN4, model=NET, theta0=a, rng=0)),
     ("dp_sgd_step.theta", "theta", (2,), lambda a: _dp_sgd_step(theta=a)),
-    ("DPLR.fit.X", "X", (4, 2), lambda a: DPLogisticRegression(noise_multiplier=1.0, epochs=1).fit(a, Y3)),
+    ("DPLR.fit.X", "X", (4, 2), lambda a: DPLogisticRegression(epsilon=100.0, noise_multiplier=1.0, epochs=1).fit(a, Y3)),
     ("rdp.orders", "orders", (3,), lambda a: make_accountant("rdp", orders=a), "fill=2"),
     ("moments.moment_orders", "moment_orders", (3,), lambda a: make_accountant("moments", moment_orders=a)),
 ]
@@ -1019,5 +1019,5 @@ def test_estimator_extreme_settings_are_finite(x_scale, q, epsilon, seed):
 
 def test_estimator_accepts_bool_features():
     X, y = make_toy(n=40, d=2, rng=0)
-    clf = DPLogisticRegression(noise_multiplier=1.0, epochs=1, random_state=0).fit(X > 0, y)
+    clf = DPLogisticRegression(epsilon=100.0, noise_multiplier=1.0, epochs=1, random_state=0).fit(X > 0, y)
     assert np.all(np.isfinite(clf.coef_))

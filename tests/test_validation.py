@@ -58,7 +58,7 @@ NUMERIC_ARGUMENTS = [
     ("DPLR.learning_rate", "learning_rate", lambda v: _fit(learning_rate=v)()),
     ("DPLR.sampling_rate", "sampling_rate", lambda v: _fit(sampling_rate=v)()),
     ("DPLR.batch_size", "batch_size", lambda v: _fit(sampling_rate=None, batch_size=v)()),
-    ("DPLR.noise_multiplier", "noise_multiplier", lambda v: _fit(noise_multiplier=v)()),
+    ("DPLR.noise_multiplier", "noise_multiplier", lambda v: _fit(noise_multiplier=v, epsilon=100.0)()),
     ("tuned_defaults", "epsilon", lambda v: tuned_defaults(v)),
     # events and accountants
     ("GaussianEvent", "noise_multiplier", lambda v: GaussianEvent(v)),
