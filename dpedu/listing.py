@@ -37,8 +37,8 @@ class SourceListing:
     >>> for line in listing.code.splitlines()[:3]:
     ...     print(line)
     def L2_clip(v, clip_norm):
-        """Scale `v` so its L2 norm is at most `clip_norm`; rows of a 2-D array are clipped one by
-        one."""
+        """Scale `v` so its L2 norm is at most `clip_norm`: v · min(1, C / ‖v‖) (docs/math.md §5)."""
+        C = check_positive(clip_norm, "clip_norm", allow_inf=True)
     '''
 
     def __init__(self, obj, *, width=LISTING_WIDTH):

@@ -153,9 +153,9 @@ def privacy_statement(run, *, delta=None, n=None, clip_norm=None, group_size=1, 
     r"""The privacy statement of ``run`` at ``delta``: every number a careful paper reports, computed here.
 
     The guarantee comes from the tightest accountant that covers the ledger (:func:`covering_accountant`):
-    the PLD for Poisson sampling under add/remove or replace-one (docs/math.md §15, §22.4) and for full
-    batches, the RDP accountant for fixed-size batches under replace-one (§22.3) and truncated Poisson under
-    add/remove (§22.5). The relation, the sampling scheme and the assumptions printed are the ledger's.
+    the PLD for Poisson sampling under add/remove or replace-one (docs/math.md §15, §22.4), for truncated
+    Poisson under both (§22.7) and for full batches, the RDP accountant for fixed-size batches under
+    replace-one (§22.3). The relation, the sampling scheme and the assumptions printed are the ledger's.
 
     Parameters
     ----------

@@ -277,8 +277,12 @@ def _stub(*args, **kwargs):
     raise NotImplementedError("write your solution here")
 
 
-def _ref_rates(fpr, fnr, delta):
-    return epsilon_from_rates(fpr, fnr, delta=delta)
+def _ref_rates(fpr, fnr, delta):                      # the student's own answer (dpedu's refuses during the check)
+    def term(top, rate):
+        if top <= 0:
+            return 0.0
+        return math.inf if rate == 0 else math.log(top / rate)
+    return max(0.0, term(1 - delta - fpr, fnr), term(1 - delta - fnr, fpr))
 
 
 def _ref_cp(k, n, confidence):
@@ -322,8 +326,8 @@ def test_chapter9_checks(check, reference, wrong, hint, capsys):
 def test_chapter9_check_hints_for_other_mistakes():
     with pytest.raises(AssertionError, match="clamp at 0"):
         checks.check_epsilon_from_rates(lambda f, n, d: max(math.log((1 - d - f) / n), math.log((1 - d - n) / f)))
-    with pytest.raises(AssertionError, match="subtract delta"):
-        checks.check_epsilon_from_rates(lambda f, n, d: epsilon_from_rates(f, n, delta=0.0))
+    with pytest.raises(AssertionError, match="ignores delta"):
+        checks.check_epsilon_from_rates(lambda f, n, d: _ref_rates(f, n, 0.0))
     with pytest.raises(AssertionError, match="Wald"):
         checks.check_clopper_pearson_upper(lambda k, n, c: k / n + stats.norm.ppf(c) * math.sqrt(k / n * (1 - k / n) / n))
     with pytest.raises(AssertionError, match="belongs to the lower bound"):

@@ -33,9 +33,34 @@ def _package_dependencies():
         return {_name(r) for r in tomllib.load(f)["project"]["dependencies"]}
 
 
+def _extras(names):
+    """The distributions the package's extras ``names`` bring (pyproject's optional-dependencies; an extra may
+    name others as ``dpedu[...]``)."""
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        optional = tomllib.load(f)["project"]["optional-dependencies"]
+    found, todo = set(), list(names)
+    while todo:
+        for requirement in optional[todo.pop()]:
+            inner = re.fullmatch(r"\s*dpedu\[([\w,\s-]+)\]\s*", requirement)
+            if inner:
+                todo += [n.strip() for n in inner.group(1).split(",")]
+            else:
+                found.add(_name(requirement))
+    return found
+
+
 def _requirements():
-    lines = (ROOT / "requirements.txt").read_text().splitlines()
-    return {_name(line) for line in lines if line.strip() and not line.lstrip().startswith(("#", "-"))}
+    """What ``pip install -r requirements.txt`` installs: its named requirements, and the package's dependencies
+    and extras for an ``-e .[extra,...]`` line."""
+    declared = set()
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.strip()
+        own = re.fullmatch(r"-e\s+\.(?:\[([\w,\s-]+)\])?", line)
+        if own:
+            declared |= _package_dependencies() | _extras([n.strip() for n in (own.group(1) or "").split(",") if n.strip()])
+        elif line and not line.startswith(("#", "-")):
+            declared.add(_name(line))
+    return declared
 
 
 def _third_party_imports(paths):
@@ -58,6 +83,8 @@ def _third_party_imports(paths):
 
 # a test may import a sibling test module (pytest puts tests/ on the path): the project's own code, no package
 OWN_TESTS = {path.stem for path in (ROOT / "tests").glob("test_*.py")}
+# and the book's configuration imports its own extensions from docs/_ext
+OWN_TESTS |= {path.stem for path in (ROOT / "docs" / "_ext").glob("*.py")}
 
 
 def _distributions(module):

@@ -10,7 +10,23 @@ from scipy.special import comb
 
 from dpedu import checks
 from dpedu.checks import CheckFailed
-from dpedu.learners.factorization import sensitivity, square_root_coefficients
+
+
+# The references are the student's own answers: while a check runs, dpedu's versions refuse (Exercise 11.x asks
+# you to write this yourself).
+def square_root_coefficients(n):
+    r = np.ones(n)
+    for k in range(1, n):
+        r[k] = r[k - 1] * (2 * k - 1) / (2 * k)
+    return r
+
+
+def sensitivity(C, participations=None):
+    C = np.asarray(C, dtype=float)
+    if participations is None:
+        return float(np.sqrt((C ** 2).sum(axis=0)).max())
+    gram = np.abs(C.T @ C)
+    return float(max(math.sqrt(gram[np.ix_(steps, steps)].sum()) for steps in map(np.asarray, participations)))
 
 
 def _sensitivity(n, lam, lipschitz, relation):

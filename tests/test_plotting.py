@@ -190,7 +190,10 @@ def test_privacy_curves_draw_each_accountant_pld_bracket_and_clear_legend():
     np.testing.assert_allclose(pess, np.where(high >= 1e-12, high, np.nan))
     assert np.all(opt[np.isfinite(opt)] <= pess[np.isfinite(opt)])
     assert np.all(low <= high) and drawn["PLD optimistic (lower bound)"].get_linestyle() == "--"
-    assert np.all(pess[np.isfinite(pess)] <= drawn["RDP"].get_ydata()[np.isfinite(pess)])  # PLD is the tightest
+    rdp_drawn = drawn["RDP"].get_ydata()
+    both = np.isfinite(pess) & np.isfinite(rdp_drawn)   # PLD is the tightest, up to its FFT round-off bound (§15.8)
+    roundoff = make_accountant("pld").compose(*RUN[0]).roundoff_bound()
+    assert both.sum() > 5 and np.all(pess[both] <= rdp_drawn[both] + roundoff)
     assert any(t.startswith("zCDP: n/a (refuses SubsampledGaussianEvent)") for t in _labels(ax))
     assert_legend_clear(ax)
 

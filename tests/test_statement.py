@@ -196,10 +196,13 @@ def test_cli_statement_fixed_replace_one_prints_the_rdp_statement(capsys):
     assert str(privacy_statement(ledger, delta=1e-4, n=200)) in capsys.readouterr().out
 
 
-def test_truncated_poisson_add_remove_is_accounted_by_rdp_and_not_called_unsampled():
+def test_truncated_poisson_is_accounted_by_the_pld_under_both_relations_and_not_called_unsampled():
     from dpedu.events import TruncatedPoissonGaussianEvent
     ledger = [(TruncatedPoissonGaussianEvent(2.0, 0.1, 30, 200), 30)]
     s = privacy_statement(ledger, delta=1e-4)
-    assert s.accountant == "rdp" and s.epsilon == accounted(ledger, "rdp", 1e-4).get_epsilon(1e-4)
+    assert s.accountant == "pld" and s.epsilon == accounted(ledger, "pld", 1e-4).get_epsilon(1e-4)
+    assert s.epsilon <= accounted(ledger, "rdp", 1e-4).get_epsilon(1e-4)       # the tighter of the two
+    replace = [(TruncatedPoissonGaussianEvent(2.0, 0.1, 30, 200, relation="replace_one"), 30)]
+    assert privacy_statement(replace, delta=1e-4).accountant == "pld"
     text = str(s)
     assert "no sampling" not in text and "Poisson samples cut" in text
