@@ -148,7 +148,7 @@ def square_root_factorization(n):
 
 
 def banded_square_root_factorization(n, bands):
-    """C: the square root's first ``bands`` diagonals (zero beyond); B = A C^{-1} (C is invertible: unit diagonal).
+    """C: the square root's first ``bands`` diagonals (zero beyond); B = A C⁻¹ (C is invertible: unit diagonal).
 
     With ``bands`` at most the minimum separation b, a record's columns of C never overlap across its
     participations, so the multi-epoch sensitivity is sqrt(k) times the single-participation one.
