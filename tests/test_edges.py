@@ -27,26 +27,24 @@ def test_amplification_refuses_a_delta_outside_zero_one(delta):
     assert amplify_by_subsampling(epsilon=1.0, delta=1.0, sampling_rate=0.1)[1] == pytest.approx(0.1)
 
 
-@pytest.mark.parametrize("function", [
+# the analysis functions of a noise multiplier z, each at a fixed rate and order
+OF_Z = [
     lambda z: rdp_sampled_gaussian(0.01, z, ORDERS),
     lambda z: rdp_gaussian(z, ORDERS),
     lambda z: log_a_fractional(0.01, z, 2.5),
     lambda z: log_a_integer(0.01, z, 3.0),
     lambda z: log_a_integrated(0.01, z, 2.5),
-])
+]
+
+
+@pytest.mark.parametrize("function", OF_Z)
 def test_analysis_functions_refuse_a_tiny_noise_multiplier_by_name(function):
     for z in (1e-300, 5e-324, 1e-51):
         with pytest.raises(ValueError, match="noise_multiplier"):
             function(z)
 
 
-@pytest.mark.parametrize("function", [
-    lambda z: rdp_sampled_gaussian(0.01, z, ORDERS),
-    lambda z: rdp_gaussian(z, ORDERS),
-    lambda z: log_a_fractional(0.01, z, 2.5),
-    lambda z: log_a_integer(0.01, z, 3.0),
-    lambda z: log_a_integrated(0.01, z, 2.5),
-])
+@pytest.mark.parametrize("function", OF_Z)
 def test_analysis_functions_stay_finite_at_a_huge_noise_multiplier(function):
     for z in (1e300, 1e154, 1e40):
         values = np.atleast_1d(function(z))

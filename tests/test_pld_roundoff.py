@@ -3,13 +3,11 @@ dpedu.accountants.pld.roundoff and counted in the pessimistic delta."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import benchmark_module
 from scipy import fft as sp_fft
 
 import dpedu.accountants.pld.compose as compose
@@ -17,19 +15,12 @@ from dpedu.accountants.pld.compose import self_compose
 from dpedu.accountants.pld.losses import GridPMF
 from dpedu.accountants.pld.roundoff import convolve_bound, fft_error, power
 
-_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_pld_roundoff.py"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_pld_roundoff", _PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
+    with benchmark_module("bench_pld_roundoff") as module:
         yield module
-    finally:
-        sys.modules.pop(spec.name, None)
 
 
 @pytest.mark.parametrize("setting", range(2))

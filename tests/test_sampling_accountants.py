@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import benchmark_module
 from scipy.special import logsumexp
 
 from dpedu.accountants import make_accountant
@@ -147,18 +148,8 @@ def test_truncated_poisson_pld_without_cuts_is_the_poisson_pld():
 
 @pytest.fixture(scope="module")
 def bench():
-    import importlib.util
-    import sys
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_sampling_accountants.py"
-    spec = importlib.util.spec_from_file_location("bench_sampling_accountants", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
+    with benchmark_module("bench_sampling_accountants") as module:
         yield module
-    finally:
-        sys.modules.pop(spec.name, None)
 
 
 @pytest.mark.parametrize("relation, cap", [("add_remove", 620), ("replace_one", 620), ("add_remove", 1_200)])
