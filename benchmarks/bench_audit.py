@@ -22,7 +22,7 @@ import time
 import numpy as np
 from scipy.optimize import brentq
 
-from dpedu.audit import (
+from dpedu.research.audit import (
     BUGS,
     bug_hunt,
     canary_audit,
@@ -153,7 +153,7 @@ def speedup(runs, seed, repeats=11):
     "cold": the first n_jobs=2 call, which also starts the worker processes (each imports numpy, scipy and
     dpedu: about a second each, the fixed cost of going parallel); "warm": later calls, which reuse them
     (joblib keeps its loky workers alive). The tasks go out in about 6 chunks per worker, halving in size
-    (:func:`dpedu.parallel.map_seeded`), so 2,000 tiny trainings cost 12 dispatches, not 2,000. The start of
+    (:func:`dpedu.engine.parallel.map_seeded`), so 2,000 tiny trainings cost 12 dispatches, not 2,000. The start of
     the workers is a fixed cost, so a last line times a ten times longer audit cold (the workers shut down
     first), where it is paid once over more work.
 

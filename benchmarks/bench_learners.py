@@ -3,7 +3,7 @@
 Six learners - noisy GD (full batch), DP-SGD, output perturbation, objective perturbation, DP-FTRL (tree,
 efficient estimator) and matrix-factorisation noise (square root) - each tuned by noisy max over a fixed grid
 of 3 settings, the whole selection (3 trainings, 3 Gaussian-noised scores) calibrated to the target epsilon at
-delta = 1e-5 by the PLD accountant (dpedu.experiments.learners). Prints, per learner and epsilon, the mean and
+delta = 1e-5 by the PLD accountant (dpedu.research.experiments.learners). Prints, per learner and epsilon, the mean and
 standard deviation of the test accuracy over seeds, the grid settings chosen, and the accounted epsilon;
 then the prefix-sum error table (docs/math.md §25.5); and saves the chart.
 
@@ -24,7 +24,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from dpedu.datasets import load_adult  # noqa: E402
-from dpedu.experiments.learners import LEARNER_SPECS, LEARNERS, compare_learners, prefix_sum_table  # noqa: E402
+from dpedu.research.experiments.learners import LEARNER_SPECS, LEARNERS, compare_learners, prefix_sum_table  # noqa: E402
 
 
 def print_comparison(result):

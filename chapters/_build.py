@@ -122,8 +122,8 @@ def build(source_path):
     for index, cell in enumerate(nb.cells):
         cell["id"] = f"{path.stem[:2]}-{index:03d}"
     # API links go to the local build of the book, notes links to ../docs/math.md: links JupyterLab can follow
-    # from chapters/ (dpedu.booklinks; the book, a student copy and a course relink them for their place)
-    from dpedu.booklinks import LOCAL_BOOK, relink
+    # from chapters/ (dpedu.course.booklinks; the book, a student copy and a course relink them for their place)
+    from dpedu.course.booklinks import LOCAL_BOOK, relink
 
     nb = nbformat.from_dict(relink(nb, base=HERE, book=LOCAL_BOOK, notes="../docs/math.md", docs="../docs"))
     nbformat.validate(nb)

@@ -8,7 +8,7 @@ from a local npm install (``docs/_vendor``), never fetched from a CDN.
 Files outside ``docs/`` are *staged* into ``docs/`` when this file is read (git-ignored copies, so Sphinx never
 needs a symlink or a ``../`` path): ``chapters/NN_*.ipynb`` -> ``docs/chapters/`` and ``data/README.md`` ->
 ``docs/data/README.md``. A staged chapter's links are made the book's own references again
-(``dpedu.booklinks.relink``): its API links (to the local build, in ``chapters/``) become dotted names Sphinx
+(``dpedu.course.booklinks.relink``): its API links (to the local build, in ``chapters/``) become dotted names Sphinx
 resolves, its notes links ``../math.md#...``.
 
 Environment variables:
@@ -45,7 +45,7 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))          # document the working tree's dpedu, not an installed copy
 sys.path.insert(0, str(DOCS / "_ext"))  # the book's own extensions: the editions, the API pages
 
-from dpedu.booklinks import canonical_name, relink  # noqa: E402  (the working tree's dpedu, just put on the path)
+from dpedu.course.booklinks import canonical_name, relink  # noqa: E402  (the working tree's dpedu, just put on the path)
 
 LOGGER = logging.getLogger("dpedu-book")
 FAST_ENV_VAR = "DPEDU_FAST"            # the name dpedu._notebook.fast_mode reads
@@ -69,7 +69,7 @@ for _old in STAGED_CHAPTERS.glob("*.ipynb"):             # a chapter renamed or 
     if not (ROOT / "chapters" / _old.name).exists():
         _old.unlink()
 for _src in CHAPTER_SOURCES:
-    # chapters/ links the API pages of the local build and the notes as ../docs/math.md (dpedu.booklinks); in
+    # chapters/ links the API pages of the local build and the notes as ../docs/math.md (dpedu.course.booklinks); in
     # the book the same links are references Sphinx resolves: dotted names, and ../math.md from docs/chapters/
     _text = json.dumps(relink(json.loads(_src.read_text(encoding="utf-8")), base=None), indent=1,
                        ensure_ascii=False) + "\n"
@@ -182,7 +182,7 @@ def _toctree_without_missing_math(app, docname, source):
         source[0] = "\n".join(line for line in source[0].split("\n") if line.strip() != "math")
 
 
-# -- links to dpedu objects by any public path (dpedu.booklinks.canonical_name) -----------------------------------
+# -- links to dpedu objects by any public path (dpedu.course.booklinks.canonical_name) -----------------------------------
 
 
 class CanonicalDpeduTargets(SphinxPostTransform):

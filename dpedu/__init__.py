@@ -5,21 +5,28 @@ noisy gradient descent, DP-SGD, privacy accountants side by side, and a privacy 
 ``dpedu.DPLogisticRegression`` (the scikit-learn estimator) is imported on first use, so that
 ``import dpedu`` does not pay for importing scikit-learn.
 
+Where things are. The top level is the textbook: ``clipping``, ``mechanisms``, ``models``, ``training``,
+``accountants`` (with ``events`` and ``gaussian``), ``calibrate``, ``proactive``, ``budget``, ``estimator``,
+``learners``, ``plotting``. Behind it, ``engine/`` holds the engine room (argument checks, seeded parallel maps,
+fast forms pinned to the textbook). ``course/`` is the course machinery (notebook helpers, checks, exercises, the
+instructor kit); ``research/`` the research extensions (private selection and tuning, privacy statements, audits,
+experiments); ``cli/`` is ``python -m dpedu``.
+
 Layers (imports point only downward: a module imports from its own layer or a lower one, never from a
 higher one, not even inside a function; no module imports another module's private ``_names``;
 ``tests/test_layers.py`` checks both):
 
-1. validation, datasets, parallel - argument checks; reading the data; seeded parallel maps
-2. events, gaussian - what a release did; the Gaussian mechanism's closed forms
+1. engine.validation, engine.parallel, datasets - argument checks; seeded parallel maps; reading the data
+2. events, events_allocation, gaussian - what a release did; the Gaussian mechanism's closed forms
 3. clipping, mechanisms, snapping - the building blocks
-4. engine - fast forms of textbook functions (the two-matvec clipped sum), pinned to them by tests/test_engine.py
+4. engine (logistic_fast, mlp_fast) - fast forms of textbook functions, pinned to them by tests/test_engine.py
 5. models - logistic regression and a small MLP, as their formulas
-6. training - gradient descent, noisy gradient descent, DP-SGD
+6. training, learners - gradient descent, noisy gradient descent, DP-SGD; the other private learners
 7. accountants - the privacy of a ledger of events, seven ways
-8. calibrate, proactive, budget, estimator, selection, tuning, statement - choosing noise from a budget; spending
-   it; private hyperparameter selection; reporting it
-9. audit, experiments - empirical lower bounds; accounting tables and training sweeps
-10. plotting, listing, notebook, checks, exercises, instructor - the course
+8. calibrate, proactive, budget, estimator, learner_estimators, research.selection, research.tuning,
+   research.statement - choosing noise from a budget; spending it; private hyperparameter selection; reporting it
+9. research.audit, research.experiments - empirical lower bounds; accounting tables and training sweeps
+10. plotting, course - figures; the course machinery
 11. cli - ``python -m dpedu``
 
 >>> import dpedu

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numbers
 import threading
 
-from .validation import check_choice, Budget, check_delta, check_epsilon
+from .engine.validation import check_choice, Budget, check_delta, check_epsilon
 from .accountants import ACCOUNTANT_NAMES, account, as_ledger
 
 __all__ = ["PrivacyBudget", "BudgetExceededError"]

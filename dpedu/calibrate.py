@@ -16,7 +16,7 @@ import math
 from .accountants import UnsupportedEventError, account, accountant_class
 from .events import gaussian_step_event
 from .gaussian import analytic_noise_multiplier, classic_noise_multiplier, gaussian_delta_exact, gaussian_epsilon_exact
-from .validation import (
+from .engine.validation import (
     check_choice,
     check_delta,
     check_epsilon,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import check_array, check_positive
+from .engine.validation import check_array, check_positive
 
 __all__ = ["L2_clip", "clip_factors", "l2_norms", "check_norms"]
 
@@ -59,7 +59,7 @@ def l2_norms(v, *, name="v", ndim=None):
     squares would overflow or underflow (norm outside [1e-150, 1e150]) is measured with ``np.hypot``, which
     never squares. Raises ``ValueError`` naming ``name`` when a norm exceeds the largest float (~1.8e308): it
     cannot be represented, and :func:`L2_clip` refuses exactly these rows too (docs/math.md §5). ``ndim``: the
-    allowed numbers of dimensions of ``v`` (any when None), as in :func:`dpedu.validation.check_array`.
+    allowed numbers of dimensions of ``v`` (any when None), as in :func:`dpedu.engine.validation.check_array`.
 
     >>> l2_norms([[3.0, 4.0], [1e200, 1e200]])
     array([[5.00000000e+000],

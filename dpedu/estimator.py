@@ -34,7 +34,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import calibrate
-from .validation import check_budget, check_delta, check_epsilon, check_positive_int, check_rng, check_sampling_rate
+from .engine.validation import check_budget, check_delta, check_epsilon, check_positive_int, check_rng, check_sampling_rate
 from .accountants import ACCOUNTANT_NAMES, UnsupportedEventError, account
 from .training import plan_dp_sgd, run_dp_sgd
 
@@ -62,7 +62,7 @@ class TunedDefaults(NamedTuple):
 # Chosen NON-privately on a validation split of the Adult *training* set (never the test set) by
 # benchmarks/bench_dpsgd_accuracy.py: per total epsilon, the best of its 54-point grid by mean validation accuracy
 # over 3 seeds (epsilon 1, 2, 5, 10 chose the last row). Not privacy-accounted: Adult numbers with these defaults
-# exclude the tuning (its composed cost: dpedu.experiments.tuning_costs.defaults_provenance_cost).
+# exclude the tuning (its composed cost: dpedu.research.experiments.tuning_costs.defaults_provenance_cost).
 TUNED_DEFAULTS = (
     TunedDefaults(epsilon=0.1, sampling_rate=0.05, epochs=64, clip_norm=0.25, learning_rate=4.0),
     TunedDefaults(epsilon=0.25, sampling_rate=0.01, epochs=64, clip_norm=0.25, learning_rate=4.0),
@@ -174,10 +174,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         (:func:`tuned_defaults`). The tuned values were chosen **non-privately** on a validation split of
         Adult's training data, so accuracies on Adult reported with them do not include the cost of tuning
         (``defaults_used_`` lists the ones a fit took; to tune privately, with the tuning inside
-        ``epsilon_``, use :class:`dpedu.tuning.PrivateHyperparameterSearch`).
+        ``epsilon_``, use :class:`dpedu.research.tuning.PrivateHyperparameterSearch`).
     epochs : float, optional
         Passes over the data in expectation; the run has ``T = round(epochs / q)`` steps, at most
-        :data:`dpedu.validation.MAX_STEPS` (a longer run is refused with a ``ValueError`` naming
+        :data:`dpedu.engine.validation.MAX_STEPS` (a longer run is refused with a ``ValueError`` naming
         ``epochs``). ``None`` (default): the tuned value (64).
     sampling_rate : float, optional
         Poisson rate q in (0, 1]. Give at most one of ``sampling_rate`` and ``batch_size``; if neither,
@@ -440,8 +440,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     @property
     def privacy_statement_(self):
-        """What this fit guarantees, every number from an accountant (:func:`dpedu.statement.privacy_statement`)."""
-        from .statement import privacy_statement
+        """What this fit guarantees, every number from an accountant (:func:`dpedu.research.statement.privacy_statement`)."""
+        from .research.statement import privacy_statement
 
         check_is_fitted(self)
         return privacy_statement(self, delta=self.delta_, n=self.n_samples_)

@@ -38,7 +38,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from .validation import (check_choice, check_in_interval, check_noise_multiplier, check_positive, check_positive_int,
+from .engine.validation import (check_choice, check_in_interval, check_noise_multiplier, check_positive, check_positive_int,
                          check_sampling_rate, check_scalar)
 
 __all__ = [
@@ -93,7 +93,7 @@ MIN_EVENT_NOISE_MULTIPLIER = 1e-50
 
 # steps_from_epochs refuses runs longer than this (round() of an inf or a 1e300 is no step count). Accounting a
 # long run is cheap, so this bounds only the arithmetic; training runs have the much smaller limit
-# dpedu.validation.MAX_STEPS.
+# dpedu.engine.validation.MAX_STEPS.
 MAX_ACCOUNTED_STEPS = 1e15
 
 
@@ -225,7 +225,7 @@ class ShuffledBatchGaussianEvent(Event):
 
     This is what most training loops really do, and **no accountant covers it** (docs/math.md §1.3,
     §22.6): accountants refuse it, under either relation, instead of silently treating it as Poisson
-    sampling. :mod:`dpedu.audit.shuffle` measures how far it can be from the Poisson number.
+    sampling. :mod:`dpedu.research.audit.shuffle` measures how far it can be from the Poisson number.
     """
 
     noise_multiplier: float

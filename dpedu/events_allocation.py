@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .events import ADD_REMOVE, MIN_EVENT_NOISE_MULTIPLIER, Event, check_relation
-from .validation import check_noise_multiplier, check_positive_int, check_rng
+from .engine.validation import check_noise_multiplier, check_positive_int, check_rng
 
 __all__ = ["balls_in_bins_batches", "BallsInBinsGaussianEvent"]
 

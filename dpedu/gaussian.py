@@ -23,7 +23,7 @@ import math
 
 from scipy.special import log_ndtr
 
-from .validation import check_delta, check_epsilon, check_noise_multiplier, check_nonnegative
+from .engine.validation import check_delta, check_epsilon, check_noise_multiplier, check_nonnegative
 
 __all__ = [
     "classic_noise_multiplier",

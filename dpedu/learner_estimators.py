@@ -36,7 +36,7 @@ from .gaussian import analytic_noise_multiplier
 from .learners.convex import objective_perturbation, output_perturbation
 from .learners.factorization import FACTORIZATIONS, make_factorization
 from .learners.ftrl import factorized_gradient_descent, factorized_sensitivity
-from .validation import check_choice, check_delta, check_epsilon, check_positive, check_positive_int
+from .engine.validation import check_choice, check_delta, check_epsilon, check_positive, check_positive_int
 
 __all__ = ["OutputPerturbationClassifier", "ObjectivePerturbationClassifier", "FactorizedNoiseClassifier"]
 
@@ -89,8 +89,8 @@ class _PrivateLinearClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def privacy_statement_(self):
-        """What this fit guarantees (:func:`dpedu.statement.privacy_statement`)."""
-        from .statement import privacy_statement
+        """What this fit guarantees (:func:`dpedu.research.statement.privacy_statement`)."""
+        from .research.statement import privacy_statement
 
         check_is_fitted(self)
         return privacy_statement(self, delta=self.delta_, n=self.n_samples_)

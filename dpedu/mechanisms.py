@@ -35,8 +35,8 @@ import math
 
 import numpy as np
 
-from .validation import check_array, check_budget, check_noise_scale, check_nonnegative, check_positive, check_rng
-from .validation import check_scalar
+from .engine.validation import check_array, check_budget, check_noise_scale, check_nonnegative, check_positive, check_rng
+from .engine.validation import check_scalar
 from .events import GaussianEvent, LaplaceEvent
 from .gaussian import analytic_noise_multiplier, classic_noise_multiplier
 

@@ -49,7 +49,7 @@ import numbers
 
 import numpy as np
 
-from .validation import check_array, check_epsilon, check_positive, check_rng, check_scalar
+from .engine.validation import check_array, check_epsilon, check_positive, check_rng, check_scalar
 
 __all__ = [
     "MACHINE_EPSILON",

@@ -1,4 +1,4 @@
-"""The chapter-9 checks of dpedu.checks.ch09 have teeth: right answers pass, stubs and wrong ones fail."""
+"""The chapter-9 checks of dpedu.course.checks.ch09 have teeth: right answers pass, stubs and wrong ones fail."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 import pytest
 from scipy import optimize, stats
 
-from dpedu import checks
+from dpedu.course import checks
 
 
 def _stub(*args):
@@ -61,6 +61,6 @@ def test_check_has_teeth(check, reference, wrong, capsys):
 
 
 def test_reexported_from_checks():
-    from dpedu import checks as package
+    from dpedu.course import checks as package
 
     assert package.check_one_run_bound is checks.check_one_run_bound

@@ -1,4 +1,4 @@
-"""The consistency check of a run's batches against its ledger (dpedu.audit.claims): the planted sampling bugs
+"""The consistency check of a run's batches against its ledger (dpedu.research.audit.claims): the planted sampling bugs
 are refused, correct DP-SGD of every scheme is not."""
 
 import warnings
@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpedu.audit import CLAIM_BUGS, check_claims, claim_buggy_trainer, claim_hunt
+from dpedu.research.audit import CLAIM_BUGS, check_claims, claim_buggy_trainer, claim_hunt
 from dpedu.datasets import make_toy
 from dpedu.training import ShuffledBatchesWarning, dp_sgd, plan_dp_sgd, run_dp_sgd
 

@@ -1,15 +1,15 @@
-"""The white-box audit of shuffled DP-SGD runs (dpedu.audit.shuffle_whitebox) beside the Monte Carlo bound of
-the same pair (dpedu.audit.shuffle, docs/math.md §22.6) and the Poisson PLD upper bound."""
+"""The white-box audit of shuffled DP-SGD runs (dpedu.research.audit.shuffle_whitebox) beside the Monte Carlo bound of
+the same pair (dpedu.research.audit.shuffle, docs/math.md §22.6) and the Poisson PLD upper bound."""
 
 import warnings
 
 import numpy as np
 import pytest
 
-from dpedu.audit import shuffle_whitebox_audit
-from dpedu.audit.shuffle import shuffle_epsilon_lower_bound, shuffle_privacy_losses
-from dpedu.audit.shuffle_whitebox import observed_updates, shuffle_audit_data
-from dpedu.audit.statistics import clopper_pearson
+from dpedu.research.audit import shuffle_whitebox_audit
+from dpedu.research.audit.shuffle import shuffle_epsilon_lower_bound, shuffle_privacy_losses
+from dpedu.research.audit.shuffle_whitebox import observed_updates, shuffle_audit_data
+from dpedu.research.audit.statistics import clopper_pearson
 from dpedu.training import dp_sgd, plan_dp_sgd, run_dp_sgd
 
 
@@ -118,7 +118,7 @@ def test_the_figure_draws_the_audit_points_beside_the_curves():
 
 @pytest.mark.parametrize("bad, error", [(["a"], TypeError), ([[1.0]], ValueError), ([float("nan")], ValueError)])
 def test_shuffle_gap_refuses_bad_noise_multipliers_by_name(bad, error):
-    from dpedu.audit.shuffle import shuffle_gap
+    from dpedu.research.audit.shuffle import shuffle_gap
 
     with pytest.raises(error, match="noise_multipliers"):
         shuffle_gap(bad, batches_per_epoch=10, epochs=1, delta=1e-3, rng=0)

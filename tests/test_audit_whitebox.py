@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpedu.audit import (
+from dpedu.research.audit import (
     BUGS,
     bug_hunt,
     buggy_trainer,
@@ -23,8 +23,8 @@ from dpedu.audit import (
     one_run_epsilon_lower_bound,
     whitebox_audit,
 )
-from dpedu.audit.one_run import one_run_p_value
-from dpedu.audit.whitebox import canary_update_scores
+from dpedu.research.audit.one_run import one_run_p_value
+from dpedu.research.audit.whitebox import canary_update_scores
 from dpedu.gaussian import gaussian_epsilon_exact
 from dpedu.models import MLP, LogisticModel
 
@@ -231,7 +231,7 @@ def test_cli_audit_modes(capsys):
     assert main(["audit", "--mode", "bugs", "--runs", "60"]) == 0
     out, _ = capsys.readouterr()
     assert all(bug in out for bug in BUGS) and "True" in out
-    from dpedu.audit import CLAIM_BUGS
+    from dpedu.research.audit import CLAIM_BUGS
 
     assert all(f"{bug} caught True   correct code flagged False" in out.replace("  ", " ") or bug in out
                for bug in CLAIM_BUGS)
@@ -254,8 +254,8 @@ def test_divide_by_batch_size_is_caught_from_a_few_hundred_runs_and_the_correct_
 
 
 def test_update_scales_read_the_noise_off_the_quiet_coordinates():
-    from dpedu.audit.bugs import bug_setting
-    from dpedu.audit.whitebox import quiet_coordinates, update_scales
+    from dpedu.research.audit.bugs import bug_setting
+    from dpedu.research.audit.whitebox import quiet_coordinates, update_scales
 
     setting = bug_setting("divide_by_batch_size")
     X, y, canary = setting["X"], setting["y"], setting["canary"]

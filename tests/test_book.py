@@ -354,9 +354,9 @@ def test_glossary_and_math_pages_typeset(site, server, browser):
 # -- the two editions ---------------------------------------------------------------------------------------------
 
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION")
-# Pages that document the marker machinery itself (dpedu.exercises and the strip-solutions command): they name the
+# Pages that document the marker machinery itself (dpedu.course.exercises and the strip-solutions command): they name the
 # markers in examples, and hold no chapter's solution (the solution-line check below still covers them).
-MARKER_DOCS = ("api/dpedu.exercises", "_modules/dpedu/exercises.html", "_modules/dpedu/cli/course.html")
+MARKER_DOCS = ("api/dpedu.course.exercises", "_modules/dpedu/exercises.html", "_modules/dpedu/cli/course.html")
 MIN_SOLUTION_LINE = 16      # shorter solution lines ("C = 5.0", "return x") are not telling on their own
 
 
@@ -417,7 +417,7 @@ def _solutions():
     """{exercise grade_id: (chapter, telling solution lines)} from the chapter notebooks."""
     import nbformat
 
-    from dpedu.exercises import find_exercises, strip_solutions
+    from dpedu.course.exercises import find_exercises, strip_solutions
 
     found = {}
     for chapter in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")):
@@ -657,7 +657,7 @@ def _follow(link, folder, site, page=None):
 
     The local build the repository's chapters link to (``docs/_build/student``) is this test's ``site``.
     """
-    from dpedu.booklinks import LOCAL_BOOK
+    from dpedu.course.booklinks import LOCAL_BOOK
 
     parts = urlsplit(link)
     if parts.scheme in ("http", "https", "mailto"):
@@ -685,8 +685,8 @@ def test_chapter_links_work_wherever_a_notebook_is_opened(site, tmp_path):
     """Every API and notes link of every chapter reaches its page and anchor in the book itself, in JupyterLab
     from chapters/, in a student copy (strip-solutions) and in nbgrader's release/ (the notes ship beside the
     notebooks there; the API links point at the book named by --book / book=)."""
-    from dpedu import instructor
-    from dpedu.booklinks import link_kind
+    from dpedu.course import instructor
+    from dpedu.course.booklinks import link_kind
     from dpedu.cli import main
 
     pytest.importorskip("nbgrader")

@@ -1,4 +1,4 @@
-"""dpedu.booklinks: a chapter's links placed for where the notebook is opened, and back for the book.
+"""dpedu.course.booklinks: a chapter's links placed for where the notebook is opened, and back for the book.
 
 The links are followed to their pages and anchors in a built book by tests/test_book.py
 (test_chapter_links_work_wherever_a_notebook_is_opened); these tests need no build.
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dpedu.booklinks import BOOK_ENV_VAR, LOCAL_BOOK, api_link, book_location, link_kind, relink
+from dpedu.course.booklinks import BOOK_ENV_VAR, LOCAL_BOOK, api_link, book_location, link_kind, relink
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))

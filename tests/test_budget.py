@@ -128,7 +128,7 @@ def test_noisy_gradient_descent_charges_its_whole_ledger():
 
 # --- issue 13: a malformed history changes nothing; check() asks first; budget arguments are checked ----
 
-from dpedu.validation import Budget, check_budget  # noqa: E402
+from dpedu.engine.validation import Budget, check_budget  # noqa: E402
 
 MALFORMED = [
     ([(LaplaceEvent(0.1), 1), (LaplaceEvent(0.1), 0)], ValueError),       # a count of 0 after a good entry

@@ -230,7 +230,7 @@ def test_an_unknown_command_far_from_any_lists_them(capsys):
 
 def test_strip_solutions_refusal_speaks_in_options(capsys, tmp_path):
     """The CLI says --force (not force=True); the Python API says force=True (not --force)."""
-    from dpedu.exercises import make_student_copies
+    from dpedu.course.exercises import make_student_copies
 
     chapter = ROOT / "chapters" / "01_logistic_regression.ipynb"
     out = tmp_path / "student"
@@ -277,8 +277,8 @@ def test_statement_sampling_and_relation(capsys):
 
 
 def test_demo_reports_the_one_non_private_baseline(capsys, monkeypatch):
-    """demo's ceiling is dpedu.experiments.non_private_accuracy, the function tradeoff and the chapters use."""
-    from dpedu import experiments
+    """demo's ceiling is dpedu.research.experiments.non_private_accuracy, the function tradeoff and the chapters use."""
+    from dpedu.research import experiments
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(300, 4)) / 2

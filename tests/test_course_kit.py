@@ -6,15 +6,15 @@ import nbformat
 import pytest
 
 from dpedu.cli import main
-from dpedu import exercises
-from dpedu.exercises import make_student_copies
+from dpedu.course import exercises
+from dpedu.course.exercises import make_student_copies
 
 CHAPTER = "01_logistic_regression.ipynb"
 
 
 @pytest.fixture
 def chapter(tmp_path):
-    from dpedu.instructor import CHAPTERS_DIR
+    from dpedu.course.instructor import CHAPTERS_DIR
 
     source = tmp_path / "source"
     source.mkdir()

@@ -6,7 +6,7 @@
   every name the exercise cell defines (``def`` and ``class``), dpedu's own implementation of it (the
   ``COUNTERPARTS`` below, for exercises that name it differently), and any shown source containing two lines
   of the reference solution. Nor does any cell before an exercise *run* it: no call of a function the exercise
-  defines, of dpedu's counterpart (the exercise's row in ``dpedu.checks.guard.EXERCISES``, matched by the object
+  defines, of dpedu's counterpart (the exercise's row in ``dpedu.course.checks.guard.EXERCISES``, matched by the object
   or, for a method such as ``curve.best_tpr``, by its name), and no expression of the shape of the reference
   solution's (``z * C / (q * n)`` is Exercise 7.1's ``noise_multiplier * clip_norm / (sampling_rate *
   dataset_size)``: the names of variables may differ, the operations and the library functions may not). What
@@ -28,8 +28,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from dpedu.checks.guard import EXERCISES
-from dpedu.exercises import BEGIN_SOLUTION, END_SOLUTION, student_notebook
+from dpedu.course.checks.guard import EXERCISES
+from dpedu.course.exercises import BEGIN_SOLUTION, END_SOLUTION, student_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
@@ -50,15 +50,15 @@ COUNTERPARTS = {
     "4.3": ["dpedu.training.dp_sgd_step", "dpedu.training.sgd.dp_sgd_step"],
     "4.4": ["dpedu.events.steps_from_epochs"],
     "4.5": ["dpedu.events.steps_from_epochs", "dpedu.training.plan.plan_dp_sgd"],
-    "10.1": ["dpedu.experiments.relations.scheme_events"],
+    "10.1": ["dpedu.research.experiments.relations.scheme_events"],
     "5.1": ["dpedu.accountants.moments.event_log_moments"],
     "6.2": ["dpedu.proactive.minimum_steps"],
     "6.3": ["dpedu.proactive.proactive_conditions"],
-    "9.1": ["dpedu.audit.epsilon_from_rates"],
-    "9.2": ["dpedu.audit.statistics.clopper_pearson"],
-    "9.3": ["dpedu.audit.epsilon_lower_bound"],
-    "9.5": ["dpedu.audit.epsilon_from_mu"],
-    "9.6": ["dpedu.audit.one_run_epsilon_lower_bound"],
+    "9.1": ["dpedu.research.audit.epsilon_from_rates"],
+    "9.2": ["dpedu.research.audit.statistics.clopper_pearson"],
+    "9.3": ["dpedu.research.audit.epsilon_lower_bound"],
+    "9.5": ["dpedu.research.audit.epsilon_from_mu"],
+    "9.6": ["dpedu.research.audit.one_run_epsilon_lower_bound"],
     "11.1": ["dpedu.learners.convex.output_perturbation_sensitivity"],
     "11.2": ["dpedu.learners.factorization.square_root_coefficients"],
     "11.3": ["dpedu.learners.factorization.sensitivity"],
@@ -429,7 +429,7 @@ L2_CLIP_RUNNABLE = ("def L2_clip(v, clip_norm):\n    ### BEGIN SOLUTION\n    v =
 
 
 @pytest.mark.parametrize("reveal", [
-    "from dpedu.notebook import show_source\nimport dpedu as dp\nshow_source(dp.clipping.L2_clip)",
+    "from dpedu.course.notebook import show_source\nimport dpedu as dp\nshow_source(dp.clipping.L2_clip)",
     "import inspect\nfrom dpedu.clipping import L2_clip as f\nprint(inspect.getsource(f))",
     "from dpedu.clipping import L2_clip\nL2_clip??",
 ])
@@ -444,7 +444,7 @@ def test_a_renamed_reveal_is_found_by_its_solution_lines():
     # the solution's lines are lines of dpedu's L2_clip, so showing L2_clip shows this answer under another name
     exercise = ("def clip_rows(v, c):\n    ### BEGIN SOLUTION\n    factor = C / np.maximum(norms, C)\n"
                 "    return v * np.where(factor < FLOAT_TINY, 0.0, factor)\n    ### END SOLUTION")
-    shown = "from dpedu.notebook import show_source\nfrom dpedu.clipping import L2_clip\nshow_source(L2_clip)"
+    shown = "from dpedu.course.notebook import show_source\nfrom dpedu.clipping import L2_clip\nshow_source(L2_clip)"
     problems = reveals(_notebook_with([("code", shown, {}), ("code", exercise, EXERCISE)]))
     assert [(where, number) for where, number, _ in problems] == [(0, "2.2")]
     assert "contains the reference solution" in problems[0][2]

@@ -20,7 +20,7 @@ tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
 # dpedu modules that import the course kit's packages (nbgrader and friends) only when an instructor calls them;
 # those packages are in requirements.txt, not in the package's own dependencies
-COURSE_KIT = {"dpedu/instructor.py", "dpedu/exercises.py"}
+COURSE_KIT = {"dpedu/course/instructor.py", "dpedu/course/exercises.py"}
 
 
 def _name(requirement):

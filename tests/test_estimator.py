@@ -242,7 +242,7 @@ from hypothesis import strategies as st  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 
 from dpedu.estimator import MAX_ABS_FEATURE  # noqa: E402
-from dpedu.validation import MAX_STEPS  # noqa: E402
+from dpedu.engine.validation import MAX_STEPS  # noqa: E402
 
 FAST = dict(epsilon=1.0, sampling_rate=0.2, epochs=1, random_state=0)
 

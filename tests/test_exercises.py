@@ -1,4 +1,4 @@
-"""The exercise checks in dpedu.checks have teeth.
+"""The exercise checks in dpedu.course.checks have teeth.
 
 For every ``check_*`` function: a correct reference answer passes, the student stub (``raise
 NotImplementedError``) fails with "not written yet", and at least one plausible *wrong* answer fails with
@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 from scipy.special import expit, gammaln, logsumexp, xlogy
 
-from dpedu import checks
-from dpedu.checks import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11
+from dpedu.course import checks
+from dpedu.course.checks import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11
 from dpedu.accountants import GaussianEvent, SubsampledGaussianEvent, make_accountant
 
 
@@ -773,7 +773,7 @@ case("check_factorization_sensitivity",
 
 
 def _public_checks():
-    """Every check_* defined in a chapter module of the dpedu.checks package."""
+    """Every check_* defined in a chapter module of the dpedu.course.checks package."""
     names = []
     for module in CHAPTER_MODULES:
         names += [name for name, obj in inspect.getmembers(module, inspect.isfunction)
@@ -782,9 +782,9 @@ def _public_checks():
 
 
 def test_every_check_is_covered():
-    """A new check_* in dpedu.checks (or in its __all__) without cases here fails the suite."""
+    """A new check_* in dpedu.course.checks (or in its __all__) without cases here fails the suite."""
     exported = sorted(name for name in checks.__all__ if name.startswith("check_"))
-    assert exported == _public_checks(), "dpedu.checks.__all__ and the check_* functions of its modules differ"
+    assert exported == _public_checks(), "dpedu.course.checks.__all__ and the check_* functions of its modules differ"
     assert all(getattr(checks, name) is getattr(m, name) for m in CHAPTER_MODULES for name in m.__all__)
     assert sorted(CASES) == _public_checks(), "add a Case for every check_* function to tests/test_exercises.py"
     assert len(CASES) >= 31
@@ -958,8 +958,8 @@ from pathlib import Path  # noqa: E402
 
 import nbformat  # noqa: E402
 
-from dpedu.checks.guard import EXERCISES, ExerciseRefused, refusing  # noqa: E402
-from dpedu.exercises import find_exercises  # noqa: E402
+from dpedu.course.checks.guard import EXERCISES, ExerciseRefused, refusing  # noqa: E402
+from dpedu.course.exercises import find_exercises  # noqa: E402
 
 CHAPTERS = sorted((Path(__file__).resolve().parents[1] / "chapters").glob("[0-9][0-9]_*.ipynb"))
 
@@ -1079,7 +1079,7 @@ def chapter_exercises():
 
 
 def test_every_exercise_has_a_row_and_a_delegation(chapter_exercises):
-    assert sorted(EXERCISES) == sorted(chapter_exercises), "dpedu.checks.guard.EXERCISES and the chapters differ"
+    assert sorted(EXERCISES) == sorted(chapter_exercises), "dpedu.course.checks.guard.EXERCISES and the chapters differ"
     for number, (namespace, solution, check) in chapter_exercises.items():
         assert EXERCISES[number].check in check, f"Exercise {number}: its check cell calls another check"
     assert sorted(DELEGATIONS) == sorted(set(EXERCISES) - NOTHING_TO_DELEGATE)
@@ -1207,7 +1207,7 @@ def test_a_second_level_is_given_when_asked(capsys):
 
 @pytest.mark.parametrize("number", sorted(EXERCISES))
 def test_every_exercise_has_a_second_level(number):
-    from dpedu.checks.hints import GENERAL, hint_text
+    from dpedu.course.checks.hints import GENERAL, hint_text
 
     assert GENERAL[number].strip()
     assert hint_text(number).startswith(f"Exercise {number}, more: ")

@@ -1,11 +1,11 @@
-"""dpedu.experiments: the accounting tables give the same answers as the accountants; grids are validated."""
+"""dpedu.research.experiments: the accounting tables give the same answers as the accountants; grids are validated."""
 
 import math
 
 import numpy as np
 import pytest
 
-from dpedu import experiments
+from dpedu.research import experiments
 from dpedu.accountants import Comparison, SubsampledGaussianEvent, compare
 from dpedu.datasets import make_toy
 

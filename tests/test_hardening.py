@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpedu
-from dpedu import calibrate, clipping, experiments, mechanisms, proactive, snapping, training
+from dpedu import calibrate, clipping, mechanisms, proactive, snapping, training
+from dpedu.research import experiments
 from dpedu.accountants import (
     ACCOUNTANT_NAMES,
     ConversionUnavailableError,

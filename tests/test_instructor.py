@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("nbgrader")
 
-from dpedu import instructor  # noqa: E402
+from dpedu.course import instructor  # noqa: E402
 
 # nbgrader 0.9 with SQLAlchemy 2.x emits SAWarning (a RuntimeWarning, which this suite turns into errors)
 # about its own session handling; it does not affect the grades.
@@ -145,7 +145,7 @@ def test_course_notebooks_hold_no_listing_of_dpedu(course):
 
 def _listing_lines(assignment):
     """The telling lines of every dpedu listing the chapter shows (``show_source(x)``), as the listing prints them."""
-    from dpedu.listing import SourceListing
+    from dpedu.course.listing import SourceListing
 
     chapter = json.loads((instructor.CHAPTERS_DIR / f"{assignment}.ipynb").read_text())
     code = "\n".join("".join(c["source"]) for c in chapter["cells"] if c["cell_type"] == "code")

@@ -2,13 +2,14 @@
 
 Every module of ``dpedu`` is read with :mod:`ast` (module-level imports and imports inside functions,
 relative and absolute). Each module belongs to a layer by the longest matching entry of :data:`LAYERS`
-(an entry ``"dpedu.audit"`` covers ``dpedu.audit`` and ``dpedu.audit.*``). A module may import from its
-own layer or a lower one. The order is the one stated in ``dpedu/__init__.py`` and in README.md ("Layout").
+(an entry ``"dpedu.research.audit"`` covers ``dpedu.research.audit`` and ``dpedu.research.audit.*``). A module may
+import from its own layer or a lower one. The order is the one stated in ``dpedu/__init__.py`` and in README.md ("Layout").
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -17,18 +18,17 @@ PACKAGE = Path(__file__).resolve().parents[1] / "dpedu"
 
 # Lowest first. A new module must be placed here (the test fails for a module in no layer).
 LAYERS = [
-    ("dpedu.validation", "dpedu.parallel", "dpedu.datasets"),             # checks; seeded tasks; data parsing
-    ("dpedu.events", "dpedu.events_allocation", "dpedu.gaussian"),         # what happened; Gaussian closed forms
+    ("dpedu.engine.validation", "dpedu.engine.parallel", "dpedu.datasets"),  # checks; seeded tasks; data
+    ("dpedu.events", "dpedu.events_allocation", "dpedu.gaussian"),           # what happened; Gaussian closed forms
     ("dpedu.clipping", "dpedu.mechanisms", "dpedu.snapping"),
-    ("dpedu.engine",),                                                     # fast forms, pinned to the textbook
+    ("dpedu.engine",),                                                       # fast forms, pinned to the textbook
     ("dpedu.models",),
-    ("dpedu.training", "dpedu.learners"),                                 # gradient descent, noisy GD, DP-SGD; others
+    ("dpedu.training", "dpedu.learners"),                                    # gradient descent, noisy GD, DP-SGD
     ("dpedu.accountants",),
-    ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator", "dpedu.selection", "dpedu.tuning",
-     "dpedu.statement", "dpedu.learner_estimators"),
-    ("dpedu.audit", "dpedu.experiments"),
-    ("dpedu.plotting", "dpedu.listing", "dpedu.notebook", "dpedu.checks", "dpedu.exercises",
-     "dpedu.instructor", "dpedu.booklinks"),
+    ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator", "dpedu.learner_estimators",
+     "dpedu.research.selection", "dpedu.research.tuning", "dpedu.research.statement"),
+    ("dpedu.research.audit", "dpedu.research.experiments", "dpedu.research"),
+    ("dpedu.plotting", "dpedu.course"),                                      # figures; the course machinery
     ("dpedu.cli", "dpedu.__main__"),
 ]
 # The package itself re-exports the public names of every layer, so it sits above all of them.
@@ -98,10 +98,14 @@ def test_every_module_is_in_a_layer():
 
 def test_the_layer_table_is_the_documented_one():
     init_doc = ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))).partition("Layers")[2]
-    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8").partition("## Layout")[2]
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8").partition("Layers, lowest first")[2]
     for text in (init_doc, readme):
-        positions = [text.find(entries[0].removeprefix("dpedu.")) for entries in LAYERS if entries[0] != "dpedu.cli"]
-        assert all(p >= 0 for p in positions) and positions == sorted(positions)
+        # each layer's first entry as a whole name ("engine" is not found inside "engine.validation")
+        found = [re.search(r"(?<![\w.])" + re.escape(entries[0].removeprefix("dpedu.")) + r"(?![\w.])", text)
+                 for entries in LAYERS if entries[0] != "dpedu.cli"]
+        assert all(found), [entries[0] for entries, match in zip(LAYERS, found) if not match]
+        positions = [match.start() for match in found]
+        assert positions == sorted(positions)
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -133,7 +137,7 @@ def test_the_checker_sees_violations(tmp_path):
     path.write_text("def f():\n    from .cli import main\n    from .accountants.orders import _hidden\n")
     found = imports_of("dpedu.gaussian", path)
     assert (2, "dpedu.cli", "main") in found and (3, "dpedu.accountants.orders", "_hidden") in found
-    assert layer_of("dpedu.audit.canary") == layer_of("dpedu.audit") > layer_of("dpedu.training.dp_sgd")
+    assert layer_of("dpedu.research.audit.canary") == layer_of("dpedu.research.audit") > layer_of("dpedu.training.dp_sgd")
 
 
 def test_known_violations_still_exist():

@@ -1,4 +1,4 @@
-"""The estimators of dpedu.learner_estimators, the comparison of dpedu.experiments.learners and
+"""The estimators of dpedu.learner_estimators, the comparison of dpedu.research.experiments.learners and
 ``python -m dpedu tradeoff --learner`` (docs/math.md §25)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from sklearn.base import clone
 from dpedu import cli, datasets
 from dpedu.accountants import account
 from dpedu.datasets import make_toy
-from dpedu.experiments.learners import (
+from dpedu.research.experiments.learners import (
     LEARNER_SPECS,
     LEARNERS,
     calibrate_learner,

@@ -1,4 +1,4 @@
-"""The chapter-11 checks (dpedu.checks.ch11) have teeth: right answers pass, stubs and common mistakes fail."""
+"""The chapter-11 checks (dpedu.course.checks.ch11) have teeth: right answers pass, stubs and common mistakes fail."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy.special import comb
 
-from dpedu import checks
-from dpedu.checks import CheckFailed
+from dpedu.course import checks
+from dpedu.course.checks import CheckFailed
 
 
 # The references are the student's own answers: while a check runs, dpedu's versions refuse (Exercise 11.x asks

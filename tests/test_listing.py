@@ -1,4 +1,4 @@
-"""``show_source`` and :mod:`dpedu.listing`: the code a chapter shows is the code that runs, readable in the book.
+"""``show_source`` and :mod:`dpedu.course.listing`: the code a chapter shows is the code that runs, readable in the book.
 
 * Every listing is valid Python with the *same* syntax tree as the original once docstrings are set aside
   (wrapping never changes the code), its docstrings are folded to their summary, and every object a chapter
@@ -22,8 +22,8 @@ import nbformat
 import pytest
 
 import dpedu
-from dpedu.listing import LISTING_WIDTH, SourceListing, fold_docstrings, wrap_code
-from dpedu.notebook import show_source
+from dpedu.course.listing import LISTING_WIDTH, SourceListing, fold_docstrings, wrap_code
+from dpedu.course.notebook import show_source
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "chapters" / "_src").glob("[0-9][0-9]_*.py"))
@@ -140,7 +140,7 @@ def test_in_a_notebook_the_listing_is_an_output_of_its_own(monkeypatch):
     from nbclient import NotebookClient
 
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    cell = nbformat.v4.new_code_cell("from dpedu.notebook import show_source\nimport dpedu as dp\n"
+    cell = nbformat.v4.new_code_cell("from dpedu.course.notebook import show_source\nimport dpedu as dp\n"
                                      "show_source(dp.mechanisms.laplace_mechanism)\nprint('true count 30162')")
     nb = nbformat.v4.new_notebook(cells=[cell])
     NotebookClient(nb, timeout=120, kernel_name="python3").execute()

@@ -3,7 +3,7 @@
 * ``test_chapter_executes`` runs every chapter (a glob: new chapters are picked up) with nbclient in fast mode
   (``DPEDU_FAST=1`` in the kernel's environment, working directory ``chapters/``); every check cell of the
   reference solution must print "passed".
-* ``test_student_checks_fail_until_written`` runs the *student* version (:func:`dpedu.exercises.student_notebook`):
+* ``test_student_checks_fail_until_written`` runs the *student* version (:func:`dpedu.course.exercises.student_notebook`):
   every check cell must fail with "not written yet", and every other cell from the first exercise on must still
   run. To keep CI fast it does not run the chapter twice: in the same kernel, after the reference run, it runs
   the student cells from the first exercise on; before each stubbed exercise cell it deletes the names the
@@ -30,7 +30,7 @@ import nbformat
 import pytest
 
 from dpedu import datasets
-from dpedu.exercises import BEGIN_SOLUTION, find_exercises, student_notebook
+from dpedu.course.exercises import BEGIN_SOLUTION, find_exercises, student_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS_DIR = ROOT / "chapters"
@@ -328,7 +328,7 @@ def test_failed_check_shows_its_hint_without_a_traceback(monkeypatch):
     from nbclient.exceptions import CellExecutionError
 
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    cells = ["import numpy as np\nfrom dpedu import checks",
+    cells = ["import numpy as np\nfrom dpedu.course import checks",
              "checks.check_L2_clip(lambda v, c: np.clip(v, -c, c))",
              "def helper(v, c):\n    raise NotImplementedError('stub')\nchecks.check_L2_clip(helper)",
              "checks.check_L2_clip(lambda v, c: v * np.minimum(1.0, c / np.maximum(np.linalg.norm(v, axis=-1, "
@@ -353,7 +353,7 @@ def test_failed_check_shows_its_hint_without_a_traceback(monkeypatch):
 def test_progress_bar_follows_the_counted_messages(capsys):
     """progress_bar turns "[done/total] ..." and "audit: done/total ..." messages into a tqdm bar that closes at
     its total; other messages are shown beside it."""
-    from dpedu.notebook import progress_bar
+    from dpedu.course.notebook import progress_bar
 
     bar = progress_bar("grid", disable=False)
     bar("non-private baseline ...")
@@ -370,7 +370,7 @@ def test_progress_bar_follows_the_counted_messages(capsys):
 
 
 def test_feedback_is_not_installed_outside_ipython():
-    from dpedu.notebook import install_feedback
+    from dpedu.course.notebook import install_feedback
 
     assert install_feedback() is False or "IPython" in sys.modules
 
@@ -451,7 +451,7 @@ _RAW_TEX = re.compile(r"\\(?:frac|sum|text|mathrm|mathcal|varepsilon|epsilon|del
 @pytest.mark.parametrize("source", sorted((CHAPTERS_DIR / "_src").glob("[0-9][0-9]_*.py")), ids=lambda p: p.stem)
 def test_listings_a_chapter_shows_have_no_raw_tex(source):
     """show_source prints a docstring's summary line: it must read as text (words or Unicode), not as TeX."""
-    from dpedu.listing import SourceListing
+    from dpedu.course.listing import SourceListing
 
     text = source.read_text(encoding="utf-8")
     namespace = {}

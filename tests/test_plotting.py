@@ -16,7 +16,7 @@ import pytest  # noqa: E402
 from dpedu import plotting  # noqa: E402
 from dpedu.accountants import SubsampledGaussianEvent, make_accountant  # noqa: E402
 from dpedu.accountants.tradeoff import gaussian_curve  # noqa: E402
-from dpedu.experiments import EpsilonCurves  # noqa: E402
+from dpedu.research.experiments import EpsilonCurves  # noqa: E402
 
 EPS = [0.1, 0.3, 1.0, 3.0, 10.0]
 ACC = [[0.76, 0.78], [0.80, 0.81], [0.83, 0.84], [0.84, 0.845], [0.845, 0.85]]

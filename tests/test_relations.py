@@ -8,7 +8,7 @@ import pytest
 from dpedu.accountants import ACCOUNTANT_NAMES, UnsupportedEventError, make_accountant
 from dpedu.accountants.pld.replace_one import replace_one_model
 from dpedu.accountants.analysis.rdp_without_replacement import rdp_without_replacement
-from dpedu.audit.shuffle import shuffle_epsilon_lower_bound
+from dpedu.research.audit.shuffle import shuffle_epsilon_lower_bound
 from dpedu.events import (
     EpsilonDeltaEvent,
     GaussianEvent,
@@ -162,7 +162,7 @@ def test_replace_one_poisson_pld_is_below_the_without_replacement_rdp():
 
 def test_shuffle_replace_one_lower_bound_exceeds_the_poisson_upper_bound():
     # docs/math.md §22.6: other gradients -C, the record's +C replaced by -C; the fixed batch size gives it away
-    from dpedu.audit.shuffle import shuffle_gap
+    from dpedu.research.audit.shuffle import shuffle_gap
     upper, lower = shuffle_gap([1.0], batches_per_epoch=100, epochs=1, delta=1e-3, n_samples=50_000,
                                relation="replace_one", rng=11)
     assert lower[0] > 2 * upper[0]
@@ -186,7 +186,7 @@ def test_composition_accountants_amplify_without_replacement_like_poisson_at_hal
 
 
 def test_relations_table_states_every_pair():
-    from dpedu.experiments.relations import format_relations_table, relations_table
+    from dpedu.research.experiments.relations import format_relations_table, relations_table
     table = relations_table(steps=10, accountants=("rdp", "pld", "sequential"))
     assert len(table) == 10
     for (scheme, _), row in table.items():

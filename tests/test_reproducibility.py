@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpedu
-from dpedu import experiments, snapping, training
+from dpedu import snapping, training
+from dpedu.research import experiments
 from dpedu.datasets import make_toy
 from dpedu.estimator import DPLogisticRegression
 from dpedu.models import MLP, LogisticModel

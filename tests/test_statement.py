@@ -1,4 +1,4 @@
-"""The privacy statement (dpedu.statement) and its command: every number equals the accountants' own."""
+"""The privacy statement (dpedu.research.statement) and its command: every number equals the accountants' own."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dpedu.accountants.gdp import certified_mu
 from dpedu.accountants.tradeoff import tradeoff_curve
 from dpedu.cli import main
 from dpedu.gaussian import gaussian_epsilon_exact
-from dpedu.statement import privacy_statement
+from dpedu.research.statement import privacy_statement
 
 
 def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings):

@@ -12,8 +12,8 @@ import pytest
 
 from dpedu.accountants import RepeatAndSelectEvent, account
 from dpedu.datasets import make_toy
-from dpedu.experiments.tuning_costs import grid_noise_multiplier
-from dpedu.tuning import run_ledger, search_noise_multiplier
+from dpedu.research.experiments.tuning_costs import grid_noise_multiplier
+from dpedu.research.tuning import run_ledger, search_noise_multiplier
 
 _PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_tuning_accuracy.py"
 

@@ -17,7 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpedu import calibrate, clipping, mechanisms, proactive, snapping, training, validation
+from dpedu import calibrate, clipping, mechanisms, proactive, snapping, training
+
+from dpedu.engine import validation
 from dpedu.accountants import GaussianEvent, LaplaceEvent, SubsampledGaussianEvent, make_accountant
 from dpedu.budget import PrivacyBudget
 from dpedu.datasets import make_toy

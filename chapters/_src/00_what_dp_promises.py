@@ -33,8 +33,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import dpedu as dp
-from dpedu import checks
-from dpedu.notebook import fast_mode, pick
+from dpedu.course import checks
+from dpedu.course.notebook import fast_mode, pick
 
 FAST = fast_mode()
 print("fast mode" if FAST else "full mode")

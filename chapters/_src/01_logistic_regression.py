@@ -32,8 +32,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import dpedu as dp
-from dpedu import checks, plotting
-from dpedu.notebook import fast_mode, pick, show_source
+from dpedu import plotting
+from dpedu.course import checks
+from dpedu.course.notebook import fast_mode, pick, show_source
 from dpedu.models import logistic
 
 FAST = fast_mode()

@@ -24,7 +24,7 @@
 # [`epsilon_from_log_moments`](dpedu.accountants.moments.epsilon_from_log_moments) ·
 # [`RDPAccountant`](dpedu.accountants.rdp.RDPAccountant) ·
 # [`StrongCompositionAccountant`](dpedu.accountants.strong.StrongCompositionAccountant) ·
-# [`epsilon_curves`](dpedu.experiments.epsilon_curves) ·
+# [`epsilon_curves`](dpedu.research.experiments.epsilon_curves) ·
 # [`plot_privacy_curves`](dpedu.plotting.plot_privacy_curves) ·
 # [`PLDAccountant`](dpedu.accountants.pld.accountant.PLDAccountant) (see the API reference).
 # *Notes:* [§12](../docs/math.md#12-the-moments-accountant) · [§13](../docs/math.md#13-rényi-differential-privacy) · [§14](../docs/math.md#14-zero-concentrated-dp) · [§15](../docs/math.md#15-privacy-loss-distributions) in the mathematical notes.
@@ -39,8 +39,10 @@ import numpy as np
 from scipy.special import logsumexp
 
 import dpedu as dp
-from dpedu import checks, experiments, plotting
-from dpedu.notebook import fast_mode, pick, show_source
+from dpedu import plotting
+from dpedu.course import checks
+from dpedu.research import experiments
+from dpedu.course.notebook import fast_mode, pick, show_source
 from dpedu.accountants import OrderGridEdgeWarning, SubsampledGaussianEvent, make_accountant, moments
 from dpedu.accountants.pld import PLDAccountant
 from dpedu.accountants.rdp import RDPAccountant

@@ -37,8 +37,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import dpedu as dp
-from dpedu import checks, experiments, plotting, proactive
-from dpedu.notebook import fast_mode, pick, show_source
+from dpedu import plotting, proactive
+from dpedu.course import checks
+from dpedu.research import experiments
+from dpedu.course.notebook import fast_mode, pick, show_source
 from dpedu.accountants import SubsampledGaussianEvent, moments
 from dpedu.estimator import DPLogisticRegression
 

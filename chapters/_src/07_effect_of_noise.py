@@ -24,13 +24,13 @@
 # its steps), at $\delta = 10^{-5}$. Set `DPEDU_FAST=1` for a quick run: smaller grids and fewer seeds, same code.
 
 # %% [markdown]
-# *Uses:* [`run_tradeoff`](dpedu.experiments.run_tradeoff) ·
-# [`run_epochs_tradeoff`](dpedu.experiments.run_epochs_tradeoff) ·
-# [`run_clipping_noise_grid`](dpedu.experiments.run_clipping_noise_grid) ·
+# *Uses:* [`run_tradeoff`](dpedu.research.experiments.run_tradeoff) ·
+# [`run_epochs_tradeoff`](dpedu.research.experiments.run_epochs_tradeoff) ·
+# [`run_clipping_noise_grid`](dpedu.research.experiments.run_clipping_noise_grid) ·
 # [`plot_accuracy_vs_epsilon`](dpedu.plotting.plot_accuracy_vs_epsilon) ·
 # [`noise_multiplier`](dpedu.calibrate.noise_multiplier) ·
-# [`tuning_cost`](dpedu.experiments.tuning_costs.tuning_cost) · [`affordable_noise`](dpedu.experiments.tuning_costs.affordable_noise) ·
-# [`PrivateHyperparameterSearch`](dpedu.tuning.PrivateHyperparameterSearch) ·
+# [`tuning_cost`](dpedu.research.experiments.tuning_costs.tuning_cost) · [`affordable_noise`](dpedu.research.experiments.tuning_costs.affordable_noise) ·
+# [`PrivateHyperparameterSearch`](dpedu.research.tuning.PrivateHyperparameterSearch) ·
 # [`plot_adaptive_clipping`](dpedu.plotting.plot_adaptive_clipping) (see the API reference).
 # *Notes:* [§8](../docs/math.md#8-dp-sgd-abadi-et-al-2016-algorithm-1) · [§17](../docs/math.md#17-calibration-by-bisection) ·
 # [§23](../docs/math.md#23-private-selection-tuning-that-pays-for-itself) ·
@@ -44,8 +44,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import dpedu as dp
-from dpedu import checks, experiments, plotting
-from dpedu.notebook import fast_mode, pick, progress_bar, show_source
+from dpedu import plotting
+from dpedu.course import checks
+from dpedu.research import experiments
+from dpedu.course.notebook import fast_mode, pick, progress_bar, show_source
 from dpedu.accountants import (LaplaceEvent, OrderGridEdgeWarning, RepeatAndSelectEvent, SubsampledGaussianEvent,
                                account, make_accountant)
 from dpedu.estimator import TUNED_DEFAULTS
@@ -335,8 +337,8 @@ print(f"  non-private {dpsgd.baseline:.4f} "
 # smallest z per run that keeps the whole search within $\varepsilon = 1$.
 
 # %%
-from dpedu.experiments.tuning_costs import run_ledger
-from dpedu.tuning import PrivateHyperparameterSearch
+from dpedu.research.experiments.tuning_costs import run_ledger
+from dpedu.research.tuning import PrivateHyperparameterSearch
 
 score_epsilon = 0.02
 run_z = dp.calibrate.noise_multiplier(target_epsilon=1.0, target_delta=DELTA, sampling_rate=q, steps=steps)

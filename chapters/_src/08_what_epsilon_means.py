@@ -26,9 +26,9 @@
 # *Uses:* [`tradeoff_curve`](dpedu.accountants.tradeoff.tradeoff_curve) ·
 # [`gaussian_tradeoff`](dpedu.accountants.tradeoff.gaussian_tradeoff) ·
 # [`certified_mu`](dpedu.accountants.gdp.certified_mu) · [`clt_mu`](dpedu.accountants.gdp.clt_mu) ·
-# [`audit_region`](dpedu.audit.regions.audit_region) ·
+# [`audit_region`](dpedu.research.audit.regions.audit_region) ·
 # [`plot_tradeoff`](dpedu.plotting.tradeoff.plot_tradeoff) ·
-# [`privacy_statement`](dpedu.statement.privacy_statement) (see the API reference).
+# [`privacy_statement`](dpedu.research.statement.privacy_statement) (see the API reference).
 # *Notes:* [§21](../docs/math.md#21-what-ε-means-trade-off-curves-and-gaussian-dp) in the mathematical notes.
 
 # %%
@@ -37,16 +37,18 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from dpedu import audit, checks
+from dpedu.research import audit
+
+from dpedu.course import checks
 from dpedu.accountants import ACCOUNTANT_NAMES, GaussianEvent, SubsampledGaussianEvent, make_accountant
 from dpedu.accountants.gdp import certified_mu, clt_mu, group_mu, mu_from_epsilon
 from dpedu.accountants.tradeoff import (epsilon_delta_tradeoff, gaussian_curve,
                                         pld_tradeoff_bracket, tradeoff_curve)
-from dpedu.audit.regions import audit_region, result_ledger
+from dpedu.research.audit.regions import audit_region, result_ledger
 from dpedu.gaussian import gaussian_epsilon_exact
-from dpedu.notebook import fast_mode, pick
+from dpedu.course.notebook import fast_mode, pick
 from dpedu.plotting.tradeoff import plot_tradeoff
-from dpedu.statement import privacy_statement
+from dpedu.research.statement import privacy_statement
 
 FAST = fast_mode()
 RUNS = pick(1000, 200)             # trainings per world in each audit: the only thing fast mode shrinks

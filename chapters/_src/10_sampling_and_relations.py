@@ -21,9 +21,9 @@
 # whether the two are the same when the code draws its batches the way most training code does.
 
 # %% [markdown]
-# *Uses:* [`plan_dp_sgd`](dpedu.training.plan_dp_sgd) · [`run_dp_sgd`](dpedu.training.run_dp_sgd) · [`relations_table`](dpedu.experiments.relations.relations_table) ·
-# [`shuffle_gap`](dpedu.audit.shuffle.shuffle_gap) · [`check_claims`](dpedu.audit.claims.check_claims) ·
-# [`bug_hunt`](dpedu.audit.bugs.bug_hunt) · [`MLP`](dpedu.models.mlp.MLP) (see the API reference).
+# *Uses:* [`plan_dp_sgd`](dpedu.training.plan_dp_sgd) · [`run_dp_sgd`](dpedu.training.run_dp_sgd) · [`relations_table`](dpedu.research.experiments.relations.relations_table) ·
+# [`shuffle_gap`](dpedu.research.audit.shuffle.shuffle_gap) · [`check_claims`](dpedu.research.audit.claims.check_claims) ·
+# [`bug_hunt`](dpedu.research.audit.bugs.bug_hunt) · [`MLP`](dpedu.models.mlp.MLP) (see the API reference).
 # *Notes:* [§1.2](../docs/math.md#12-neighbouring-relations) · [§11](../docs/math.md#11-amplification-by-subsampling) · [§22](../docs/math.md#22-neighbouring-relations-and-sampling-schemes-in-the-accounting) in the mathematical notes.
 
 # %%
@@ -36,14 +36,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import dpedu as dp
-from dpedu import checks
-from dpedu.notebook import fast_mode, pick
+from dpedu.course import checks
+from dpedu.course.notebook import fast_mode, pick
 from dpedu.accountants import SubsampledGaussianEvent, compare, make_accountant
-from dpedu.audit.bugs import bug_hunt
-from dpedu.audit.claims import CLAIM_BUGS, check_claims, claim_hunt
-from dpedu.audit.shuffle import shuffle_gap
+from dpedu.research.audit.bugs import bug_hunt
+from dpedu.research.audit.claims import CLAIM_BUGS, check_claims, claim_hunt
+from dpedu.research.audit.shuffle import shuffle_gap
 from dpedu.events import GaussianEvent, SampledWithoutReplacementGaussianEvent, add_remove_equivalent
-from dpedu.experiments.relations import format_relations_table, relations_table
+from dpedu.research.experiments.relations import format_relations_table, relations_table
 from dpedu.gaussian import gaussian_epsilon_exact
 from dpedu.models.mlp import MLP
 from dpedu.plotting.shuffle import plot_shuffle_gap
@@ -141,7 +141,7 @@ plt.show()
 # Only Poisson batches vary like $\mathrm{Binomial}(n, q)$; fixed and shuffled batches always hold m records,
 # and the truncated ones pile up at the cap. All four divide by a public constant, never by the drawn size.
 # Each run records a different event (which neighbouring relation each one states, and why: below). What
-# does each cost? `dpedu.experiments.relations` accounts one step of every scheme, at the same expected batch
+# does each cost? `dpedu.research.experiments.relations` accounts one step of every scheme, at the same expected batch
 # size, under both neighbouring relations (explained just below), for $T = 1000$ steps (10 epochs) at $z = 1$,
 # and prints "refused" where an accountant has no theorem for the pair. Five of the seven accountants are
 # shown; the advanced and strong composition theorems are left out for width:
@@ -177,7 +177,7 @@ print(f"\nfixed-size batches, replace-one: epsilon at least {fixed_lower:.2f} (a
 # Refused is not "free". How private *are* shuffled batches? No accountant gives an upper bound, but a
 # *lower* bound can be computed: Chua et al. (2024) pick two neighbouring datasets in which every other record
 # has the same gradient, so a fixed-size batch's sum is known except for the one record, and the true ε of
-# shuffled training is at least that pair's ([§22.6](../docs/math.md#226-shuffled-batches-a-monte-carlo-lower-bound)). `dpedu.audit.shuffle` estimates it by Monte Carlo, with a
+# shuffled training is at least that pair's ([§22.6](../docs/math.md#226-shuffled-batches-a-monte-carlo-lower-bound)). `dpedu.research.audit.shuffle` estimates it by Monte Carlo, with a
 # 95 % confidence bound, beside the Poisson upper bound (PLD) at $q = 1/b$ for $b = 100$ batches per epoch, one
 # epoch, $\delta = 10^{-3}$:
 
@@ -256,7 +256,7 @@ except ValueError as error:
 # The accountant trusts the ledger it is given. Three common mistakes change what the sampler does without
 # changing what the ledger claims: shuffled batches accounted as Poisson, steps counted in *epochs* (E epochs
 # are E/q steps, every one a release), and class-balanced oversampling accounted at the nominal rate q.
-# `dpedu.audit.claims.check_claims` compares the batches a run actually drew with the ledger it claims
+# `dpedu.research.audit.claims.check_claims` compares the batches a run actually drew with the ledger it claims
 # (batch-size totals and spread, each record's number of batches, the number of steps). Here it is on a small
 # imbalanced data set, each planted bug beside the correct code it pretends to be:
 
@@ -273,7 +273,7 @@ for sampling, run in scheme_runs.items():
 # A fourth mistake is in the clipping, not the sampling: clipping the mean gradient of each *microbatch* of
 # two records to C, while claiming per-example privacy. A record can then flip its microbatch's clipped
 # gradient from $+C$ to $-C$, sensitivity $2C$. The batches look right, so `check_claims` cannot see it; the
-# white-box audit (`dpedu.audit.bugs.bug_hunt`, chapter 9) can, by proving a lower
+# white-box audit (`dpedu.research.audit.bugs.bug_hunt`, chapter 9) can, by proving a lower
 # bound on ε above the claimed upper bound:
 
 # %%

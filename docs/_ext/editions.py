@@ -3,7 +3,7 @@
 ``DPEDU_BOOK_EDITION`` (set by ``python docs/build.py --edition ...``) chooses the edition:
 
 * ``student`` (the default): every exercise cell shows the stub students receive, made by the same code as
-  ``python -m dpedu strip-solutions`` (:func:`dpedu.exercises.student_notebook`); the outputs of exercise and
+  ``python -m dpedu strip-solutions`` (:func:`dpedu.course.exercises.student_notebook`); the outputs of exercise and
   check cells are dropped, and so are those of any ``show_source`` cell after the chapter's first exercise
   (the "compare with dpedu's version" reveals). The ``_sources/`` copies of the chapters are the student
   notebooks themselves (outputs cleared, as students get them).
@@ -45,10 +45,10 @@ def _exercise_label(metadata):
 
 
 def _student_cells(path):
-    """The cells of the student version of the notebook at ``path`` (dpedu.exercises.student_notebook)."""
+    """The cells of the student version of the notebook at ``path`` (dpedu.course.exercises.student_notebook)."""
     import nbformat
 
-    from dpedu.exercises import student_notebook
+    from dpedu.course.exercises import student_notebook
 
     return student_notebook(nbformat.read(str(path), as_version=4)).cells
 
@@ -111,7 +111,7 @@ def _student_sources(app, exception):
         return
     import nbformat
 
-    from dpedu.exercises import student_notebook
+    from dpedu.course.exercises import student_notebook
 
     for copy in Path(app.outdir, "_sources").rglob("*.ipynb*"):
         nb = nbformat.reads(copy.read_text(encoding="utf-8"), as_version=4)

@@ -38,7 +38,7 @@ from scipy.special import logsumexp, ndtri
 
 from ..events_allocation import BallsInBinsGaussianEvent
 from ..gaussian import gaussian_epsilon_exact
-from ..validation import check_delta, check_epsilon, check_in_interval, check_positive_int, check_rng
+from ..engine.validation import check_delta, check_epsilon, check_in_interval, check_positive_int, check_rng
 
 __all__ = ["BallsInBinsEstimate", "balls_in_bins_delta", "balls_in_bins_epsilon", "balls_in_bins_upper_bound",
            "MAX_DRAWS"]

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..validation import check_delta, check_epsilon, check_positive_int
+from ..engine.validation import check_delta, check_epsilon, check_positive_int
 from ..events import (
     ADD_REMOVE,
     NEIGHBOURING_RELATIONS,

@@ -23,7 +23,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
-from ..validation import check_delta
+from ..engine.validation import check_delta
 from .base import Accountant
 from .analysis.orders import warn_if_at_edge
 

@@ -31,7 +31,7 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from ..gaussian import gaussian_delta_exact
-from ..validation import (
+from ..engine.validation import (
     check_delta,
     check_epsilon,
     check_in_interval,

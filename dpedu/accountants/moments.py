@@ -29,8 +29,8 @@ import math
 
 import numpy as np
 
-from ..validation import check_choice, check_delta, check_epsilon, check_noise_multiplier, check_positive_int
-from ..validation import check_sampling_rate
+from ..engine.validation import check_choice, check_delta, check_epsilon, check_noise_multiplier, check_positive_int
+from ..engine.validation import check_sampling_rate
 from .analysis.conversions import check_curve_values
 from .analysis.log_moments import log_moment
 from .analysis.log_moments_integrated import abadi_log_moments_integrated

@@ -20,7 +20,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from ..events import ledger_pairs
-from ..validation import check_choice, check_delta
+from ..engine.validation import check_choice, check_delta
 from .base import Accountant, UnsupportedEventError
 
 __all__ = [

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from ..validation import check_delta
+from ..engine.validation import check_delta
 from .analysis.composition import (
     SHUFFLED_BATCH,
     WITHOUT_REPLACEMENT,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from ..validation import check_choice, check_delta
+from ..engine.validation import check_choice, check_delta
 from .analysis.composition import SHUFFLED_BATCH, CompositionBreakdown, GaussianStep, group_ledger, sampling_rate_of
 from .advanced import advanced_composition_bound, optimal_breakdown, optimal_delta
 from .base import Accountant, ConversionUnavailableError

@@ -29,7 +29,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from ..events import GaussianEvent, SubsampledGaussianEvent
-from ..validation import check_array, check_in_interval, check_nonnegative
+from ..engine.validation import check_array, check_in_interval, check_nonnegative
 from .registry import as_ledger, make_accountant
 from .base import ConversionUnavailableError, UnsupportedEventError, check_epsilons
 

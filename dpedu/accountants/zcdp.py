@@ -25,7 +25,7 @@ import math
 
 from scipy.optimize import minimize_scalar
 
-from ..validation import check_delta, check_epsilon, check_nonnegative, check_scalar
+from ..engine.validation import check_delta, check_epsilon, check_nonnegative, check_scalar
 from .analysis.composition import SHUFFLED_BATCH, group_ledger
 from .base import Accountant
 from .analysis.conversions import check_conversion

@@ -18,7 +18,7 @@ __all__ = ['COMMANDS', 'ADULT_TRAIN_SIZE', 'cmd_epsilon', 'cmd_plan', 'cmd_figur
 
 
 def _add_epsilon(sub):
-    from ..experiments import ACCOUNTANT_KEYS
+    from ..research.experiments import ACCOUNTANT_KEYS
 
     p = sub.add_parser(
         "epsilon",
@@ -37,7 +37,7 @@ def _add_epsilon(sub):
 
 
 def cmd_epsilon(args):
-    from ..experiments import ACCOUNTANT_LABELS, INVALID_BOUNDS, epsilon_for_run
+    from ..research.experiments import ACCOUNTANT_LABELS, INVALID_BOUNDS, epsilon_for_run
 
     steps, epochs = _steps_and_epochs(args)
     values = epsilon_for_run(noise_multiplier=args.noise_multiplier, sampling_rate=args.sampling_rate,
@@ -107,7 +107,7 @@ def cmd_plan(args):
 
     from ..proactive import ProactiveConditionWarning, plan, smallest_admissible_epochs
     from ..proactive.conditions import check_dataset_size
-    from ..validation import check_delta, check_epsilon, check_positive_int
+    from ..engine.validation import check_delta, check_epsilon, check_positive_int
 
     # every option is checked before anything is planned or printed
     check_epsilon(args.epsilon, "--epsilon")
@@ -168,7 +168,7 @@ def figure2_epochs(max_epochs, points):
 
 
 def cmd_figure2(args):
-    from ..experiments import ACCOUNTANT_LABELS, epsilon_curves
+    from ..research.experiments import ACCOUNTANT_LABELS, epsilon_curves
     from ..plotting import plot_figure2
 
     check_output(args.out, "--out")

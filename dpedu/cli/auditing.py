@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from ..parallel import check_n_jobs
-from ..validation import (check_count, check_delta, check_epsilon, check_in_interval, check_nonnegative, check_positive,
+from ..engine.parallel import check_n_jobs
+from ..engine.validation import (check_count, check_delta, check_epsilon, check_in_interval, check_nonnegative, check_positive,
                           check_positive_int, check_sampling_rate)
 from .common import progress as _progress
 from .common import wrap as _wrap
@@ -53,7 +53,7 @@ def _add_audit(sub):
 
 
 def cmd_audit(args):
-    from .. import audit
+    from ..research import audit
 
     if args.runs < 4:
         raise ValueError(f"--runs must be >= 4 (half choose the threshold, half measure it); got {args.runs}")

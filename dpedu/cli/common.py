@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import validation
-from ..validation import MAX_STEPS
+from ..engine import validation
+from ..engine.validation import MAX_STEPS
 
 __all__ = ["MAX_STEPS", "CliError", "progress", "floats", "check_positive_list", "add_run_options", "check_accountants",
            "names", "check_input_dir", "check_input_path", "check_output_dir", "check_steps", "check_output",
@@ -28,7 +28,7 @@ class Progress:
         self._bar = None
 
     def __call__(self, message):
-        from ..notebook import progress_count
+        from ..course.notebook import progress_count
 
         count = progress_count(message) if sys.stderr.isatty() else None
         if count is None:
@@ -110,7 +110,7 @@ def names(text):
 
 
 def _steps_limit(value, option, steps_per_epoch=None):
-    """:func:`dpedu.validation.check_steps` (the one :data:`MAX_STEPS` check), reported as a :class:`CliError`."""
+    """:func:`dpedu.engine.validation.check_steps` (the one :data:`MAX_STEPS` check), reported as a :class:`CliError`."""
     try:
         return validation.check_steps(value, option, steps_per_epoch=steps_per_epoch)
     except (ValueError, TypeError) as exc:

@@ -33,9 +33,9 @@ def cmd_strip_solutions(args):
     import tempfile
     from pathlib import Path
 
-    from ..booklinks import relink
-    from ..exercises import make_student_copies
-    from ..instructor import NOTES_SOURCE
+    from ..course.booklinks import relink
+    from ..course.exercises import make_student_copies
+    from ..course.instructor import NOTES_SOURCE
     from .common import check_input_path, check_output_dir
 
     check_input_path(args.source, "source")
@@ -83,7 +83,7 @@ def _add_course_kit(sub):
 
 
 def cmd_course_kit(args):
-    from ..instructor import chapter_names, default_mathjax, make_course
+    from ..course.instructor import chapter_names, default_mathjax, make_course
     from .common import check_output_dir
 
     check_output_dir(args.course_dir, "course_dir")

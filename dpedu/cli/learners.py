@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import csv
 
-from ..parallel import check_n_jobs
-from ..validation import check_delta, check_positive_int
+from ..engine.parallel import check_n_jobs
+from ..engine.validation import check_delta, check_positive_int
 from .common import check_output, check_positive_list
 from .common import figure as _figure
 from .common import progress as _progress
@@ -14,7 +14,7 @@ from .common import progress as _progress
 __all__ = ["TRADEOFF_LEARNERS", "cmd_learner_tradeoff"]
 
 #: ``--learner`` choices: "dp_sgd" is the command's own DPLogisticRegression sweep; the others are
-#: dpedu.experiments.learners' (the names of its LEARNERS other than "dp_sgd").
+#: dpedu.research.experiments.learners' (the names of its LEARNERS other than "dp_sgd").
 TRADEOFF_LEARNERS = ("dp_sgd", "noisy_gd", "output_perturbation", "objective_perturbation", "dp_ftrl",
                      "matrix_factorization")
 
@@ -22,7 +22,7 @@ TRADEOFF_LEARNERS = ("dp_sgd", "noisy_gd", "output_perturbation", "objective_per
 def cmd_learner_tradeoff(args):
     """Private selection of ``args.learner`` at every epsilon over ``args.seeds`` seeds: PNG, CSV and a table."""
     from ..datasets import load_adult
-    from ..experiments.learners import LEARNER_SPECS, compare_learners
+    from ..research.experiments.learners import LEARNER_SPECS, compare_learners
     from ..plotting import plot_accuracy_vs_epsilon
 
     check_positive_list(args.epsilons, "--epsilons")

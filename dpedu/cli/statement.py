@@ -37,8 +37,8 @@ def _add_statement(sub):
 
 def cmd_statement(args):
     from ..events import SampledWithoutReplacementGaussianEvent, SubsampledGaussianEvent
-    from ..statement import privacy_statement
-    from ..validation import (
+    from ..research.statement import privacy_statement
+    from ..engine.validation import (
         check_delta,
         check_in_interval,
         check_noise_multiplier,

@@ -21,7 +21,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpedu.validation import check_in_interval
+from dpedu.engine.validation import check_in_interval
 
 from .encoding import ADULT_NORM_BOUND, encode_split
 from .files import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpedu.validation import check_positive, check_positive_int, check_rng
+from dpedu.engine.validation import check_positive, check_positive_int, check_rng
 
 __all__ = ["make_toy"]
 

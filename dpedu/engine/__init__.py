@@ -1,4 +1,9 @@
-r"""The engine: fast forms of textbook functions, chosen for speed and named for what they are.
+r"""The engine room: what the textbook stands on, kept out of the textbook's way.
+
+- :mod:`~dpedu.engine.validation` - argument checks (each refusal names the argument and what is allowed)
+- :mod:`~dpedu.engine.parallel` - seeded parallel maps (the same numbers for any ``n_jobs`` and joblib backend)
+- :mod:`~dpedu.engine.logistic_fast`, :mod:`~dpedu.engine.mlp_fast` - fast forms of textbook functions, chosen
+  for speed and named for what they are
 
 The textbook tier (:mod:`dpedu.clipping`, :mod:`dpedu.models.logistic`, ...) is what a chapter prints: each
 function reads as its formula and checks its arguments. A training loop calls the same mathematics thousands
@@ -17,7 +22,3 @@ Engine functions do **not** validate their arguments (the caller did); ``tests/t
 to its textbook function on random and adversarial inputs (zero rows, huge and tiny norms, empty batches,
 norms exactly C).
 """
-
-from . import logistic_fast, mlp_fast
-
-__all__ = ["logistic_fast", "mlp_fast"]

@@ -23,7 +23,7 @@ import numpy as np
 from scipy.linalg import solve_triangular, toeplitz
 
 from ..events import ADD_REMOVE, Event, GaussianEvent, check_relation
-from ..validation import check_choice, check_noise_multiplier, check_positive, check_positive_int, check_sampling_rate
+from ..engine.validation import check_choice, check_noise_multiplier, check_positive, check_positive_int, check_sampling_rate
 
 __all__ = [
     "FACTORIZATIONS",

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..engine.logistic_fast import clipped_gradient_sum, mean_loss
 from ..training.common import TrainingResult, training_data
-from ..validation import check_noise_multiplier, check_positive, check_positive_int, check_rng
+from ..engine.validation import check_noise_multiplier, check_positive, check_positive_int, check_rng
 from .factorization import FactorizedGaussianEvent, cyclic_participations, make_factorization, sensitivity
 
 __all__ = ["factorized_gradient_descent", "factorized_sensitivity", "FactorizedDiagnostics"]

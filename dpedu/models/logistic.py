@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from ..validation import check_features, check_labels, check_positive, check_positive_int, check_theta
+from ..engine.validation import check_features, check_labels, check_positive, check_positive_int, check_theta
 from ..clipping import L2_clip, check_norms
 from ..engine import logistic_fast
 

@@ -53,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from ..validation import check_features, check_labels, check_positive, check_positive_int, check_rng, check_theta
+from ..engine.validation import check_features, check_labels, check_positive, check_positive_int, check_rng, check_theta
 from ..clipping import check_norms
 from ..engine import mlp_fast
 from ..engine.logistic_fast import mean_loss_of_margins

@@ -11,7 +11,7 @@ import numpy as np
 from ..accountants import (ACCOUNTANT_NAMES, ConversionUnavailableError, UnsupportedEventError, as_ledger,
                            check_accountant_names, make_accountant)
 from ..accountants.base import check_epsilons
-from ..validation import check_scalar
+from ..engine.validation import check_scalar
 from .common import ACCOUNTANT_STYLES, as_1d, as_numbers, check_options, epsilon_label, get_axes, place_legend
 
 __all__ = ["plot_epsilon_vs_epochs", "plot_figure2", "plot_privacy_curves"]
@@ -84,7 +84,7 @@ def plot_epsilon_vs_epochs(epochs, curves, *, delta=None, ax=None, labels=None, 
 
 
 def plot_figure2(curves, axes=None):
-    r"""Figure 2 of Abadi et al. (2016) from :func:`dpedu.experiments.epsilon_curves`, in two panels.
+    r"""Figure 2 of Abadi et al. (2016) from :func:`dpedu.research.experiments.epsilon_curves`, in two panels.
 
     Left, linear axes as in the paper: the moments accountant, strong composition as in the paper
     (dashed: **not a valid bound**) and the valid strong-composition recipe. Right, log y axis: every
@@ -94,17 +94,17 @@ def plot_figure2(curves, axes=None):
 
     Parameters
     ----------
-    curves : dpedu.experiments.EpsilonCurves
+    curves : dpedu.research.experiments.EpsilonCurves
     axes : pair of matplotlib Axes, optional
 
     Returns
     -------
     (Axes, Axes)
     """
-    from ..experiments import ACCOUNTANT_LABELS, EpsilonCurves
+    from ..research.experiments import ACCOUNTANT_LABELS, EpsilonCurves
 
     if not isinstance(curves, EpsilonCurves):
-        raise TypeError(f"curves must be a dpedu.experiments.EpsilonCurves (from epsilon_curves); got "
+        raise TypeError(f"curves must be a dpedu.research.experiments.EpsilonCurves (from epsilon_curves); got "
                         f"{type(curves).__name__}")
     if axes is not None:
         if len(np.shape(axes)) != 1 or len(axes) != 2:
@@ -200,7 +200,7 @@ def plot_privacy_curves(history, *, epsilons=None, delta_range=(1e-12, 1.0), acc
     >>> [t.get_text() for t in ax.get_legend().get_texts()][-1]
     'zCDP: n/a (refuses SubsampledGaussianEvent)'
     """
-    from ..experiments import ACCOUNTANT_LABELS
+    from ..research.experiments import ACCOUNTANT_LABELS
 
     ledger = as_ledger(history)
     if not ledger:

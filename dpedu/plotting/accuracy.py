@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import check_epsilon
+from ..engine.validation import check_epsilon
 from .common import (as_1d, as_accuracies, as_trials, check_options, delta_text, epsilon_label, get_axes,
                      mean_and_band, place_legend, plain_log_ticks, spread_note)
 

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..validation import check_choice, check_delta, check_scalar
+from ..engine.validation import check_choice, check_delta, check_scalar
 
 __all__ = [
     "ACCOUNTANT_STYLES", "get_axes", "as_numbers", "as_1d", "check_options", "as_accuracies", "as_trials",

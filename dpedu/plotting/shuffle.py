@@ -41,7 +41,7 @@ def plot_shuffle_gap(noise_multipliers, poisson_upper, shuffle_lower, one_step_p
     noise multiplier where the lower bound crosses the Poisson number is marked (none: said in the title).
     ``relation`` ("add_remove" or "replace_one") only labels the panel: the values come from the caller.
     ``audits``: optional ``(noise_multipliers, epsilon_lowers)`` of white-box audits of real shuffled runs
-    (:func:`dpedu.audit.shuffle_whitebox.shuffle_whitebox_audit`), drawn as points beside the curves."""
+    (:func:`dpedu.research.audit.shuffle_whitebox.shuffle_whitebox_audit`), drawn as points beside the curves."""
     ax = get_axes(ax)
     zs = as_1d(noise_multipliers, "noise_multipliers")
     crossing = first_crossing(zs, poisson_upper, shuffle_lower)

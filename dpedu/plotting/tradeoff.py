@@ -2,9 +2,9 @@ r"""Trade-off curves and audits on the same axes (docs/math.md §21.2, §21.8).
 
 :func:`plot_tradeoff` draws, on one Axes, the floor :math:`\beta(\alpha)` every accountant certifies for a
 run (:func:`dpedu.accountants.tradeoff.tradeoff_curve`), the mu-GDP curve, and audits as observed
-(FPR, FNR) points with their Clopper-Pearson boxes (:func:`dpedu.audit.regions.audit_region`). An audit box
+(FPR, FNR) points with their Clopper-Pearson boxes (:func:`dpedu.research.audit.regions.audit_region`). An audit box
 entirely below a curve is a proven violation: it is annotated, and returned in ``violations``. A one-run
-audit (:func:`dpedu.audit.regions.one_run_region`) is the dashed curve :math:`f_{\varepsilon_{lb},\delta}` the
+audit (:func:`dpedu.research.audit.regions.one_run_region`) is the dashed curve :math:`f_{\varepsilon_{lb},\delta}` the
 run's true curve goes below somewhere; an accountant's curve entirely on or above it is a proven violation.
 :func:`plot_tradeoff_panels` stacks the linear view over the ROC view on log axes (TPR against FPR), where
 attacks at small FPR - the ones that matter - are visible.
@@ -26,9 +26,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..accountants.tradeoff import TradeoffCurve, epsilon_delta_tradeoff, gaussian_tradeoff
-from ..audit.regions import AuditRegion
+from ..research.audit.regions import AuditRegion
 from .common import ACCOUNTANT_STYLES, get_axes, place_legend
-from ..validation import check_choice
+from ..engine.validation import check_choice
 
 __all__ = ["TradeoffPlot", "plot_tradeoff", "plot_tradeoff_panels", "KINDS"]
 

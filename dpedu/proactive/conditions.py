@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..validation import check_delta, check_epsilon, check_positive_int
+from ..engine.validation import check_delta, check_epsilon, check_positive_int
 from .closed_form import EPSILON_LIMIT, QZ_LIMIT, closed_form_z
 
 __all__ = ["Condition", "ProactiveConditions", "check_dataset_size", "minimum_epochs", "smallest_admissible_epochs",

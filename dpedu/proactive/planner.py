@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from .. import calibrate
 from ..accountants import account, check_accountant_names
 from ..events import gaussian_step_event
-from ..validation import check_delta, check_epsilon, check_positive_int
+from ..engine.validation import check_delta, check_epsilon, check_positive_int
 from .closed_form import check_strict, closed_form_z, proactive_epsilon_formula, refuse_or_warn
 from .conditions import ProactiveConditions, check_dataset_size, minimum_steps, proactive_conditions
 

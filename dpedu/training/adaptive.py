@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..mechanisms import gaussian_mechanism
-from ..validation import check_in_interval, check_nonnegative, check_positive
+from ..engine.validation import check_in_interval, check_nonnegative, check_positive
 
 __all__ = ["ClipState", "gradient_noise_multiplier", "check_adaptive_clipping", "DEFAULT_CLIP_LEARNING_RATE",
            "DEFAULT_COUNT_NOISE_FRACTION"]

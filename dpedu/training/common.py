@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..clipping import L2_clip, l2_norms
-from ..validation import MAX_STEPS, check_features, check_labels, check_theta
+from ..engine.validation import MAX_STEPS, check_features, check_labels, check_theta
 
 __all__ = ["TrainingResult", "TrainingData", "DPSGDDiagnostics", "NoisyGDDiagnostics", "NotAccountedError",
            "MAX_STEPS", "CLIP_MODES", "training_data", "initial_theta", "overflow_guard"]

@@ -22,8 +22,8 @@ import numpy as np
 from ..events import GaussianEvent, LaplaceEvent
 from ..mechanisms import gaussian_mechanism, gaussian_noise_multiplier, laplace_mechanism
 from ..engine import logistic_fast
-from ..validation import check_budget, check_choice, check_delta, check_epsilon, check_noise_scale, check_positive
-from ..validation import check_positive_int, check_rng, check_steps
+from ..engine.validation import check_budget, check_choice, check_delta, check_epsilon, check_noise_scale, check_positive
+from ..engine.validation import check_positive_int, check_rng, check_steps
 from .common import CLIP_MODES, NoisyGDDiagnostics, TrainingResult, initial_theta, overflow_guard, training_data
 
 __all__ = ["gradient_descent", "noisy_gradient_descent", "NoisyGDPlan", "plan_noisy_gradient_descent",

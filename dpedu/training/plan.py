@@ -46,9 +46,9 @@ import numpy as np
 
 from ..events import (ADD_REMOVE, SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent,
                       TruncatedPoissonGaussianEvent, check_relation, gaussian_step_event, steps_from_epochs)
-from ..validation import check_choice, check_noise_scale, check_nonnegative, check_positive, check_positive_int
-from ..validation import check_rng
-from ..validation import check_sampling_rate, check_steps
+from ..engine.validation import check_choice, check_noise_scale, check_nonnegative, check_positive, check_positive_int
+from ..engine.validation import check_rng
+from ..engine.validation import check_sampling_rate, check_steps
 from .adaptive import DEFAULT_CLIP_LEARNING_RATE, DEFAULT_COUNT_NOISE_FRACTION, ClipState, check_adaptive_clipping
 from .adaptive import gradient_noise_multiplier
 from .common import CLIP_MODES

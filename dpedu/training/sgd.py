@@ -23,7 +23,7 @@ import numpy as np
 
 from ..mechanisms import gaussian_mechanism
 from ..models import LogisticModel, Model
-from ..validation import check_budget, check_features, check_positive, check_rng, check_theta
+from ..engine.validation import check_budget, check_features, check_positive, check_rng, check_theta
 from .adaptive import ClipState
 from .common import CLIP_MODES, MAX_STEPS, DPSGDDiagnostics, TrainingData, TrainingResult, overflow_guard
 from .common import training_data

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 from ... import gaussian
-from ...validation import check_in_interval, check_nonnegative, check_sampling_rate
+from ...engine.validation import check_in_interval, check_nonnegative, check_sampling_rate
 from ...events import (
     REPLACE_ONE,
     GaussianEvent,

@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import math
 
-from ...validation import check_rng
+from ...engine.validation import check_rng
 
 __all__ = ["log_inverse_gamma", "trials_mean", "trials_pmf", "sample_trials"]
 

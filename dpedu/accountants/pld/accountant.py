@@ -14,7 +14,7 @@ from ...events import (ADD_REMOVE, REPLACE_ONE, EpsilonDeltaEvent, GaussianEvent
                        SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent,
                        TruncatedPoissonGaussianEvent)
 from ...gaussian import gaussian_delta_exact, gaussian_epsilon_exact
-from ...validation import check_delta, check_epsilon, check_in_interval, check_positive, check_positive_int
+from ...engine.validation import check_delta, check_epsilon, check_in_interval, check_positive, check_positive_int
 from ..base import Accountant, check_epsilons
 from . import grid
 from .grid import HARD_MAX_GRID, MAX_GRID

@@ -1,0 +1,274 @@
+"""Machinery shared by the chapter checks: calling the student's function, judging its answer, failing.
+
+Every ``check_*`` is wrapped by :func:`checker`: it runs with floating-point warnings silenced (a result is
+judged by its value, not by a warning) and turns anything the check itself cannot handle into a
+:class:`~dpedu.course.notebook.CheckFailed` hint, so a strange answer never crashes the check.
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import math
+import re
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from scipy.special import expit
+
+from ..notebook import CheckFailed
+from .guard import ExerciseRefused, exercise_of_check, refusing
+
+__all__ = ["CheckFailed", "NOT_WRITTEN", "RUNNING", "LAST_FAILURE", "checker", "expect", "where_raised",
+           "returned_from", "student", "call", "call_strict", "scalar",
+           "vector", "close", "passed", "problem", "loss", "per_example_gradients", "clip_rows", "classic_z"]
+
+NOT_WRITTEN = "not written yet: replace the line `raise NotImplementedError(...)` with your code"
+
+
+class _Running:
+    """The check now running: its exercise number, and the student's function it last called (with what
+    :func:`~dpedu.course.checks.guard.refusing` saw of that call)."""
+
+    number = None
+    fn = None
+    seen = None
+
+
+RUNNING = _Running()
+LAST_FAILURE = {}   # exercise number -> the CheckFailed of its last failed check (for checks.hint)
+
+
+def checker(check):
+    """Decorator for a ``check_*``: quiet floating point, and any unexpected error becomes a hint.
+
+    While the check runs, :func:`call` refuses dpedu's own version of the exercise (:mod:`dpedu.course.checks.guard`),
+    and a failure about a returned value names the line of the student's function that returned it.
+    """
+    number = exercise_of_check(check.__name__)
+
+    @functools.wraps(check)
+    def run(*args, **kwargs):
+        RUNNING.number, RUNNING.fn, RUNNING.seen = number, None, None
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                return check(*args, **kwargs)
+        except CheckFailed as exc:
+            raise _located(exc, number) from None
+        except (NameError, ImportError):     # a bug of the check itself
+            raise
+        except Exception as exc:     # e.g. the check's own formula evaluated at an absurd answer
+            raise _located(CheckFailed(f"your answer cannot be right: checking it led to {type(exc).__name__}: "
+                                       f"{exc}"), number) from None
+        finally:
+            RUNNING.number = RUNNING.fn = RUNNING.seen = None
+
+    return run
+
+
+def _located(exc, number):
+    """``exc`` with "where" added: the line the student's function returned from, when the hint is about it."""
+    message = str(exc)
+    seen, fn = RUNNING.seen, RUNNING.fn
+    if (seen is not None and seen.return_line is not None and "(line " not in message
+            and not isinstance(exc, ExerciseRefused) and NOT_WRITTEN not in message):
+        located = type(exc)(message + returned_from(fn, seen.return_line))
+        located.more = getattr(exc, "more", None)
+        exc = located
+    if number is not None:
+        LAST_FAILURE[number] = exc
+    return exc
+
+
+def expect(condition, hint, more=None):
+    """Fail with ``hint`` unless ``condition``; ``more``, a second level that says more, is what
+    ``checks.hint(number)`` shows after the failure."""
+    if not condition:
+        failure = CheckFailed(hint)
+        failure.more = more
+        raise failure
+
+
+# the file names IPython/ipykernel give a notebook cell's code: /tmp/ipykernel_123/456.py, <ipython-input-4-...>
+_CELL_FILE = re.compile(r"(ipykernel_\d+[/\\]\d+\.py$)|(^<ipython-input-)")
+
+
+def where_raised(exc, fn):
+    """``" (line 3 of your cell: `x = v.nrm`)"``: where in ``fn``'s cell (or file) ``exc`` was raised, or ``""``.
+
+    The line is the last one of the traceback in the file that defines ``fn`` (numpy's own frames below it
+    are skipped), numbered as the reader sees it: from 1 at the top of the notebook cell.
+    """
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ""
+    line, tb = None, exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == code.co_filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line is None:
+        return ""
+    filename = code.co_filename
+    place = "your cell" if _CELL_FILE.search(filename) else Path(filename).name
+    text = linecache.getline(filename, line).strip()
+    return f" (line {line} of {place}: `{text}`)" if text else f" (line {line} of {place})"
+
+
+def returned_from(fn, line):
+    """``" (your function returned it from line 3 of your cell: `return v`)"``, or ``""`` without a source."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ""
+    filename = code.co_filename
+    place = "your cell" if _CELL_FILE.search(filename) else Path(filename).name
+    text = linecache.getline(filename, line).strip()
+    return f" (your function returned it from line {line} of {place}: `{text}`)" if text else \
+        f" (your function returned it from line {line} of {place})"
+
+
+@contextmanager
+def student(fn):
+    """Run the student's ``fn`` inside the block: dpedu's version of the running check's exercise refuses
+    (:func:`~dpedu.course.checks.guard.refusing`), and the line ``fn`` returns from is remembered for the hint."""
+    RUNNING.fn = fn
+    with refusing(RUNNING.number, fn) as seen:
+        RUNNING.seen = seen
+        yield seen
+
+
+def _student_error(exc, fn=None):
+    if isinstance(exc, NotImplementedError):
+        return CheckFailed(NOT_WRITTEN)
+    if isinstance(exc, ExerciseRefused):
+        return ExerciseRefused(f"{exc}{where_raised(exc, fn)}")
+    if isinstance(exc, CheckFailed):
+        return exc
+    return CheckFailed(f"your function raised {type(exc).__name__}: {exc}{where_raised(exc, fn)}")
+
+
+def call(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``; a stub's NotImplementedError and any crash become a failed check.
+
+    A crash names the line of the student's code that raised:
+
+    >>> def norm(v):
+    ...     return v.nrm
+    >>> call(norm, np.ones(2))
+    Traceback (most recent call last):
+    ...
+    dpedu.course.notebook.CheckFailed: your function raised AttributeError: ... (line 2 of <doctest ...call[0]>: ...)
+    """
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings(), student(fn):
+            warnings.simplefilter("ignore", RuntimeWarning)  # overflow is judged by the result, not the warning
+            return fn(*args, **kwargs)
+    except Exception as exc:
+        raise _student_error(exc, fn) from None
+
+
+def call_strict(fn, *args, hint, more=None):
+    """Like :func:`call`, but a floating-point division by zero or invalid operation fails with ``hint`` (and the
+    second level ``more``)."""
+    try:
+        with np.errstate(divide="raise", invalid="raise", over="ignore", under="ignore"), student(fn):
+            return fn(*args)
+    except (FloatingPointError, ZeroDivisionError):
+        failure = CheckFailed(hint)
+        failure.more = more
+        raise failure from None
+    except Exception as exc:
+        raise _student_error(exc, fn) from None
+
+
+_NO_RETURN = "a function that ends without `return` returns None"
+
+
+def _shape_words(shape):
+    return "a single number" if shape == () else f"an array of shape {shape}"
+
+
+def scalar(value, what):
+    """``value`` as a float (may be inf or nan), or a hint when it is not a single number."""
+    if value is None:
+        if RUNNING.fn is None:      # an exercise that pre-sets its answers to None and was not filled in
+            raise CheckFailed(f"{what}: {NOT_WRITTEN}")
+        raise CheckFailed(f"{what}: your function returned None; expected a single number ({_NO_RETURN})")
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise CheckFailed(f"{what}: expected a single number; got {type(value).__name__} {value!r:.60}") from None
+    expect(array.size == 1, f"{what}: expected a single number; got an array of shape {array.shape}",
+           more="reduce the array to one number (a sum, a mean, a max, ...) or return the one entry you mean")
+    return float(array.reshape(()))
+
+
+def _shape_hint(got, shape):
+    """What a result of shape ``got`` instead of ``shape`` usually means."""
+    if got == ():
+        return "a single number instead of one value per coordinate"
+    if len(got) == len(shape) + 1 and got[1:] == shape:
+        return f"one row per example (shape {got}); the answer is one vector: reduce over the rows (axis 0)"
+    if int(np.prod(got)) == int(np.prod(shape)):
+        return "the right number of entries in another shape: keep the shape of the input (keepdims=True)"
+    if len(got) == len(shape) and got[::-1] == shape:
+        return "the axes are swapped"
+    return ""
+
+
+def vector(value, shape, what):
+    """``value`` as a float array of ``shape``, or a hint that says which shape was expected."""
+    if value is None:
+        raise CheckFailed(f"{what}: your function returned None; expected {_shape_words(shape)} ({_NO_RETURN})")
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise CheckFailed(f"{what}: expected {_shape_words(shape)}; got {type(value).__name__}") from None
+    if array.shape != shape:
+        hint = _shape_hint(array.shape, shape)
+        raise CheckFailed(f"{what}: expected {_shape_words(shape)}; got shape {array.shape}"
+                          + (f": {hint}" if hint else ""))
+    return array
+
+
+def close(a, b, rtol=1e-6, atol=1e-10):
+    """Finite and close to ``b``."""
+    return bool(np.all(np.isfinite(a)) and np.allclose(a, b, rtol=rtol, atol=atol))
+
+
+def passed(what):
+    """The success line."""
+    print(f"passed: {what}")
+
+
+def problem(seed, n=40, d=4, scale=1.0):
+    """theta, X, y for the logistic checks (labels in {-1, +1}, no score exactly 0)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    theta = scale * rng.normal(size=d)
+    return theta, X, y
+
+
+def loss(theta, X, y):
+    """Mean logistic loss."""
+    return float(np.mean(np.logaddexp(0.0, -y * (X @ theta))))
+
+
+def per_example_gradients(theta, X, y):
+    """One logistic-loss gradient per row."""
+    return (-y * expit(-y * (X @ theta)))[:, None] * X
+
+
+def clip_rows(G, clip_norm):
+    """Each row scaled to L2 norm at most ``clip_norm``."""
+    norms = np.linalg.norm(G, axis=-1, keepdims=True)
+    return G * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))
+
+
+def classic_z(epsilon, delta):
+    """The classic Gaussian calibration sqrt(2 ln(1.25/delta)) / epsilon."""
+    return math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon

@@ -1,0 +1,218 @@
+r"""Does a run's ledger describe what its sampler did? A consistency check, and the planted bugs it catches.
+
+An accountant trusts the ledger: ``SubsampledGaussianEvent(z, q)`` x T says "T steps, each record joined each
+batch independently with probability q". Three common mistakes break that sentence without touching the noise,
+so the white-box audit of one canary's updates is a poor way to find them, while the batches themselves give
+them away. :func:`check_claims` compares the batches a run drew (its ``details.batch_sizes`` and
+``details.inclusions``, recorded by the sampler as it draws) with the ledger it claims:
+
+* **steps**: the ledger counts as many steps as batches were drawn;
+* **batch sizes**: Poisson sizes are :math:`\mathrm{Binomial}(n, q)`: their total is
+  :math:`\mathrm{Binomial}(nT, q)` (exact two-sided test) and they vary (the dispersion
+  :math:`S = \sum_t (|B_t| - nq)^2 / (nq(1-q))` has mean T; a one-sided normal test with its exact variance
+  :math:`T(2 + (1 - 6q(1-q))/(nq(1-q)))`, conservative in the lower tail of this right-skewed sum); fixed-size
+  and shuffled batches have exactly m records, truncated ones at most the cap;
+* **per-record rates**: a record's count over T steps is :math:`\mathrm{Binomial}(T, q)` (or at most one per
+  epoch when shuffling); the largest count is tested with a Bonferroni bound over the n records (exact).
+
+Each test has false-alarm probability at most ``alpha`` (default 1e-6), so correct code is flagged with
+probability at most a few ``alpha``. The dispersion test needs about :math:`T \ge 50` steps before even
+constant sizes (:math:`S = 0`) are rejected at that level; shorter runs pass it. The check reads what the sampler recorded: it catches a sampler that
+does not match its claim, not a trainer that records false diagnostics.
+
+====================================  ==========================================================================
+``"shuffle_accounted_as_poisson"``    shuffled fixed-size batches, ledger ``SubsampledGaussianEvent(z, m/n)``
+``"steps_counted_in_epochs"``         E epochs = E/q steps trained, the ledger counts E steps
+``"oversampling_at_nominal_rate"``    class-balanced sampling (each class half of every batch in expectation),
+                                      accounted at the nominal rate q: minority records join at a multiple of q
+====================================  ==========================================================================
+
+>>> check = claim_hunt("steps_counted_in_epochs", rng=0)
+>>> check.consistent, check.problems[0][:52]
+(False, 'the ledger counts 5 steps but the sampler drew 100 b')
+>>> claim_hunt("steps_counted_in_epochs", correct=True, rng=0).consistent
+True
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from scipy import stats
+
+from ...events import GaussianEvent, SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent
+from ...events import SubsampledGaussianEvent, TruncatedPoissonGaussianEvent
+from ...training import DPSGDPlan, ShuffledBatchesWarning, plan_dp_sgd, run_dp_sgd, shuffled_batches
+from ...engine.validation import check_choice, check_in_interval, check_rng
+
+__all__ = ["ClaimCheck", "check_claims", "CLAIM_BUGS", "claim_buggy_trainer", "claim_hunt"]
+
+CLAIM_BUGS = {
+    "shuffle_accounted_as_poisson": "trains on shuffled fixed-size batches but records SubsampledGaussianEvent(z, m/n) "
+                                    "(wrong: no Poisson analysis covers shuffling, and the batch sizes never vary)",
+    "steps_counted_in_epochs": "trains E/q steps for E epochs but the ledger counts E steps (wrong: every step is a "
+                               "release, the claim undercounts them by 1/q)",
+    "oversampling_at_nominal_rate": "samples class-balanced batches (minority records at a multiple of q) but "
+                                    "accounts Poisson sampling at the nominal q (wrong: a minority record's privacy "
+                                    "is that of its own, larger rate)",
+}
+
+
+@dataclass
+class ClaimCheck:
+    """What :func:`check_claims` found: ``problems`` (empty when the run matches its ledger)."""
+
+    problems: list = field(default_factory=list)
+    description: str = ""
+
+    @property
+    def consistent(self):
+        """True when no test rejected the claim."""
+        return not self.problems
+
+    def __str__(self):
+        head = self.description or "consistency check"
+        if self.consistent:
+            return f"{head}: the batches match the ledger"
+        return "\n".join([f"{head}: CLAIM REFUSED"] + [f"  - {p}" for p in self.problems])
+
+
+def _binomial_two_sided(k, trials, p):
+    return min(1.0, 2.0 * min(stats.binom.cdf(k, trials, p), stats.binom.sf(k - 1, trials, p)))
+
+
+def _largest_count(inclusions, steps, rate, alpha, problems):
+    """Bonferroni over the n records: P(some count >= c_max) <= n P(Binomial(T, rate) >= c_max)."""
+    n, largest = inclusions.size, int(inclusions.max())
+    p_value = min(1.0, n * stats.binom.sf(largest - 1, steps, rate))
+    if p_value < alpha:
+        problems.append(f"record {int(np.argmax(inclusions))} was in {largest} of {steps} batches; at the claimed rate "
+                        f"{rate:.4g} that has probability <= {p_value:.2g} for any of the {n} records")
+
+
+def _poisson_sizes(sizes, n, q, alpha, problems):
+    steps, total = sizes.size, int(sizes.sum())
+    p_value = _binomial_two_sided(total, n * steps, q)
+    if p_value < alpha:
+        problems.append(f"the batches hold {total} records in all; Poisson sampling at q = {q:.4g} gives "
+                        f"Binomial({n * steps}, {q:.4g}), mean {n * steps * q:.1f} (two-sided p = {p_value:.2g})")
+    spread = n * q * (1 - q)
+    dispersion = float(np.sum((sizes - n * q) ** 2) / spread)
+    sd = math.sqrt(steps * (2.0 + (1.0 - 6.0 * q * (1 - q)) / spread))
+    p_value = stats.norm.cdf((dispersion - steps) / sd)
+    if p_value < alpha:
+        problems.append(f"the batch sizes barely vary (dispersion {dispersion:.3g}, expected {steps} +- {sd:.3g} for "
+                        f"Binomial({n}, {q:.4g}) sizes; p = {p_value:.2g}): these are not Poisson samples")
+
+
+def check_claims(result, *, alpha=1e-6, description=""):
+    """Compare the batches a DP-SGD run drew with the ledger it claims (see the module docstring).
+
+    ``result`` is a :class:`~dpedu.training.TrainingResult` of :func:`dpedu.training.dp_sgd` (or a trainer
+    recording the same :class:`~dpedu.training.DPSGDDiagnostics`). Returns a :class:`ClaimCheck`.
+    """
+    alpha = check_in_interval(alpha, "alpha", 0.0, 1.0, low_open=True, high_open=True)
+    check = ClaimCheck(description=description)
+    if result.ledger is None:
+        return check                                   # no claim: nothing to contradict
+    sizes = np.asarray(result.details.batch_sizes)
+    inclusions = np.asarray(result.details.inclusions)
+    n, steps, problems = inclusions.size, sizes.size, check.problems
+    claimed = sum(count for _, count in result.ledger)
+    if claimed != steps:
+        problems.append(f"the ledger counts {claimed} steps but the sampler drew {steps} batches")
+    for event, _ in result.ledger:
+        if isinstance(event, GaussianEvent) or (isinstance(event, SubsampledGaussianEvent) and event.sampling_rate == 1):
+            if np.any(sizes != n):
+                problems.append(f"{event!r} claims every record in every step, but batches had {sizes.min()} to "
+                                f"{sizes.max()} of the {n} records")
+        elif isinstance(event, SubsampledGaussianEvent):
+            _poisson_sizes(sizes, n, event.sampling_rate, alpha, problems)
+            _largest_count(inclusions, steps, event.sampling_rate, alpha, problems)
+        elif isinstance(event, (SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent)):
+            if event.dataset_size != n or np.any(sizes != event.batch_size):
+                problems.append(f"{event!r} claims batches of {event.batch_size} of {event.dataset_size} records; "
+                                f"the run drew {sizes.min()} to {sizes.max()} of {n}")
+            elif isinstance(event, ShuffledBatchGaussianEvent):
+                epochs = math.ceil(steps / (n // event.batch_size))
+                if inclusions.max() > epochs:
+                    problems.append(f"a record was in {inclusions.max()} batches in {epochs} shuffled epochs")
+            else:
+                _largest_count(inclusions, steps, event.sampling_rate, alpha, problems)
+        elif isinstance(event, TruncatedPoissonGaussianEvent):
+            if event.dataset_size != n or sizes.max() > event.max_batch_size:
+                problems.append(f"{event!r} caps batches at {event.max_batch_size}; the run drew up to {sizes.max()}")
+            _largest_count(inclusions, steps, event.sampling_rate, alpha, problems)
+        else:
+            problems.append(f"no consistency rule for {event!r}")
+    return check
+
+
+# --- the planted bugs: the correct loop (run_dp_sgd) with a wrong sampler or a wrong count ---------------------
+
+@dataclass(frozen=True)
+class _ShuffledButPoisson(DPSGDPlan):
+    def batches(self, rng):
+        return shuffled_batches(self.n, max(1, round(self.sampling_rate * self.n)), rng)   # WRONG: not Poisson
+
+
+@dataclass(frozen=True)
+class _EpochsAsSteps(DPSGDPlan):
+    epochs: float = 1.0
+
+    @property
+    def ledger(self):
+        return [(self.event, round(self.epochs))]      # WRONG: epochs, not the epochs / q steps trained
+
+
+@dataclass(frozen=True)
+class _Oversampling(DPSGDPlan):
+    rates: tuple = ()
+
+    def batches(self, rng):
+        rates = np.array(self.rates)
+        while True:                                    # WRONG: record i joins with probability rates[i] != q
+            yield np.flatnonzero(rng.random(self.n) < rates)
+
+
+def _imbalanced_data(n=200, minority=20, d=3):
+    """``n`` standard normal rows, the first ``minority`` labelled +1 (the rest -1)."""
+    X = np.random.default_rng(0).normal(size=(n, d)) / math.sqrt(d)
+    return X, np.where(np.arange(n) < minority, 1.0, -1.0)
+
+
+def claim_buggy_trainer(bug, *, correct=False, noise_multiplier=1.0, sampling_rate=0.05, epochs=5, clip_norm=1.0):
+    """``train(X, y, rng) -> TrainingResult``: DP-SGD with the planted ``bug`` of :data:`CLAIM_BUGS`, or
+    (``correct=True``) the correct run it pretends to be: ``dp_sgd`` with ``sampling="shuffle"``, the same
+    epochs, or Poisson sampling. **Teaching only: never train with the buggy one.**"""
+    bug = check_choice(bug, "bug", CLAIM_BUGS)
+    settings = dict(noise_multiplier=noise_multiplier, clip_norm=clip_norm, sampling_rate=sampling_rate,
+                    epochs=epochs, learning_rate=0.5)
+
+    def train(X, y, rng):
+        shuffle = bug == "shuffle_accounted_as_poisson"
+        plan = plan_dp_sgd(X.shape[0], sampling="shuffle" if shuffle and correct else "poisson", **settings)
+        if not correct and bug == "shuffle_accounted_as_poisson":
+            plan = _ShuffledButPoisson(**vars(plan))
+        elif not correct and bug == "steps_counted_in_epochs":
+            plan = _EpochsAsSteps(**vars(plan), epochs=epochs)
+        elif not correct:                              # class-balanced: each class fills half a batch on average
+            share = np.where(y > 0, 0.5 / np.mean(y > 0), 0.5 / np.mean(y < 0))
+            plan = _Oversampling(**vars(plan), rates=tuple(np.minimum(1.0, sampling_rate * share)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ShuffledBatchesWarning)
+            return run_dp_sgd(X, y, plan, rng=rng)
+
+    train.description = f"{'correct' if correct else 'BUGGY'} DP-SGD ({bug})"
+    return train
+
+
+def claim_hunt(bug, *, correct=False, alpha=1e-6, rng=None):
+    """Train once with ``claim_buggy_trainer(bug, correct=correct)`` on imbalanced data and check its claims."""
+    train = claim_buggy_trainer(bug, correct=correct)
+    X, y = _imbalanced_data()
+    result = train(X, y, check_rng(rng))
+    return check_claims(result, alpha=alpha, description=train.description)
