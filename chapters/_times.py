@@ -11,6 +11,11 @@ printed as "not yet measured"; nothing is estimated in its place.
     python chapters/_times.py --full 04 10        # full mode, chapters 04 and 10 only
     python chapters/_times.py --table             # print the map with the recorded times, run nothing
     python chapters/_times.py --stamp             # write each chapter's time line and docs/syllabus.md
+    python chapters/_times.py --table --measured ci_times.json    # the map with the fast-mode times of a test run
+
+CI measures the fast mode on every run: ``tests/test_notebooks.py`` executes each chapter in fast mode and, when
+``DPEDU_RECORD_TIMES`` names a file, records the seconds there; ``.ci/run`` then prints this table from that file
+(``--measured``). The full-mode times come from ``--full`` runs of this script, with the machine they ran on.
 
 The *estimated study time* of a chapter is computed, not guessed: reading at 100 words of technical prose
 per minute, 15 minutes per exercise, plus the chapter's fast-mode run time (a student runs it at least once
@@ -288,11 +293,23 @@ def main(argv=None):
     parser.add_argument("chapters", nargs="*", help="chapter numbers to run (default: all)")
     parser.add_argument("--full", action="store_true", help="run in full mode (DPEDU_FAST=0); takes far longer")
     parser.add_argument("--table", action="store_true", help="only print the map with the recorded times")
+    parser.add_argument("--measured", metavar="FILE",
+                        help="with --table: take the fast-mode times from FILE (written by tests/test_notebooks.py "
+                             "under DPEDU_RECORD_TIMES) instead of chapters/_times.json")
     parser.add_argument("--stamp", action="store_true",
                         help="only write each chapter's prerequisites-and-time lines and docs/syllabus.md from the "
                              "recorded times")
     args = parser.parse_args(argv)
     times = load()
+    if args.measured is not None:
+        if not args.table:
+            parser.error("--measured goes with --table")
+        measured = Path(args.measured)
+        if not measured.is_file():
+            parser.error(f"--measured: no file {measured}")
+        times["fast"] = json.loads(measured.read_text(encoding="utf-8"))
+        print(f"fast mode: measured by this test run ({len(times['fast'])} chapters); full mode: recorded in "
+              f"chapters/_times.json by `python chapters/_times.py --full`")
     if args.stamp:
         for name in stamp(times):
             print(f"stamped {name}")

@@ -417,7 +417,7 @@ def test_row_norms_are_computed_once_per_run(toy, monkeypatch):
     import dpedu.clipping
     import dpedu.models.logistic
     import dpedu.training.common
-    from dpedu.training import noisy_gradient_descent
+    from dpedu.training import plan_noisy_gradient_descent, run_noisy_gradient_descent
 
     calls = []
     original = dpedu.clipping.l2_norms
@@ -432,5 +432,6 @@ def test_row_norms_are_computed_once_per_run(toy, monkeypatch):
     X, y = toy
     dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=30, rng=0)
     assert len(calls) == 1
-    noisy_gradient_descent(X, y, 5, 0.5, 1e-5, rng=0)
+    # the engine's run (the printed loop of chapter 2 clips with L2_clip at every iteration, as the book does)
+    run_noisy_gradient_descent(X, y, plan_noisy_gradient_descent(5, 0.5, 1e-5), rng=0)
     assert len(calls) == 2

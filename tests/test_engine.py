@@ -51,7 +51,8 @@ def test_logistic_losses_are_the_textbook_to_the_bit(X, theta, y, clip_norm):
     loss = logistic.loss(theta, X, y)
     assert logistic_fast.mean_loss(theta, X, y) == loss
     assert logistic_fast.mean_loss_of_margins(logistic.margins(theta, X, y)) == loss
-    assert LogisticModel(D).loss(theta, X, y, check_input=False) == loss
+    from dpedu.training import training_data
+    assert LogisticModel(D).batch_loss(theta, training_data(X, y)) == loss
     both = logistic_fast.loss_and_clipped_gradient_sum(theta, X, y, clip_norm)
     assert both[0] == loss
     np.testing.assert_array_equal(both[1], logistic_fast.clipped_gradient_sum(theta, X, y, clip_norm))
@@ -153,3 +154,39 @@ def test_mlp_adversarial_rows_and_empty_batch():
     np.testing.assert_allclose(exact, G[3], rtol=1e-12)
     empty = mlp_fast.clipped_gradient_sum(X[:0], hidden[:0], r[:0], delta[:0], 1.0, np.zeros(0))
     np.testing.assert_array_equal(empty, np.zeros(net.n_params))
+
+
+# --- training loops: the printed loop and the engine's run -------------------------------------------------
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("epsilon, clip_norm", [(0.1, 5.0), (0.9, 0.5), (0.5, 1e-3)])
+def test_noisy_gradient_descent_is_the_engine_run(seed, epsilon, clip_norm):
+    """The book's loop as chapter 2 prints it (per-example gradients, L2_clip, the Gaussian mechanism) and the
+    plan's run (two matrix-vector products per iteration) draw the same noise and reach the same parameters."""
+    from dpedu.datasets import make_toy
+    from dpedu.training import noisy_gradient_descent, plan_noisy_gradient_descent, run_noisy_gradient_descent
+    X, y = make_toy(n=300, d=5, rng=seed)
+    X[0] *= 1e3                                        # one row far outside the clipping ball
+    textbook = noisy_gradient_descent(X, y, 7, epsilon, 1e-5, clip_norm=clip_norm, rng=seed)
+    engine = run_noisy_gradient_descent(X, y, plan_noisy_gradient_descent(7, epsilon, 1e-5, clip_norm=clip_norm),
+                                        rng=seed)
+    np.testing.assert_allclose(textbook.theta, engine.theta, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(textbook.losses, engine.losses, rtol=1e-9)
+    np.testing.assert_array_equal(textbook.details.loss_steps, engine.details.loss_steps)
+    assert textbook.details.noisy_count == engine.details.noisy_count
+    assert textbook.ledger == engine.ledger and textbook.epsilon == engine.epsilon
+
+
+@pytest.mark.parametrize("model", [LogisticModel(D), MLP(D, hidden_units=3)])
+def test_batch_methods_are_the_checked_methods(model):
+    """A training loop's batch methods (data checked once, norms reused) equal the checked methods."""
+    from dpedu.training import training_data
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(N, D)) * 3, rng.choice([-1.0, 1.0], N)
+    theta = rng.normal(size=model.n_params)
+    batch = training_data(X, y)[np.array([0, 3, 4, 9])]
+    np.testing.assert_array_equal(model.batch_clipped_gradient_sum(theta, batch, 0.7),
+                                  model.clipped_gradient_sum(theta, batch.X, batch.y, 0.7))
+    assert model.batch_loss(theta, batch) == pytest.approx(model.loss(theta, batch.X, batch.y), rel=1e-14)
+    with pytest.raises(ValueError, match="n_features"):
+        model.batch_clipped_gradient_sum(theta, training_data(X[:, :2], y), 0.7)

@@ -328,9 +328,9 @@ def noisy_gradient_sum(theta, X, y, clip_norm, noise_multiplier, rng):
 checks.check_noisy_gradient_sum(noisy_gradient_sum)
 
 # %% [markdown]
-# *Compare with dpedu's version*: the book's noisy gradient descent releases one such noisy sum per iteration
-# (for logistic regression the engine's `dp.engine.logistic_fast.clipped_gradient_sum` computes the clipped sum
-# without forming every gradient):
+# *Compare with dpedu's version*: the book's noisy gradient descent releases one such noisy sum per iteration,
+# divided by the noisy count. (Sweeps over many runs use `run_noisy_gradient_descent`, which computes the same
+# clipped sum in two matrix-vector products without forming every gradient; a test pins the two together.)
 
 # %%
 show_source(dp.training.noisy_gradient_descent)

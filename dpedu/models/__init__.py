@@ -13,8 +13,9 @@ vector ``theta`` passed to every method.
 ``decision_function`` / ``predict``                          scores / labels in {-1, +1}
 ===========================================================  ===================================================
 
-``loss`` and ``clipped_gradient_sum`` take ``check_input=False`` for training loops that validated the
-data once (validating ``X`` is itself a pass over the data, as costly as the gradient).
+A training loop validates its data once (validating ``X`` is itself a pass over the data, as costly as the
+gradient) into a :class:`~dpedu.training.TrainingData`; ``batch_loss(theta, batch)`` and
+``batch_clipped_gradient_sum(theta, batch, clip_norm)`` take such a batch and check only its shape.
 
 >>> import numpy as np
 >>> model = LogisticModel(n_features=2)
@@ -46,11 +47,15 @@ class Model(Protocol):
 
     def init(self, rng=None) -> np.ndarray: ...
 
-    def loss(self, theta, X, y, *, check_input=True) -> float: ...
+    def loss(self, theta, X, y) -> float: ...
+
+    def batch_loss(self, theta, batch) -> float: ...
 
     def per_example_gradients(self, theta, X, y) -> np.ndarray: ...
 
-    def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None, *, check_input=True) -> np.ndarray: ...
+    def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None) -> np.ndarray: ...
+
+    def batch_clipped_gradient_sum(self, theta, batch, clip_norm) -> np.ndarray: ...
 
     def decision_function(self, theta, X) -> np.ndarray: ...
 

@@ -170,33 +170,47 @@ class LogisticModel:
             raise ValueError(f"X has {X.shape[1]} features but the model expects n_features={self.n_features}")
         return X
 
-    def loss(self, theta, X, y, *, check_input=True):
-        """Mean logistic loss (:func:`loss`); ``check_input=False`` uses the engine's unchecked form."""
-        if not check_input:
-            return logistic_fast.mean_loss(theta, X, y)        # equals loss(theta, X, y), unchecked
+    def loss(self, theta, X, y):
+        """Mean logistic loss (:func:`loss`)."""
         return loss(theta, self._check_width(X), y)
+
+    def batch_loss(self, theta, batch):
+        """Mean logistic loss over ``batch`` (a :class:`~dpedu.training.TrainingData`, checked when it was made),
+        by the engine's form :func:`dpedu.engine.logistic_fast.mean_loss`."""
+        self._check_batch(theta, batch)
+        return logistic_fast.mean_loss(theta, batch.X, batch.y)
+
+    def _check_batch(self, theta, batch):
+        if batch.X.shape[1] != self.n_features or np.shape(theta) != (self.n_features,):
+            raise ValueError(f"batch has {batch.X.shape[1]} features and theta shape {np.shape(theta)}; the model "
+                             f"expects n_features={self.n_features}")
 
     def per_example_gradients(self, theta, X, y):
         """(n, d) matrix of per-example gradients (:func:`per_example_gradients`)."""
         return per_example_gradients(theta, self._check_width(X), y)
 
-    def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None, *, check_input=True):
+    def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None):
         r""":math:`\sum_i \mathrm{L2\_clip}(g_i, C)` in two matrix-vector products.
 
         Equals :func:`clipped_gradient_sum` (``L2_clip(per_example_gradients(theta, X, y), C).sum(0)``), computed
         as :math:`X^\top\big(s \odot \min(1, C/(|s|\,\lVert x\rVert))\big)` with :math:`g_i = s_i x_i` by
         :func:`dpedu.engine.logistic_fast.clipped_gradient_sum` (the derivation is there). ``row_norms``: the
-        precomputed ``||x_i||``; ``check_input=False`` skips validation (a training loop that checked the data once).
+        precomputed ``||x_i||``.
         """
-        if check_input:
-            X = self._check_width(X)
-            y, theta = check_labels(y, X.shape[0]), check_theta(theta, X.shape[1])
-            clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
-            if row_norms is not None:
-                row_norms = check_norms(row_norms, "row_norms")
-                if row_norms.shape != (X.shape[0],):
-                    raise ValueError(f"row_norms must have shape ({X.shape[0]},); got {row_norms.shape}")
+        X = self._check_width(X)
+        y, theta = check_labels(y, X.shape[0]), check_theta(theta, X.shape[1])
+        clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
+        if row_norms is not None:
+            row_norms = check_norms(row_norms, "row_norms")
+            if row_norms.shape != (X.shape[0],):
+                raise ValueError(f"row_norms must have shape ({X.shape[0]},); got {row_norms.shape}")
         return logistic_fast.clipped_gradient_sum(theta, X, y, clip_norm, row_norms)
+
+    def batch_clipped_gradient_sum(self, theta, batch, clip_norm):
+        r""":meth:`clipped_gradient_sum` over ``batch`` (a :class:`~dpedu.training.TrainingData`: its records were
+        checked and their norms computed once, when the run's data was made), for a training loop's every step."""
+        self._check_batch(theta, batch)
+        return logistic_fast.clipped_gradient_sum(theta, batch.X, batch.y, clip_norm, batch.row_norms)
 
     def decision_function(self, theta, X):
         """Scores ``X @ theta``."""

@@ -155,15 +155,22 @@ class MLP:
         """Labels in {-1, +1}: the sign of the score (a score of exactly 0 predicts +1)."""
         return np.where(self.decision_function(theta, X) >= 0, 1.0, -1.0)
 
-    def loss(self, theta, X, y, *, check_input=True):
+    def loss(self, theta, X, y):
         """Mean logistic loss of the network over the rows of ``X``
         (the mean of ln(1 + exp(-y_i s_i)) over the output scores s_i, :func:`dpedu.models.logistic.loss`'s formula).
-
-        ``check_input=False`` skips validation (for training loops that checked the data once).
         """
-        if check_input:
-            theta, X, y = self._check(theta, X, y)
+        theta, X, y = self._check(theta, X, y)
         return mean_loss_of_margins(y * self._forward(theta, X)[1])
+
+    def batch_loss(self, theta, batch):
+        """:meth:`loss` over ``batch`` (a :class:`~dpedu.training.TrainingData`, checked when it was made)."""
+        self._check_batch(theta, batch)
+        return mean_loss_of_margins(batch.y * self._forward(theta, batch.X)[1])
+
+    def _check_batch(self, theta, batch):
+        if batch.X.shape[1] != self.n_features or np.shape(theta) != (self.n_params,):
+            raise ValueError(f"batch has {batch.X.shape[1]} features and theta shape {np.shape(theta)}; the model "
+                             f"expects n_features={self.n_features} and n_params={self.n_params}")
 
     def backward(self, theta, X, y):
         r"""The per-example pieces of the gradient: hidden :math:`a` (n, h), :math:`r = \partial\ell/\partial s` (n,) and
@@ -185,7 +192,7 @@ class MLP:
         hidden, r, delta = self._backward(theta, X, y)
         return mlp_fast.weighted_gradient_sum(X, hidden, r, delta, np.ones(X.shape[0]))
 
-    def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None, *, check_input=True):
+    def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None):
         r""":math:`\sum_i \mathrm{L2\_clip}(\nabla_\theta\ell(\theta; x_i, y_i), C)` for the whole flat vector.
 
         Equal (to rounding) to ``L2_clip(self.per_example_gradients(theta, X, y), clip_norm).sum(axis=0)``
@@ -203,15 +210,19 @@ class MLP:
             C > 0, or ``inf``.
         row_norms : array_like, shape (n,), optional
             Precomputed ``||x_i||`` (a training loop computes them once).
-        check_input : bool, default True
-            ``False`` skips validation (for training loops that checked the data once).
         """
-        if check_input:
-            theta, X, y = self._check(theta, X, y)
-            clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
-            if row_norms is not None:
-                row_norms = check_norms(row_norms, "row_norms")
-                if row_norms.shape != (X.shape[0],):
-                    raise ValueError(f"row_norms must have shape ({X.shape[0]},); got {row_norms.shape}")
+        theta, X, y = self._check(theta, X, y)
+        clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
+        if row_norms is not None:
+            row_norms = check_norms(row_norms, "row_norms")
+            if row_norms.shape != (X.shape[0],):
+                raise ValueError(f"row_norms must have shape ({X.shape[0]},); got {row_norms.shape}")
         hidden, r, delta = self._backward(theta, X, y)
         return mlp_fast.clipped_gradient_sum(X, hidden, r, delta, clip_norm, row_norms)   # the engine's fast form
+
+    def batch_clipped_gradient_sum(self, theta, batch, clip_norm):
+        """:meth:`clipped_gradient_sum` over ``batch`` (a :class:`~dpedu.training.TrainingData`: checked, its norms
+        computed once, when the run's data was made), for a training loop's every step."""
+        self._check_batch(theta, batch)
+        hidden, r, delta = self._backward(theta, batch.X, batch.y)
+        return mlp_fast.clipped_gradient_sum(batch.X, hidden, r, delta, clip_norm, batch.row_norms)

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..clipping import L2_clip
 from ..events import GaussianEvent, LaplaceEvent
 from ..mechanisms import gaussian_mechanism, gaussian_noise_multiplier, laplace_mechanism
 from ..engine import logistic_fast
+from ..models.logistic import gradient, loss, per_example_gradients
 from ..engine.validation import check_budget, check_choice, check_delta, check_epsilon, check_noise_scale, check_positive
 from ..engine.validation import check_positive_int, check_rng, check_steps
 from .common import CLIP_MODES, NoisyGDDiagnostics, TrainingResult, initial_theta, overflow_guard, training_data
@@ -56,19 +58,15 @@ def gradient_descent(X, y, iterations, *, learning_rate=1.0, theta0=None):
     TrainingResult
         With ``ledger=None`` and ``epsilon=inf``: the output is not private.
     """
-    data = training_data(X, y)
+    data = training_data(X, y)                         # X finite, y in {-1, +1}: checked once
     iterations = check_steps(iterations, "iterations")
     learning_rate = check_positive(learning_rate, "learning_rate")
-    X, y, n, row_norms = data.X, data.y, data.n, data.row_norms
-    theta = initial_theta(theta0, X.shape[1])
-    losses = []                                        # losses[t]: the loss at theta_t
+    theta, losses = initial_theta(theta0, data.X.shape[1]), []
     with overflow_guard():
-        for t in range(iterations):                    # clip_norm = inf: the plain gradient sum
-            loss, grad_sum = logistic_fast.loss_and_clipped_gradient_sum(theta, X, y, np.inf, row_norms)
-            theta = theta - learning_rate * grad_sum / n
-            losses.append(loss)
-        losses.append(logistic_fast.mean_loss(theta, X, y))
-    return TrainingResult(theta=theta, losses=np.array(losses[1:]), ledger=None, sequential=(np.inf, 0.0))
+        for t in range(iterations):
+            theta = theta - learning_rate * gradient(theta, data.X, data.y)   # (1/n) sum_i grad l(theta; x_i, y_i)
+            losses.append(loss(theta, data.X, data.y))
+    return TrainingResult(theta=theta, losses=np.array(losses), ledger=None, sequential=(np.inf, 0.0))
 
 
 @dataclass(frozen=True)
@@ -96,6 +94,16 @@ class NoisyGDPlan:
     def noise_std(self):
         """The std z C of the noise on each gradient sum."""
         return self.noise_multiplier * self.clip_norm
+
+    def result(self, theta, losses, loss_steps, noisy_count):
+        """The :class:`~dpedu.training.TrainingResult` of a run of this plan: its ledger and sequential total."""
+        return TrainingResult(
+            theta=theta, losses=np.array(losses), ledger=self.ledger,
+            sequential=(self.iterations * self.epsilon_per_iteration + self.epsilon_count,
+                        self.iterations * self.delta_per_iteration),
+            epsilon_per_iteration=self.epsilon_per_iteration, delta_per_iteration=self.delta_per_iteration,
+            details=NoisyGDDiagnostics(plan=self, noisy_count=noisy_count, loss_steps=np.array(loss_steps)),
+        )
 
 
 def plan_noisy_gradient_descent(iterations, epsilon, delta, *, clip_norm=5.0, clip_mode="gradients",
@@ -180,13 +188,7 @@ def run_noisy_gradient_descent(X, y, plan, *, theta0=None, budget=None, rng=None
             theta = theta - eta * noisy_G / noisy_count
         losses.append(logistic_fast.mean_loss(theta, X, y))
         loss_steps.append(plan.iterations)
-    return TrainingResult(
-        theta=theta, losses=np.array(losses), ledger=plan.ledger,
-        sequential=(plan.iterations * plan.epsilon_per_iteration + plan.epsilon_count,
-                    plan.iterations * plan.delta_per_iteration),
-        epsilon_per_iteration=plan.epsilon_per_iteration, delta_per_iteration=plan.delta_per_iteration,
-        details=NoisyGDDiagnostics(plan=plan, noisy_count=noisy_count, loss_steps=np.array(loss_steps)),
-    )
+    return plan.result(theta, losses, loss_steps, noisy_count)
 
 
 def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, learning_rate=1.0, rng=None):
@@ -200,9 +202,11 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, l
             G~    = G + N(0, z^2 C^2 I),   z = sqrt(2 ln(1.25/delta)) / epsilon
             theta = theta - learning_rate * G~ / n~
 
-    The plain case of ``run_noisy_gradient_descent(X, y, plan_noisy_gradient_descent(...), rng=rng)``: the
-    variants (``clip_mode``, ``budget_split``, ``calibration``, ``loss_every``, ``theta0``, a budget) are
-    settings of :func:`plan_noisy_gradient_descent` and :func:`run_noisy_gradient_descent`.
+    The plain case of ``run_noisy_gradient_descent(X, y, plan_noisy_gradient_descent(...), rng=rng)``, written as
+    the book writes it: the variants (``clip_mode``, ``budget_split``, ``calibration``, ``loss_every``, ``theta0``,
+    a budget) are settings of :func:`plan_noisy_gradient_descent` and :func:`run_noisy_gradient_descent`, which
+    computes the clipped sum in two matrix-vector products (:mod:`dpedu.engine.logistic_fast`) and draws the same
+    random numbers in the same order (``tests/test_engine.py`` pins the two).
 
     Parameters
     ----------
@@ -233,4 +237,14 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, l
     epsilon and a small dataset, ``n + Lap(1/epsilon)`` can be negative, which would flip the descent.
     """
     plan = plan_noisy_gradient_descent(iterations, epsilon, delta, clip_norm=clip_norm, learning_rate=learning_rate)
-    return run_noisy_gradient_descent(X, y, plan, rng=rng)
+    data, rng = training_data(X, y), check_rng(rng)   # plan: the arguments checked, z computed
+    z, losses = plan.noise_multiplier, []                # z = sqrt(2 ln(1.25/delta)) / epsilon
+    theta = np.zeros(data.X.shape[1])
+    noisy_n = max(laplace_mechanism(data.n, l1_sensitivity=1.0, epsilon=epsilon, rng=rng), 1.0)   # n + Lap(1/eps)
+    with overflow_guard():
+        for t in range(iterations):
+            G = L2_clip(per_example_gradients(theta, data.X, data.y), clip_norm).sum(axis=0)   # sensitivity C
+            noisy_G = gaussian_mechanism(G, l2_sensitivity=clip_norm, noise_multiplier=z, rng=rng)   # + N(0, z^2C^2 I)
+            theta = theta - learning_rate * noisy_G / noisy_n
+            losses.append(loss(theta, data.X, data.y))
+    return plan.result(theta, losses, range(1, iterations + 1), noisy_n)

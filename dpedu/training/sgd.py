@@ -59,8 +59,7 @@ def dp_sgd_step(theta, batch, *, model, clip_norm, noise_multiplier, expected_ba
     noise_multiplier, clip_norm = check_noise_and_clip(noise_multiplier, clip_norm)     # z >= 0, C > 0
     expected_batch_size = check_positive(expected_batch_size, "expected_batch_size")
     learning_rate = check_positive(learning_rate, "learning_rate")
-    clipped_sum = model.clipped_gradient_sum(theta, batch.X, batch.y, clip_norm, batch.row_norms,
-                                             check_input=False)                # sum_i L2_clip(grad l_i, C)
+    clipped_sum = model.batch_clipped_gradient_sum(theta, batch, clip_norm)   # sum_i L2_clip(grad l_i, C)
     noisy_sum = gaussian_mechanism(clipped_sum, l2_sensitivity=clip_norm,      # + N(0, z^2 C^2 I)
                                    noise_multiplier=noise_multiplier, rng=rng)
     return theta - learning_rate * noisy_sum / expected_batch_size            # / q n, never / |B|
@@ -149,7 +148,7 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None):
             else:
                 theta = dp_sgd_adaptive_step(theta, data[B], clip=clip, **step)
             if (t + 1) % plan.loss_every == 0 or t + 1 == plan.steps:
-                losses.append(model.loss(theta, data.X, data.y, check_input=False))
+                losses.append(model.batch_loss(theta, data))
                 loss_steps.append(t + 1)
                 if clip is not None:                   # what C tracks, measured on all the data (a diagnostic)
                     quantiles.append(np.quantile(gradient_norms(model, theta, data.X, data.y), plan.target_quantile))

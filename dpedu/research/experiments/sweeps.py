@@ -25,7 +25,7 @@ import numpy as np
 from ...accountants import account, compare
 from ...events import gaussian_step_event, steps_from_epochs
 from ...models.logistic import accuracy
-from ...training import noisy_gradient_descent
+from ...training import plan_noisy_gradient_descent, run_noisy_gradient_descent
 from ...engine.validation import check_delta, check_epsilon, check_positive, check_positive_int
 from ...engine.parallel import check_n_jobs, map_seeded
 from .accounting import check_grid
@@ -354,8 +354,8 @@ class _NoisyGDRun:
 
     def __call__(self, epsilon, rng):
         X_train, y_train, X_test, y_test = self.data
-        result = noisy_gradient_descent(X_train, y_train, self.iterations, epsilon, self.delta_per_iteration,
-                                        clip_norm=self.clip_norm, rng=rng)
+        plan = plan_noisy_gradient_descent(self.iterations, epsilon, self.delta_per_iteration, clip_norm=self.clip_norm)
+        result = run_noisy_gradient_descent(X_train, y_train, plan, rng=rng)     # the engine's form, same numbers
         return accuracy(result.theta, X_test, y_test), result
 
 
