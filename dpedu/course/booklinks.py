@@ -36,7 +36,7 @@ __all__ = ["BOOK_ENV_VAR", "LOCAL_BOOK", "NOTES_FILE", "canonical_name", "resolv
            "book_location"]
 
 BOOK_ENV_VAR = "DPEDU_BOOK_URL"
-LOCAL_BOOK = Path(__file__).resolve().parents[1] / "docs" / "_build" / "student"
+LOCAL_BOOK = Path(__file__).resolve().parents[2] / "docs" / "_build" / "student"
 NOTES_FILE = "math.md"
 
 _LINK = re.compile(r"(\]\()(?P<target>[^)\s]+)(\))")

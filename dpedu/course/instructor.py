@@ -59,7 +59,7 @@ from ..engine.validation import check_positive
 __all__ = ["CHAPTERS_DIR", "NOTES_SOURCE", "chapter_names", "default_mathjax", "feedback_template", "mathjax_include",
            "course_notebook", "make_course", "generate", "autograde", "feedback", "score", "copy_submission"]
 
-CHAPTERS_DIR = Path(__file__).resolve().parents[1] / "chapters"
+CHAPTERS_DIR = Path(__file__).resolve().parents[2] / "chapters"
 NOTES_SOURCE = CHAPTERS_DIR.parent / "docs" / "math.md"     # shipped beside each assignment (its notes links)
 
 CONFIG_TEMPLATE = '''\
