@@ -5,15 +5,16 @@
 Three ways to compute one noisy iteration (clipped sum + Gaussian noise + update):
 
 1. the book's per-example Python loop (one gradient, one L2_clip per row);
-2. a vectorised per-example gradient matrix (n x d), clipped row-wise, then summed;
+2. a vectorised per-example gradient matrix (n x d), clipped row-wise, then summed: what the loop that chapter 2
+   prints, :func:`dpedu.training.noisy_gradient_descent`, computes (``L2_clip(per_example_gradients(...), C)``);
 3. the two-matvec shortcut, :func:`dpedu.engine.logistic_fast.clipped_gradient_sum`
    (per-example gradient = scalar * x_i);
 
-and one iteration of :func:`dpedu.training.noisy_gradient_descent` itself (including the training loss it
+and one iteration of the engine's run, :func:`dpedu.training.run_noisy_gradient_descent` (including the training loss it
 records, and with ``loss_every=K``: the loss only after the last), as the marginal cost ``(time of K iterations - time of 1 iteration) / (K - 1)``, which leaves out
 the one-off argument checks. All are compared with two bare products ``X @ v`` and ``X.T @ u`` on the same
 arrays, measured in the same run: the memory-bound limit, since an iteration must read X twice. Targets:
-shortcut >= 50x faster than the loop; a noisy_gradient_descent iteration <= 1.2x the two bare products.
+shortcut >= 50x faster than the loop; a run_noisy_gradient_descent iteration <= 1.2x the two bare products.
 The three paths are also checked to agree to 1e-12.
 """
 
@@ -93,7 +94,7 @@ def main(argv=None):
     timings = {
         "per-example Python loop (book)": best_time(iteration(lambda t, X_, y_, c, r: loop_clipped_sum(t, X_, y_, c)),
                                                     3),
-        "vectorised n x d gradient matrix": best_time(iteration(matrix_clipped_sum), args.repeats),
+        "n x d matrix (printed noisy GD)": best_time(iteration(matrix_clipped_sum), args.repeats),
         "two-matvec shortcut (dpedu)": best_time(iteration(shortcut_clipped_sum), args.repeats),
         "bare X @ v and X.T @ u (limit)": best_time(lambda: (X @ v, X.T @ u), args.repeats),
     }
@@ -114,7 +115,7 @@ def main(argv=None):
             marginal = (best_time(run(K, loss_every), 1) - best_time(run(1, loss_every), 1)) / (K - 1)
             seconds[key].append(marginal)
             ratios[key].append(marginal / bare_now)
-    timings["noisy_gradient_descent, one iteration"] = float(np.median(seconds["every"]))
+    timings["run_noisy_gradient_descent, 1 iteration"] = float(np.median(seconds["every"]))
     timings["  the same, loss only after the last"] = float(np.median(seconds["quiet"]))
     shortcut = timings["two-matvec shortcut (dpedu)"]
     bare = timings["bare X @ v and X.T @ u (limit)"]
@@ -127,7 +128,7 @@ def main(argv=None):
     spread = {key: np.percentile(ratios[key], [25, 75]) for key in ratios}
     print(f"\nshortcut speed-up over the loop:            {speedup:,.0f}x  "
           f"(target >= 50x: {'met' if speedup >= 50 else 'MISSED'})")
-    print(f"\nnoisy_gradient_descent iteration / 2 bare products, median over {args.rounds} paired rounds "
+    print(f"\nrun_noisy_gradient_descent iteration / 2 bare products, median over {args.rounds} paired rounds "
           f"(K = {K}; quartiles in brackets):")
     print(f"  recording the loss every iteration (default): {ratio:.2f}x  "
           f"[{spread['every'][0]:.2f}, {spread['every'][1]:.2f}]")
