@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")       # the Newton solver's Gram matrices thrash with shared cores
@@ -24,7 +25,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from dpedu.datasets import load_adult  # noqa: E402
-from dpedu.research.experiments.learners import LEARNER_SPECS, LEARNERS, compare_learners, prefix_sum_table  # noqa: E402
+from dpedu.research.experiments.learners import (LEARNER_SPECS, LEARNERS, LearnersComparison,  # noqa: E402
+                                                compare_learners, prefix_sum_table)
 
 
 def print_comparison(result):
@@ -73,6 +75,32 @@ def save_chart(result, path):
     print(f"chart saved to {path}")
 
 
+def save_result(result, path, command, seconds):
+    """The comparison as JSON (arrays as nested lists), with the command and wall time, so the chart can be
+    redrawn without re-running (``--from-result``)."""
+    import json
+
+    fields = {"learners": list(result.learners), "epsilons": result.epsilons.tolist(), "delta": result.delta,
+              "accuracies": result.accuracies.tolist(), "chosen": result.chosen.tolist(),
+              "accounted": result.accounted.tolist(), "non_private": result.non_private}
+    with open(path, "w") as f:
+        json.dump({"command": command, "seconds": seconds, "result": fields}, f)
+    print(f"result saved to {path}")
+
+
+def load_result(path):
+    """A :class:`LearnersComparison` and its command and wall time from a file :func:`save_result` wrote."""
+    import json
+
+    with open(path) as f:
+        saved = json.load(f)
+    r = saved["result"]
+    result = LearnersComparison(tuple(r["learners"]), np.array(r["epsilons"], dtype=float), float(r["delta"]),
+                                np.array(r["accuracies"], dtype=float), np.array(r["chosen"], dtype=int),
+                                np.array(r["accounted"], dtype=float), float(r["non_private"]))
+    return result, saved["command"], saved["seconds"]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
@@ -80,11 +108,22 @@ def main(argv=None):
     parser.add_argument("--learners", nargs="+", default=list(LEARNERS), choices=LEARNERS)
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--out", default=None, help="save the chart here (PNG)")
+    parser.add_argument("--save-result", default=None, help="save the comparison here (JSON)")
+    parser.add_argument("--from-result", default=None,
+                        help="print and plot a comparison saved by --save-result instead of running")
     args = parser.parse_args(argv)
-    start = time.time()
-    result = compare_learners(load_adult(), args.epsilons, seeds=args.seeds, learners=args.learners, rng=0,
-                              n_jobs=args.n_jobs)
-    print(f"Adult, delta = {result.delta:g}, {args.seeds} seeds, {time.time() - start:.0f} s")
+    if args.from_result:
+        result, command, seconds = load_result(args.from_result)
+        print(f"(from {args.from_result}: {command})")
+    else:
+        start = time.time()
+        result = compare_learners(load_adult(), args.epsilons, seeds=args.seeds, learners=args.learners, rng=0,
+                                  n_jobs=args.n_jobs)
+        seconds = time.time() - start
+        if args.save_result:
+            save_result(result, args.save_result, " ".join(["python benchmarks/bench_learners.py", *sys.argv[1:]]),
+                        seconds)
+    print(f"Adult, delta = {result.delta:g}, {result.accuracies.shape[2]} seeds, {seconds:.0f} s")
     print_comparison(result)
     print_prefix_table()
     if args.out:

@@ -242,6 +242,7 @@ def compare_learners(data, epsilons, *, seeds, delta=1e-5, learners=LEARNERS, rn
     epsilons = np.array([check_epsilon(e, "epsilons") for e in np.atleast_1d(epsilons)], dtype=float)
     learners = tuple(check_choice(name, "learners", LEARNERS) for name in learners)
     seeds = check_positive_int(seeds, "seeds")
+    ceiling = non_private_accuracy(data)             # the project's one baseline, on the data as given
     calibrations = [[calibrate_learner(name, e, delta, len(X_train)) for e in epsilons] for name in learners]
     items = [(i, j) for i in range(len(learners)) for j in range(len(epsilons)) for _ in range(seeds)]
 
@@ -254,8 +255,7 @@ def compare_learners(data, epsilons, *, seeds, delta=1e-5, learners=LEARNERS, rn
     accuracies = np.array([r.test_accuracy for r in runs]).reshape(shape)
     chosen = np.array([r.chosen for r in runs]).reshape(shape)
     accounted = np.array([[c.epsilon for c in row] for row in calibrations])
-    return LearnersComparison(learners, epsilons, delta, accuracies, chosen, accounted,
-                              non_private_accuracy((X_train, y_train, X_test, y_test)))
+    return LearnersComparison(learners, epsilons, delta, accuracies, chosen, accounted, ceiling)
 
 
 def prefix_sum_table(ns=(16, 256, 1024), kinds=("identity", "tree", "tree_efficient", "square_root", "banded")):
