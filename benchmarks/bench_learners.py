@@ -43,6 +43,9 @@ def print_comparison(result):
             counts = np.bincount(result.chosen[i, j], minlength=len(LEARNER_SPECS[name].grid))
             parts.append(f"eps {e:g}: {counts.tolist()} ({result.accounted[i, j]:.4f})")
         print(f"  {LEARNER_SPECS[name].name:<22} " + "; ".join(parts))
+    inside = bool(np.all(result.accounted <= result.epsilons[None, :]))
+    print(f"every selection's accounted epsilon <= its target: {inside} "
+          f"(largest ratio {np.max(result.accounted / result.epsilons[None, :]):.4f})")
 
 
 def print_prefix_table():

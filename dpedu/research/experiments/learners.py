@@ -97,13 +97,16 @@ class Calibration:
 
 @dataclass(frozen=True)
 class LearnerRun:
-    """One private selection: the chosen grid index, its model's test accuracy and the selection's epsilon."""
+    """One private selection: the chosen grid index, its model's test accuracy, the selection's epsilon, and
+    its ``ledger``: every training's own ledger, each followed by its score's ``GaussianEvent`` (checked
+    equal to the ledger the calibration accounted)."""
 
     learner: str
     target_epsilon: float
     chosen: int
     test_accuracy: float
     epsilon: float
+    ledger: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -219,16 +222,21 @@ def run_learner(calibration, X_train, y_train, X_test, y_test, rng=None):
     appended by the caller); returns a :class:`LearnerRun` with the chosen model's test accuracy."""
     learner = calibration.learner
     rng = check_rng(rng)
-    best, best_score, chosen = None, -math.inf, -1
+    best, best_score, chosen, ledger = None, -math.inf, -1, []
     for index, setting in enumerate(LEARNER_SPECS[learner].grid):
-        theta = _train(learner, setting, calibration.noise, X_train, y_train, calibration.delta, rng).theta
+        trained = _train(learner, setting, calibration.noise, X_train, y_train, calibration.delta, rng)
+        ledger += list(trained.ledger) + [(GaussianEvent(calibration.score_z), 1)]
+        theta = trained.theta
         if not np.all(np.isfinite(theta)):
             theta = np.zeros_like(theta)                # a diverged run predicts nothing useful (still paid for)
         correct = float(np.sum(predict(theta, X_train) == y_train))
         score = correct + rng.normal(0.0, calibration.score_z)
         if score > best_score:
             best, best_score, chosen = theta, score, index
-    return LearnerRun(learner, calibration.target_epsilon, chosen, accuracy(best, X_test, y_test), calibration.epsilon)
+    if ledger != _selection_ledger(learner, calibration.noise, calibration.score_z, len(X_train), calibration.delta):
+        raise RuntimeError(f"{LEARNER_SPECS[learner].name}'s trainings spent another ledger than the calibrated one")
+    return LearnerRun(learner, calibration.target_epsilon, chosen, accuracy(best, X_test, y_test),
+                      calibration.epsilon, tuple(ledger))
 
 
 def compare_learners(data, epsilons, *, seeds, delta=1e-5, learners=LEARNERS, rng=None, n_jobs=1, progress=None):
