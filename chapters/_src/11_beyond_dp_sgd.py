@@ -263,12 +263,15 @@ for name in ("rdp", "zcdp", "pld"):
 epsilons = pick([0.1, 0.3, 1.0, 3.0, 10.0], [0.3, 3.0])
 SEEDS = pick(3, 1)
 race = compare_learners((X_train, y_train, X_test, y_test), epsilons, seeds=SEEDS, delta=DELTA, rng=0)
+run_label = f"this notebook's race: {ROWS} training rows, {SEEDS} seed{'s' if SEEDS > 1 else ''}"
 fig, ax = plt.subplots(figsize=(8, 5))
 for i, name in enumerate(race.learners):
     plot_accuracy_vs_epsilon(race.epsilons, race.accuracies[i], ax=ax, label=LEARNER_SPECS[name].name,
                              marker="osD^vP"[i], delta=DELTA, spread="std",
                              baseline=race.non_private if i == len(race.learners) - 1 else None)
+ax.set_title(f"Adult, {run_label}")
 plt.show()
+print(run_label, "at epsilon", ", ".join(format(e, "g") for e in race.epsilons))
 print(f"{'learner':<24}" + "".join(f"{'eps ' + format(e, 'g'):>12}" for e in race.epsilons))
 for i, name in enumerate(race.learners):
     print(f"{LEARNER_SPECS[name].name:<24}" + "".join(f"{100 * a.mean():>11.2f}%" for a in race.accuracies[i]))
