@@ -57,6 +57,42 @@ def print_prefix_table():
               f"{row.total_error:>16.2f}{row.closed_total_error:>16.2f}{row.total_error / row.n:>12.3f}")
 
 
+#: (noise multiplier z, steps n) of the tree-aggregation check against dp_accounting.
+TREE_SETTINGS = ((0.8, 3), (1.0, 16), (2.0, 100), (5.0, 1000))
+
+
+def tree_aggregation_epsilons(z, steps, delta=1e-5):
+    """(dpedu's RDP, dpedu's PLD, dp_accounting's RDP) epsilon of one pass of DP-FTRL's tree over ``steps`` steps
+    at noise multiplier z: dpedu's ``FactorizedGaussianEvent(z, sens(C_tree))`` beside dp_accounting's
+    ``SingleEpochTreeAggregationDpEvent(z, steps)`` under REPLACE_SPECIAL (a record's gradient replaced by zero:
+    add/remove here). Needs dp_accounting (a benchmark/test-only dependency)."""
+    import dp_accounting as dpa
+    from dp_accounting import rdp
+
+    from dpedu.accountants import account
+    from dpedu.learners.factorization import FactorizedGaussianEvent, sensitivity, tree_factorization
+
+    event = FactorizedGaussianEvent(z, sensitivity(tree_factorization(steps).C))
+    theirs = rdp.RdpAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_SPECIAL)
+    theirs.compose(dpa.SingleEpochTreeAggregationDpEvent(z, steps))
+    return (account([(event, 1)], "rdp", delta=delta).epsilon, account([(event, 1)], "pld", delta=delta).epsilon,
+            theirs.get_epsilon(delta))
+
+
+def print_tree_table(delta=1e-5):
+    try:
+        import dp_accounting  # noqa: F401
+    except ImportError:
+        print("tree aggregation beside dp_accounting: skipped (pip install dp-accounting)")
+        return
+    print(f"tree aggregation (one pass), epsilon at delta = {delta:g}: dpedu beside dp_accounting's "
+          "SingleEpochTreeAggregationDpEvent (RDP)")
+    print(f"{'z':>6}{'steps':>7}{'dpedu RDP':>12}{'dp_acc. RDP':>13}{'rel. diff':>11}{'dpedu PLD':>12}")
+    for z, steps in TREE_SETTINGS:
+        ours, pld, theirs = tree_aggregation_epsilons(z, steps, delta)
+        print(f"{z:>6g}{steps:>7}{ours:>12.4f}{theirs:>13.4f}{abs(ours - theirs) / theirs:>11.1e}{pld:>12.4f}")
+
+
 def save_chart(result, path):
     """One line per learner (mean over seeds, band +- 1 std), the non-private ceiling dashed, log epsilon axis
     ticked at the measured epsilons; the legend, one short name per line, to the right of the axes."""
@@ -142,6 +178,7 @@ def main(argv=None):
     print(f"Adult, delta = {result.delta:g}, {result.accuracies.shape[2]} seeds, {seconds:.0f} s")
     print_comparison(result)
     print_prefix_table()
+    print_tree_table(result.delta)
     if args.out:
         save_chart(result, args.out)
 
