@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import benchmark_module
 
 from dpedu.accountants import account
 from dpedu.datasets import make_toy
@@ -55,3 +56,23 @@ def test_compare_learners_refuses_rows_beyond_the_public_bound(toy):
     X_train, y_train, X_test, y_test = toy
     with pytest.raises(ValueError, match="sqrt\\(14\\)"):
         compare_learners((2 * X_train, y_train, X_test, y_test), [1.0], seeds=1, learners=["dp_sgd"])
+
+
+def _rows(lines, pattern):
+    import re
+
+    return {m.group(1).strip(): [float(v) for v in re.findall(r"(\d+\.\d+) (?:%|±)", m.group(2))]
+            for m in map(re.compile(pattern).match, lines) if m}
+
+
+def test_chapter_11_quotes_the_benchmarks_last_measured_table():
+    # the verdict's table of means is the one benchmarks/bench_learners.py records as its last measured output
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    with benchmark_module("bench_learners") as bench:
+        recorded = _rows(bench.__doc__.splitlines(), r"\s+([A-Za-z][\w\- ()]+?)\s{2,}((?:\d+\.\d+ ± \d+\.\d+\s*)+)$")
+    chapter = (root / "chapters" / "_src" / "11_beyond_dp_sgd.py").read_text().splitlines()
+    quoted = _rows(chapter, r"# \| ([^|]+) \|((?: \**\d+\.\d+ %\** \|)+)$")
+    assert set(quoted) == {LEARNER_SPECS[name].name for name in LEARNERS} == set(recorded)
+    assert all(quoted[name] == recorded[name] for name in quoted)
