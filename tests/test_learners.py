@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import benchmark_module
 from scipy.optimize import minimize
 
 from dpedu.accountants import ACCOUNTANT_NAMES, UnsupportedEventError, account, make_accountant
@@ -26,7 +27,6 @@ from dpedu.learners.factorization import (
     prefix_sum_error,
     prefix_sum_matrix,
     sensitivity,
-    tree_factorization,
 )
 from dpedu.learners.ftrl import factorized_gradient_descent
 from dpedu.models.logistic import accuracy, loss
@@ -178,16 +178,17 @@ def test_sampling_is_refused_by_name():
         FactorizedGaussianEvent(1.0, 0.0)
 
 
-@pytest.mark.parametrize("z, steps", [(1.0, 16), (2.0, 100), (5.0, 1000), (0.8, 3)])
-def test_tree_aggregation_matches_dp_accounting(z, steps):
-    dpa = pytest.importorskip("dp_accounting")
-    rdp = pytest.importorskip("dp_accounting.rdp")
-
-    theirs = rdp.RdpAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_SPECIAL)
-    theirs.compose(dpa.SingleEpochTreeAggregationDpEvent(z, steps))
-    event = FactorizedGaussianEvent(z, sensitivity(tree_factorization(steps).C))
-    # REPLACE_SPECIAL (a record's contribution replaced by zero) is add/remove here: one leaf moves by C.
-    assert account([(event, 1)], "rdp", delta=1e-5).epsilon == pytest.approx(theirs.get_epsilon(1e-5), rel=1e-6)
+def test_tree_aggregation_matches_dp_accounting():
+    # the rows benchmarks/bench_learners.py prints: dpedu's RDP of the tree equals dp_accounting's
+    # SingleEpochTreeAggregationDpEvent under REPLACE_SPECIAL (a record's contribution replaced by zero is
+    # add/remove here: one leaf moves by C), and dpedu's PLD is below both
+    pytest.importorskip("dp_accounting")
+    with benchmark_module("bench_learners") as bench:
+        assert len(bench.TREE_SETTINGS) == 4
+        for z, steps in bench.TREE_SETTINGS:
+            ours, pld, theirs = bench.tree_aggregation_epsilons(z, steps, 1e-5)
+            assert ours == pytest.approx(theirs, rel=1e-6)
+            assert pld < ours
 
 
 # --- training on noisy prefix sums -----------------------------------------------------------------

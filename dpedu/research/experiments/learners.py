@@ -97,13 +97,16 @@ class Calibration:
 
 @dataclass(frozen=True)
 class LearnerRun:
-    """One private selection: the chosen grid index, its model's test accuracy and the selection's epsilon."""
+    """One private selection: the chosen grid index, its model's test accuracy, the selection's epsilon, and
+    its ``ledger``: every training's own ledger, each followed by its score's ``GaussianEvent`` (checked
+    equal to the ledger the calibration accounted)."""
 
     learner: str
     target_epsilon: float
     chosen: int
     test_accuracy: float
     epsilon: float
+    ledger: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -219,16 +222,21 @@ def run_learner(calibration, X_train, y_train, X_test, y_test, rng=None):
     appended by the caller); returns a :class:`LearnerRun` with the chosen model's test accuracy."""
     learner = calibration.learner
     rng = check_rng(rng)
-    best, best_score, chosen = None, -math.inf, -1
+    best, best_score, chosen, ledger = None, -math.inf, -1, []
     for index, setting in enumerate(LEARNER_SPECS[learner].grid):
-        theta = _train(learner, setting, calibration.noise, X_train, y_train, calibration.delta, rng).theta
+        trained = _train(learner, setting, calibration.noise, X_train, y_train, calibration.delta, rng)
+        ledger += list(trained.ledger) + [(GaussianEvent(calibration.score_z), 1)]
+        theta = trained.theta
         if not np.all(np.isfinite(theta)):
             theta = np.zeros_like(theta)                # a diverged run predicts nothing useful (still paid for)
         correct = float(np.sum(predict(theta, X_train) == y_train))
         score = correct + rng.normal(0.0, calibration.score_z)
         if score > best_score:
             best, best_score, chosen = theta, score, index
-    return LearnerRun(learner, calibration.target_epsilon, chosen, accuracy(best, X_test, y_test), calibration.epsilon)
+    if ledger != _selection_ledger(learner, calibration.noise, calibration.score_z, len(X_train), calibration.delta):
+        raise RuntimeError(f"{LEARNER_SPECS[learner].name}'s trainings spent another ledger than the calibrated one")
+    return LearnerRun(learner, calibration.target_epsilon, chosen, accuracy(best, X_test, y_test),
+                      calibration.epsilon, tuple(ledger))
 
 
 def compare_learners(data, epsilons, *, seeds, delta=1e-5, learners=LEARNERS, rng=None, n_jobs=1, progress=None):
@@ -242,6 +250,7 @@ def compare_learners(data, epsilons, *, seeds, delta=1e-5, learners=LEARNERS, rn
     epsilons = np.array([check_epsilon(e, "epsilons") for e in np.atleast_1d(epsilons)], dtype=float)
     learners = tuple(check_choice(name, "learners", LEARNERS) for name in learners)
     seeds = check_positive_int(seeds, "seeds")
+    ceiling = non_private_accuracy(data)             # the project's one baseline, on the data as given
     calibrations = [[calibrate_learner(name, e, delta, len(X_train)) for e in epsilons] for name in learners]
     items = [(i, j) for i in range(len(learners)) for j in range(len(epsilons)) for _ in range(seeds)]
 
@@ -254,8 +263,7 @@ def compare_learners(data, epsilons, *, seeds, delta=1e-5, learners=LEARNERS, rn
     accuracies = np.array([r.test_accuracy for r in runs]).reshape(shape)
     chosen = np.array([r.chosen for r in runs]).reshape(shape)
     accounted = np.array([[c.epsilon for c in row] for row in calibrations])
-    return LearnersComparison(learners, epsilons, delta, accuracies, chosen, accounted,
-                              non_private_accuracy((X_train, y_train, X_test, y_test)))
+    return LearnersComparison(learners, epsilons, delta, accuracies, chosen, accounted, ceiling)
 
 
 def prefix_sum_table(ns=(16, 256, 1024), kinds=("identity", "tree", "tree_efficient", "square_root", "banded")):

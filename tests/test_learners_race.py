@@ -1,0 +1,78 @@
+"""The race of chapter 11 and benchmarks/bench_learners.py: each learner's private selection is paid inside the
+target total epsilon (docs/math.md §25.7), and the ceiling is the project's one non-private baseline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import benchmark_module
+
+from dpedu.accountants import account
+from dpedu.datasets import make_toy
+from dpedu.events import GaussianEvent
+from dpedu.research.experiments import non_private_accuracy
+from dpedu.research.experiments.learners import (LEARNER_SPECS, LEARNERS, calibrate_learner, compare_learners,
+                                                 run_learner, with_intercept)
+
+DELTA = 1e-5
+
+
+@pytest.fixture(scope="module")
+def toy():
+    X, y = make_toy(n=800, d=3, rng=4)
+    X = 3.0 * X / np.linalg.norm(X, axis=1).max()          # inside Adult's public row bound sqrt(14)
+    return X[:600], y[:600], X[600:], y[600:]
+
+
+@pytest.mark.parametrize("learner", LEARNERS)
+def test_the_whole_selection_is_paid_inside_the_target(toy, learner):
+    X_train, y_train, X_test, y_test = toy
+    calibration = calibrate_learner(learner, 1.0, DELTA, len(X_train))
+    run = run_learner(calibration, with_intercept(X_train), y_train, with_intercept(X_test), y_test, rng=0)
+    k = len(LEARNER_SPECS[learner].grid)
+    scores = [entry for entry in run.ledger if entry == (GaussianEvent(calibration.score_z), 1)]
+    assert len(scores) == k and len(run.ledger) > k                 # k noisy scores and the k trainings' events
+    spent = account(list(run.ledger), "pld", delta=DELTA).epsilon
+    assert spent == pytest.approx(calibration.epsilon, rel=1e-9)   # the ledger run is the ledger calibrated
+    assert 0.99 < spent <= 1.0                                      # inside the target, and not far below it
+    assert 0 <= run.chosen < k and 0.0 <= run.test_accuracy <= 1.0
+
+
+def test_a_smaller_target_buys_more_noise(toy):
+    for learner in ("dp_sgd", "objective_perturbation"):
+        loose, tight = (calibrate_learner(learner, e, DELTA, len(toy[0])) for e in (3.0, 0.3))
+        more_private = tight.noise > loose.noise if LEARNER_SPECS[learner].noise == "z" else tight.noise < loose.noise
+        assert more_private and tight.score_z > loose.score_z
+
+
+def test_compare_learners_uses_the_one_baseline_and_is_reproducible(toy):
+    a, b = (compare_learners(toy, [1.0], seeds=2, learners=["output_perturbation"], rng=5) for _ in range(2))
+    assert a.non_private == non_private_accuracy(toy)
+    np.testing.assert_array_equal(a.accuracies, b.accuracies)
+    assert a.accuracies.shape == (1, 1, 2) and np.all(a.accounted <= 1.0)
+
+
+def test_compare_learners_refuses_rows_beyond_the_public_bound(toy):
+    X_train, y_train, X_test, y_test = toy
+    with pytest.raises(ValueError, match="sqrt\\(14\\)"):
+        compare_learners((2 * X_train, y_train, X_test, y_test), [1.0], seeds=1, learners=["dp_sgd"])
+
+
+def _rows(lines, pattern):
+    import re
+
+    return {m.group(1).strip(): [float(v) for v in re.findall(r"(\d+\.\d+) (?:%|±)", m.group(2))]
+            for m in map(re.compile(pattern).match, lines) if m}
+
+
+def test_chapter_11_quotes_the_benchmarks_last_measured_table():
+    # the verdict's table of means is the one benchmarks/bench_learners.py records as its last measured output
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    with benchmark_module("bench_learners") as bench:
+        recorded = _rows(bench.__doc__.splitlines(), r"\s+([A-Za-z][\w\- ()]+?)\s{2,}((?:\d+\.\d+ ± \d+\.\d+\s*)+)$")
+    chapter = (root / "chapters" / "_src" / "11_beyond_dp_sgd.py").read_text().splitlines()
+    quoted = _rows(chapter, r"# \| ([^|]+) \|((?: \**\d+\.\d+ %\** \|)+)$")
+    assert set(quoted) == {LEARNER_SPECS[name].name for name in LEARNERS} == set(recorded)
+    assert all(quoted[name] == recorded[name] for name in quoted)
