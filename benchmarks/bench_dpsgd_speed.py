@@ -244,7 +244,7 @@ def opacus_table(X, y, X_test, y_test, repeat):
     epochs = 1 + repeat
     print(f"Opacus {opacus.__version__} beside dpedu: one DP-SGD epoch at q = {q:g}, z = {Z:g}, C = {C:g}, "
           f"learning rate {LEARNING_RATE:g}; best of {repeat} paired rounds after one warm-up epoch each")
-    print(f"torch {torch.__version__} on the CPU, {torch.get_num_threads()} threads = numpy's BLAS threads ({how})")
+    print(f"torch {torch.__version__} on the CPU, {threads} thread{'s' * (threads != 1)} as numpy's BLAS ({how})")
     rows = []
     for name, hidden in (("logistic regression", None), ("MLP, 16 tanh units", 16)):
         model = LogisticModel(d) if hidden is None else MLP(n_features=d, hidden_units=hidden)
