@@ -1,6 +1,6 @@
 """Time of one epoch of DP-SGD on the full Adult training set: logistic regression and the MLP.
 
-Run:  python benchmarks/bench_dpsgd_speed.py [--repeat 7] [--samplers-only]
+Run:  python benchmarks/bench_dpsgd_speed.py [--repeat 7] [--samplers-only] [--no-opacus] [--threads N]
 
 Each row is the best of ``--repeat`` runs of ``dp_sgd(..., epochs=1)`` (n = 30,162 rows, 105 columns with the
 constant feature), measured side by side with the floor of any full-data gradient method: one bare pass
@@ -16,6 +16,29 @@ The first table times 100 Poisson samples at q = 0.01 from the n rows, side by s
 binomial-size form alone (``rng.binomial``, ``rng.choice(..., replace=False)``), dpedu's
 ``binomial_poisson_sample`` (argument checks and the sort included; target: at most 3x the two calls alone)
 and the textbook ``poisson_sample`` (n uniforms per sample).
+
+**Opacus beside dpedu** (the last table). torch and opacus are benchmark-only: dpedu never imports them, and
+without them the table is one line saying so. With them (``pip install -r benchmarks/requirements.txt``, best in a
+separate virtual environment that sees dpedu's packages)::
+
+    python -m venv --system-site-packages /tmp/benchvenv
+    /tmp/benchvenv/bin/pip install -r benchmarks/requirements.txt
+    PYTHONPATH=$PWD /tmp/benchvenv/bin/python benchmarks/bench_dpsgd_speed.py --repeat 3
+
+Opacus runs the same epoch: the same X (constant column included) with labels mapped to {0, 1}
+(``BCEWithLogitsLoss`` is then the logistic loss); logistic regression as ``torch.nn.Linear(d, 1, bias=False)``
+from zero, the 16-unit MLP as ``Linear(d, 16)``, tanh, ``Linear(16, 1)`` with dpedu's initialisation
+(W ~ N(0, 1/fan-in), biases 0); ``PrivacyEngine().make_private(noise_multiplier=z, max_grad_norm=C,
+poisson_sampling=True)`` on a ``DataLoader`` of batch size q n (Opacus samples at rate 1 / len(loader) = q and
+divides by ``int(q n)``, dpedu by q n); plain SGD at dpedu's learning rate; on the CPU, with as many torch threads
+as numpy's BLAS uses. ``make_private`` runs once, outside the timing (dpedu's time includes its setup); Opacus's
+time includes its data loader (records fetched and collated one by one, as ``make_private`` requires a loader);
+each Opacus epoch ends, like ``dp_sgd``'s, with one full-data loss. Rows in float64 (dpedu's arithmetic) and
+float32 (Opacus's usual). Each row: one warm-up epoch of each, then ``--repeat`` rounds of one dpedu epoch and one
+Opacus epoch back to back; the best of each and their ratio come from the same run. The test accuracy after the
+1 + ``--repeat`` epochs of each checks that Opacus really trains (a sanity check, not a claim about accuracy).
+``--threads N`` gives numpy's BLAS and torch N threads each (on a loaded machine, more threads than free cores
+slow torch's small operations most); ``--no-opacus`` skips the table.
 """
 
 from __future__ import annotations
@@ -24,6 +47,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -31,8 +55,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
 
 from dpedu.datasets import load_adult  # noqa: E402
 from dpedu.estimator import tuned_defaults  # noqa: E402
-from dpedu.models import MLP  # noqa: E402
+from dpedu.models import MLP, LogisticModel  # noqa: E402
 from dpedu.training import binomial_poisson_sample, dp_sgd, plan_dp_sgd, poisson_sample, run_dp_sgd  # noqa: E402
+
+try:  # benchmark-only: torch and opacus are never needed by dpedu
+    import opacus
+    import torch
+except ImportError:
+    opacus = torch = None
+
+OPACUS_MISSING = "Opacus: not installed (pip install -r benchmarks/requirements.txt)"
 
 
 def best_time(fn, repeat):
@@ -48,9 +80,20 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--samplers-only", action="store_true", help="print the sampler table only")
+    parser.add_argument("--no-opacus", action="store_true", help="skip the Opacus table")
+    parser.add_argument("--threads", type=int, help="limit numpy's BLAS (and torch) to this many threads "
+                        "(needs threadpoolctl; default: numpy's own count, which torch then gets too)")
     args = parser.parse_args(argv)
+    if args.threads is not None:
+        if args.threads < 1:
+            parser.error(f"--threads must be a positive integer; got {args.threads}")
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            parser.error("--threads needs threadpoolctl (pip install threadpoolctl)")
+        threadpool_limits(limits=args.threads, user_api="blas")   # for the rest of the run
 
-    X_train, y_train, _, _ = load_adult()
+    X_train, y_train, X_test, y_test = load_adult()
     X = np.hstack([X_train, np.ones((len(X_train), 1))])
     n, d = X.shape
     v = np.random.default_rng(0).normal(size=d)
@@ -87,6 +130,9 @@ def main(argv=None):
     print(f"{'what':<{width}}  {'q':>5}  {'time/epoch':>11}  {'x bare pass':>11}")
     for name, q, seconds in rows:
         print(f"{name:<{width}}  {q:>5}  {1e3 * seconds:8.2f} ms  {seconds / bare:11.1f}")
+    if not args.no_opacus:
+        print()
+        opacus_table(X, y_train, np.hstack([X_test, np.ones((len(X_test), 1))]), y_test, args.repeat)
 
 
 def sampler_table(n, rounds, q=0.01, samples=100):
@@ -120,6 +166,113 @@ def sampler_table(n, rounds, q=0.01, samples=100):
     for name, seconds, ratio in zip(names, times.min(axis=0), ratios):
         print(f"{name:<{width}}  {1e3 * seconds:6.2f} ms  {ratio:24.2f}")
     print()
+
+
+# --- Opacus beside dpedu (benchmark-only: runs when torch and opacus import) ------------------------------------
+
+#: The settings of every epoch in this benchmark: noise multiplier z, clipping norm C and dp_sgd's learning rate.
+Z, C, LEARNING_RATE = 1.0, 0.5, 1.0
+
+
+def blas_threads():
+    """The number of threads numpy's BLAS uses, and how it was found (threadpoolctl, else the CPU count)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return os.cpu_count() or 1, "the CPU count (threadpoolctl not installed)"
+    blas = [info for info in threadpool_info() if info["user_api"] == "blas"]
+    mine = [info for info in blas if "numpy" in info["filepath"]] or blas
+    if not mine:
+        return os.cpu_count() or 1, "the CPU count (threadpoolctl found no BLAS)"
+    return mine[0]["num_threads"], f"threadpoolctl: {mine[0]['internal_api']}"
+
+
+def opacus_epoch(X, y, hidden, q, dtype):
+    """Opacus's DP-SGD on (X, y), made private once; returns (one epoch, test accuracy of the current model).
+
+    ``hidden=None``: logistic regression ``Linear(d, 1, bias=False)`` from zero; else ``Linear(d, hidden)``, tanh,
+    ``Linear(hidden, 1)`` with dpedu's MLP initialisation (W ~ N(0, 1/fan-in), biases 0). Labels {-1, 1} -> {0, 1}.
+    """
+    torch.manual_seed(0)
+    n, d = X.shape
+    if hidden is None:
+        net = torch.nn.Linear(d, 1, bias=False)
+        torch.nn.init.zeros_(net.weight)
+    else:
+        net = torch.nn.Sequential(torch.nn.Linear(d, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, 1))
+        for layer, fan_in in ((net[0], d), (net[2], hidden)):
+            torch.nn.init.normal_(layer.weight, 0.0, fan_in ** -0.5)
+            torch.nn.init.zeros_(layer.bias)
+    net = net.to(dtype)
+    features, labels = torch.as_tensor(X, dtype=dtype), torch.as_tensor((y + 1) / 2, dtype=dtype)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(features, labels), batch_size=round(q * n))
+    optimizer = torch.optim.SGD(net.parameters(), lr=LEARNING_RATE)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Secure RNG turned off")
+        module, optimizer, loader = opacus.PrivacyEngine().make_private(
+            module=net, optimizer=optimizer, data_loader=loader, noise_multiplier=Z, max_grad_norm=C,
+            poisson_sampling=True)
+    loss_fn = torch.nn.BCEWithLogitsLoss()       # on labels in {0, 1}: the mean logistic loss
+
+    def epoch():
+        with warnings.catch_warnings():          # the inputs need no gradient; Opacus's hooks say so each step
+            warnings.filterwarnings("ignore", message="Full backward hook is firing")
+            for xb, yb in loader:                # Poisson batches at rate 1 / len(loader) = q
+                optimizer.zero_grad()
+                loss_fn(module(xb).squeeze(-1), yb).backward()
+                optimizer.step()                 # clip each per-example gradient, add noise, / int(q n), step
+        with torch.no_grad():                    # the full-data loss that ends each dp_sgd epoch
+            return float(loss_fn(module(features).squeeze(-1), labels))
+
+    def accuracy(X_test, y_test):
+        with torch.no_grad():
+            scores = module(torch.as_tensor(X_test, dtype=dtype)).squeeze(-1).numpy()
+        return float(np.mean(np.where(scores >= 0, 1.0, -1.0) == y_test))
+
+    return epoch, accuracy
+
+
+def opacus_table(X, y, X_test, y_test, repeat):
+    """Print one epoch of Opacus beside dpedu's, in paired rounds, with the ratio and a test-accuracy sanity check."""
+    if opacus is None:
+        print(OPACUS_MISSING)
+        return
+    threads, how = blas_threads()
+    torch.set_num_threads(threads)
+    n, d = X.shape
+    q = tuned_defaults(1.0).sampling_rate        # the MLP rows' rate above; logistic regression's first row
+    epochs = 1 + repeat
+    print(f"Opacus {opacus.__version__} beside dpedu: one DP-SGD epoch at q = {q:g}, z = {Z:g}, C = {C:g}, "
+          f"learning rate {LEARNING_RATE:g}; best of {repeat} paired rounds after one warm-up epoch each")
+    print(f"torch {torch.__version__} on the CPU, {threads} thread{'s' * (threads != 1)} as numpy's BLAS ({how})")
+    rows = []
+    for name, hidden in (("logistic regression", None), ("MLP, 16 tanh units", 16)):
+        model = LogisticModel(d) if hidden is None else MLP(n_features=d, hidden_units=hidden)
+        trained = dp_sgd(X, y, noise_multiplier=Z, clip_norm=C, sampling_rate=q, epochs=epochs, model=model,
+                         learning_rate=LEARNING_RATE, rng=0)
+        dpedu_accuracy = float(np.mean(model.predict(trained.theta, X_test) == y_test))
+
+        def dpedu_run(seed=0, model=model):
+            return dp_sgd(X, y, noise_multiplier=Z, clip_norm=C, sampling_rate=q, epochs=1, model=model,
+                          learning_rate=LEARNING_RATE, rng=seed)
+
+        for dtype in (torch.float64, torch.float32):
+            opacus_run, opacus_accuracy = opacus_epoch(X, y, hidden, q, dtype)
+            dpedu_run(), opacus_run()            # warm-up
+            times = np.array([[best_time(lambda: dpedu_run(r + 1), 1), best_time(opacus_run, 1)]
+                              for r in range(repeat)])
+            best = times.min(axis=0)
+            rows.append((name, str(dtype).removeprefix("torch."), *best, dpedu_accuracy,
+                         opacus_accuracy(X_test, y_test)))
+    width = max(len(row[0]) for row in rows)
+    print(f"{'what':<{width}}  {'dtype':>7}  {'dpedu':>10}  {'Opacus':>10}  {'Opacus/dpedu':>12}  "
+          f"{'test acc. dpedu, Opacus':>23}")
+    for name, dtype, dpedu_s, opacus_s, dpedu_acc, opacus_acc in rows:
+        print(f"{name:<{width}}  {dtype:>7}  {1e3 * dpedu_s:7.1f} ms  {1e3 * opacus_s:7.1f} ms  "
+              f"{opacus_s / dpedu_s:12.1f}  {dpedu_acc:16.3f}, {opacus_acc:.3f}")
+    print(f"test accuracy after {epochs} epochs each (n = {n:,} training rows, {len(X_test):,} test rows): a sanity "
+          f"check that Opacus trains, not an accuracy claim")
+
 
 if __name__ == "__main__":
     main()
