@@ -10,7 +10,9 @@
   or, for a method such as ``curve.best_tpr``, by its name), and no expression of the shape of the reference
   solution's (``z * C / (q * n)`` is Exercise 7.1's ``noise_multiplier * clip_norm / (sampling_rate *
   dataset_size)``: the names of variables may differ, the operations and the library functions may not). What
-  an exercise asks for is given by examples written in the text instead.
+  an exercise asks for is given by examples written in the text instead. One call is not a run: dpedu's
+  version of an *earlier* exercise's answer (its ``COUNTERPARTS`` row), called below that exercise -- the
+  student has written it by then (Exercise 3.4 inverts 3.2's advanced composition).
 * Every formula in math mode: the markdown of the chapters (their markdown cells) and of ``docs/*.md`` has no
   raw ``^{``, ``_{``, ``\\frac``, ``\\sum``, ``Σ_``/``Σᵢ`` or unicode subscript/superscript digits outside
   ``$...$``, ``$$...$$``, inline code and fenced code blocks: those only typeset in math mode.
@@ -344,6 +346,35 @@ def test_the_expression_of_exercise_7_1_is_found():
         nb = _notebook_with([("code", "z, C, q, n = 1.0, 1.0, 0.01, 100", {}), ("code", planted, {}),
                              ("code", exercise, meta)])
         assert bool(runs_before(nb)) is is_found, planted
+
+
+ADVANCED_IMPORTS = "from dpedu.accountants.advanced import advanced_composition\nfrom dpedu.calibrate import monotone_search"
+ADVANCED_EXERCISE = ("def advanced_composition_theorem(epsilon, delta, k, delta_prime):\n    ### BEGIN SOLUTION\n"
+                     "    return epsilon * k, k * delta + delta_prime\n    ### END SOLUTION")
+SPLIT_EXERCISE = ("def per_iteration_epsilon(total_epsilon, k, delta_prime):\n    ### BEGIN SOLUTION\n"
+                  "    return total_epsilon / k\n    ### END SOLUTION")
+
+
+def _exercise_meta(number):
+    return {"nbgrader": dict(EXERCISE["nbgrader"], grade_id=f"exercise-{number.replace('.', '-')}")}
+
+
+def test_an_earlier_exercises_answer_may_run_below_it():
+    """Below Exercise 3.2, dpedu's advanced_composition (3.2's answer) may run before 3.4, which only inverts it;
+    above 3.2 the same call is a run of 3.2's answer (and of 3.4's counterpart), and 3.4's own counterpart
+    (monotone_search, the bisection it asks for) is still found between the two."""
+    call = "eps, _ = advanced_composition(1.0, 0.0, 500, 1e-5)"
+    below = _notebook_with([("code", ADVANCED_IMPORTS, {}), ("code", ADVANCED_EXERCISE, _exercise_meta("3.2")),
+                            ("code", call, {}), ("code", SPLIT_EXERCISE, _exercise_meta("3.4"))])
+    assert runs_before(below) == []
+    above = _notebook_with([("code", ADVANCED_IMPORTS, {}), ("code", call, {}),
+                            ("code", ADVANCED_EXERCISE, _exercise_meta("3.2")),
+                            ("code", SPLIT_EXERCISE, _exercise_meta("3.4"))])
+    assert [(where, number) for where, number, _ in runs_before(above)] == [(1, "3.2"), (1, "3.4")]
+    search = "z = monotone_search(lambda z: z > 1.0, 1.0, feasible_when='high', lowest=0.1, highest=10.0, at_limit='raise')"
+    between = _notebook_with([("code", ADVANCED_IMPORTS, {}), ("code", ADVANCED_EXERCISE, _exercise_meta("3.2")),
+                              ("code", search, {}), ("code", SPLIT_EXERCISE, _exercise_meta("3.4"))])
+    assert [(where, number) for where, number, _ in runs_before(between)] == [(2, "3.4")]
 
 
 def test_counterparts_exist():
