@@ -297,7 +297,7 @@ case("check_poisson_sample",
      _poisson,
      ("mask", lambda n, q, rng: rng.random(n) < q, "you returned the boolean mask"),
      ("global np.random", lambda n, q, rng: np.flatnonzero(np.random.random(n) < q),
-      "draw from the rng you are given"),
+      "your draws do not come from the rng you are given"),
      ("with replacement", lambda n, q, rng: rng.integers(0, n, size=rng.binomial(n, q)),
       "sampling with replacement"),
      ("fixed size", lambda n, q, rng: rng.choice(n, size=max(1, round(q * n)), replace=False),
@@ -1000,7 +1000,7 @@ DELEGATIONS = {
            "SubsampledGaussianEvent(noise_multiplier, sampling_rate), steps).get_epsilon(delta)",
     "4.5": "def steps_and_sampling_rate(epochs, batch_size, dataset_size): "
            "return dp.events.steps_from_epochs(epochs, batch_size / dataset_size), batch_size / dataset_size",
-    "10.1": "def fixed_batch_event(noise_multiplier, batch_size, dataset_size): return dp.experiments.relations."
+    "10.1": "def fixed_batch_event(noise_multiplier, batch_size, dataset_size): return dp.research.experiments.relations."
            "scheme_events(noise_multiplier, batch_size, dataset_size, 'replace_one')['without replacement']",
     "5.1": "def log_moment(sampling_rate, noise_multiplier, moment_order): return float(moments.event_log_moments("
            "SubsampledGaussianEvent(noise_multiplier, sampling_rate), (moment_order,))[0])",
@@ -1016,10 +1016,10 @@ DELEGATIONS = {
     "6.3": "def closed_form_applies(epsilon, dataset_size, epochs, steps): return proactive.proactive_conditions("
            "epsilon=epsilon, delta=1 / dataset_size, dataset_size=dataset_size, epochs=epochs, steps=steps).all_hold",
     "7.2": "def tuning_epsilon(noise_multiplier, sampling_rate, steps, n_runs, delta): return "
-           "dp.experiments.tuning_costs.tuning_cost([n_runs], noise_multiplier=noise_multiplier, "
+           "dp.research.experiments.tuning_costs.tuning_cost([n_runs], noise_multiplier=noise_multiplier, "
            "sampling_rate=sampling_rate, steps=steps, delta=delta)[0].grid_epsilon",
     "7.4": "def tuning_epsilons(noise_multiplier, sampling_rate, steps, score_epsilon, n_settings, delta): return "
-           "(c := dp.experiments.tuning_costs.tuning_cost([n_settings], noise_multiplier=noise_multiplier, "
+           "(c := dp.research.experiments.tuning_costs.tuning_cost([n_settings], noise_multiplier=noise_multiplier, "
            "sampling_rate=sampling_rate, steps=steps, score_epsilon=score_epsilon, delta=delta)[0]).grid_epsilon, "
            "c.selection_epsilon",
     "7.5": "def gradient_noise_multiplier(noise_multiplier, count_noise_std): "
@@ -1030,12 +1030,12 @@ DELEGATIONS = {
            "[fpr], np.asarray(epsilons), np.asarray(deltas))[0])",
     "9.1": "def epsilon_from_rates(fpr, fnr, delta): return audit.epsilon_from_rates(fpr, fnr, delta=delta)",
     "9.2": "def clopper_pearson_upper(k, n, confidence): "
-           "return dp.audit.statistics.clopper_pearson(k, n, confidence=confidence)",
+           "return dp.research.audit.statistics.clopper_pearson(k, n, confidence=confidence)",
     "9.3": "def audit_lower_bound(false_positives, n_out, false_negatives, n_in, delta, confidence): return "
            "audit.epsilon_lower_bound(false_positives=false_positives, n_out=n_out, "
            "false_negatives=false_negatives, n_in=n_in, delta=delta, confidence=confidence)",
     "9.4": "def shift_lower_bound(mean_in, mean_out, sigma, n_in, n_out, confidence): return "
-           "dp.audit.statistics.gaussian_mu_lower_bound(np.full(n_in, mean_in / sigma) + np.arange(n_in) * 1e-9, "
+           "dp.research.audit.statistics.gaussian_mu_lower_bound(np.full(n_in, mean_in / sigma) + np.arange(n_in) * 1e-9, "
            "np.full(n_out, mean_out / sigma), confidence=confidence)",
     "9.5": "def epsilon_from_gdp(mu, delta): return audit.epsilon_from_mu(mu, delta=delta)",
     "9.6": "def one_run_bound(r, v, confidence): "
