@@ -61,8 +61,8 @@ print(f"{n} training rows, {d} features")
 # worst case: an adversary can really learn k times as much from k answers.
 #
 # The book's noisy gradient descent makes $k = 10$ Gaussian releases, each $(0.1, 10^{-5})$-DP, plus one 0.1-DP
-# Laplace count. What is its total? You compute it first. (As in chapters 1 and 2, each exercise comes where its
-# subject does, and you may use `numpy` and `math` but not `dpedu` itself.)
+# Laplace count. What is its total? You compute it first. (In this chapter, as in chapter 1, an exercise comes
+# where its subject does, before dpedu computes the same thing; you may use `numpy` and `math`, not `dpedu`.)
 #
 # **Exercise 3.1 — the book's total.** Write `book_total(iterations, epsilon_per_iteration, delta_per_iteration)`
 # returning the pair (total ε, total δ) of the book's noisy gradient descent by sequential composition. Do

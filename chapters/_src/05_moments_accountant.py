@@ -137,8 +137,8 @@ for key, c in losses.items():
 # (what Abadi et al.'s code did; `MomentsAccountant(method="integration")`) and the binomial sum (dpedu's default).
 # For $q = 1$ the exact answer is $\lambda(\lambda + 1)/(2z^2)$.
 #
-# You write the binomial sum first. (As in the earlier chapters, each exercise comes where its subject does;
-# you may use `numpy`, `scipy` and `math`, but not `dpedu` itself.)
+# You write the binomial sum first. (Each exercise of this chapter comes where its subject does, before dpedu
+# computes the same thing; you may use `numpy`, `scipy` and `math`, but not `dpedu` itself.)
 #
 # **Exercise 5.1 — the log-moment of one step.** Write `log_moment(sampling_rate, noise_multiplier, moment_order)`
 # returning $\alpha(\lambda) = \ln \sum_{j=0}^{\lambda+1} C(\lambda+1, j)(1-q)^{\lambda+1-j} q^j e^{(j^2-j)/(2z^2)}$ for an integer $\lambda \ge 1$. It must

@@ -57,8 +57,8 @@ print("fast mode" if FAST else "full mode")
 # $$z = \sqrt{\frac{2(\varepsilon + \ln(1/\delta))}{\varepsilon}}, \qquad T \ge \frac{2k^2}{\varepsilon},
 #   \qquad \Bigl(\frac{2}{e}\Bigr)^2 k^2 - \frac12 \ge \ln N .$$
 #
-# There is no T in the formula for z. You write it first, and then the schedule. (As in the earlier chapters,
-# each exercise comes where its subject does; you may use `numpy` and `math`, but not `dpedu` itself.)
+# There is no T in the formula for z. You write it first, and then the schedule. (Each exercise of this chapter
+# comes where its subject does, before dpedu computes the same thing; you may use `numpy` and `math`, not `dpedu`.)
 #
 # **Exercise 6.1 — the pro-active noise.** Write `proactive_noise_multiplier(epsilon, delta)` returning
 # $z = \sqrt{2(\varepsilon + \ln(1/\delta))/\varepsilon}$.

@@ -85,8 +85,9 @@ def tradeoff_panels(curves, *, audits=(), title=None):
 #
 # Take the simplest mechanism, one Gaussian release with $\mu = 1/z$: the attacker sees $\mathcal N(0, 1)$
 # without the example and $\mathcal N(\mu, 1)$ with it. The best rule thresholds the output, and its curve is
-# $G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$. You write it first. (As in the earlier chapters, each exercise
-# comes where its subject does; you may use `numpy`, `scipy` and `math`, but not `dpedu` itself.) At $\mu = 1$:
+# $G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$. You write it first. (Each exercise of this chapter comes where
+# its subject does, before dpedu computes the same thing; you may use `numpy`, `scipy` and `math`, not `dpedu`.)
+# At $\mu = 1$:
 # `gaussian_beta(0.01, 1.0)` → `0.9076`, `gaussian_beta(0.1, 1.0)` → `0.6109`, `gaussian_beta(0.5, 1.0)` → `0.1587`.
 #
 # **Exercise 8.1 — the Gaussian curve.** Write `gaussian_beta(alpha, mu)` returning the smallest FNR of any test
