@@ -10,7 +10,9 @@
   or, for a method such as ``curve.best_tpr``, by its name), and no expression of the shape of the reference
   solution's (``z * C / (q * n)`` is Exercise 7.1's ``noise_multiplier * clip_norm / (sampling_rate *
   dataset_size)``: the names of variables may differ, the operations and the library functions may not). What
-  an exercise asks for is given by examples written in the text instead.
+  an exercise asks for is given by examples written in the text instead. One call is not a run: dpedu's
+  version of an *earlier* exercise's answer (its ``COUNTERPARTS`` row), called below that exercise -- the
+  student has written it by then (Exercise 3.4 inverts 3.2's advanced composition).
 * Every formula in math mode: the markdown of the chapters (their markdown cells) and of ``docs/*.md`` has no
   raw ``^{``, ``_{``, ``\\frac``, ``\\sum``, ``Σ_``/``Σᵢ`` or unicode subscript/superscript digits outside
   ``$...$``, ``$$...$$``, inline code and fenced code blocks: those only typeset in math mode.
@@ -54,6 +56,8 @@ COUNTERPARTS = {
     "5.1": ["dpedu.accountants.moments.event_log_moments"],
     "6.2": ["dpedu.proactive.minimum_steps"],
     "6.3": ["dpedu.proactive.proactive_conditions"],
+    "8.1": ["dpedu.accountants.tradeoff.gaussian_tradeoff"],
+    "8.2": ["dpedu.accountants.tradeoff.epsilon_delta_tradeoff"],
     "9.1": ["dpedu.research.audit.epsilon_from_rates"],
     "9.2": ["dpedu.research.audit.statistics.clopper_pearson"],
     "9.3": ["dpedu.research.audit.epsilon_lower_bound"],
@@ -154,60 +158,6 @@ def _linked_text(target):
     return ""
 
 
-# Cells before an exercise that still run dpedu's counterpart: chapters whose body is built on it (chapter 1 trains
-# with dpedu's logistic regression, chapter 6 plans with dpedu's pro-active conditions, ...). Issue 27 asked for nine
-# exercises to be fixed (2.2, 2.3, 2.4, 4.1, 4.4, 4.6, 7.1, 8.1, 8.3); these are the ones left, by (exercise, call).
-# The list may only shrink: an entry that no longer occurs fails test_known_runs_still_occur.
-KNOWN_RUNS = {
-    ('1.1', 'logistic.loss(np.zeros(X_train.shape[1]), X_train, y_train)'),
-    ('1.1', 'logistic.loss(t, X_train[rows], y_train[rows])'),
-    ('1.2', 'logistic.gradient(t, X_train[rows], y_train[rows])'),
-    ('1.2', 'logistic.per_example_gradients(theta_random, X_train, y_train)'),
-    ('1.3', 'dp.training.gradient_descent(X_train, y_train, 10, learning_rate=1.0)'),
-    ('1.3', 'dp.training.gradient_descent(X_train, y_train, iterations, learning_rate=lr)'),
-    ('1.3', 'logistic.gradient(t, X_train[rows], y_train[rows])'),
-    ('1.4', 'logistic.accuracy(book.theta, X_test, y_test)'),
-    ('1.4', 'logistic.accuracy(ours, X_test, y_test)'),
-    ('1.4', 'logistic.accuracy(run.theta, X_test, y_test)'),
-    ('1.4', "logistic.accuracy(runs['learning rate 1'].theta, X_test, y_test)"),
-    ('1.4', 'logistic.predict(ours, X_test)'),
-    ('3.1', 'make_accountant(name).compose(GaussianEvent(z_book), int(k)).compose(LaplaceEvent(0.1)).get_epsilon(1e-05)'),
-    ('3.1', 'rdp_classic.get_epsilon(1e-05)'),
-    ('3.1', 'seq.breakdown(delta=0.0001)'),
-    ('3.2', 'advanced_composition(0.1, 0.0, k, 1e-05)'),
-    ('3.2', 'advanced_composition(epsilon=1.0, delta=0.0, k=500, delta_prime=1e-05)'),
-    ('3.3', 'make_accountant(name).compose(GaussianEvent(z_book), int(k)).compose(LaplaceEvent(0.1)).get_epsilon(1e-05)'),
-    ('3.3', 'rdp_classic.get_epsilon(1e-05)'),
-    ('3.4', 'advanced_composition(0.1, 0.0, k, 1e-05)'),
-    ('3.4', 'advanced_composition(epsilon=1.0, delta=0.0, k=500, delta_prime=1e-05)'),
-    ('5.2', 'acc.get_epsilon_and_moment_order(delta)'),
-    ('5.2', 'moments.epsilon_from_log_moments(lam, alpha, delta)'),
-    ('6.1', 'proactive.proactive_noise_multiplier(0.5, 1 / n)'),
-    ('6.1', 'proactive.proactive_noise_multiplier(0.5, 1e-05)'),
-    ('6.1', 'proactive.proactive_noise_multiplier(e, 1 / n)'),
-    ('6.1', 'proactive.proactive_noise_multiplier(eps, delta)'),
-    ('6.2', 'proactive.minimum_steps(eps, k)'),
-    ('6.2', 'proactive.plan(epsilon=0.5, dataset_size=60000, epochs=5)'),
-    ('6.2', 'proactive.plan(epsilon=0.5, dataset_size=60000, epochs=5, steps=25)'),
-    ('6.2', 'proactive.plan(epsilon=0.5, dataset_size=60000, epochs=5, steps=25, strict=False)'),
-    ('6.2', 'proactive.plan(epsilon=0.5, dataset_size=N, epochs=kk, accountants=())'),
-    ('6.2', 'proactive.plan(epsilon=e, dataset_size=N, epochs=k_min)'),
-    ('6.3', 'proactive.plan(epsilon=0.5, dataset_size=60000, epochs=5)'),
-    ('6.3', 'proactive.plan(epsilon=0.5, dataset_size=60000, epochs=5, steps=25)'),
-    ('6.3', 'proactive.plan(epsilon=0.5, dataset_size=60000, epochs=5, steps=25, strict=False)'),
-    ('6.3', 'proactive.plan(epsilon=0.5, dataset_size=N, epochs=kk, accountants=())'),
-    ('6.3', 'proactive.plan(epsilon=e, dataset_size=N, epochs=k_min)'),
-    ('6.3', 'proactive.proactive_conditions(epsilon=0.5, delta=1 / n, dataset_size=n, epochs=5, steps=100)'),
-    ('7.2', 'experiments.tuning_cost(trials, noise_multiplier=run_z, sampling_rate=q, steps=steps, score_epsilon=score_epsilon, delta=DELTA, shape=shape)'),
-    ('7.4', 'experiments.tuning_cost(trials, noise_multiplier=run_z, sampling_rate=q, steps=steps, score_epsilon=score_epsilon, delta=DELTA, shape=shape)'),
-    ('8.2', 'epsilon_delta_tradeoff(alphas, eps, d)'),
-    ('8.3', 'epsilon_delta_tradeoff(alphas, eps, d)'),
-    ('9.1', 'audit.epsilon_from_rates(0.01, 0.5, delta=DELTA)'),
-    ('9.3', 'audit.epsilon_from_rates(0.01, 0.5, delta=DELTA)'),
-    ('9.3', 'audit.epsilon_lower_bound(false_positives=0, n_out=n, false_negatives=0, n_in=n, delta=DELTA)'),
-}
-
-
 def _canonical(node, imported):
     """``node``'s source with every name that the chapter did not import replaced by a numbered placeholder (in
     order of first use) and numbers written as floats: ``z * C / (q * n)`` -> ``_0 * _1 / (_2 * _3)``."""
@@ -272,8 +222,14 @@ def _runs(cell, namespace):
 
 
 def runs_before(nb):
-    """Every (cell index, exercise, what) where a cell before an exercise runs what the exercise asks for."""
-    namespace, seen, problems = {}, [], []
+    """Every (cell index, exercise, what) where a cell before an exercise runs what the exercise asks for.
+
+    One call is not counted: a call, below an earlier exercise, of dpedu's version of *that* exercise's answer
+    (its ``COUNTERPARTS`` row). The student has written it by then, and a later exercise that builds on it lists
+    it among its counterparts only so that its check refuses it (Exercise 3.4 inverts 3.2's advanced composition,
+    and "may call your advanced_composition_theorem"; 8.3 takes the best of 8.2's curves).
+    """
+    namespace, seen, problems, written = {}, [], [], []      # written: (index of an exercise, its answer's object)
     for index, cell in enumerate(nb.cells):
         number = _exercise_number(cell)
         if number is not None:
@@ -283,6 +239,8 @@ def runs_before(nb):
             methods = {name.rsplit(".", 1)[-1] for name in counterparts if name.rsplit(".", 2)[-2][:1].isupper()}
             shapes = solution_shapes(cell.source, namespace)
             for where, text, callee, last, canonical in seen:
+                if callee is not None and any(callee is obj and above < where for above, obj in written):
+                    continue
                 if callee is not None and any(callee is obj for obj in objects):
                     what = f"{text} (dpedu's version of the answer)"
                 elif last in asked:
@@ -293,8 +251,8 @@ def runs_before(nb):
                     what = f"{text} (the expression the exercise asks for)"
                 else:
                     continue
-                if (number, text) not in KNOWN_RUNS:
-                    problems.append((where, number, what))
+                problems.append((where, number, what))
+            written += [(index, _resolve(name)) for name in COUNTERPARTS.get(number, [])]
         if cell.cell_type == "code":
             _imports(cell, namespace)
             if number is None and not cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
@@ -356,18 +314,6 @@ def test_nothing_before_an_exercise_runs_its_answer(path):
                                              for where, number, what in problems)
 
 
-def test_known_runs_still_occur():
-    """KNOWN_RUNS may only shrink: each entry must still be found (else delete it)."""
-    global KNOWN_RUNS
-    listed, KNOWN_RUNS = KNOWN_RUNS, {}
-    try:
-        found = {(number, what.rsplit(" (", 1)[0]) for path in NOTEBOOKS
-                 for _, number, what in runs_before(nbformat.read(path, as_version=4))}
-    finally:
-        KNOWN_RUNS = listed
-    assert set(listed) <= found, f"no longer found (remove from KNOWN_RUNS): {sorted(set(listed) - found)}"
-
-
 CLIP_IMPORTS = "import numpy as np\nimport dpedu as dp\nfrom dpedu.clipping import L2_clip as clip"
 
 
@@ -400,6 +346,35 @@ def test_the_expression_of_exercise_7_1_is_found():
         nb = _notebook_with([("code", "z, C, q, n = 1.0, 1.0, 0.01, 100", {}), ("code", planted, {}),
                              ("code", exercise, meta)])
         assert bool(runs_before(nb)) is is_found, planted
+
+
+ADVANCED_IMPORTS = "from dpedu.accountants.advanced import advanced_composition\nfrom dpedu.calibrate import monotone_search"
+ADVANCED_EXERCISE = ("def advanced_composition_theorem(epsilon, delta, k, delta_prime):\n    ### BEGIN SOLUTION\n"
+                     "    return epsilon * k, k * delta + delta_prime\n    ### END SOLUTION")
+SPLIT_EXERCISE = ("def per_iteration_epsilon(total_epsilon, k, delta_prime):\n    ### BEGIN SOLUTION\n"
+                  "    return total_epsilon / k\n    ### END SOLUTION")
+
+
+def _exercise_meta(number):
+    return {"nbgrader": dict(EXERCISE["nbgrader"], grade_id=f"exercise-{number.replace('.', '-')}")}
+
+
+def test_an_earlier_exercises_answer_may_run_below_it():
+    """Below Exercise 3.2, dpedu's advanced_composition (3.2's answer) may run before 3.4, which only inverts it;
+    above 3.2 the same call is a run of 3.2's answer (and of 3.4's counterpart), and 3.4's own counterpart
+    (monotone_search, the bisection it asks for) is still found between the two."""
+    call = "eps, _ = advanced_composition(1.0, 0.0, 500, 1e-5)"
+    below = _notebook_with([("code", ADVANCED_IMPORTS, {}), ("code", ADVANCED_EXERCISE, _exercise_meta("3.2")),
+                            ("code", call, {}), ("code", SPLIT_EXERCISE, _exercise_meta("3.4"))])
+    assert runs_before(below) == []
+    above = _notebook_with([("code", ADVANCED_IMPORTS, {}), ("code", call, {}),
+                            ("code", ADVANCED_EXERCISE, _exercise_meta("3.2")),
+                            ("code", SPLIT_EXERCISE, _exercise_meta("3.4"))])
+    assert [(where, number) for where, number, _ in runs_before(above)] == [(1, "3.2"), (1, "3.4")]
+    search = "z = monotone_search(lambda z: z > 1.0, 1.0, feasible_when='high', lowest=0.1, highest=10.0, at_limit='raise')"
+    between = _notebook_with([("code", ADVANCED_IMPORTS, {}), ("code", ADVANCED_EXERCISE, _exercise_meta("3.2")),
+                              ("code", search, {}), ("code", SPLIT_EXERCISE, _exercise_meta("3.4"))])
+    assert [(where, number) for where, number, _ in runs_before(between)] == [(2, "3.4")]
 
 
 def test_counterparts_exist():

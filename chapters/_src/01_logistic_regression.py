@@ -71,10 +71,7 @@ print(f'always predicting "<= 50K": test accuracy {majority_floor:.4f}')
 #
 # small for a confident correct prediction (large m), about $-m$ for a confident wrong one. At $\theta = 0$ every
 # example has loss $\ln 2 \approx 0.693$. dpedu's `logistic.loss` is the mean of this over the rows (no hidden
-# intercept: the book's model has none); you write your own in Exercise 1.1.
-
-# %%
-print(f"loss at theta = 0: {logistic.loss(np.zeros(X_train.shape[1]), X_train, y_train):.6f} = ln 2 = {math.log(2):.6f}")
+# intercept: the book's model has none); you write your own in Exercise 1.1, below.
 
 # %% [markdown]
 # `np.logaddexp(0, -m)` computes $\ln(e^0 + e^{-m})$ without ever forming $e^{-m}$. The literal formula
@@ -87,6 +84,39 @@ with np.errstate(over="ignore"):
 print("margin        ", margins)
 print("naive formula ", naive)
 print("logaddexp     ", np.logaddexp(0.0, -margins))
+
+# %% [markdown]
+# **How the exercises work.** Each exercise comes where its subject does. Fill in the function between the
+# solution markers, then run the check cell below it. The checks use their own test data (not your random seed)
+# and tell you what is wrong, and on which line of your function, when they can recognise a common mistake;
+# `checks.hint("1.1")` (with the exercise's number) then says more. You may use `numpy`, `scipy` and `math`, but
+# not `dpedu` itself: while a check runs, dpedu's own version of the exercise refuses to run ("Exercise 1.1 asks
+# you to write this yourself"). After each exercise the chapter goes on with dpedu's version of what you wrote.
+#
+# **Exercise 1.1 — the loss.** Write `logistic_loss(theta, X, y)`: the *mean* logistic loss over the rows,
+# correct even for margins of $\pm 1000$.
+
+# %% exercise=1.1
+def logistic_loss(theta, X, y):
+    ### BEGIN SOLUTION
+    margins = y * (X @ theta)
+    return float(np.mean(np.logaddexp(0.0, -margins)))
+    ### END SOLUTION
+
+# %% check=1.1
+checks.check_logistic_loss(logistic_loss)
+
+# %% [markdown]
+# *Compare with dpedu's version*, the loss of each example (`logistic.loss` is its mean):
+
+# %%
+show_source(logistic.per_example_loss)
+
+# %% [markdown]
+# dpedu's `logistic.loss` at $\theta = 0$, against $\ln 2$:
+
+# %%
+print(f"loss at theta = 0: {logistic.loss(np.zeros(X_train.shape[1]), X_train, y_train):.6f} = ln 2 = {math.log(2):.6f}")
 
 # %% [markdown]
 # ## The gradient
@@ -103,8 +133,30 @@ print("logaddexp     ", np.logaddexp(0.0, -margins))
 # **one example can move the gradient by at most the norm of its features.** Chapter 2 turns that sentence
 # into a privacy guarantee.
 #
-# A gradient formula is easy to get subtly wrong, so we compare it with finite differences
-# (`scipy.optimize.check_grad`) on a few hundred rows:
+# **Exercise 1.2 — the gradient.** Write `logistic_gradient(theta, X, y)`: the gradient of the mean loss,
+# a vector with one entry per feature. (`scipy.special.expit` is a sigmoid that never overflows.)
+
+# %% exercise=1.2
+def logistic_gradient(theta, X, y):
+    ### BEGIN SOLUTION
+    from scipy.special import expit
+
+    margins = y * (X @ theta)
+    return X.T @ (-y * expit(-margins)) / X.shape[0]
+    ### END SOLUTION
+
+# %% check=1.2
+checks.check_logistic_gradient(logistic_gradient)
+
+# %% [markdown]
+# *Compare with dpedu's version*, the gradient of each example (`logistic.gradient` is their mean):
+
+# %%
+show_source(logistic.per_example_gradients)
+
+# %% [markdown]
+# A gradient formula is easy to get subtly wrong, so we compare dpedu's (the same formula as yours) with finite
+# differences (`scipy.optimize.check_grad`) on a few hundred rows:
 
 # %%
 from scipy.optimize import check_grad
@@ -122,7 +174,50 @@ print("every per-example gradient shorter than its row:", bool(np.all(norms < np
 #
 # Start at $\theta_0 = 0$ and repeatedly step against the mean gradient:
 # $\theta \leftarrow \theta - \eta \cdot (1/n) \sum_i \nabla\ell(\theta; x_i, y_i)$. The loss is convex, so a small enough step size always decreases it.
-# `dp.training.gradient_descent` does this (you write it in Exercise 1.3); here with three step sizes:
+#
+# **Exercise 1.3 — gradient descent.** Write `gradient_descent(X, y, iterations, learning_rate)`: start at
+# $\theta = 0$, take `iterations` steps against the mean gradient, return θ.
+
+# %% exercise=1.3
+def gradient_descent(X, y, iterations, learning_rate):
+    ### BEGIN SOLUTION
+    from scipy.special import expit
+
+    theta = np.zeros(X.shape[1])
+    for _ in range(iterations):
+        margins = y * (X @ theta)
+        theta = theta - learning_rate * X.T @ (-y * expit(-margins)) / X.shape[0]
+    return theta
+    ### END SOLUTION
+
+# %% check=1.3
+checks.check_gradient_descent(gradient_descent)
+
+# %% [markdown]
+# *Compare with dpedu's version*, which also records the loss after every step:
+
+# %%
+show_source(dp.training.gradient_descent)
+
+# %% [markdown]
+# To judge a trained θ we count how often it is right.
+#
+# **Exercise 1.4 — accuracy.** Write `accuracy(theta, X, y)`: the fraction of rows whose predicted label
+# ($+1$ when $\theta \cdot x \ge 0$, else $-1$) equals y.
+
+# %% exercise=1.4
+def accuracy(theta, X, y):
+    ### BEGIN SOLUTION
+    predictions = np.where(X @ theta >= 0, 1.0, -1.0)
+    return float(np.mean(predictions == y))
+    ### END SOLUTION
+
+# %% check=1.4
+checks.check_accuracy(accuracy)
+
+# %% [markdown]
+# Now dpedu's `dp.training.gradient_descent` (your loop, recording the loss after every step) and
+# `logistic.accuracy`, with three step sizes:
 
 # %%
 # alt: Line chart: the training loss of non-private gradient descent on Adult against the iteration, one line per run
@@ -164,92 +259,3 @@ ours = runs["learning rate 1"].theta
 print(f"scikit-learn test accuracy: {sk.score(X_test, y_test):.4f}")
 print(f"ours ({iterations} iterations, learning rate 1): {logistic.accuracy(ours, X_test, y_test):.4f}")
 print(f"same prediction on {np.mean(logistic.predict(ours, X_test) == sk.predict(X_test)):.1%} of the test rows")
-
-# %% [markdown]
-# ## Exercises
-#
-# Fill in each function between the solution markers, then run the check cell below it. The checks use
-# their own test data (not your random seed) and tell you what is wrong, and on which line of your function,
-# when they can recognise a common mistake; `checks.hint("1.1")` (with the exercise's number) then says more.
-# You may use `numpy`, `scipy` and `math`, but not `dpedu` itself: while a check runs, dpedu's own version of
-# the exercise refuses to run ("Exercise 1.1 asks you to write this yourself").
-#
-# **Exercise 1.1 — the loss.** Write `logistic_loss(theta, X, y)`: the *mean* logistic loss over the rows,
-# correct even for margins of $\pm 1000$.
-
-# %% exercise=1.1
-def logistic_loss(theta, X, y):
-    ### BEGIN SOLUTION
-    margins = y * (X @ theta)
-    return float(np.mean(np.logaddexp(0.0, -margins)))
-    ### END SOLUTION
-
-# %% check=1.1
-checks.check_logistic_loss(logistic_loss)
-
-# %% [markdown]
-# *Compare with dpedu's version*, the loss of each example (`logistic.loss` is its mean):
-
-# %%
-show_source(logistic.per_example_loss)
-
-# %% [markdown]
-# **Exercise 1.2 — the gradient.** Write `logistic_gradient(theta, X, y)`: the gradient of the mean loss,
-# a vector with one entry per feature. (`scipy.special.expit` is a sigmoid that never overflows.)
-
-# %% exercise=1.2
-def logistic_gradient(theta, X, y):
-    ### BEGIN SOLUTION
-    from scipy.special import expit
-
-    margins = y * (X @ theta)
-    return X.T @ (-y * expit(-margins)) / X.shape[0]
-    ### END SOLUTION
-
-# %% check=1.2
-checks.check_logistic_gradient(logistic_gradient)
-
-# %% [markdown]
-# *Compare with dpedu's version*, the gradient of each example (`logistic.gradient` is their mean):
-
-# %%
-show_source(logistic.per_example_gradients)
-
-# %% [markdown]
-# **Exercise 1.3 — gradient descent.** Write `gradient_descent(X, y, iterations, learning_rate)`: start at
-# $\theta = 0$, take `iterations` steps against the mean gradient, return θ.
-
-# %% exercise=1.3
-def gradient_descent(X, y, iterations, learning_rate):
-    ### BEGIN SOLUTION
-    from scipy.special import expit
-
-    theta = np.zeros(X.shape[1])
-    for _ in range(iterations):
-        margins = y * (X @ theta)
-        theta = theta - learning_rate * X.T @ (-y * expit(-margins)) / X.shape[0]
-    return theta
-    ### END SOLUTION
-
-# %% check=1.3
-checks.check_gradient_descent(gradient_descent)
-
-# %% [markdown]
-# *Compare with dpedu's version*, which also records the loss after every step:
-
-# %%
-show_source(dp.training.gradient_descent)
-
-# %% [markdown]
-# **Exercise 1.4 — accuracy.** Write `accuracy(theta, X, y)`: the fraction of rows whose predicted label
-# ($+1$ when $\theta \cdot x \ge 0$, else $-1$) equals y.
-
-# %% exercise=1.4
-def accuracy(theta, X, y):
-    ### BEGIN SOLUTION
-    predictions = np.where(X @ theta >= 0, 1.0, -1.0)
-    return float(np.mean(predictions == y))
-    ### END SOLUTION
-
-# %% check=1.4
-checks.check_accuracy(accuracy)

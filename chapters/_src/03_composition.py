@@ -61,8 +61,25 @@ print(f"{n} training rows, {d} features")
 # worst case: an adversary can really learn k times as much from k answers.
 #
 # The book's noisy gradient descent makes $k = 10$ Gaussian releases, each $(0.1, 10^{-5})$-DP, plus one 0.1-DP
-# Laplace count. `noisy_gradient_descent` reports the sequential total and, in `ledger`, *what happened* —
-# events that any accountant can count:
+# Laplace count. What is its total? You compute it first. (In this chapter, as in chapter 1, an exercise comes
+# where its subject does, before dpedu computes the same thing; you may use `numpy` and `math`, not `dpedu`.)
+#
+# **Exercise 3.1 — the book's total.** Write `book_total(iterations, epsilon_per_iteration, delta_per_iteration)`
+# returning the pair (total ε, total δ) of the book's noisy gradient descent by sequential composition. Do
+# not forget the noisy count.
+
+# %% exercise=3.1
+def book_total(iterations, epsilon_per_iteration, delta_per_iteration):
+    ### BEGIN SOLUTION
+    return (iterations + 1) * epsilon_per_iteration, iterations * delta_per_iteration
+    ### END SOLUTION
+
+# %% check=3.1
+checks.check_book_total(book_total)
+
+# %% [markdown]
+# `noisy_gradient_descent` reports the same sequential total and, in `ledger`, *what happened* — events that any
+# accountant can count:
 
 # %%
 book = dp.training.noisy_gradient_descent(X_train, y_train, 10, 0.1, 1e-5, rng=0)
@@ -117,9 +134,30 @@ for k in pick([1, 3, 10, 30, 100], [1, 10, 100]):
 #
 # (Dwork & Roth 2014, Thm 3.20). The first term grows only like $\sqrt{k}$: privacy losses of independent steps
 # partly cancel, like the steps of a random walk, and δ′ is the small probability that they do not. The
-# second term is the *drift*, the expected loss of each step; it is about $k\varepsilon^2$ for small ε. dpedu's
-# `advanced_composition` returns this pair (you write it in Exercise 3.2).
+# second term is the *drift*, the expected loss of each step; it is about $k\varepsilon^2$ for small ε. You write
+# this pair in Exercise 3.2; dpedu's `advanced_composition` returns it too.
 #
+# **Exercise 3.2 — advanced composition.** Write `advanced_composition_theorem(epsilon, delta, k, delta_prime)`
+# returning (ε′, total δ) of the Dwork–Rothblum–Vadhan theorem for k mechanisms that are each (ε, δ)-DP. Use
+# the theorem's drift term, not the simplified form. (`math.expm1(x)` computes $e^x - 1$ accurately.)
+
+# %% exercise=3.2
+def advanced_composition_theorem(epsilon, delta, k, delta_prime):
+    ### BEGIN SOLUTION
+    eps_prime = epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)
+    return eps_prime, k * delta + delta_prime
+    ### END SOLUTION
+
+# %% check=3.2
+checks.check_advanced_composition(advanced_composition_theorem)
+
+# %% [markdown]
+# *Compare with dpedu's version*, which also checks its arguments:
+
+# %%
+show_source(advanced_composition)
+
+# %% [markdown]
 # It is not always better. With $\varepsilon = 1$ the drift alone is $k(e - 1) > k$: the book's example, $k = 500$ steps of
 # $\varepsilon = 1$, gives more than the 500 of sequential composition. The book's plot uses a *simplified* form,
 # $2\varepsilon\sqrt{2k\ln(1/\delta')}$, which drops the drift; it is only valid for small ε and under-reports badly here.
@@ -157,6 +195,27 @@ for k in (10, 30, 100, 1000, 10_000):
 # Why this helps: the noise multiplier of each step enters as $1/z^2$, so T steps cost about $\sqrt{T}$ in ε after the
 # conversion, *with no drift term*. And δ appears only once, at the end, instead of once per step.
 #
+# **Exercise 3.3 — zCDP.** Write `zcdp_epsilon(noise_multiplier, steps, delta)`: the ε at which `steps`
+# full-batch Gaussian releases with noise multiplier z are DP, by zCDP and the conversion
+# $\varepsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}$.
+
+# %% exercise=3.3
+def zcdp_epsilon(noise_multiplier, steps, delta):
+    ### BEGIN SOLUTION
+    rho = steps / (2 * noise_multiplier**2)
+    return rho + 2 * math.sqrt(rho * math.log(1 / delta))
+    ### END SOLUTION
+
+# %% check=3.3
+checks.check_zcdp_epsilon(zcdp_epsilon)
+
+# %% [markdown]
+# *Compare with dpedu's version* (the module `zcdp` holds it, so it is not shadowed by your function):
+
+# %%
+show_source(zcdp.zcdp_epsilon)
+
+# %% [markdown]
 # One ledger, every accountant. `compare` accounts the book's run every way at the same total $\delta = 10^{-5}$ (the
 # book's own accounting spends $\delta = 10^{-4}$). The sequential and advanced *accountants* do better than 1.1:
 # for each Gaussian step they compute the exact $(\varepsilon_0, \delta_0)$ of the Gaussian (Balle & Wang 2018) for a $\delta_0$ they
@@ -232,64 +291,8 @@ for k in pick([1, 10, 100, 1000], [1, 100]):
 # With sequential composition z grows like k, with RDP like $\sqrt{k}$: at $k = 100$ RDP already needs about 9 times
 # less noise on every gradient for the same guarantee, and the ratio keeps growing like $\sqrt{k}$.
 #
-# ## Exercises
+# ## A last exercise: splitting a budget
 #
-# **Exercise 3.1 — the book's total.** Write `book_total(iterations, epsilon_per_iteration, delta_per_iteration)`
-# returning the pair (total ε, total δ) of the book's noisy gradient descent by sequential composition. Do
-# not forget the noisy count.
-
-# %% exercise=3.1
-def book_total(iterations, epsilon_per_iteration, delta_per_iteration):
-    ### BEGIN SOLUTION
-    return (iterations + 1) * epsilon_per_iteration, iterations * delta_per_iteration
-    ### END SOLUTION
-
-# %% check=3.1
-checks.check_book_total(book_total)
-
-# %% [markdown]
-# **Exercise 3.2 — advanced composition.** Write `advanced_composition_theorem(epsilon, delta, k, delta_prime)`
-# returning (ε′, total δ) of the Dwork–Rothblum–Vadhan theorem for k mechanisms that are each (ε, δ)-DP. Use
-# the theorem's drift term, not the simplified form. (`math.expm1(x)` computes $e^x - 1$ accurately.)
-
-# %% exercise=3.2
-def advanced_composition_theorem(epsilon, delta, k, delta_prime):
-    ### BEGIN SOLUTION
-    eps_prime = epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)
-    return eps_prime, k * delta + delta_prime
-    ### END SOLUTION
-
-# %% check=3.2
-checks.check_advanced_composition(advanced_composition_theorem)
-
-# %% [markdown]
-# *Compare with dpedu's version*, which also checks its arguments:
-
-# %%
-show_source(advanced_composition)
-
-# %% [markdown]
-# **Exercise 3.3 — zCDP.** Write `zcdp_epsilon(noise_multiplier, steps, delta)`: the ε at which `steps`
-# full-batch Gaussian releases with noise multiplier z are DP, by zCDP and the conversion
-# $\varepsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}$.
-
-# %% exercise=3.3
-def zcdp_epsilon(noise_multiplier, steps, delta):
-    ### BEGIN SOLUTION
-    rho = steps / (2 * noise_multiplier**2)
-    return rho + 2 * math.sqrt(rho * math.log(1 / delta))
-    ### END SOLUTION
-
-# %% check=3.3
-checks.check_zcdp_epsilon(zcdp_epsilon)
-
-# %% [markdown]
-# *Compare with dpedu's version* (the module `zcdp` holds it, so it is not shadowed by your function):
-
-# %%
-show_source(zcdp.zcdp_epsilon)
-
-# %% [markdown]
 # **Exercise 3.4 — splitting a budget.** Write `per_iteration_epsilon(total_epsilon, k, delta_prime)`: the
 # *largest* per-iteration ε such that k iterations (each (ε, 0)-DP) cost at most `total_epsilon` by advanced
 # composition with slack δ′. There is no closed form: the composed ε increases with ε, so find it by

@@ -136,6 +136,34 @@ for key, c in losses.items():
 # Three ways to get the same numbers: averaging $e^{\lambda c}$ over our samples (Monte Carlo), numerical integration
 # (what Abadi et al.'s code did; `MomentsAccountant(method="integration")`) and the binomial sum (dpedu's default).
 # For $q = 1$ the exact answer is $\lambda(\lambda + 1)/(2z^2)$.
+#
+# You write the binomial sum first. (Each exercise of this chapter comes where its subject does, before dpedu
+# computes the same thing; you may use `numpy`, `scipy` and `math`, but not `dpedu` itself.)
+#
+# **Exercise 5.1 — the log-moment of one step.** Write `log_moment(sampling_rate, noise_multiplier, moment_order)`
+# returning $\alpha(\lambda) = \ln \sum_{j=0}^{\lambda+1} C(\lambda+1, j)(1-q)^{\lambda+1-j} q^j e^{(j^2-j)/(2z^2)}$ for an integer $\lambda \ge 1$. It must
+# work for $\lambda = 256$ and $z = 0.8$, where the terms overflow float64: work with logarithms
+# (`scipy.special.gammaln` for log-binomials, `scipy.special.logsumexp` for the sum). Careful with $q = 1$.
+
+# %% exercise=5.1
+def log_moment(sampling_rate, noise_multiplier, moment_order):
+    ### BEGIN SOLUTION
+    from scipy.special import gammaln, xlog1py, xlogy
+
+    a = moment_order + 1
+    j = np.arange(a + 1)
+    log_binomial = gammaln(a + 1) - gammaln(j + 1) - gammaln(a - j + 1)
+    # xlogy(k, q) = k ln q, but 0 when k = 0: at q = 1 the terms with j < a are exp(-inf) = 0, not nan
+    log_terms = (log_binomial + xlog1py(a - j, -sampling_rate) + xlogy(j, sampling_rate)
+                 + (j * j - j) / (2 * noise_multiplier**2))
+    return float(logsumexp(log_terms))
+    ### END SOLUTION
+
+# %% check=5.1
+checks.check_log_moment(log_moment)
+
+# %% [markdown]
+# Now the three ways side by side, for the chapter's $q$ and $z$ (dpedu's binomial sum is the last column):
 
 # %%
 lambdas = np.array([1, 2, 4, 8, 16, 32])
@@ -193,8 +221,31 @@ show_source(moments.MomentsAccountant.log_moments)
 #   \varepsilon = \min_\lambda \frac{\alpha(\lambda) + \ln(1/\delta)}{\lambda}.$$
 #
 # Every λ gives a valid bound; the accountant simply keeps the best one. Large λ divides $\ln(1/\delta)$ by more but
-# pays a larger α(λ): the best λ balances the two. (dpedu's `moments.epsilon_from_log_moments` does this
-# minimisation; you write it in Exercise 5.2.)
+# pays a larger α(λ): the best λ balances the two. You write this minimisation in Exercise 5.2; dpedu's
+# `moments.epsilon_from_log_moments` does it too.
+#
+# **Exercise 5.2 — the tail bound.** Write `epsilon_from_log_moments(moment_orders, log_moments, delta)`: given
+# the composed α(λ) at each λ (two arrays), return the total $\varepsilon = \min_\lambda (\alpha(\lambda) + \ln(1/\delta))/\lambda$.
+
+# %% exercise=5.2
+def epsilon_from_log_moments(moment_orders, log_moments, delta):
+    ### BEGIN SOLUTION
+    moment_orders = np.asarray(moment_orders, dtype=float)
+    log_moments = np.asarray(log_moments, dtype=float)
+    return float(np.min((log_moments + math.log(1 / delta)) / moment_orders))
+    ### END SOLUTION
+
+# %% check=5.2
+checks.check_epsilon_from_log_moments(epsilon_from_log_moments)
+
+# %% [markdown]
+# *Compare with dpedu's version*, which also reports the order λ that attains the minimum:
+
+# %%
+show_source(moments.epsilon_from_log_moments)
+
+# %% [markdown]
+# The tail bound at every λ, for three lengths of training:
 
 # %%
 # alt: The moments accountant's tail bound (total epsilon) against the moment order lambda, one line per number of
@@ -413,54 +464,8 @@ anchor, _ = experiments.noise_for_target(target_epsilon=1.26, target_delta=delta
 print(f"target 1.26: moments z = {anchor['moments']:.3f}, RDP z = {anchor['rdp']:.3f}")
 
 # %% [markdown]
-# ## Exercises
+# ## A last exercise: calibration by bisection
 #
-# You may use `numpy`, `scipy` and `math`, but not `dpedu` itself.
-#
-# **Exercise 5.1 — the log-moment of one step.** Write `log_moment(sampling_rate, noise_multiplier, moment_order)`
-# returning $\alpha(\lambda) = \ln \sum_{j=0}^{\lambda+1} C(\lambda+1, j)(1-q)^{\lambda+1-j} q^j e^{(j^2-j)/(2z^2)}$ for an integer $\lambda \ge 1$. It must
-# work for $\lambda = 256$ and $z = 0.8$, where the terms overflow float64: work with logarithms
-# (`scipy.special.gammaln` for log-binomials, `scipy.special.logsumexp` for the sum). Careful with $q = 1$.
-
-# %% exercise=5.1
-def log_moment(sampling_rate, noise_multiplier, moment_order):
-    ### BEGIN SOLUTION
-    from scipy.special import gammaln, xlog1py, xlogy
-
-    a = moment_order + 1
-    j = np.arange(a + 1)
-    log_binomial = gammaln(a + 1) - gammaln(j + 1) - gammaln(a - j + 1)
-    # xlogy(k, q) = k ln q, but 0 when k = 0: at q = 1 the terms with j < a are exp(-inf) = 0, not nan
-    log_terms = (log_binomial + xlog1py(a - j, -sampling_rate) + xlogy(j, sampling_rate)
-                 + (j * j - j) / (2 * noise_multiplier**2))
-    return float(logsumexp(log_terms))
-    ### END SOLUTION
-
-# %% check=5.1
-checks.check_log_moment(log_moment)
-
-# %% [markdown]
-# **Exercise 5.2 — the tail bound.** Write `epsilon_from_log_moments(moment_orders, log_moments, delta)`: given
-# the composed α(λ) at each λ (two arrays), return the total $\varepsilon = \min_\lambda (\alpha(\lambda) + \ln(1/\delta))/\lambda$.
-
-# %% exercise=5.2
-def epsilon_from_log_moments(moment_orders, log_moments, delta):
-    ### BEGIN SOLUTION
-    moment_orders = np.asarray(moment_orders, dtype=float)
-    log_moments = np.asarray(log_moments, dtype=float)
-    return float(np.min((log_moments + math.log(1 / delta)) / moment_orders))
-    ### END SOLUTION
-
-# %% check=5.2
-checks.check_epsilon_from_log_moments(epsilon_from_log_moments)
-
-# %% [markdown]
-# *Compare with dpedu's version*, which also reports the order λ that attains the minimum:
-
-# %%
-show_source(moments.epsilon_from_log_moments)
-
-# %% [markdown]
 # **Exercise 5.3 — calibration by bisection.** Write `smallest_feasible(epsilon_of, target, lo, hi, rtol)`: the
 # accountant's ε is non-increasing in z, `epsilon_of(lo) > target` and `epsilon_of(hi) <= target`. Bisect until
 # `hi - lo <= rtol * hi` and return a z with `epsilon_of(z) <= target` that is within `rtol` of the smallest

@@ -57,8 +57,50 @@ print("fast mode" if FAST else "full mode")
 # $$z = \sqrt{\frac{2(\varepsilon + \ln(1/\delta))}{\varepsilon}}, \qquad T \ge \frac{2k^2}{\varepsilon},
 #   \qquad \Bigl(\frac{2}{e}\Bigr)^2 k^2 - \frac12 \ge \ln N .$$
 #
-# There is no T in the formula for z. dpedu's `proactive.proactive_noise_multiplier` computes it (you write it in
-# Exercise 6.1):
+# There is no T in the formula for z. You write it first, and then the schedule. (Each exercise of this chapter
+# comes where its subject does, before dpedu computes the same thing; you may use `numpy` and `math`, not `dpedu`.)
+#
+# **Exercise 6.1 — the pro-active noise.** Write `proactive_noise_multiplier(epsilon, delta)` returning
+# $z = \sqrt{2(\varepsilon + \ln(1/\delta))/\varepsilon}$.
+
+# %% exercise=6.1
+def proactive_noise_multiplier(epsilon, delta):
+    ### BEGIN SOLUTION
+    return math.sqrt(2 * (epsilon + math.log(1 / delta)) / epsilon)
+    ### END SOLUTION
+
+# %% check=6.1
+checks.check_proactive_noise_multiplier(proactive_noise_multiplier)
+
+# %% [markdown]
+# *Compare with dpedu's version:*
+
+# %%
+show_source(proactive.proactive_noise_multiplier)
+
+# %% [markdown]
+# **Exercise 6.2 — the schedule.** Write `proactive_schedule(epsilon, dataset_size, epochs)` returning the triple
+# `(steps, sampling_rate, expected_batch_size)`: the smallest admissible $T = \lceil 2k^2/\varepsilon\rceil$ (a whole number), $q = k/T$
+# and $s = kN/T$.
+
+# %% exercise=6.2
+def proactive_schedule(epsilon, dataset_size, epochs):
+    ### BEGIN SOLUTION
+    steps = math.ceil(2 * epochs**2 / epsilon)
+    return steps, epochs / steps, epochs * dataset_size / steps
+    ### END SOLUTION
+
+# %% check=6.2
+checks.check_proactive_schedule(proactive_schedule)
+
+# %% [markdown]
+# *Compare with dpedu's* `minimum_steps` (the smallest admissible T):
+
+# %%
+show_source(proactive.minimum_steps)
+
+# %% [markdown]
+# dpedu's `proactive.proactive_noise_multiplier` for a few budgets and dataset sizes:
 
 # %%
 print(f"{'N':>10} {'delta = 1/N':>12}" + "".join(f"{'eps = ' + format(e, 'g'):>11}" for e in (0.1, 0.25, 0.5)))
@@ -105,6 +147,26 @@ print(f"  vs delta = 1/N = {delta:.3g}")
 #
 # ## The conditions, checked
 #
+# **Exercise 6.3 — does the closed form apply?** Write `closed_form_applies(epsilon, dataset_size, epochs, steps)`
+# returning `True` exactly when every condition holds, with $\delta = 1/N$: $\varepsilon \le 1/2$, $T \ge 2k^2/\varepsilon$,
+# $(2/e)^2k^2 - 1/2 \ge \ln N$, and $q \cdot z \le 1/e$ with $q = k/T$ and the closed-form z.
+
+# %% exercise=6.3
+def closed_form_applies(epsilon, dataset_size, epochs, steps):
+    ### BEGIN SOLUTION
+    delta = 1 / dataset_size
+    z = math.sqrt(2 * (epsilon + math.log(1 / delta)) / epsilon)
+    q = epochs / steps
+    return bool(epsilon <= 0.5
+                and steps >= 2 * epochs**2 / epsilon
+                and (2 / math.e) ** 2 * epochs**2 - 0.5 >= math.log(dataset_size)
+                and q * z <= 1 / math.e)
+    ### END SOLUTION
+
+# %% check=6.3
+checks.check_closed_form_applies(closed_form_applies)
+
+# %% [markdown]
 # `proactive.proactive_conditions` evaluates every condition; `plan` refuses (or, with `strict=False`, warns)
 # when one fails. The last condition, $q \cdot z \le 1/e$, is implied by the others at the smallest T; it is listed
 # because it is the one the derivation actually needs.
@@ -349,66 +411,3 @@ print("noise std of the averaged gradient, z / (q N) per unit of C: "
 # axis shows the noise on the averaged gradient growing in proportion to k. On Adult the extra updates win —
 # accuracy rises with k at no privacy cost. This utility graph is how the paper suggests choosing among
 # admissible schedules, without ever touching the privacy analysis again.
-#
-# ## Exercises
-#
-# You may use `numpy` and `math`, but not `dpedu` itself.
-#
-# **Exercise 6.1 — the pro-active noise.** Write `proactive_noise_multiplier(epsilon, delta)` returning
-# $z = \sqrt{2(\varepsilon + \ln(1/\delta))/\varepsilon}$.
-
-# %% exercise=6.1
-def proactive_noise_multiplier(epsilon, delta):
-    ### BEGIN SOLUTION
-    return math.sqrt(2 * (epsilon + math.log(1 / delta)) / epsilon)
-    ### END SOLUTION
-
-# %% check=6.1
-checks.check_proactive_noise_multiplier(proactive_noise_multiplier)
-
-# %% [markdown]
-# *Compare with dpedu's version:*
-
-# %%
-show_source(proactive.proactive_noise_multiplier)
-
-# %% [markdown]
-# **Exercise 6.2 — the schedule.** Write `proactive_schedule(epsilon, dataset_size, epochs)` returning the triple
-# `(steps, sampling_rate, expected_batch_size)`: the smallest admissible $T = \lceil 2k^2/\varepsilon\rceil$ (a whole number), $q = k/T$
-# and $s = kN/T$.
-
-# %% exercise=6.2
-def proactive_schedule(epsilon, dataset_size, epochs):
-    ### BEGIN SOLUTION
-    steps = math.ceil(2 * epochs**2 / epsilon)
-    return steps, epochs / steps, epochs * dataset_size / steps
-    ### END SOLUTION
-
-# %% check=6.2
-checks.check_proactive_schedule(proactive_schedule)
-
-# %% [markdown]
-# *Compare with dpedu's* `minimum_steps` (the smallest admissible T):
-
-# %%
-show_source(proactive.minimum_steps)
-
-# %% [markdown]
-# **Exercise 6.3 — does the closed form apply?** Write `closed_form_applies(epsilon, dataset_size, epochs, steps)`
-# returning `True` exactly when every condition holds, with $\delta = 1/N$: $\varepsilon \le 1/2$, $T \ge 2k^2/\varepsilon$,
-# $(2/e)^2k^2 - 1/2 \ge \ln N$, and $q \cdot z \le 1/e$ with $q = k/T$ and the closed-form z.
-
-# %% exercise=6.3
-def closed_form_applies(epsilon, dataset_size, epochs, steps):
-    ### BEGIN SOLUTION
-    delta = 1 / dataset_size
-    z = math.sqrt(2 * (epsilon + math.log(1 / delta)) / epsilon)
-    q = epochs / steps
-    return bool(epsilon <= 0.5
-                and steps >= 2 * epochs**2 / epsilon
-                and (2 / math.e) ** 2 * epochs**2 - 0.5 >= math.log(dataset_size)
-                and q * z <= 1 / math.e)
-    ### END SOLUTION
-
-# %% check=6.3
-checks.check_closed_form_applies(closed_form_applies)

@@ -85,8 +85,28 @@ def tradeoff_panels(curves, *, audits=(), title=None):
 #
 # Take the simplest mechanism, one Gaussian release with $\mu = 1/z$: the attacker sees $\mathcal N(0, 1)$
 # without the example and $\mathcal N(\mu, 1)$ with it. The best rule thresholds the output, and its curve is
-# $G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$. At $\mu = 1$ (Exercise 8.1 asks you to write it as `gaussian_beta`):
+# $G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$. You write it first. (Each exercise of this chapter comes where
+# its subject does, before dpedu computes the same thing; you may use `numpy`, `scipy` and `math`, not `dpedu`.)
+# At $\mu = 1$:
 # `gaussian_beta(0.01, 1.0)` → `0.9076`, `gaussian_beta(0.1, 1.0)` → `0.6109`, `gaussian_beta(0.5, 1.0)` → `0.1587`.
+#
+# **Exercise 8.1 — the Gaussian curve.** Write `gaussian_beta(alpha, mu)` returning the smallest FNR of any test
+# at FPR $\alpha$ when the attacker must tell $\mathcal N(0, 1)$ from $\mathcal N(\mu, 1)$:
+# $G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$ (`scipy.stats.norm.cdf` and `.ppf`).
+
+# %% exercise=8.1
+from scipy.stats import norm   # norm.cdf is Phi, norm.ppf its inverse
+
+
+def gaussian_beta(alpha, mu):
+    ### BEGIN SOLUTION
+    return float(norm.cdf(norm.ppf(1.0 - alpha) - mu))
+    ### END SOLUTION
+
+# %% check=8.1
+checks.check_gaussian_tradeoff(gaussian_beta)
+
+# %% [markdown]
 # Let us play the game 200,000 times and compare, with the rules whose FPR is about 1 %, 10 % and 50 %.
 
 # %%
@@ -105,7 +125,26 @@ for t in thresholds:
 #
 # ## From $(\varepsilon, \delta)$ to a curve
 #
-# One pair $(\varepsilon, \delta)$ is exactly the two lines of the game: its curve is
+# One pair $(\varepsilon, \delta)$ is exactly the two lines of the game, and its curve is what they leave to the
+# attacker: the smallest β each allows at FPR α. You find it first.
+#
+# **Exercise 8.2 — one pair, one curve.** Write `pair_beta(alpha, epsilon, delta)`: the trade-off curve of one
+# $(\varepsilon, \delta)$ guarantee at FPR $\alpha$. Start from the two inequalities of the testing game and solve
+# each for $\beta$. Why do you need both?
+
+# %% exercise=8.2
+def pair_beta(alpha, epsilon, delta):
+    ### BEGIN SOLUTION
+    steep = 1.0 - delta - math.exp(epsilon) * alpha          # from alpha + e^eps beta >= 1 - delta ... solved
+    flat = math.exp(-epsilon) * (1.0 - delta - alpha)        # ... and from beta + e^eps alpha >= 1 - delta
+    return max(0.0, steep, flat)
+    ### END SOLUTION
+
+# %% check=8.2
+checks.check_epsilon_delta_tradeoff(pair_beta)
+
+# %% [markdown]
+# The curve of one pair is
 # $f_{\varepsilon,\delta}(\alpha) = \max(0,\ 1-\delta-e^{\varepsilon}\alpha,\ e^{-\varepsilon}(1-\delta-\alpha))$,
 # a broken line (Dong, Roth & Su 2022, Prop. 2.5; docs/math.md §21.3). An accountant gives more than one pair: a
 # $\delta(\varepsilon)$ for every $\varepsilon$. Every pair is a floor, so the curve of the run is the highest of
@@ -305,43 +344,8 @@ print(statement)
 # and the learning rate: trying many configurations on the same data and keeping the best is itself a release
 # (chapter 7).
 #
-# ## Exercises
+# ## A last exercise: the attacker's best TPR
 #
-# You may use `numpy`, `scipy` and `math`, but not `dpedu` itself.
-#
-# **Exercise 8.1 — the Gaussian curve.** Write `gaussian_beta(alpha, mu)` returning the smallest FNR of any test
-# at FPR $\alpha$ when the attacker must tell $\mathcal N(0, 1)$ from $\mathcal N(\mu, 1)$:
-# $G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$ (`scipy.stats.norm.cdf` and `.ppf`).
-
-# %% exercise=8.1
-from scipy.stats import norm   # norm.cdf is Phi, norm.ppf its inverse
-
-
-def gaussian_beta(alpha, mu):
-    ### BEGIN SOLUTION
-    return float(norm.cdf(norm.ppf(1.0 - alpha) - mu))
-    ### END SOLUTION
-
-# %% check=8.1
-checks.check_gaussian_tradeoff(gaussian_beta)
-
-# %% [markdown]
-# **Exercise 8.2 — one pair, one curve.** Write `pair_beta(alpha, epsilon, delta)`: the trade-off curve of one
-# $(\varepsilon, \delta)$ guarantee at FPR $\alpha$. Start from the two inequalities of the testing game and solve
-# each for $\beta$. Why do you need both?
-
-# %% exercise=8.2
-def pair_beta(alpha, epsilon, delta):
-    ### BEGIN SOLUTION
-    steep = 1.0 - delta - math.exp(epsilon) * alpha          # from alpha + e^eps beta >= 1 - delta ... solved
-    flat = math.exp(-epsilon) * (1.0 - delta - alpha)        # ... and from beta + e^eps alpha >= 1 - delta
-    return max(0.0, steep, flat)
-    ### END SOLUTION
-
-# %% check=8.2
-checks.check_epsilon_delta_tradeoff(pair_beta)
-
-# %% [markdown]
 # **Exercise 8.3 — the attacker's best TPR.** An accountant hands you its privacy profile: arrays `epsilons` and
 # `deltas` with the run $(\varepsilon_j, \delta_j)$-DP for every $j$. Write `best_tpr(epsilons, deltas, fpr)`: the
 # largest true-positive rate any attack can have at false-positive rate `fpr`. For one pair,

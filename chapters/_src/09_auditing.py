@@ -103,6 +103,11 @@ plt.show()
 #
 # The figure shows which (FPR, FNR) pairs each ε allows: the attacker lives above the curve, chapter 8's
 # trade-off curve $f_{\varepsilon, \delta}$ of one $(\varepsilon, \delta)$ pair.
+#
+# For example, a test that calls 1 % of the outsiders "in" and misses half of the members proves more than it
+# seems: the second term gives $\ln(0.49999/0.01)$. Exercise 9.1 asks for this bound as
+# `epsilon_from_rates(fpr, fnr, delta)`: `epsilon_from_rates(0.01, 0.5, 1e-5)` → `3.912`,
+# `epsilon_from_rates(0.5, 0.5, 1e-5)` → `0.0` (guessing proves nothing).
 
 # %%
 # alt: The false-negative rate against the false-positive rate that an (epsilon, delta)-DP mechanism allows, one line
@@ -118,7 +123,6 @@ ax.set(xlabel="false-positive rate", ylabel="false-negative rate", xlim=(0, 1), 
        title=f"Rates an (eps, {DELTA:g})-DP mechanism allows")
 ax.legend()
 plt.show()
-print(f"FPR 0.01 with FNR 0.5 proves eps >= {audit.epsilon_from_rates(0.01, 0.5, delta=DELTA):.3f}")
 
 # %% [markdown]
 # ## From counts to a bound: Clopper–Pearson
@@ -133,14 +137,13 @@ print(f"FPR 0.01 with FNR 0.5 proves eps >= {audit.epsilon_from_rates(0.01, 0.5,
 # each gets $\alpha/2$ (Bonferroni). With zero errors the bound is $1 - (\alpha/2)^{1/n} \approx \ln(2/\alpha)/n$: even a perfect
 # attack proves at most about $\ln(n/\ln(2/\alpha))$ — more trainings, sharper audits.
 #
-# dpedu's `audit.epsilon_lower_bound` combines the two Clopper–Pearson bounds (you write it in Exercise 9.3):
-
-# %%
-for n in (100, 1000, 10_000):
-    best = audit.epsilon_lower_bound(false_positives=0, n_out=n, false_negatives=0, n_in=n, delta=DELTA)
-    print(f"{n:>6} runs per world, zero errors: eps >= {best:.2f} at 95% confidence")
-
-# %% [markdown]
+# dpedu's `audit.epsilon_lower_bound` combines the two Clopper–Pearson bounds; you write it in Exercise 9.3 as
+# `audit_lower_bound(false_positives, n_out, false_negatives, n_in, delta, confidence)`. With zero errors at
+# 95 % confidence, 100, 1000 and 10 000 runs per world prove
+# `audit_lower_bound(0, 100, 0, 100, 1e-5, 0.95)` → `3.28`,
+# `audit_lower_bound(0, 1000, 0, 1000, 1e-5, 0.95)` → `5.60` and
+# `audit_lower_bound(0, 10000, 0, 10000, 1e-5, 0.95)` → `7.90`: each tenfold of the runs adds about $\ln 10 \approx 2.3$.
+#
 # **The threshold is part of the test.** Choosing τ to make the rates look best on the same runs that measure
 # them is a hidden multiple comparison. `canary_audit` avoids it by splitting: τ is chosen on the first half
 # of the runs and the rates are measured on the second half, with one fixed τ. (The alternative — m thresholds

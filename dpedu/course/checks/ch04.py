@@ -37,16 +37,18 @@ def check_poisson_sample(fn, *, seed=0):
     independently with probability q (docs/math.md §8)."""
     first = _indices(call(fn, 1000, 0.05, np.random.default_rng(1)), 1000)
     expect(np.array_equal(first, _indices(call(fn, 1000, 0.05, np.random.default_rng(1)), 1000)),
-            "draw from the rng you are given (rng.random(n) < q), not from np.random")
+            "two calls with the same rng seed gave different samples: your draws do not come from the rng "
+            "you are given", more="draw with the rng argument (rng.random(n) < q), not with np.random")
     rng = np.random.default_rng(seed)
     n, q, n_draws = 1000, 0.05, 400
     samples = [_indices(call(fn, n, q, rng), n) for _ in range(n_draws)]
     expect(all(len(np.unique(s)) == len(s) for s in samples),
-            "a record appears twice in one batch: that is sampling with replacement. Each record is in or out")
+            "a record appears twice in one batch: that is sampling with replacement",
+            more="in a Poisson sample each record is in or out, once: decide for each record separately")
     sizes = np.array([len(s) for s in samples])
-    expect(sizes.std() > 0, f"every batch has {sizes[0]} records: a fixed batch size is not Poisson sampling. Each "
-                             "record joins independently with probability q, so the batch size varies "
-                             "(Binomial(n, q))")
+    expect(sizes.std() > 0, f"every batch has {sizes[0]} records: a fixed batch size is not Poisson sampling",
+           more="each record joins independently with probability q, so the batch size varies (Binomial(n, q)): "
+                "one uniform number per record, compared with q")
     # |B| ~ Binomial(1000, 0.05): mean 50 (standard error of the average 0.34), variance 47.5
     expect(abs(sizes.mean() - n * q) < 2.5, f"the expected batch size is q n = {n * q:g}; yours average "
                                              f"{sizes.mean():.3g}")

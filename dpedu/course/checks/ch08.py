@@ -39,7 +39,7 @@ def check_gaussian_tradeoff(fn):
                    "you returned the attacker's true-positive rate 1 - beta; the curve is the false-NEGATIVE rate beta")
             expect(not close(out, float(ndtr(ndtri(alpha) - mu)), rtol=1e-6, atol=1e-9),
                    "your threshold is at the wrong quantile: a test with FPR α says 'in' for the top α of N(0, 1), "
-                   "not the bottom α", more="the threshold is Φ⁻¹(1 − α), not Φ⁻¹(α)")
+                   "not the bottom α", more="the threshold is Φ⁻¹(1 − α), not Φ⁻¹(α).")
             expect(not close(out, float(ndtr(ndtri(1.0 - alpha) + mu)), rtol=1e-6, atol=1e-9),
                    "sign: your μ moves the threshold the wrong way; under the alternative N(μ, 1) the threshold sits "
                    "μ LOWER", more="β = Φ(Φ⁻¹(1 − α) − μ)")
