@@ -25,6 +25,9 @@ does not match its claim, not a trainer that records false diagnostics.
 ``"steps_counted_in_epochs"``         E epochs = E/q steps trained, the ledger counts E steps
 ``"oversampling_at_nominal_rate"``    class-balanced sampling (each class half of every batch in expectation),
                                       accounted at the nominal rate q: minority records join at a multiple of q
+``"accumulation_at_microbatch_rate"`` k Poisson micro-batches of rate q summed into each update (gradient
+                                      accumulation), the ledger counts the updates at the micro-batch rate q
+                                      instead of k q (jax_privacy PR #271; docs/math.md §27.3)
 ====================================  ==========================================================================
 
 >>> check = claim_hunt("steps_counted_in_epochs", rng=0)
@@ -45,7 +48,7 @@ from scipy import stats
 
 from ...events import GaussianEvent, SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent
 from ...events import SubsampledGaussianEvent, TruncatedPoissonGaussianEvent
-from ...training import DPSGDPlan, ShuffledBatchesWarning, plan_dp_sgd, run_dp_sgd, shuffled_batches
+from ...training import DPSGDPlan, ShuffledBatchesWarning, plan_dp_sgd, poisson_sample, run_dp_sgd, shuffled_batches
 from ...engine.validation import check_choice, check_in_interval, check_rng
 
 __all__ = ["ClaimCheck", "check_claims", "CLAIM_BUGS", "claim_buggy_trainer", "claim_hunt"]
@@ -58,7 +61,13 @@ CLAIM_BUGS = {
     "oversampling_at_nominal_rate": "samples class-balanced batches (minority records at a multiple of q) but "
                                     "accounts Poisson sampling at the nominal q (wrong: a minority record's privacy "
                                     "is that of its own, larger rate)",
+    "accumulation_at_microbatch_rate": "sums k = 4 Poisson micro-batches of rate q into each update but accounts the "
+                                       "updates at the micro-batch rate q (wrong: an update's batch is sampled at "
+                                       "about k q; jax_privacy PR #271)",
 }
+
+#: Micro-batches per update in ``"accumulation_at_microbatch_rate"``.
+ACCUMULATION_STEPS = 4
 
 
 @dataclass
@@ -178,6 +187,19 @@ class _Oversampling(DPSGDPlan):
             yield np.flatnonzero(rng.random(self.n) < rates)
 
 
+@dataclass(frozen=True)
+class _AccumulatedAtMicroRate(DPSGDPlan):
+    micro_rate: float = 0.0
+
+    def batches(self, rng):
+        while True:                                    # k micro-batches of rate q summed into one update
+            yield np.concatenate([poisson_sample(self.n, self.micro_rate, rng) for _ in range(ACCUMULATION_STEPS)])
+
+    @property
+    def ledger(self):
+        return [(SubsampledGaussianEvent(self.noise_multiplier, self.micro_rate), self.steps)]  # WRONG: rate q, not k q
+
+
 def _imbalanced_data(n=200, minority=20, d=3):
     """``n`` standard normal rows, the first ``minority`` labelled +1 (the rest -1)."""
     X = np.random.default_rng(0).normal(size=(n, d)) / math.sqrt(d)
@@ -187,15 +209,20 @@ def _imbalanced_data(n=200, minority=20, d=3):
 def claim_buggy_trainer(bug, *, correct=False, noise_multiplier=1.0, sampling_rate=0.05, epochs=5, clip_norm=1.0):
     """``train(X, y, rng) -> TrainingResult``: DP-SGD with the planted ``bug`` of :data:`CLAIM_BUGS`, or
     (``correct=True``) the correct run it pretends to be: ``dp_sgd`` with ``sampling="shuffle"``, the same
-    epochs, or Poisson sampling. **Teaching only: never train with the buggy one.**"""
+    epochs, or Poisson sampling (at the update's rate k q for the accumulation bug: one Poisson sample per update,
+    which may be split into micro-batches without changing the sum). **Teaching only: never train with the buggy
+    one.**"""
     bug = check_choice(bug, "bug", CLAIM_BUGS)
     settings = dict(noise_multiplier=noise_multiplier, clip_norm=clip_norm, sampling_rate=sampling_rate,
                     epochs=epochs, learning_rate=0.5)
 
     def train(X, y, rng):
-        shuffle = bug == "shuffle_accounted_as_poisson"
-        plan = plan_dp_sgd(X.shape[0], sampling="shuffle" if shuffle and correct else "poisson", **settings)
-        if not correct and bug == "shuffle_accounted_as_poisson":
+        shuffle, accumulate = bug == "shuffle_accounted_as_poisson", bug == "accumulation_at_microbatch_rate"
+        rate = dict(sampling_rate=ACCUMULATION_STEPS * sampling_rate) if accumulate else {}
+        plan = plan_dp_sgd(X.shape[0], sampling="shuffle" if shuffle and correct else "poisson", **{**settings, **rate})
+        if not correct and accumulate:
+            plan = _AccumulatedAtMicroRate(**vars(plan), micro_rate=sampling_rate)
+        elif not correct and bug == "shuffle_accounted_as_poisson":
             plan = _ShuffledButPoisson(**vars(plan))
         elif not correct and bug == "steps_counted_in_epochs":
             plan = _EpochsAsSteps(**vars(plan), epochs=epochs)
