@@ -13,7 +13,11 @@ them away. :func:`check_claims` compares the batches a run drew (its ``details.b
   :math:`T(2 + (1 - 6q(1-q))/(nq(1-q)))`, conservative in the lower tail of this right-skewed sum); fixed-size
   and shuffled batches have exactly m records, truncated ones at most the cap;
 * **per-record rates**: a record's count over T steps is :math:`\mathrm{Binomial}(T, q)` (or at most one per
-  epoch when shuffling); the largest count is tested with a Bonferroni bound over the n records (exact).
+  epoch when shuffling); the largest count is tested with a Bonferroni bound over the n records (exact);
+* **balls-in-bins** (``BallsInBinsGaussianEvent``, counted per epoch): the ledger's epochs are ``ceil(T / b)``,
+  each whole epoch's b batches hold n records and every record is in exactly one batch per epoch, and the sizes
+  vary as multinomial cells do (Pearson's :math:`\sum (|B| - n/b)^2/(n/b)` over E whole epochs is about
+  :math:`\chi^2_{E(b-1)}`; one-sided test of its lower tail, so equal sizes, e.g. shuffling, are refused).
 
 Each test has false-alarm probability at most ``alpha`` (default 1e-6), so correct code is flagged with
 probability at most a few ``alpha``. The dispersion test needs about :math:`T \ge 50` steps before even
@@ -48,6 +52,7 @@ from scipy import stats
 
 from ...events import GaussianEvent, SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent
 from ...events import SubsampledGaussianEvent, TruncatedPoissonGaussianEvent
+from ...events_allocation import BallsInBinsGaussianEvent
 from ...training import DPSGDPlan, ShuffledBatchesWarning, plan_dp_sgd, poisson_sample, run_dp_sgd, shuffled_batches
 from ...engine.validation import check_choice, check_in_interval, check_rng
 
@@ -117,6 +122,29 @@ def _poisson_sizes(sizes, n, q, alpha, problems):
                         f"Binomial({n}, {q:.4g}) sizes; p = {p_value:.2g}): these are not Poisson samples")
 
 
+def _balls_in_bins(event, epochs, sizes, inclusions, alpha, problems):
+    """One balls-in-bins ledger entry (``epochs`` epochs of b batches) against the batches drawn."""
+    b, n, steps = event.batches_per_epoch, inclusions.size, sizes.size
+    if epochs != -(-steps // b):
+        problems.append(f"the ledger counts {epochs} balls-in-bins epochs of {b} batches but the sampler drew {steps} "
+                        f"batches")
+        return
+    whole = steps // b
+    per_epoch = sizes[: whole * b].reshape(whole, b)
+    if np.any(per_epoch.sum(axis=1) != n):
+        problems.append(f"balls-in-bins epochs hold every record once, but epochs of {b} batches held "
+                        f"{per_epoch.sum(axis=1).min()} to {per_epoch.sum(axis=1).max()} of the {n} records")
+    if inclusions.min() < whole or inclusions.max() > epochs:
+        problems.append(f"records were in {inclusions.min()} to {inclusions.max()} batches over {whole} whole epochs of "
+                        f"balls-in-bins batches (exactly one per epoch)")
+    if whole and b > 1:
+        pearson = float(np.sum((per_epoch - n / b) ** 2) / (n / b))
+        p_value = stats.chi2.cdf(pearson, whole * (b - 1))
+        if p_value < alpha:
+            problems.append(f"the batch sizes barely vary (Pearson {pearson:.3g} against chi2 with {whole * (b - 1)} "
+                            f"degrees of freedom, p = {p_value:.2g}): these are not balls-in-bins batches")
+
+
 def check_claims(result, *, alpha=1e-6, description=""):
     """Compare the batches a DP-SGD run drew with the ledger it claims (see the module docstring).
 
@@ -130,11 +158,13 @@ def check_claims(result, *, alpha=1e-6, description=""):
     sizes = np.asarray(result.details.batch_sizes)
     inclusions = np.asarray(result.details.inclusions)
     n, steps, problems = inclusions.size, sizes.size, check.problems
-    claimed = sum(count for _, count in result.ledger)
-    if claimed != steps:
+    claimed = sum(count for event, count in result.ledger if not isinstance(event, BallsInBinsGaussianEvent))
+    if claimed != steps and claimed:
         problems.append(f"the ledger counts {claimed} steps but the sampler drew {steps} batches")
-    for event, _ in result.ledger:
-        if isinstance(event, GaussianEvent) or (isinstance(event, SubsampledGaussianEvent) and event.sampling_rate == 1):
+    for event, count in result.ledger:
+        if isinstance(event, BallsInBinsGaussianEvent):
+            _balls_in_bins(event, count, sizes, inclusions, alpha, problems)
+        elif isinstance(event, GaussianEvent) or (isinstance(event, SubsampledGaussianEvent) and event.sampling_rate == 1):
             if np.any(sizes != n):
                 problems.append(f"{event!r} claims every record in every step, but batches had {sizes.min()} to "
                                 f"{sizes.max()} of the {n} records")
