@@ -26,9 +26,9 @@ def test_the_five_pitfalls_each_cite_an_issue_and_name_an_existing_check():
 @pytest.mark.parametrize("pitfall", sorted(PITFALLS))
 def test_each_planted_pitfall_is_caught_and_the_correct_code_is_not(pitfall):
     for seed in range(2):
-        planted = pitfall_hunt(pitfall, draws=1000, rng=seed)
+        planted = pitfall_hunt(pitfall, draws=600, rng=seed)
         assert planted.caught and not planted.correct, planted.report
-        control = pitfall_hunt(pitfall, correct=True, draws=1000, rng=seed)
+        control = pitfall_hunt(pitfall, correct=True, draws=600, rng=seed)
         assert not control.caught, control.report
 
 
@@ -41,6 +41,12 @@ def test_each_planted_pitfall_is_caught_and_the_correct_code_is_not(pitfall):
 ])
 def test_each_report_says_which_way_the_claim_is_wrong(pitfall, words):
     assert words in pitfall_hunt(pitfall, draws=500, rng=3).report
+
+
+@pytest.mark.parametrize("pitfall", NOISE_PITFALLS)
+def test_under_correct_code_the_noise_statistic_is_about_standard_normal(pitfall):
+    stats = np.array([pitfall_hunt(pitfall, correct=True, draws=300, rng=100 + s).check.statistic for s in range(8)])
+    assert abs(stats.mean()) < 1.0 and 0.5 < stats.std() < 1.6 and np.all(np.abs(stats) < 4.0)
 
 
 def test_the_noise_check_measures_the_multiplier_of_a_plain_gaussian_release():

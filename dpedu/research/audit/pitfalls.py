@@ -47,7 +47,7 @@ from ...mechanisms import gaussian_mechanism
 from ...training import plan_dp_sgd
 from ...engine.validation import check_choice, check_delta, check_epsilon, check_noise_multiplier, check_positive
 from ...engine.validation import check_positive_int, check_rng
-from .claims import claim_hunt
+from .claims import ClaimCheck, claim_hunt
 
 __all__ = ["Pitfall", "PITFALLS", "NoiseCheck", "check_noise", "GaussianClaimCheck", "check_gaussian_claim",
            "classic_noise_anywhere", "PitfallResult", "pitfall_hunt", "BASE_RECORDS"]
@@ -205,12 +205,14 @@ def classic_noise_anywhere(epsilon, delta):
 
 @dataclass(frozen=True)
 class PitfallResult:
-    """One hunt: the pitfall, whether the planted (or the correct) code was checked, and the check's report."""
+    """One hunt: the pitfall, whether the planted (or the correct) code was checked, the check's report, and the
+    check's own result (a :class:`NoiseCheck`, :class:`~.claims.ClaimCheck` or :class:`GaussianClaimCheck`)."""
 
     pitfall: str
     correct: bool
     consistent: bool
     report: str
+    check: NoiseCheck | ClaimCheck | GaussianClaimCheck
 
     @property
     def caught(self):
@@ -286,4 +288,4 @@ def pitfall_hunt(pitfall, *, correct=False, draws=2000, rng=None):
         release, claimed, relation = _SETTINGS[pitfall](correct)
         check = check_noise(release, claimed_multiplier=claimed, relation=relation, draws=draws, rng=rng,
                             description=label)
-    return PitfallResult(pitfall, correct, check.consistent, str(check))
+    return PitfallResult(pitfall, correct, check.consistent, str(check), check)
