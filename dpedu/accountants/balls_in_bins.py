@@ -211,7 +211,8 @@ def balls_in_bins_ledger(ledger, *, delta, n_samples, rng, confidence=0.95):
             raise ValueError(f"ledger entries must be (BallsInBinsGaussianEvent, epochs); got {entry!r}")
         events.add(entry[0])
     if len(events) != 1:
-        raise ValueError(f"ledger must hold one BallsInBinsGaussianEvent (one z and b); got {sorted(map(repr, events))}")
+        raise ValueError(f"ledger must hold one BallsInBinsGaussianEvent (one z and b); got "
+                         f"{sorted(map(repr, events))}")
     event = events.pop()
     if event.relation != "add_remove":
         raise ValueError(f"the balls-in-bins pair (docs/math.md §22.8) is stated under add/remove; {event!r} is under "

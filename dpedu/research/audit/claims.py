@@ -135,8 +135,8 @@ def _balls_in_bins(event, epochs, sizes, inclusions, alpha, problems):
         problems.append(f"balls-in-bins epochs hold every record once, but epochs of {b} batches held "
                         f"{per_epoch.sum(axis=1).min()} to {per_epoch.sum(axis=1).max()} of the {n} records")
     if inclusions.min() < whole or inclusions.max() > epochs:
-        problems.append(f"records were in {inclusions.min()} to {inclusions.max()} batches over {whole} whole epochs of "
-                        f"balls-in-bins batches (exactly one per epoch)")
+        problems.append(f"records were in {inclusions.min()} to {inclusions.max()} batches over {whole} whole "
+                        f"epochs of balls-in-bins batches (exactly one per epoch)")
     if whole and b > 1:
         pearson = float(np.sum((per_epoch - n / b) ** 2) / (n / b))
         p_value = stats.chi2.cdf(pearson, whole * (b - 1))

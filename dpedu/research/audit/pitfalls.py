@@ -146,7 +146,8 @@ def check_noise(release, *, claimed_multiplier, relation="add_remove", clip_norm
         raise ValueError(f"draws must be at least 100 (the test uses normal approximations); got {draws}")
     threshold = check_positive(threshold, "threshold")
     generator = check_rng(rng)
-    worlds = [np.array([np.ravel(release(g, generator)) for _ in range(draws)]) for g in _neighbours(relation, clip_norm)]
+    pair = _neighbours(relation, clip_norm)
+    worlds = [np.array([np.ravel(release(g, generator)) for _ in range(draws)]) for g in pair]
     shift = worlds[1].mean(axis=0) - worlds[0].mean(axis=0)
     spread = np.sqrt(0.5 * (worlds[0].var(axis=0, ddof=1) + worlds[1].var(axis=0, ddof=1)))
     noiseless = spread == 0
@@ -179,7 +180,7 @@ class GaussianClaimCheck:
 
     @property
     def consistent(self):
-        """True when the exact δ(ε) is at most the claimed δ (relative slack 1e-9 for the exact curve's round-off)."""
+        """True when the exact δ(ε) is at most the claimed δ (a relative slack of 1e-9 for round-off)."""
         return self.exact_delta <= self.delta * (1.0 + 1e-9)
 
     def __str__(self):
