@@ -1000,8 +1000,8 @@ DELEGATIONS = {
            "SubsampledGaussianEvent(noise_multiplier, sampling_rate), steps).get_epsilon(delta)",
     "4.5": "def steps_and_sampling_rate(epochs, batch_size, dataset_size): "
            "return dp.events.steps_from_epochs(epochs, batch_size / dataset_size), batch_size / dataset_size",
-    "10.1": "def fixed_batch_event(noise_multiplier, batch_size, dataset_size): return dp.experiments.relations."
-           "scheme_events(noise_multiplier, batch_size, dataset_size, 'replace_one')['without replacement']",
+    "10.1": "def fixed_batch_event(noise_multiplier, batch_size, dataset_size): return dp.research.experiments."
+           "relations.scheme_events(noise_multiplier, batch_size, dataset_size, 'replace_one')['without replacement']",
     "5.1": "def log_moment(sampling_rate, noise_multiplier, moment_order): return float(moments.event_log_moments("
            "SubsampledGaussianEvent(noise_multiplier, sampling_rate), (moment_order,))[0])",
     "5.2": "def epsilon_from_log_moments(moment_orders, log_moments, delta): "
