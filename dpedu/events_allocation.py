@@ -26,7 +26,7 @@ import numpy as np
 from .events import ADD_REMOVE, MIN_EVENT_NOISE_MULTIPLIER, Event, check_relation
 from .engine.validation import check_noise_multiplier, check_positive_int, check_rng
 
-__all__ = ["balls_in_bins_batches", "BallsInBinsGaussianEvent"]
+__all__ = ["balls_in_bins_batches", "balls_in_bins_epochs", "BallsInBinsGaussianEvent"]
 
 
 def balls_in_bins_batches(n, batches_per_epoch, rng):
@@ -61,6 +61,19 @@ def balls_in_bins_batches(n, batches_per_epoch, rng):
     bounds = np.concatenate(([0], np.cumsum(np.bincount(bins, minlength=b))))
     for j in range(b):
         yield order[bounds[j]:bounds[j + 1]].astype(np.int64)
+
+
+def balls_in_bins_epochs(n, batches_per_epoch, rng):
+    """Endless balls-in-bins batches (``plan_dp_sgd(..., sampling="balls_in_bins")``): the b batches of one epoch
+    (:func:`balls_in_bins_batches`), then the next epoch's, all from the same ``rng``.
+
+    >>> batches = balls_in_bins_epochs(10, 3, np.random.default_rng(0))
+    >>> sorted(np.concatenate([next(batches) for _ in range(3)]).tolist()) == list(range(10))   # one epoch
+    True
+    """
+    n, b, rng = check_positive_int(n, "n"), check_positive_int(batches_per_epoch, "batches_per_epoch"), check_rng(rng)
+    while True:
+        yield from balls_in_bins_batches(n, b, rng)
 
 
 @dataclass(frozen=True, repr=False)

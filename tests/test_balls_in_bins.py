@@ -90,3 +90,85 @@ def test_estimates_refuse_what_cannot_be_reproduced_or_afforded():
     with pytest.raises(ValueError, match="confidence"):
         balls_in_bins_delta(1.0, 10, epochs=1, epsilon=1.0, n_samples=100, rng=0, confidence=1.0)
     assert math.isfinite(balls_in_bins_upper_bound(1e-3, 1, 1e-5))
+
+
+# --- trained by the plan: plan_dp_sgd(..., sampling="balls_in_bins") ----------------------------------------------
+
+from dataclasses import dataclass  # noqa: E402
+
+from dpedu.accountants import ACCOUNTANT_NAMES, account  # noqa: E402
+from dpedu.accountants.balls_in_bins import balls_in_bins_ledger  # noqa: E402
+from dpedu.datasets import make_toy  # noqa: E402
+from dpedu.events_allocation import balls_in_bins_epochs  # noqa: E402
+from dpedu.research.audit import check_claims  # noqa: E402
+from dpedu.training import DPSGDPlan, plan_dp_sgd, run_dp_sgd, shuffled_batches  # noqa: E402
+
+SETTINGS = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, sampling="balls_in_bins")
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return make_toy(n=400, d=3, rng=0)
+
+
+def test_the_plan_trains_on_balls_in_bins_batches_that_partition_every_epoch(toy):
+    plan = plan_dp_sgd(400, epochs=3, **SETTINGS)
+    assert (plan.batches_per_epoch, plan.steps, plan.divisor, plan.batch_size) == (10, 30, 40.0, None)
+    result = run_dp_sgd(*toy, plan, rng=1)
+    sizes = result.details.batch_sizes.reshape(3, 10)
+    assert np.all(sizes.sum(axis=1) == 400) and sizes.std() > 2          # each epoch holds n; sizes vary
+    np.testing.assert_array_equal(result.details.inclusions, np.full(400, 3))
+    batches = balls_in_bins_epochs(400, 10, np.random.default_rng(2))
+    for _ in range(3):                                                   # epoch by epoch: a partition each time
+        epoch = np.concatenate([next(batches) for _ in range(10)])
+        np.testing.assert_array_equal(np.sort(epoch), np.arange(400))
+
+
+def test_the_ledger_holds_the_event_once_per_epoch_a_partial_epoch_counted_whole(toy):
+    assert plan_dp_sgd(400, epochs=3, **SETTINGS).ledger == [(BallsInBinsGaussianEvent(1.0, 10), 3)]
+    assert plan_dp_sgd(400, steps=25, **SETTINGS).ledger == [(BallsInBinsGaussianEvent(1.0, 10), 3)]
+    replace = plan_dp_sgd(400, steps=10, relation="replace_one", **SETTINGS).ledger
+    assert replace == [(BallsInBinsGaussianEvent(1.0, 10, relation="replace_one"), 1)]
+    assert plan_dp_sgd(400, steps=10, **{**SETTINGS, "noise_multiplier": 0.0}).ledger is None
+
+
+def test_every_accountant_refuses_the_ledger_by_name(toy):
+    ledger = plan_dp_sgd(400, epochs=2, **SETTINGS).ledger
+    for name in ACCOUNTANT_NAMES:
+        with pytest.raises(UnsupportedEventError, match="BallsInBinsGaussianEvent") as info:
+            account(ledger, name, delta=1e-5, strict=True)
+        assert "not a guarantee" in str(info.value) or "It supports" in str(info.value)
+
+
+def test_the_ledgers_estimate_is_labelled_an_estimate_beside_the_proven_bound():
+    ledger = plan_dp_sgd(400, epochs=2, **SETTINGS).ledger
+    estimate = balls_in_bins_ledger(ledger, delta=1e-4, n_samples=4_000, rng=0)
+    assert estimate.label == LABEL and "not a guarantee" in estimate.label
+    assert (estimate.batches_per_epoch, estimate.epochs) == (10, 2)
+    assert 0 < estimate.epsilon < estimate.epsilon_upper_bound == pytest.approx(balls_in_bins_upper_bound(1.0, 2, 1e-4))
+    assert estimate.delta_estimate <= estimate.delta_upper and 0 < estimate.confidence < 1
+    replace = plan_dp_sgd(400, epochs=2, relation="replace_one", **SETTINGS).ledger
+    with pytest.raises(ValueError, match="add/remove"):
+        balls_in_bins_ledger(replace, delta=1e-4, n_samples=100, rng=0)
+    with pytest.raises(ValueError, match="BallsInBinsGaussianEvent"):
+        balls_in_bins_ledger(plan_dp_sgd(400, steps=3, **{**SETTINGS, "sampling": "poisson"}).ledger, delta=1e-4,
+                             n_samples=100, rng=0)
+
+
+@dataclass(frozen=True)
+class _ShuffledButBallsInBins(DPSGDPlan):
+    def batches(self, rng):
+        return shuffled_batches(self.n, 40, rng)           # equal sizes: not balls-in-bins
+
+
+def test_check_claims_accepts_balls_in_bins_runs_and_refuses_a_disguised_shuffle(toy):
+    for seed in range(4):
+        for steps in (30, 25):
+            assert check_claims(run_dp_sgd(*toy, plan_dp_sgd(400, steps=steps, **SETTINGS), rng=seed)).consistent
+    plan = plan_dp_sgd(400, epochs=10, **SETTINGS)
+    disguised = check_claims(run_dp_sgd(*toy, _ShuffledButBallsInBins(**vars(plan)), rng=0))
+    assert not disguised.consistent and "barely vary" in " ".join(disguised.problems)
+    wrong_count = run_dp_sgd(*toy, plan, rng=0)
+    wrong_count = type(wrong_count)(theta=wrong_count.theta, losses=wrong_count.losses,
+                                    ledger=[(BallsInBinsGaussianEvent(1.0, 10), 3)], details=wrong_count.details)
+    assert "counts 3 balls-in-bins epochs" in " ".join(check_claims(wrong_count).problems)

@@ -188,7 +188,9 @@ def test_composition_accountants_amplify_without_replacement_like_poisson_at_hal
 def test_relations_table_states_every_pair():
     from dpedu.research.experiments.relations import format_relations_table, relations_table
     table = relations_table(steps=10, accountants=("rdp", "pld", "sequential"))
-    assert len(table) == 10
+    assert len(table) == 12
+    assert set(table[("balls-in-bins", "add_remove")].values()) == {"refused"} == set(
+        table[("balls-in-bins", "replace_one")].values())                   # its numbers: balls_in_bins_row
     for (scheme, _), row in table.items():
         if scheme == "shuffled" or (scheme, _) == ("truncated Poisson", "replace_one"):  # PLD: docs/math.md §22.7
             assert {v for k, v in row.items() if not (scheme == "truncated Poisson" and k == "pld")} == {"refused"}
@@ -196,6 +198,21 @@ def test_relations_table_states_every_pair():
     assert table[("full batch", "replace_one")]["pld"] == pytest.approx(
         gaussian_epsilon_exact(1e-5, 0.5 / math.sqrt(10)), rel=1e-9)
     assert "without replacement" in format_relations_table(table)
+
+
+def test_the_balls_in_bins_row_is_an_estimate_beside_a_proven_bound():
+    from dpedu.accountants.balls_in_bins import LABEL, balls_in_bins_upper_bound
+    from dpedu.research.experiments.relations import (balls_in_bins_note, balls_in_bins_row, format_relations_table,
+                                                      relations_table)
+    estimate = balls_in_bins_row(dataset_size=1000, batch_size=100, steps=25, delta=1e-4, n_samples=2000, rng=0)
+    assert (estimate.batches_per_epoch, estimate.epochs) == (10, 3)        # b = n / m, ceil(T / b) epochs
+    assert estimate.epsilon_upper_bound == pytest.approx(balls_in_bins_upper_bound(1.0, 3, 1e-4))
+    note = balls_in_bins_note(estimate)
+    assert LABEL in note and "proven upper bound" in note
+    table = relations_table(dataset_size=1000, batch_size=100, steps=25, delta=1e-4, accountants=("rdp",))
+    text = format_relations_table(table, notes={("balls-in-bins", "add_remove"): note})
+    row = text.splitlines().index(next(line for line in text.splitlines() if line.startswith("balls-in-bins")))
+    assert text.splitlines()[row + 1].strip().startswith("proven upper bound")
 
 
 def _truncated_poisson_means(values, x, q, cap):

@@ -9,6 +9,7 @@ import pytest
 
 from dpedu.accountants import UnsupportedEventError, account
 from dpedu.datasets import make_toy
+from dpedu.events_allocation import BallsInBinsGaussianEvent
 from dpedu.events import (
     GaussianEvent,
     SampledWithoutReplacementGaussianEvent,
@@ -35,7 +36,7 @@ def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings)
 
 N, Q = 400, 0.1
 BASE = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=Q)
-EXTRA = {"poisson": {}, "fixed": {}, "truncated_poisson": {"max_batch_size": 45}, "shuffle": {}}
+EXTRA = {"poisson": {}, "fixed": {}, "truncated_poisson": {"max_batch_size": 45}, "shuffle": {}, "balls_in_bins": {}}
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def train(X, y, sampling, **kwargs):
 
 
 def test_every_scheme_is_listed():
-    assert SAMPLINGS == ("poisson", "fixed", "truncated_poisson", "shuffle")
+    assert SAMPLINGS == ("poisson", "fixed", "truncated_poisson", "shuffle", "balls_in_bins")
 
 
 def test_poisson_batch_sizes_have_the_binomial_mean_and_variance(toy):
@@ -86,7 +87,8 @@ def test_shuffle_covers_each_record_once_per_epoch(toy):
 
 
 @pytest.mark.parametrize("sampling, epochs, steps", [("poisson", 2, 20), ("fixed", 2, 20),
-                                                     ("truncated_poisson", 2, 20), ("shuffle", 2, 20)])
+                                                     ("truncated_poisson", 2, 20), ("shuffle", 2, 20),
+                                                     ("balls_in_bins", 2, 20)])
 def test_steps_per_epoch(toy, sampling, epochs, steps):
     assert train(*toy, sampling, epochs=epochs, rng=0).details.plan.steps == steps
 
@@ -100,8 +102,9 @@ def test_each_scheme_records_its_own_event_under_the_relation(toy, sampling, rel
         "fixed": SampledWithoutReplacementGaussianEvent(1.0, 40, N, relation=relation),
         "truncated_poisson": TruncatedPoissonGaussianEvent(1.0, Q, 45, N, relation=relation),
         "shuffle": ShuffledBatchGaussianEvent(1.0, 40, N, relation=relation),
+        "balls_in_bins": BallsInBinsGaussianEvent(1.0, 10, relation=relation),
     }[sampling]
-    assert result.ledger == [(expected, 5)]
+    assert result.ledger == [(expected, 1 if sampling == "balls_in_bins" else 5)]   # balls-in-bins: per epoch
     assert result.details.plan.relation == relation
 
 
@@ -116,6 +119,7 @@ def test_divisors():
     assert plan_dp_sgd(N, **BASE, steps=1, sampling="truncated_poisson", max_batch_size=45).divisor == Q * N
     assert plan_dp_sgd(N, **BASE, steps=1, sampling="fixed").divisor == 40
     assert plan_dp_sgd(N, **BASE, steps=1, sampling="shuffle").divisor == 40
+    assert plan_dp_sgd(N, **BASE, steps=1, sampling="balls_in_bins").divisor == N / 10     # n / b, b = round(1/q)
 
 
 @pytest.mark.parametrize("sampling", SAMPLINGS)
@@ -164,7 +168,10 @@ def test_uncovered_pairs_are_refused_by_name(toy, sampling, relation, accountant
 # --- refusals ------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(sampling="balanced"), r"sampling must be one of 'poisson', 'fixed', 'truncated_poisson', 'shuffle'"),
+    (dict(sampling="balanced"), r"sampling must be one of 'poisson', 'fixed', 'truncated_poisson', 'shuffle', "
+                                r"'balls_in_bins'"),
+    (dict(sampling="balls_in_bins", max_batch_size=10), "max_batch_size is used only"),
+    (dict(sampling="balls_in_bins", sampler="binomial"), "sampler='binomial' draws Poisson samples"),
     (dict(sampling="truncated_poisson"), "needs max_batch_size"),
     (dict(sampling="poisson", max_batch_size=10), "max_batch_size is used only with sampling='truncated_poisson'"),
     (dict(sampling="truncated_poisson", max_batch_size=0), "max_batch_size"),

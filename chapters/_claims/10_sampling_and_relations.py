@@ -33,7 +33,7 @@ assert _np.all(_low[_zs <= 1] > 3 * _up[_zs <= 1]), "'by a factor of several at 
 assert round(full_eps["add_remove"], 1) == 14.1 and round(full_eps["replace_one"], 1) == 35.1, full_eps
 for _bug in CLAIM_BUGS:
     assert not claim_hunt(_bug, rng=0).consistent and claim_hunt(_bug, correct=True, rng=0).consistent, _bug
-assert all(check_claims(r).consistent for r in scheme_runs.values()), "'the four runs ... match their ledgers'"
+assert all(check_claims(r).consistent for r in scheme_runs.values()), "'the five runs ... match their ledgers'"
 assert audits[False].epsilon_lower > audits[False].upper_bounds["pld"] >= audits[True].epsilon_lower, \
     "'the white-box audit ... proving a lower bound on epsilon above the claimed upper bound' (not for correct code)"
 from dpedu.accountants import ACCOUNTANT_NAMES as _NAMES
@@ -43,3 +43,28 @@ assert len(_NAMES) == 7 and set(_NAMES) - set(table_accountants) == {"advanced",
     "'Five of the seven accountants are shown; the advanced and strong composition theorems are left out'"
 assert _scheme_events(1.0, round(q * n), n, "add_remove")["truncated Poisson"].max_batch_size == 2 * round(q * n), \
     "'(the table puts it at 2m)'"
+
+# balls-in-bins (docs/math.md §22.8)
+assert _sizes["balls_in_bins"].std() > 5 and abs(_sizes["balls_in_bins"].std() / _sizes["poisson"].std() - 1) < 0.5, \
+    "'balls-in-bins batches [vary] like Binomial(n, 1/b), about as much'"
+assert set(eps_table[("balls-in-bins", "add_remove")].values()) == {"refused"} == \
+    set(eps_table[("balls-in-bins", "replace_one")].values()), "'Balls-in-bins batches are refused too'"
+assert "not a guarantee" in bib_row.label and (bib_row.batches_per_epoch, bib_row.epochs) == (100, 10)
+assert bib_row.epsilon_upper_bound > 3 * eps_table[("Poisson", "add_remove")]["pld"], \
+    "'[the proven bound is] valid but far above the Poisson number'"
+assert abs(bib_row.epsilon / eps_table[("Poisson", "add_remove")]["pld"] - 1) < 0.25, \
+    "'The Monte Carlo estimate ... lands close to the Poisson number'"
+_bib_up = gap["add_remove"][0]
+assert _np.all(_np.abs(bib_gap / _bib_up - 1) < 0.35), "'their estimate stays near the Poisson number at every z'"
+from dpedu.accountants.balls_in_bins import balls_in_bins_upper_bound as _bib_bound
+
+assert _np.all(bib_gap < [_bib_bound(z, 1, 1e-3) for z in gap_zs]) and _np.allclose(
+    [_bib_bound(z, 1, 1e-3) for z in gap_zs], [gaussian_epsilon_exact(1e-3, z) for z in gap_zs]), \
+    "'below the grey line, which under add/remove is also balls-in-bins' proven bound'"
+# pitfalls from real code (docs/math.md §27)
+assert len(pitfall_rows) == 5 and all(p.caught and not c.caught for p, c in pitfall_rows.values()), \
+    "'plants each one beside the correct code and runs the check that catches it'"
+assert "UNDER-REPORTS" in pitfall_rows["adaptive_clipping_gradient_multiplier"][0].report \
+    and "UNDER-REPORTS" in pitfall_rows["replace_one_sensitivity_C"][0].report, "'... under-report'"
+assert "OVER-NOISED" in pitfall_rows["sum_noise_added_to_mean"][0].report, "'... is over-noised'"
+assert "accumulation_at_microbatch_rate" in CLAIM_BUGS, "'The accumulation mistake is the one check_claims refused'"

@@ -4,16 +4,17 @@
 # > **Learning objectives**
 # >
 # > After this chapter you can
-# > 1. compare the four ways training code draws its batches (Poisson, fixed-size, truncated Poisson, shuffled)
-# >    and say which accountant covers which of them under which neighbouring relation — and that shuffled
-# >    fixed-size batches are covered by none;
+# > 1. compare the five ways training code draws its batches (Poisson, fixed-size, truncated Poisson, shuffled,
+# >    balls-in-bins) and say which accountant covers which of them under which neighbouring relation — and that
+# >    shuffled fixed-size batches are covered by none, balls-in-bins only by a loose bound and an estimate;
 # > 2. read a Monte Carlo *lower* bound on the ε of shuffled batches beside the Poisson upper bound;
 # > 3. say what "one record" means (add/remove or replace-one, one example rather than one user), and why
 # >    fixed-size batches need replace-one;
 # > 4. catch the pitfalls that make a ledger lie: steps counted in epochs, shuffling accounted as Poisson,
-# >    oversampling at a nominal rate, the wrong relation, clipping a microbatch as one record.
+# >    oversampling at a nominal rate, the wrong relation, clipping a microbatch as one record — and five
+# >    mistakes reported in real libraries' issue trackers.
 #
-# *Prerequisites:* chapter 4 (9 helps). *Time:* about 35 min of reading and exercises.
+# *Prerequisites:* chapter 4 (9 helps). *Time:* about 40 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 78 s in fast mode (`DPEDU_FAST=1`), 3.1 min in full mode.
 #
 # Chapter 4 ran Algorithm 1 exactly as Abadi et al. analyse it: every record joins every batch by its own coin
@@ -23,8 +24,9 @@
 # %% [markdown]
 # *Uses:* [`plan_dp_sgd`](dpedu.training.plan_dp_sgd) · [`run_dp_sgd`](dpedu.training.run_dp_sgd) · [`relations_table`](dpedu.research.experiments.relations.relations_table) ·
 # [`shuffle_gap`](dpedu.research.audit.shuffle.shuffle_gap) · [`check_claims`](dpedu.research.audit.claims.check_claims) ·
-# [`bug_hunt`](dpedu.research.audit.bugs.bug_hunt) · [`MLP`](dpedu.models.mlp.MLP) (see the API reference).
-# *Notes:* [§1.2](../docs/math.md#12-neighbouring-relations) · [§11](../docs/math.md#11-amplification-by-subsampling) · [§22](../docs/math.md#22-neighbouring-relations-and-sampling-schemes-in-the-accounting) in the mathematical notes.
+# [`bug_hunt`](dpedu.research.audit.bugs.bug_hunt) · [`balls_in_bins_epsilon`](dpedu.accountants.balls_in_bins.balls_in_bins_epsilon) ·
+# [`pitfall_hunt`](dpedu.research.audit.pitfalls.pitfall_hunt) · [`MLP`](dpedu.models.mlp.MLP) (see the API reference).
+# *Notes:* [§1.2](../docs/math.md#12-neighbouring-relations) · [§11](../docs/math.md#11-amplification-by-subsampling) · [§22](../docs/math.md#22-neighbouring-relations-and-sampling-schemes-in-the-accounting) · [§27](../docs/math.md#27-pitfalls-from-real-code) in the mathematical notes.
 
 # %%
 import math
@@ -39,11 +41,14 @@ import dpedu as dp
 from dpedu.course import checks
 from dpedu.course.notebook import fast_mode, pick
 from dpedu.accountants import SubsampledGaussianEvent, compare, make_accountant
+from dpedu.accountants.balls_in_bins import balls_in_bins_epsilon
 from dpedu.research.audit.bugs import bug_hunt
 from dpedu.research.audit.claims import CLAIM_BUGS, check_claims, claim_hunt
+from dpedu.research.audit.pitfalls import PITFALLS, pitfall_hunt
 from dpedu.research.audit.shuffle import shuffle_gap
 from dpedu.events import GaussianEvent, SampledWithoutReplacementGaussianEvent, add_remove_equivalent
-from dpedu.research.experiments.relations import format_relations_table, relations_table
+from dpedu.research.experiments.relations import (balls_in_bins_note, balls_in_bins_row, format_relations_table,
+                                                  relations_table)
 from dpedu.gaussian import gaussian_epsilon_exact
 from dpedu.models.mlp import MLP
 from dpedu.plotting.shuffle import plot_shuffle_gap
@@ -94,27 +99,29 @@ for name, note in refused.notes.items():
     print(f"{name}: n/a\n" + brief(note))
 
 # %% [markdown]
-# ## 2. The four schemes side by side
+# ## 2. The five schemes side by side
 #
-# `plan_dp_sgd` offers four ways to draw $B_t$, at the same *expected* batch size $m = qn$
+# `plan_dp_sgd` offers five ways to draw $B_t$, at the same *expected* batch size $m = qn$
 # ([`dp.training.plan`](dpedu.training.plan) has the table of samplers, divisors and events):
 #
 # * `"poisson"`: every record flips its own coin with probability q (Algorithm 1);
 # * `"fixed"`: exactly $m = \mathrm{round}(qn)$ records, drawn uniformly without replacement, afresh each step;
 # * `"truncated_poisson"`: a Poisson sample, cut down to a uniformly random `max_batch_size` records when it is
 #   larger: fixed memory, as training code wants;
-# * `"shuffle"`: shuffle once per epoch and cut it into batches of m, as most training code does.
+# * `"shuffle"`: shuffle once per epoch and cut it into batches of m, as most training code does;
+# * `"balls_in_bins"`: each epoch, throw every record into one of $b = \mathrm{round}(1/q)$ batches uniformly at
+#   random (Chua et al. 2025): each record is used once per epoch, as with shuffling, but the sizes vary.
 #
 # Here are the batch sizes of 200 steps of each on Adult, $q = 0.01$. The cap of the truncated scheme is set one
 # standard deviation above qn so that its pile-up is visible; in practice one chooses it a few standard
 # deviations up, where it is rarely reached.
 
 # %%
-# alt: Four stacked histograms of the batch sizes of 200 DP-SGD steps on Adult, for Poisson, fixed-size, truncated
-#   Poisson and shuffled sampling, with q n dotted.
+# alt: Five stacked histograms of the batch sizes of 200 DP-SGD steps on Adult, for Poisson, fixed-size, truncated
+#   Poisson, shuffled and balls-in-bins sampling, with q n dotted.
 cap = round(q * n + math.sqrt(n * q * (1 - q)))
 schemes = {"poisson": "add_remove", "fixed": "replace_one", "truncated_poisson": "add_remove",
-           "shuffle": "add_remove"}
+           "shuffle": "add_remove", "balls_in_bins": "add_remove"}
 scheme_runs = {}
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", dp.training.ShuffledBatchesWarning)   # shown above
@@ -123,7 +130,7 @@ with warnings.catch_warnings():
                                        sampling=sampling, relation=relation,
                                        max_batch_size=cap if sampling == "truncated_poisson" else None)
         scheme_runs[sampling] = dp.training.run_dp_sgd(X_train, y_train, plan, rng=4)
-fig, axes = plt.subplots(4, 1, figsize=(7, 6.4), sharex=True)
+fig, axes = plt.subplots(5, 1, figsize=(7, 8), sharex=True)
 bins = np.arange(240, 372, 3) - 0.5
 for ax, (sampling, run) in zip(axes, scheme_runs.items()):
     sizes = run.details.batch_sizes
@@ -138,8 +145,9 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Only Poisson batches vary like $\mathrm{Binomial}(n, q)$; fixed and shuffled batches always hold m records,
-# and the truncated ones pile up at the cap. All four divide by a public constant, never by the drawn size.
+# Poisson batches vary like $\mathrm{Binomial}(n, q)$ and balls-in-bins batches like $\mathrm{Binomial}(n, 1/b)$, about
+# as much; fixed and shuffled batches always hold m records, and the truncated ones pile up at the cap. All five
+# divide by a public constant, never by the drawn size (balls-in-bins by $n/b$).
 # Each run records a different event (which neighbouring relation each one states, and why: below). What
 # does each cost? `dpedu.research.experiments.relations` accounts one step of every scheme, at the same expected batch
 # size, under both neighbouring relations (explained just below), for $T = 1000$ steps (10 epochs) at $z = 1$,
@@ -151,8 +159,13 @@ table_accountants = ("sequential", "moments", "rdp", "zcdp", "pld")
 eps_table = relations_table(dataset_size=n, batch_size=round(q * n), noise_multiplier=1.0, steps=1000, delta=1e-5,
                             accountants=table_accountants)
 eps_table = {key: row for key, row in eps_table.items() if key[0] != "full batch"}
+# balls-in-bins: every accountant refuses; its numbers (b = 100 batches per epoch, 10 epochs) come from elsewhere
+bib_row = balls_in_bins_row(dataset_size=n, batch_size=round(q * n), noise_multiplier=1.0, steps=1000, delta=1e-5,
+                            n_samples=pick(20_000, 2_000), rng=0)
+bib_notes = {("balls-in-bins", "add_remove"): balls_in_bins_note(bib_row),
+             ("balls-in-bins", "replace_one"): "not covered: no bound and no estimate under replace-one here"}
 print(f"epsilon at delta = 1e-5, z = 1, m = {round(q * n)} of n = {n}, T = 1000 steps:\n")
-print(format_relations_table(eps_table))
+print(format_relations_table(eps_table, notes=bib_notes))
 # a lower bound for fixed-size batches under replace-one: the pair of docs/math.md §22.3 (Poisson, multiplier z / 2)
 fixed_lower = make_accountant("pld").compose(SubsampledGaussianEvent(0.5, round(q * n) / n), 1000).get_epsilon(1e-5)
 print(f"\nfixed-size batches, replace-one: epsilon at least {fixed_lower:.2f} (a pair of neighbouring datasets)")
@@ -173,6 +186,14 @@ print(f"\nfixed-size batches, replace-one: epsilon at least {fixed_lower:.2f} (a
 #   the Poisson numbers. Poisson sampling under replace-one ([§22.4](../docs/math.md#224-poisson-subsampled-gaussian-under-replace-one-pld)) also costs more than under add/remove,
 #   but much less.
 # * **Shuffled batches** are refused by every accountant under both relations.
+# * **Balls-in-bins batches** are refused too: dpedu has no accountant with a tight theorem for them. Under the
+#   add/remove row are the two numbers it does have ([§22.8](../docs/math.md#228-balls-in-bins-batches-a-monte-carlo-estimate-and-a-proven-bound)). The *proven upper bound* counts every epoch as one
+#   Gaussian release with no amplification at all, so it is valid but far above the Poisson number. The
+#   *Monte Carlo estimate* (Chua et al. 2025: estimate ε on one set of draws, then measure δ at it on fresh
+#   draws) lands close to the Poisson number; it is labelled an estimate because it is one, with the
+#   verify pass's standard error and upper confidence limit beside it. When the verified δ is far from the
+#   target $10^{-5}$, more draws are needed before the estimate means much. Neither number exists under
+#   replace-one here.
 #
 # Refused is not "free". How private *are* shuffled batches? No accountant gives an upper bound, but a
 # *lower* bound can be computed: Chua et al. (2024) pick two neighbouring datasets in which every other record
@@ -186,16 +207,21 @@ print(f"\nfixed-size batches, replace-one: epsilon at least {fixed_lower:.2f} (a
 #   bound beside the Monte Carlo lower bound for shuffled batches.
 gap_zs = pick([0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0], [0.5, 1.0, 2.0, 4.0])
 gap = {}
+# balls-in-bins at the same b = 100, one epoch: a Monte Carlo estimate (add/remove only), not a guarantee
+bib_gap = np.array([balls_in_bins_epsilon(z, 100, epochs=1, delta=1e-3, n_samples=pick(20_000, 2_000), rng=6).epsilon
+                    for z in gap_zs])
 fig, axes = plt.subplots(2, 1, figsize=(7, 7.5), sharex=True)
 for ax, (relation, height) in zip(axes, (("add_remove", 1.0), ("replace_one", 2.0))):
     upper, lower = shuffle_gap(gap_zs, batches_per_epoch=100, epochs=1, delta=1e-3,
                                n_samples=pick(200_000, 20_000), relation=relation, rng=5)
     gap[relation] = upper, lower
     one_step = [gaussian_epsilon_exact(1e-3, z / height) for z in gap_zs]
-    plot_shuffle_gap(gap_zs, upper, lower, one_step, delta=1e-3, relation=relation, ax=ax)
-    print(f"{relation:>11}:  z     Poisson upper   shuffled lower")
-    for z, u, low in zip(gap_zs, upper, lower):
-        print(f"{'':>13}{z:4g} {u:12.3f} {low:16.3f}")
+    bib = bib_gap if relation == "add_remove" else None
+    plot_shuffle_gap(gap_zs, upper, lower, one_step, delta=1e-3, relation=relation, balls_in_bins=bib, ax=ax)
+    print(f"{relation:>11}:  z     Poisson upper   shuffled lower" + ("   balls-in-bins (estimate)" if bib is not None
+                                                                     else ""))
+    for i, (z, u, low) in enumerate(zip(gap_zs, upper, lower)):
+        print(f"{'':>13}{z:4g} {u:12.3f} {low:16.3f}" + (f" {bib[i]:26.3f}" if bib is not None else ""))
 axes[0].set_xlabel("")
 fig.tight_layout()
 plt.show()
@@ -206,6 +232,11 @@ plt.show()
 # $z \le 1$: quoting the Poisson ε for a run that shuffled would claim more privacy than the run has. Use
 # `sampling="poisson"` when you want a guarantee. (The dotted grey line is an upper bound for the chosen pair of
 # datasets only, one Gaussian step per epoch; it bounds the Monte Carlo estimate, not shuffled training.)
+#
+# Balls-in-bins batches (add/remove panel, dash-dotted) use every record once per epoch as shuffling does, yet their
+# estimate stays near the Poisson number at every z shown and below the grey line, which under add/remove is
+# also balls-in-bins' proven bound (one Gaussian release per epoch, [§22.8](../docs/math.md#228-balls-in-bins-batches-a-monte-carlo-estimate-and-a-proven-bound)). They train like shuffling and cost
+# about what Poisson sampling costs, but only the loose bound is a guarantee; the curve is an estimate.
 #
 # ## 3. Neighbouring relations: what "one record" means
 #
@@ -253,9 +284,10 @@ except ValueError as error:
 #
 # ## 4. Pitfalls that the batches give away
 #
-# The accountant trusts the ledger it is given. Three common mistakes change what the sampler does without
+# The accountant trusts the ledger it is given. Four common mistakes change what the sampler does without
 # changing what the ledger claims: shuffled batches accounted as Poisson, steps counted in *epochs* (E epochs
-# are E/q steps, every one a release), and class-balanced oversampling accounted at the nominal rate q.
+# are E/q steps, every one a release), class-balanced oversampling accounted at the nominal rate q, and
+# gradient accumulation (k micro-batches summed into one update) accounted at the micro-batch's rate.
 # `dpedu.research.audit.claims.check_claims` compares the batches a run actually drew with the ledger it claims
 # (batch-size totals and spread, each record's number of batches, the number of steps). Here it is on a small
 # imbalanced data set, each planted bug beside the correct code it pretends to be:
@@ -265,7 +297,7 @@ for bug in CLAIM_BUGS:
     for correct in (False, True):
         for line in str(claim_hunt(bug, correct=correct, rng=0)).splitlines():
             print(textwrap.fill(line, 100, subsequent_indent="      "))
-print("\nthe four runs of the histogram above:")
+print("\nthe five runs of the histogram above:")
 for sampling, run in scheme_runs.items():
     print(f"  {sampling:>17}: {check_claims(run)}")
 
@@ -289,6 +321,34 @@ for correct in (False, True):
 # replace-one (fixed-size batches, a public n), is too small; for the 100 full-batch steps above it would be
 # 14.1 where the run has 35.1. The accountants catch this one themselves when the event states its relation,
 # as above: they refuse a fixed-size batch under add/remove.
+#
+# ### Pitfalls from real code
+#
+# Users of open-source DP libraries reported five such mistakes in 2025–2026
+# ([§27](../docs/math.md#27-pitfalls-from-real-code) has one paragraph on each, with the issue). `dpedu.research.audit.pitfalls` plants each one
+# beside the correct code and runs the check that catches it. Two checks are new. `check_noise` *measures* one
+# step's noise multiplier from the release itself: it releases the step many times on a worst-case pair of
+# neighbouring batches and compares the shift of the output with its spread. `check_gaussian_claim` compares a
+# claimed (ε, δ) with the Gaussian's exact curve. The accumulation mistake is the one `check_claims` refused above.
+
+# %%
+print(f"{'pitfall':<38} {'caught by':<21} {'planted caught':>15} {'correct flagged':>16}")
+pitfall_rows = {}
+for name, pitfall in PITFALLS.items():
+    planted, correct = (pitfall_hunt(name, correct=c, draws=pick(2000, 500), rng=0) for c in (False, True))
+    pitfall_rows[name] = planted, correct
+    print(f"{name:<38} {pitfall.check:<21} {str(planted.caught):>15} {str(correct.caught):>16}")
+    print(f"{'':<4}reported in {pitfall.issue}")
+print()
+for name in ("adaptive_clipping_gradient_multiplier", "sum_noise_added_to_mean", "classic_gaussian_above_one"):
+    print(textwrap.fill(pitfall_rows[name][0].report, 100, subsequent_indent="    "))
+
+# %% [markdown]
+# Not every mismatch is a leak. Adaptive clipping fed $z_\Delta$ and replace-one fed $z$ *under-report*: the
+# step adds less noise than its ledger claims, so the ε printed is too small. Noise for the sum added to the
+# mean is *over-noised*: the claim still holds, but the update carries m times the noise the run paid for,
+# which shows up as a model that does not learn. The classic formula at $\varepsilon = 10$ claims a δ its noise
+# does not give; at other $\varepsilon \ge 1$ the same formula can happen to hold, with no theorem behind it.
 
 # %% [markdown]
 # ## 5. The ledger does not see the model

@@ -41,7 +41,7 @@ from ..gaussian import gaussian_epsilon_exact
 from ..engine.validation import check_delta, check_epsilon, check_in_interval, check_positive_int, check_rng
 
 __all__ = ["BallsInBinsEstimate", "balls_in_bins_delta", "balls_in_bins_epsilon", "balls_in_bins_upper_bound",
-           "MAX_DRAWS"]
+           "balls_in_bins_ledger", "MAX_DRAWS"]
 
 #: at most this many normal draws (samples x epochs x batches) per call: refused above, by name
 MAX_DRAWS = 2 * 10**9
@@ -194,3 +194,29 @@ def balls_in_bins_epsilon(noise_multiplier, batches_per_epoch, *, epochs, delta,
     verify = _draws(z, b, epochs, n, _shift(z, b, epochs, epsilon, generator), generator)
     estimate, error, upper = _summary(verify, epsilon, n, confidence)
     return BallsInBinsEstimate(z, b, epochs, delta, epsilon, estimate, error, upper, confidence, n, bound)
+
+
+def balls_in_bins_ledger(ledger, *, delta, n_samples, rng, confidence=0.95):
+    """:func:`balls_in_bins_epsilon` for a run's ledger (e.g. ``plan_dp_sgd(..., sampling="balls_in_bins").ledger``):
+    ``[(BallsInBinsGaussianEvent(z, b), epochs), ...]`` with one z and b, under add/remove.
+
+    The accountants refuse the event by name; this gives the labelled estimate with the proven upper bound beside it.
+    Other events, mixed settings and replace-one (not covered by §22.8's pair) are refused by name.
+    """
+    if not isinstance(ledger, (list, tuple)) or not ledger:
+        raise TypeError(f"ledger must be a non-empty list of (BallsInBinsGaussianEvent, epochs); got {ledger!r}")
+    events = set()
+    for entry in ledger:
+        if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], BallsInBinsGaussianEvent)):
+            raise ValueError(f"ledger entries must be (BallsInBinsGaussianEvent, epochs); got {entry!r}")
+        events.add(entry[0])
+    if len(events) != 1:
+        raise ValueError(f"ledger must hold one BallsInBinsGaussianEvent (one z and b); got "
+                         f"{sorted(map(repr, events))}")
+    event = events.pop()
+    if event.relation != "add_remove":
+        raise ValueError(f"the balls-in-bins pair (docs/math.md §22.8) is stated under add/remove; {event!r} is under "
+                         f"relation={event.relation!r}, which is not covered")
+    epochs = sum(check_positive_int(count, "epochs") for _, count in ledger)
+    return balls_in_bins_epsilon(event.noise_multiplier, event.batches_per_epoch, epochs=epochs, delta=delta,
+                                 n_samples=n_samples, rng=rng, confidence=confidence)

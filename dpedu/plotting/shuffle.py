@@ -5,6 +5,9 @@ r"""The shuffle gap as a figure: epsilon against the noise multiplier for Poisso
 >>> ax = plot_shuffle_gap([0.5, 1.0], [17.3, 3.85], [13.2, 3.09], [22.2, 8.88], delta=1e-4)
 >>> len(ax.lines)
 3
+>>> len(plot_shuffle_gap([0.5, 1.0], [17.3, 3.85], [13.2, 3.09], [22.2, 8.88], delta=1e-4,
+...                      balls_in_bins=[16.0, 3.5]).lines)
+4
 """
 
 from __future__ import annotations
@@ -35,13 +38,16 @@ def first_crossing(noise_multipliers, poisson_upper, shuffle_lower):
 
 
 def plot_shuffle_gap(noise_multipliers, poisson_upper, shuffle_lower, one_step_per_epoch, *, delta,
-                     relation="add_remove", audits=None, ax=None):
+                     relation="add_remove", audits=None, balls_in_bins=None, ax=None):
     r"""Plot epsilon at ``delta`` against z: the Poisson PLD upper bound, the shuffled-batch Monte Carlo lower
     bound (docs/math.md §22.6), and that pair's own upper bound, one full Gaussian step per epoch; the first
     noise multiplier where the lower bound crosses the Poisson number is marked (none: said in the title).
     ``relation`` ("add_remove" or "replace_one") only labels the panel: the values come from the caller.
     ``audits``: optional ``(noise_multipliers, epsilon_lowers)`` of white-box audits of real shuffled runs
-    (:func:`dpedu.research.audit.shuffle_whitebox.shuffle_whitebox_audit`), drawn as points beside the curves."""
+    (:func:`dpedu.research.audit.shuffle_whitebox.shuffle_whitebox_audit`), drawn as points beside the curves.
+    ``balls_in_bins``: optional Monte Carlo *estimates* of balls-in-bins batches' epsilon at the same z
+    (:func:`dpedu.accountants.balls_in_bins.balls_in_bins_epsilon`, docs/math.md §22.8), drawn and labelled as
+    estimates, not guarantees."""
     ax = get_axes(ax)
     zs = as_1d(noise_multipliers, "noise_multipliers")
     crossing = first_crossing(zs, poisson_upper, shuffle_lower)
@@ -57,6 +63,13 @@ def plot_shuffle_gap(noise_multipliers, poisson_upper, shuffle_lower, one_step_p
             raise ValueError(f"audits must be two arrays of one length; got {audit_zs.size} and {audit_eps.size}")
         ax.plot(audit_zs, audit_eps, color="#009E73", marker="D", linestyle="none", markersize=6,
                 label="shuffled batches, lower (white-box audit of DP-SGD runs, 95%)")
+    if balls_in_bins is not None:
+        estimates = as_1d(balls_in_bins, "balls_in_bins")
+        if estimates.shape != zs.shape:
+            raise ValueError(f"balls_in_bins must have one estimate per noise multiplier ({zs.size}); got "
+                             f"{estimates.size}")
+        ax.plot(zs, estimates, color="#CC79A7", marker="^", linestyle="-.",
+                label="balls-in-bins, Monte Carlo estimate (not a guarantee)")
     if crossing is not None and crossing > zs[0]:
         ax.axvline(crossing, color="#D55E00", linewidth=0.8)
     ax.set_yscale("log")

@@ -20,14 +20,20 @@ training loop never looks at the name.
 ``"truncated_poisson"``  Poisson, then a uniform subset   q n      1/q        ``TruncatedPoissonGaussianEvent``
                          of ``max_batch_size`` if larger
 ``"shuffle"``            a permutation per epoch, cut     m        n // m     ``ShuffledBatchGaussianEvent``
+``"balls_in_bins"``      each epoch, each record into     n / b    b          ``BallsInBinsGaussianEvent`` (once per
+                         one of b = round(1/q) batches,                       epoch)
+                         uniformly at random
 =======================  ===============================  =======  =========  ==========================================
 
 The divisor is always a public constant, never the drawn size (a drawn size would put an un-noised count of
 the batch into the update: docs/math.md §8). For truncated Poisson it is q n, as for Poisson: it is the
 expected size as long as the cap is rarely reached (choose ``max_batch_size`` a few standard deviations above
 q n), so the step size does not change with the cap; dividing by the cap instead would shrink every step by
-q n / ``max_batch_size``. The neighbouring relation (``relation``) is recorded on the event; which accountant
-covers which (scheme, relation) pair is the accountants' business (they refuse the rest by name).
+q n / ``max_batch_size``. Balls-in-bins batches divide by the expected size n / b, public as well; their
+event is a whole epoch of b steps, so the ledger counts ``ceil(T / b)`` epochs (a partial last epoch as a whole
+one: its releases are a prefix of a whole epoch's, post-processing of it). The neighbouring relation
+(``relation``) is recorded on the event; which accountant covers which (scheme, relation) pair is the
+accountants' business (they refuse the rest by name).
 
 >>> plan = plan_dp_sgd(200, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, epochs=2)
 >>> plan.steps, plan.divisor, plan.ledger
@@ -44,6 +50,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..events_allocation import BallsInBinsGaussianEvent, balls_in_bins_epochs
 from ..events import (ADD_REMOVE, SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent,
                       TruncatedPoissonGaussianEvent, check_relation, gaussian_step_event, steps_from_epochs)
 from ..engine.validation import check_choice, check_noise_scale, check_nonnegative, check_positive, check_positive_int
@@ -58,7 +65,7 @@ __all__ = ["LR_SCHEDULES", "SAMPLINGS", "SAMPLERS", "CLIP_MODES", "poisson_sampl
            "truncated_poisson_batches", "shuffled_batches", "DPSGDPlan", "plan_dp_sgd", "check_noise_and_clip"]
 
 LR_SCHEDULES = ("constant", "linear")
-SAMPLINGS = ("poisson", "fixed", "truncated_poisson", "shuffle")
+SAMPLINGS = ("poisson", "fixed", "truncated_poisson", "shuffle", "balls_in_bins")
 #: How a (truncated) Poisson sample is drawn: ``"uniforms"``, :func:`poisson_sample` (n uniforms, the default
 #: stream); ``"binomial"``, :func:`binomial_poisson_sample` (the same distribution, faster, another stream).
 SAMPLERS = ("uniforms", "binomial")
@@ -238,6 +245,11 @@ class DPSGDPlan:
         return self.count_noise_std
 
     @property
+    def batches_per_epoch(self):
+        """b = ``round(1 / q)`` for ``sampling="balls_in_bins"``; None for the other schemes."""
+        return max(1, round(1.0 / self.sampling_rate)) if self.sampling == "balls_in_bins" else None
+
+    @property
     def event(self):
         """The privacy event of one step (the sampling scheme decides which), under the plan's relation.
 
@@ -255,12 +267,19 @@ class DPSGDPlan:
             return SampledWithoutReplacementGaussianEvent(z, self.batch_size, self.n, relation=relation)
         if self.sampling == "truncated_poisson":
             return TruncatedPoissonGaussianEvent(z, self.sampling_rate, self.max_batch_size, self.n, relation=relation)
+        if self.sampling == "balls_in_bins":                   # one event per epoch of b steps
+            return BallsInBinsGaussianEvent(z, self.batches_per_epoch, relation=relation)
         return replace(gaussian_step_event(z, self.sampling_rate), relation=relation)  # GaussianEvent when q = 1
 
     @property
     def ledger(self):
-        """``[(event, steps)]``, or ``None`` for the non-private sanity run (z = 0)."""
-        return [(self.event, self.steps)] if self.private else None
+        """``[(event, steps)]`` (balls-in-bins: ``[(event, epochs)]``, epochs = ``ceil(steps / b)``), or ``None`` for
+        the non-private sanity run (z = 0)."""
+        if not self.private:
+            return None
+        if self.sampling == "balls_in_bins":
+            return [(self.event, -(-self.steps // self.batches_per_epoch))]
+        return [(self.event, self.steps)]
 
     @property
     def noise_std(self):
@@ -275,6 +294,8 @@ class DPSGDPlan:
             return fixed_size_batches(self.n, self.batch_size, rng)
         if self.sampling == "truncated_poisson":
             return truncated_poisson_batches(self.n, self.sampling_rate, self.max_batch_size, rng, self.sampler)
+        if self.sampling == "balls_in_bins":
+            return balls_in_bins_epochs(self.n, self.batches_per_epoch, rng)
         return poisson_batches(self.n, self.sampling_rate, rng, self.sampler)
 
     def clip_state(self):
@@ -355,12 +376,12 @@ def plan_dp_sgd(n, *, noise_multiplier, clip_norm, sampling_rate, steps=None, ep
     noise_multiplier, clip_norm, sampling_rate, steps, epochs, learning_rate
         Algorithm 1's parameters, as in :func:`dpedu.training.dp_sgd`. ``epochs`` means
         ``max(1, round(epochs / q))`` steps for (truncated) Poisson sampling, ``round(epochs * n / m)`` with
-        ``"fixed"`` and ``round(epochs * (n // m))`` with ``"shuffle"``.
+        ``"fixed"``, ``round(epochs * (n // m))`` with ``"shuffle"`` and ``round(epochs * b)`` with ``"balls_in_bins"``.
     lr_schedule : {"constant", "linear"}
         ``"constant"``: eta_t = eta (Abadi et al. §3.3 found a constant rate enough). ``"linear"``:
         :math:`\eta_t = \eta\,(1 - (t-1)/T)`, decaying to eta/T at the last step. A schedule is
         post-processing: it does not change the privacy.
-    sampling : {"poisson", "fixed", "truncated_poisson", "shuffle"}
+    sampling : {"poisson", "fixed", "truncated_poisson", "shuffle", "balls_in_bins"}
         How :math:`B_t` is drawn; each scheme records its own event (the table in the module docstring).
         ``"poisson"``: Algorithm 1, what the accountants analyse. ``"fixed"``: m = ``round(q n)`` records drawn
         without replacement at every step, divided by m (``SampledWithoutReplacementGaussianEvent``; covered
@@ -368,6 +389,10 @@ def plan_dp_sgd(n, *, noise_multiplier, clip_norm, sampling_rate, steps=None, ep
         ``max_batch_size`` records when larger, divided by q n (the PLD accountant covers it under both relations,
         docs/math.md §22.7; RDP under add/remove, §22.5). ``"shuffle"``: a
         permutation per epoch cut into batches of m; **no accountant covers it** (``run_dp_sgd`` warns).
+        ``"balls_in_bins"``: each epoch puts every record into one of b = ``round(1/q)`` batches uniformly at random
+        (Chua et al. 2025), divided by n / b; the ledger holds ``BallsInBinsGaussianEvent(z, b)`` once per epoch.
+        The accountants refuse it by name; :mod:`dpedu.accountants.balls_in_bins` gives a proven upper bound (E
+        Gaussian releases, docs/math.md §22.8) and a Monte Carlo *estimate* with its confidence, labelled as one.
     clip_mode : {"gradients", "inputs"}
         ``"gradients"``: clip every per-example gradient to C at every step. ``"inputs"`` (logistic regression
         only): clip every row of X to norm C once; since :math:`\lVert\nabla\ell\rVert < \lVert x\rVert \le C`
@@ -407,6 +432,9 @@ def plan_dp_sgd(n, *, noise_multiplier, clip_norm, sampling_rate, steps=None, ep
     max_batch_size = _check_max_batch_size(max_batch_size, sampling, n)
     if sampling in ("poisson", "truncated_poisson"):   # divide by q n, never by |B_t| (module docstring)
         batch_size, divisor, steps_per_epoch = None, sampling_rate * n, 1.0 / sampling_rate
+    elif sampling == "balls_in_bins":                  # b = round(1/q) batches per epoch, divide by n / b
+        batches_per_epoch = max(1, round(1.0 / sampling_rate))
+        batch_size, divisor, steps_per_epoch = None, n / batches_per_epoch, batches_per_epoch
     else:                                              # "fixed", "shuffle": every batch has exactly this size
         batch_size = max(1, round(sampling_rate * n))
         divisor = batch_size

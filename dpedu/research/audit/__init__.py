@@ -19,7 +19,9 @@ The package, one subject per module:
   of any observed trainer (:func:`one_run_trainer_audit`, e.g. a planted bug);
 * :mod:`~dpedu.research.audit.bugs`: teaching-only trainers with planted bugs, and the hunt that catches them;
 * :mod:`~dpedu.research.audit.claims`: does the ledger describe the batches the sampler drew? (and the planted
-  sampling bugs this consistency check refuses).
+  sampling bugs this consistency check refuses);
+* :mod:`~dpedu.research.audit.pitfalls`: five mistakes from real issue trackers, planted, and the checks that catch
+  them (:func:`check_noise` measures a step's noise multiplier, :func:`check_gaussian_claim` a Gaussian's claim).
 
 Every audit runs its independent trainings through :func:`dpedu.engine.parallel.map_seeded` (``n_jobs=``, joblib,
 a Dask cluster): the same result for any ``n_jobs``.
@@ -71,6 +73,8 @@ References
 
 from .bugs import BUGS, bug_hunt, buggy_trainer
 from .claims import CLAIM_BUGS, ClaimCheck, check_claims, claim_buggy_trainer, claim_hunt
+from .pitfalls import PITFALLS, GaussianClaimCheck, NoiseCheck, PitfallResult, check_gaussian_claim, check_noise
+from .pitfalls import pitfall_hunt
 from .results import AuditBound
 from .canary import AuditResult, canary_audit, dp_sgd_trainer, noisy_gd_trainer, upper_bounds
 from .data import CANARY_KINDS, SCORES, canary_scores, check_canary, make_audit_data, make_canary
@@ -123,6 +127,13 @@ __all__ = [
     "check_claims",
     "claim_buggy_trainer",
     "claim_hunt",
+    "PITFALLS",
+    "PitfallResult",
+    "pitfall_hunt",
+    "NoiseCheck",
+    "check_noise",
+    "GaussianClaimCheck",
+    "check_gaussian_claim",
     "CANARY_KINDS",
     "SCORES",
     "upper_bounds",

@@ -13,7 +13,11 @@ them away. :func:`check_claims` compares the batches a run drew (its ``details.b
   :math:`T(2 + (1 - 6q(1-q))/(nq(1-q)))`, conservative in the lower tail of this right-skewed sum); fixed-size
   and shuffled batches have exactly m records, truncated ones at most the cap;
 * **per-record rates**: a record's count over T steps is :math:`\mathrm{Binomial}(T, q)` (or at most one per
-  epoch when shuffling); the largest count is tested with a Bonferroni bound over the n records (exact).
+  epoch when shuffling); the largest count is tested with a Bonferroni bound over the n records (exact);
+* **balls-in-bins** (``BallsInBinsGaussianEvent``, counted per epoch): the ledger's epochs are ``ceil(T / b)``,
+  each whole epoch's b batches hold n records and every record is in exactly one batch per epoch, and the sizes
+  vary as multinomial cells do (Pearson's :math:`\sum (|B| - n/b)^2/(n/b)` over E whole epochs is about
+  :math:`\chi^2_{E(b-1)}`; one-sided test of its lower tail, so equal sizes, e.g. shuffling, are refused).
 
 Each test has false-alarm probability at most ``alpha`` (default 1e-6), so correct code is flagged with
 probability at most a few ``alpha``. The dispersion test needs about :math:`T \ge 50` steps before even
@@ -25,6 +29,9 @@ does not match its claim, not a trainer that records false diagnostics.
 ``"steps_counted_in_epochs"``         E epochs = E/q steps trained, the ledger counts E steps
 ``"oversampling_at_nominal_rate"``    class-balanced sampling (each class half of every batch in expectation),
                                       accounted at the nominal rate q: minority records join at a multiple of q
+``"accumulation_at_microbatch_rate"`` k Poisson micro-batches of rate q summed into each update (gradient
+                                      accumulation), the ledger counts the updates at the micro-batch rate q
+                                      instead of k q (jax_privacy PR #271; docs/math.md §27.3)
 ====================================  ==========================================================================
 
 >>> check = claim_hunt("steps_counted_in_epochs", rng=0)
@@ -45,7 +52,8 @@ from scipy import stats
 
 from ...events import GaussianEvent, SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent
 from ...events import SubsampledGaussianEvent, TruncatedPoissonGaussianEvent
-from ...training import DPSGDPlan, ShuffledBatchesWarning, plan_dp_sgd, run_dp_sgd, shuffled_batches
+from ...events_allocation import BallsInBinsGaussianEvent
+from ...training import DPSGDPlan, ShuffledBatchesWarning, plan_dp_sgd, poisson_sample, run_dp_sgd, shuffled_batches
 from ...engine.validation import check_choice, check_in_interval, check_rng
 
 __all__ = ["ClaimCheck", "check_claims", "CLAIM_BUGS", "claim_buggy_trainer", "claim_hunt"]
@@ -58,7 +66,13 @@ CLAIM_BUGS = {
     "oversampling_at_nominal_rate": "samples class-balanced batches (minority records at a multiple of q) but "
                                     "accounts Poisson sampling at the nominal q (wrong: a minority record's privacy "
                                     "is that of its own, larger rate)",
+    "accumulation_at_microbatch_rate": "sums k = 4 Poisson micro-batches of rate q into each update but accounts the "
+                                       "updates at the micro-batch rate q (wrong: an update's batch is sampled at "
+                                       "about k q; jax_privacy PR #271)",
 }
+
+#: Micro-batches per update in ``"accumulation_at_microbatch_rate"``.
+ACCUMULATION_STEPS = 4
 
 
 @dataclass
@@ -108,6 +122,29 @@ def _poisson_sizes(sizes, n, q, alpha, problems):
                         f"Binomial({n}, {q:.4g}) sizes; p = {p_value:.2g}): these are not Poisson samples")
 
 
+def _balls_in_bins(event, epochs, sizes, inclusions, alpha, problems):
+    """One balls-in-bins ledger entry (``epochs`` epochs of b batches) against the batches drawn."""
+    b, n, steps = event.batches_per_epoch, inclusions.size, sizes.size
+    if epochs != -(-steps // b):
+        problems.append(f"the ledger counts {epochs} balls-in-bins epochs of {b} batches but the sampler drew {steps} "
+                        f"batches")
+        return
+    whole = steps // b
+    per_epoch = sizes[: whole * b].reshape(whole, b)
+    if np.any(per_epoch.sum(axis=1) != n):
+        problems.append(f"balls-in-bins epochs hold every record once, but epochs of {b} batches held "
+                        f"{per_epoch.sum(axis=1).min()} to {per_epoch.sum(axis=1).max()} of the {n} records")
+    if inclusions.min() < whole or inclusions.max() > epochs:
+        problems.append(f"records were in {inclusions.min()} to {inclusions.max()} batches over {whole} whole "
+                        f"epochs of balls-in-bins batches (exactly one per epoch)")
+    if whole and b > 1:
+        pearson = float(np.sum((per_epoch - n / b) ** 2) / (n / b))
+        p_value = stats.chi2.cdf(pearson, whole * (b - 1))
+        if p_value < alpha:
+            problems.append(f"the batch sizes barely vary (Pearson {pearson:.3g} against chi2 with {whole * (b - 1)} "
+                            f"degrees of freedom, p = {p_value:.2g}): these are not balls-in-bins batches")
+
+
 def check_claims(result, *, alpha=1e-6, description=""):
     """Compare the batches a DP-SGD run drew with the ledger it claims (see the module docstring).
 
@@ -121,11 +158,13 @@ def check_claims(result, *, alpha=1e-6, description=""):
     sizes = np.asarray(result.details.batch_sizes)
     inclusions = np.asarray(result.details.inclusions)
     n, steps, problems = inclusions.size, sizes.size, check.problems
-    claimed = sum(count for _, count in result.ledger)
-    if claimed != steps:
+    claimed = sum(count for event, count in result.ledger if not isinstance(event, BallsInBinsGaussianEvent))
+    if claimed != steps and claimed:
         problems.append(f"the ledger counts {claimed} steps but the sampler drew {steps} batches")
-    for event, _ in result.ledger:
-        if isinstance(event, GaussianEvent) or (isinstance(event, SubsampledGaussianEvent) and event.sampling_rate == 1):
+    for event, count in result.ledger:
+        if isinstance(event, BallsInBinsGaussianEvent):
+            _balls_in_bins(event, count, sizes, inclusions, alpha, problems)
+        elif isinstance(event, GaussianEvent) or (isinstance(event, SubsampledGaussianEvent) and event.sampling_rate == 1):
             if np.any(sizes != n):
                 problems.append(f"{event!r} claims every record in every step, but batches had {sizes.min()} to "
                                 f"{sizes.max()} of the {n} records")
@@ -178,6 +217,19 @@ class _Oversampling(DPSGDPlan):
             yield np.flatnonzero(rng.random(self.n) < rates)
 
 
+@dataclass(frozen=True)
+class _AccumulatedAtMicroRate(DPSGDPlan):
+    micro_rate: float = 0.0
+
+    def batches(self, rng):
+        while True:                                    # k micro-batches of rate q summed into one update
+            yield np.concatenate([poisson_sample(self.n, self.micro_rate, rng) for _ in range(ACCUMULATION_STEPS)])
+
+    @property
+    def ledger(self):
+        return [(SubsampledGaussianEvent(self.noise_multiplier, self.micro_rate), self.steps)]  # WRONG: rate q, not k q
+
+
 def _imbalanced_data(n=200, minority=20, d=3):
     """``n`` standard normal rows, the first ``minority`` labelled +1 (the rest -1)."""
     X = np.random.default_rng(0).normal(size=(n, d)) / math.sqrt(d)
@@ -187,15 +239,20 @@ def _imbalanced_data(n=200, minority=20, d=3):
 def claim_buggy_trainer(bug, *, correct=False, noise_multiplier=1.0, sampling_rate=0.05, epochs=5, clip_norm=1.0):
     """``train(X, y, rng) -> TrainingResult``: DP-SGD with the planted ``bug`` of :data:`CLAIM_BUGS`, or
     (``correct=True``) the correct run it pretends to be: ``dp_sgd`` with ``sampling="shuffle"``, the same
-    epochs, or Poisson sampling. **Teaching only: never train with the buggy one.**"""
+    epochs, or Poisson sampling (at the update's rate k q for the accumulation bug: one Poisson sample per update,
+    which may be split into micro-batches without changing the sum). **Teaching only: never train with the buggy
+    one.**"""
     bug = check_choice(bug, "bug", CLAIM_BUGS)
     settings = dict(noise_multiplier=noise_multiplier, clip_norm=clip_norm, sampling_rate=sampling_rate,
                     epochs=epochs, learning_rate=0.5)
 
     def train(X, y, rng):
-        shuffle = bug == "shuffle_accounted_as_poisson"
-        plan = plan_dp_sgd(X.shape[0], sampling="shuffle" if shuffle and correct else "poisson", **settings)
-        if not correct and bug == "shuffle_accounted_as_poisson":
+        shuffle, accumulate = bug == "shuffle_accounted_as_poisson", bug == "accumulation_at_microbatch_rate"
+        rate = dict(sampling_rate=ACCUMULATION_STEPS * sampling_rate) if accumulate else {}
+        plan = plan_dp_sgd(X.shape[0], sampling="shuffle" if shuffle and correct else "poisson", **{**settings, **rate})
+        if not correct and accumulate:
+            plan = _AccumulatedAtMicroRate(**vars(plan), micro_rate=sampling_rate)
+        elif not correct and bug == "shuffle_accounted_as_poisson":
             plan = _ShuffledButPoisson(**vars(plan))
         elif not correct and bug == "steps_counted_in_epochs":
             plan = _EpochsAsSteps(**vars(plan), epochs=epochs)

@@ -1,0 +1,292 @@
+r"""Pitfalls from real code: five mistakes users reported in 2025–2026, planted, and the check that catches each
+(docs/math.md §27). **Teaching only: the planted code is wrong on purpose.**
+
+==========================================  ======================================  =====================================
+pitfall (:data:`PITFALLS`)                  the issue it comes from                 what catches it
+==========================================  ======================================  =====================================
+``"adaptive_clipping_gradient_multiplier"`` opacus issue #757                       :func:`check_noise`
+``"sum_noise_added_to_mean"``               jax_privacy issue #383                  :func:`check_noise`
+``"accumulation_at_microbatch_rate"``       jax_privacy PR #271 (#287)              :func:`~.claims.check_claims`
+``"replace_one_sensitivity_C"``             google/differential-privacy #378, #464  :func:`check_noise`
+``"classic_gaussian_above_one"``            scikit-learn issue #30114               :func:`check_gaussian_claim`
+==========================================  ======================================  =====================================
+
+Two consistency checks are new here.
+
+* :func:`check_noise` **measures** the multiplier of one step's Gaussian release and compares it with the multiplier
+  its accountant was fed. The auditor picks the worst-case neighbouring batches of per-example gradients for the
+  stated relation (add/remove: a record of norm C added; replace-one: a record +C e_1 replaced by one clipped to
+  -C e_1, which also flips its clipped/unclipped count), releases each ``draws`` times, and estimates
+  :math:`\hat\mu^2 = \sum_k \big((\hat\Delta_k/\hat\sigma_k)^2 - 2/N\big)` over the released coordinates (each
+  coordinate's shift over its noise std; :math:`2/N` removes the bias of the squared estimate). Independent Gaussian
+  coordinates compose to one Gaussian with :math:`\mu^2 = \sum_k \mu_k^2` (docs/math.md §27.1), so the measured
+  multiplier is :math:`\hat z = 1/\hat\mu`. The claim :math:`z_c` is refused when
+  :math:`|\hat\mu^2 - z_c^{-2}|` exceeds ``threshold`` standard errors of :math:`\hat\mu^2` under the claim:
+  *under-reports* (less noise than claimed: the ε is too small) or *over-noised* (more noise than claimed: the ε
+  holds but the update is drowned).
+* :func:`check_gaussian_claim` compares a claimed (ε, δ) of one Gaussian release with its exact curve
+  (:func:`dpedu.gaussian.gaussian_delta_exact`, Balle & Wang 2018, Thm 8).
+
+>>> pitfall_hunt("replace_one_sensitivity_C", rng=0).caught
+True
+>>> pitfall_hunt("replace_one_sensitivity_C", correct=True, rng=0).caught
+False
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...clipping import L2_clip
+from ...events import REPLACE_ONE, add_remove_equivalent, check_relation
+from ...gaussian import analytic_noise_multiplier, gaussian_delta_exact
+from ...mechanisms import gaussian_mechanism
+from ...training import plan_dp_sgd
+from ...engine.validation import check_choice, check_delta, check_epsilon, check_noise_multiplier, check_positive
+from ...engine.validation import check_positive_int, check_rng
+from .claims import ClaimCheck, claim_hunt
+
+__all__ = ["Pitfall", "PITFALLS", "NoiseCheck", "check_noise", "GaussianClaimCheck", "check_gaussian_claim",
+           "classic_noise_anywhere", "PitfallResult", "pitfall_hunt", "BASE_RECORDS"]
+
+
+@dataclass(frozen=True)
+class Pitfall:
+    """One planted mistake: what the code does, the issue it comes from, and the check that catches it."""
+
+    description: str
+    issue: str
+    check: str
+
+
+PITFALLS = {
+    "adaptive_clipping_gradient_multiplier": Pitfall(
+        "adaptive clipping releases the gradient sum with z_Delta = (z^-2 - (2 sigma_b)^-2)^(-1/2) and a noisy count; "
+        "the accountant is fed z_Delta instead of the step's z (wrong: the count is released too, and the two "
+        "together are one Gaussian with multiplier z < z_Delta)", "opacus issue #757", "check_noise"),
+    "sum_noise_added_to_mean": Pitfall(
+        "noise of std z C, calibrated for the clipped sum, is added to the mean sum / m (the mean's sensitivity is "
+        "C / m, so the multiplier is z m: the claim z holds but is m times too pessimistic and the update drowns)",
+        "jax_privacy issue #383", "check_noise"),
+    "accumulation_at_microbatch_rate": Pitfall(
+        "k Poisson micro-batches of rate q are summed into each update (gradient accumulation); the ledger counts "
+        "the updates at the micro-batch rate q instead of k q (wrong: under-counts)", "jax_privacy PR #271 (#287)",
+        "check_claims"),
+    "replace_one_sensitivity_C": Pitfall(
+        "under replace-one the clipped sum moves by 2C, but the accountant is fed z = std / C instead of z / 2 "
+        "(wrong: the curve is that of a Gaussian with twice the signal)", "google/differential-privacy issue #378 "
+        "(PR #464)", "check_noise"),
+    "classic_gaussian_above_one": Pitfall(
+        "z = sqrt(2 ln(1.25/delta)) / epsilon used at epsilon >= 1, where Dwork & Roth's Thm A.1 does not hold (at "
+        "epsilon = 10, delta = 1e-5 the exact delta is above the claim)", "scikit-learn issue #30114",
+        "check_gaussian_claim"),
+}
+
+#: Records in the auditor's base batch (all of gradient 0.5 C e_2); the divisor m of the mean pitfall.
+BASE_RECORDS = 10
+
+
+@dataclass(frozen=True)
+class NoiseCheck:
+    """What :func:`check_noise` measured: the claimed and measured multipliers, and the test statistic."""
+
+    claimed_multiplier: float
+    measured_multiplier: float
+    statistic: float
+    threshold: float
+    relation: str
+    draws: int
+    description: str = ""
+
+    @property
+    def consistent(self):
+        """True when the measured noise matches the claim (|statistic| <= threshold)."""
+        return abs(self.statistic) <= self.threshold
+
+    @property
+    def under_reports(self):
+        """True when the step added less noise than its ledger claims: the claimed epsilon is too small."""
+        return self.statistic > self.threshold
+
+    def __str__(self):
+        head = self.description or "noise check"
+        found = ("matches" if self.consistent else "UNDER-REPORTS (less noise than claimed)" if self.under_reports
+                 else "OVER-NOISED (more noise than claimed)")
+        return (f"{head}: claimed z = {self.claimed_multiplier:.4g}, measured z = {self.measured_multiplier:.4g} "
+                f"({self.relation}, {self.draws} draws per world, statistic {self.statistic:+.3g}): {found}")
+
+
+def _neighbours(relation, clip_norm):
+    """The auditor's worst-case pair of per-example gradient sets (rows) under ``relation``."""
+    base = np.tile([0.0, 0.5 * clip_norm], (BASE_RECORDS, 1))
+    if relation == REPLACE_ONE:          # +C e_1 (unclipped) against -2C e_1 (clipped to -C e_1): shift 2C, count 1
+        return np.vstack([base, [clip_norm, 0.0]]), np.vstack([base, [-2.0 * clip_norm, 0.0]])
+    return base, np.vstack([base, [clip_norm, 0.0]])     # one record of norm C added: shift C, count 1/2
+
+
+def check_noise(release, *, claimed_multiplier, relation="add_remove", clip_norm=1.0, draws=2000, threshold=5.0,
+                rng=None, description=""):
+    r"""Measure the noise multiplier of ``release`` and compare it with ``claimed_multiplier`` (module docstring).
+
+    ``release(gradients, rng)`` returns the step's released vector (1-D) for per-example gradients (rows, 2
+    columns), clipped at ``clip_norm``; ``claimed_multiplier`` is the multiplier its accountant is fed (noise std
+    over the worst-case change under ``relation``). Returns a :class:`NoiseCheck`; under a correct claim the
+    statistic is about standard normal, so ``threshold=5`` flags correct code with probability about 1e-6.
+    """
+    if not callable(release):
+        raise TypeError(f"release must be a callable (gradients, rng) -> array; got {type(release).__name__}")
+    claimed = check_positive(claimed_multiplier, "claimed_multiplier")
+    relation = check_relation(relation)
+    clip_norm = check_positive(clip_norm, "clip_norm")
+    draws = check_positive_int(draws, "draws", maximum=10**6)
+    if draws < 100:
+        raise ValueError(f"draws must be at least 100 (the test uses normal approximations); got {draws}")
+    threshold = check_positive(threshold, "threshold")
+    generator = check_rng(rng)
+    pair = _neighbours(relation, clip_norm)
+    worlds = [np.array([np.ravel(release(g, generator)) for _ in range(draws)]) for g in pair]
+    shift = worlds[1].mean(axis=0) - worlds[0].mean(axis=0)
+    spread = np.sqrt(0.5 * (worlds[0].var(axis=0, ddof=1) + worlds[1].var(axis=0, ddof=1)))
+    noiseless = spread == 0
+    if np.any(noiseless & (shift != 0)):
+        mu2 = math.inf                                              # a coordinate moved and carried no noise
+    else:
+        ratios = shift[~noiseless] / spread[~noiseless]
+        mu2 = float(np.sum(ratios**2 - 2.0 / draws))
+    claim = claimed**-2.0
+    k = int(np.sum(~noiseless))
+    standard_error = math.sqrt((8.0 * claim + claim**2) / draws + 8.0 * k / draws**2)
+    statistic = (mu2 - claim) / standard_error if math.isfinite(mu2) else math.inf
+    measured = 1.0 / math.sqrt(mu2) if mu2 > 0 else math.inf
+    return NoiseCheck(claimed, measured, statistic, threshold, relation, draws, description)
+
+
+@dataclass(frozen=True)
+class GaussianClaimCheck:
+    """A claimed (ε, δ) of one Gaussian release with multiplier z against its exact δ(ε) (Balle & Wang, Thm 8).
+
+    ``proven`` says whether the classic theorem (Dwork & Roth 2014, Thm A.1: ε < 1) applies at this ε.
+    """
+
+    noise_multiplier: float
+    epsilon: float
+    delta: float
+    exact_delta: float
+    proven: bool
+    description: str = ""
+
+    @property
+    def consistent(self):
+        """True when the exact δ(ε) is at most the claimed δ (a relative slack of 1e-9 for round-off)."""
+        return self.exact_delta <= self.delta * (1.0 + 1e-9)
+
+    def __str__(self):
+        head = self.description or "Gaussian claim"
+        verdict = "holds" if self.consistent else "REFUSED: the exact delta is above the claim"
+        return (f"{head}: z = {self.noise_multiplier:.4g} claims ({self.epsilon:g}, {self.delta:.3g})-DP; the exact "
+                f"delta at that epsilon is {self.exact_delta:.3g}: {verdict}")
+
+
+def check_gaussian_claim(noise_multiplier, epsilon, delta, *, description=""):
+    """Check the claim "the Gaussian mechanism with multiplier z is (ε, δ)-DP" against the exact curve."""
+    z = check_noise_multiplier(noise_multiplier)
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    return GaussianClaimCheck(z, epsilon, delta, gaussian_delta_exact(epsilon, z), epsilon < 1, description)
+
+
+def classic_noise_anywhere(epsilon, delta):
+    r"""**WRONG on purpose**: :math:`\sqrt{2\ln(1.25/\delta)}/\varepsilon` at any ε, without the ε < 1 guard of
+    :func:`dpedu.gaussian.classic_noise_multiplier` (the mistake of scikit-learn issue #30114)."""
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    return math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+@dataclass(frozen=True)
+class PitfallResult:
+    """One hunt: the pitfall, whether the planted (or the correct) code was checked, the check's report, and the
+    check's own result (a :class:`NoiseCheck`, :class:`~.claims.ClaimCheck` or :class:`GaussianClaimCheck`)."""
+
+    pitfall: str
+    correct: bool
+    consistent: bool
+    report: str
+    check: NoiseCheck | ClaimCheck | GaussianClaimCheck
+
+    @property
+    def caught(self):
+        """True when the check refused the run's claim."""
+        return not self.consistent
+
+
+def _dp_sum(gradients, clip_norm, noise_multiplier, rng):
+    """The clipped sum of the rows plus N(0, z^2 C^2 I): DP-SGD's release."""
+    return gaussian_mechanism(L2_clip(gradients, clip_norm).sum(axis=0), l2_sensitivity=clip_norm,
+                              noise_multiplier=noise_multiplier, rng=rng)
+
+
+def _adaptive_setting(correct):
+    plan = plan_dp_sgd(BASE_RECORDS + 1, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=1.0, steps=1,
+                       target_quantile=0.5, count_noise_std=0.6)
+
+    def release(gradients, rng):                  # (noisy sum with z_Delta, log C_{t+1}: affine in the noisy count)
+        clip = plan.clip_state()
+        noisy = _dp_sum(gradients, clip.clip_norm, plan.gradient_noise_multiplier, rng)
+        clip.update(np.linalg.norm(gradients, axis=1), rng)
+        return np.append(noisy, math.log(clip.clip_norm))
+
+    fed = plan.event.noise_multiplier if correct else plan.gradient_noise_multiplier   # WRONG: z_Delta, not z
+    return release, fed, plan.relation
+
+
+def _mean_setting(correct):
+    z, m = 1.0, BASE_RECORDS
+
+    def release(gradients, rng):
+        if correct:
+            return _dp_sum(gradients, 1.0, z, rng) / m                                  # noise the sum, then divide
+        mean = L2_clip(gradients, 1.0).sum(axis=0) / m
+        return gaussian_mechanism(mean, l2_sensitivity=1.0, noise_multiplier=z, rng=rng)  # WRONG: sum's noise on mean
+
+    return release, z, "add_remove"
+
+
+def _replace_one_setting(correct):
+    plan = plan_dp_sgd(BASE_RECORDS + 1, noise_multiplier=2.0, clip_norm=1.0, sampling_rate=1.0, steps=1,
+                       relation=REPLACE_ONE)
+
+    def release(gradients, rng):
+        return _dp_sum(gradients, plan.clip_norm, plan.noise_multiplier, rng)
+
+    event = add_remove_equivalent(plan.event) if correct else plan.event   # WRONG: z = std / C, sensitivity 2C
+    return release, event.noise_multiplier, plan.relation
+
+
+_SETTINGS = {"adaptive_clipping_gradient_multiplier": _adaptive_setting, "sum_noise_added_to_mean": _mean_setting,
+             "replace_one_sensitivity_C": _replace_one_setting}
+
+
+def pitfall_hunt(pitfall, *, correct=False, draws=2000, rng=None):
+    """Run the planted ``pitfall`` (or, ``correct=True``, the correct code) and its check: a :class:`PitfallResult`.
+
+    The accumulation pitfall trains DP-SGD (:func:`~dpedu.research.audit.claims.claim_hunt`); the classic-Gaussian
+    one claims (10, 1e-5)-DP (deterministic: ``rng`` and ``draws`` are not used); the others measure one step's
+    noise with ``draws`` releases per neighbouring batch.
+    """
+    pitfall = check_choice(pitfall, "pitfall", PITFALLS)
+    if not isinstance(correct, bool):
+        raise TypeError(f"correct must be True or False; got {correct!r}")
+    label = f"{'correct' if correct else 'PLANTED'} {pitfall}"
+    if pitfall == "accumulation_at_microbatch_rate":
+        check = claim_hunt(pitfall, correct=correct, rng=rng)
+    elif pitfall == "classic_gaussian_above_one":
+        epsilon, delta = 10.0, 1e-5
+        z = analytic_noise_multiplier(epsilon, delta) if correct else classic_noise_anywhere(epsilon, delta)
+        check = check_gaussian_claim(z, epsilon, delta, description=label)
+    else:
+        release, claimed, relation = _SETTINGS[pitfall](correct)
+        check = check_noise(release, claimed_multiplier=claimed, relation=relation, draws=draws, rng=rng,
+                            description=label)
+    return PitfallResult(pitfall, correct, check.consistent, str(check), check)

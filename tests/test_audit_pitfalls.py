@@ -1,0 +1,98 @@
+"""The five pitfalls from real issue trackers (dpedu.research.audit.pitfalls, docs/math.md §27): each planted mistake
+is caught by its check, the correct code is not, and the numbers quoted in the notes are the code's."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpedu.gaussian import gaussian_delta_exact
+from dpedu.research.audit import (CLAIM_BUGS, PITFALLS, check_gaussian_claim, check_noise, claim_hunt,
+                                  pitfall_hunt)
+from dpedu.research.audit.pitfalls import classic_noise_anywhere
+from dpedu.training.adaptive import gradient_noise_multiplier
+
+NOISE_PITFALLS = [name for name, p in PITFALLS.items() if p.check == "check_noise"]
+
+
+def test_the_five_pitfalls_each_cite_an_issue_and_name_an_existing_check():
+    assert len(PITFALLS) == 5
+    for name, pitfall in PITFALLS.items():
+        assert "#" in pitfall.issue and pitfall.description
+        assert pitfall.check in ("check_noise", "check_claims", "check_gaussian_claim")
+    assert "accumulation_at_microbatch_rate" in CLAIM_BUGS
+
+
+@pytest.mark.parametrize("pitfall", sorted(PITFALLS))
+def test_each_planted_pitfall_is_caught_and_the_correct_code_is_not(pitfall):
+    for seed in range(2):
+        planted = pitfall_hunt(pitfall, draws=600, rng=seed)
+        assert planted.caught and not planted.correct, planted.report
+        control = pitfall_hunt(pitfall, correct=True, draws=600, rng=seed)
+        assert not control.caught, control.report
+
+
+@pytest.mark.parametrize("pitfall, words", [
+    ("adaptive_clipping_gradient_multiplier", "UNDER-REPORTS"),
+    ("replace_one_sensitivity_C", "UNDER-REPORTS"),
+    ("sum_noise_added_to_mean", "OVER-NOISED"),
+    ("accumulation_at_microbatch_rate", "Poisson sampling at q = 0.05"),
+    ("classic_gaussian_above_one", "exact delta is above the claim"),
+])
+def test_each_report_says_which_way_the_claim_is_wrong(pitfall, words):
+    assert words in pitfall_hunt(pitfall, draws=500, rng=3).report
+
+
+@pytest.mark.parametrize("pitfall", NOISE_PITFALLS)
+def test_under_correct_code_the_noise_statistic_is_about_standard_normal(pitfall):
+    stats = np.array([pitfall_hunt(pitfall, correct=True, draws=300, rng=100 + s).check.statistic for s in range(8)])
+    assert abs(stats.mean()) < 1.0 and 0.5 < stats.std() < 1.6 and np.all(np.abs(stats) < 4.0)
+
+
+def test_the_noise_check_measures_the_multiplier_of_a_plain_gaussian_release():
+    def release(gradients, rng):                    # the clipped sum (norms <= 1 here) plus N(0, 3^2)
+        return gradients.sum(axis=0) + rng.normal(0.0, 3.0, size=2)
+    check = check_noise(release, claimed_multiplier=3.0, draws=4000, rng=0)
+    assert check.consistent and abs(check.measured_multiplier - 3.0) < 0.3
+    assert check_noise(release, claimed_multiplier=6.0, draws=4000, rng=0).under_reports
+    over = check_noise(release, claimed_multiplier=1.0, draws=4000, rng=0)
+    assert not over.consistent and not over.under_reports
+    noiseless = check_noise(lambda g, rng: g.sum(axis=0), claimed_multiplier=1.0, rng=0)
+    assert noiseless.under_reports and noiseless.measured_multiplier == 0.0 and math.isinf(noiseless.statistic)
+
+
+def test_the_noise_check_refuses_bad_arguments_by_name():
+    def release(gradients, rng):
+        return gradients.sum(axis=0)
+    with pytest.raises(TypeError, match="release"):
+        check_noise(None, claimed_multiplier=1.0, rng=0)
+    for bad, name in [(dict(claimed_multiplier=0.0), "claimed_multiplier"), (dict(draws=10), "draws"),
+                      (dict(relation="swap"), "relation"), (dict(threshold=-1.0), "threshold")]:
+        with pytest.raises(ValueError, match=name):
+            check_noise(release, **{"claimed_multiplier": 1.0, "rng": 0, **bad})
+    with pytest.raises(ValueError, match="pitfall"):
+        pitfall_hunt("off_by_one")
+    with pytest.raises(TypeError, match="correct"):
+        pitfall_hunt("classic_gaussian_above_one", correct="yes")
+
+
+def test_the_gaussian_claim_check_and_the_numbers_in_the_notes():
+    z = classic_noise_anywhere(10.0, 1e-5)
+    assert z == pytest.approx(0.4845, abs=1e-4)
+    refused = check_gaussian_claim(z, 10.0, 1e-5)
+    assert not refused.consistent and not refused.proven
+    assert refused.exact_delta == pytest.approx(2.27e-5, rel=5e-3)            # docs/math.md §27.6
+    lucky = check_gaussian_claim(classic_noise_anywhere(2.0, 1e-5), 2.0, 1e-5)
+    assert lucky.consistent and not lucky.proven and lucky.exact_delta == pytest.approx(1.3e-7, rel=0.05)
+    below_one = check_gaussian_claim(classic_noise_anywhere(0.5, 1e-5), 0.5, 1e-5)
+    assert below_one.consistent and below_one.proven
+    assert check_gaussian_claim(1.0, 1.0, gaussian_delta_exact(1.0, 1.0)).consistent
+    with pytest.raises(ValueError, match="delta"):
+        check_gaussian_claim(1.0, 1.0, 1.5)
+    assert gradient_noise_multiplier(1.0, 0.6) == pytest.approx(1.81, abs=5e-3)   # docs/math.md §27.2
+
+
+def test_accumulation_is_refused_through_the_batch_sizes():
+    check = claim_hunt("accumulation_at_microbatch_rate", rng=0)
+    assert not check.consistent and "records in all" in check.problems[0]
+    assert np.all([claim_hunt("accumulation_at_microbatch_rate", correct=True, rng=s).consistent for s in range(4)])
