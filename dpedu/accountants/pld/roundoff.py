@@ -18,12 +18,12 @@ involved (twiddle factors accurate to about 2u), that is at most :data:`OPS_PER_
 *Self-composition* (:func:`composed_spectrum`, :func:`self_compose_bound`). The T-th power multiplies the forward
 transform's relative error by T, so the forward FFT and the power run in :data:`SPECTRUM_DTYPE`: x87 extended
 precision (:math:`u_x = 2^{-64}`, 2048 times below double's) where NumPy's long double is that, and the result is
-rounded to double once. With :math:`e_F` at :math:`u_x`, :math:`L \ge \|p\|_1` and
-:math:`a_k = \max(|\tilde s_k|, \min(L, |\tilde s_k| + e_F))` (a bound on :math:`|z|` between the computed and
-the exact :math:`\hat p_k`), :math:`|\tilde s_k^T - \hat p_k^T| \le T a_k^{T-1} e_F` (mean value theorem); the power,
+rounded to double once. With :math:`e = e_F L` (:math:`e_F` at :math:`u_x`, :math:`L \ge \|p\|_1`) and
+:math:`a_k = \max(|\tilde s_k|, \min(L, |\tilde s_k| + e))` (a bound on :math:`|z|` between the computed and
+the exact :math:`\hat p_k`), :math:`|\tilde s_k^T - \hat p_k^T| \le T a_k^{T-1} e` (mean value theorem); the power,
 computed as :math:`e^{T\ln \tilde s}` (a phase :math:`T\theta` and a log-magnitude :math:`T\ln|\tilde s|` rounded),
-adds at most :math:`(|\tilde s_k| + e_F)^T\,u_x\,(T(4 + \pi + 2|\ln|\tilde s_k||) + 4)` and the rounding to double
-:math:`2u(|\tilde s_k| + e_F)^T`. A frequency with :math:`(|\tilde s_k| + e_F)^T < e^{-700}` is set to 0, an error
+adds at most :math:`(|\tilde s_k| + e)^T\,u_x\,(T(4 + \pi + 2|\ln|\tilde s_k||) + 4)` and the rounding to double
+:math:`2u(|\tilde s_k| + e)^T`. A frequency with :math:`(|\tilde s_k| + e)^T < e^{-700}` is set to 0, an error
 of at most that. Call the sum :math:`E_k`. The exact inverse DFT (with its 1/N) maps it to an L2 error
 :math:`(\sum_k E_k^2/N)^{1/2}` (Parseval), and the inverse FFT (double) adds at most :math:`\gamma_K` times the L2
 norm of its exact output, :math:`(\sum_k |\tilde S_k|^2/N)^{1/2}` (Higham 2002, Thm 24.2, with the same constant).
