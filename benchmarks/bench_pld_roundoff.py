@@ -1,5 +1,5 @@
-"""The PLD accountant's FFT round-off, as docs/math.md §15.8 states it: the negative mass of its inverse FFTs beside the
-rigorous bound the pessimistic PLD adds to delta, with the spectrum in extended precision and in double.
+"""The PLD accountant's FFT round-off, as docs/math.md §15.8 states it: the negative mass of its inverse FFTs beside
+the rigorous bound the pessimistic PLD adds to delta, with the spectrum in extended precision and in double.
 
     python benchmarks/bench_pld_roundoff.py
 

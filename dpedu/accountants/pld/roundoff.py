@@ -119,7 +119,7 @@ def composed_spectrum(folded, count, dtype=None):
     # the frequencies set to 0 are off by at most e^LOG_NEGLIGIBLE each: returned as one bound for all of them
     error = np.zeros(spectrum.size)
     error[live] = propagated + rounding
-    return result, error, math.exp(LOG_NEGLIGIBLE) if live.size < spectrum.size else 0.0
+    return result, error, math.exp(LOG_NEGLIGIBLE + 1.0) if live.size < spectrum.size else 0.0  # + 1: slack
 
 
 def _half_weights(count, size):
