@@ -119,3 +119,37 @@ def test_the_bounds_grow_with_the_size_and_refuse_nothing():
     assert 0 < convolve_bound(1.0, 1.0, 2**10, 2**10) < convolve_bound(1.0, 1.0, 2**20, 2**20) < 1e-9
     spectrum = np.array([1.0 + 0j, 0.5j, 0.0, -0.3 + 0.1j])
     assert np.allclose(power(spectrum, 7), spectrum**7, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("points, size", [(1, 10), (50, 64), (725, 78_125), (963, 43_740)])
+def test_the_direct_transform_stays_within_its_bound(points, size):
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    x = _lopsided_pmf(points, points, points // 3)
+    frequencies = np.unique(np.linspace(0, size // 2, 9).astype(int))
+    computed = roundoff.direct_dft(x.astype(roundoff.SPECTRUM_DTYPE), frequencies, size, roundoff.SPECTRUM_DTYPE)
+    bound = roundoff.dft_error(points, roundoff.unit_roundoff(roundoff.SPECTRUM_DTYPE)) * float(x.sum()) * 1.001
+    for value, k in zip(computed, frequencies):
+        exact = mpmath.fsum(mpmath.mpf(float(x[j])) * mpmath.expjpi(-2 * mpmath.mpf(int(j * k % size)) / size)
+                            for j in range(points))
+        assert abs(mpmath.mpc(str(value.real), str(value.imag)) - exact) <= bound
+
+
+def test_each_frequency_within_its_bound_on_a_long_composition(monkeypatch):
+    # 10,000 copies of a short PMF: few frequencies survive the power, so the extended spectrum takes the direct route
+    pmf = np.zeros(4_000)
+    pmf[:8] = [math.comb(7, i) / 128 for i in range(8)]               # spread: |p_hat| near 1 only at low k
+    count = 10_000
+    taken = []
+    monkeypatch.setattr(roundoff, "direct_dft", lambda *args: taken.append(1) or _direct(*args))
+    reference = sp_fft.rfft(pmf.astype(np.longdouble)) ** count         # all in long double
+    double, double_error, rest = roundoff.composed_spectrum(pmf, count, np.float64)
+    extended, extended_error, _ = roundoff.composed_spectrum(pmf, count)
+    assert 0 < rest < 1e-300 and np.count_nonzero(double) < double.size / 4    # most frequencies set to 0
+    assert np.all(np.abs(double - reference) <= double_error + rest)   # per frequency, in double
+    if roundoff.SPECTRUM_DTYPE is not np.float64:
+        assert taken and np.all(extended_error <= 1e-2 * double_error)
+        assert np.all(np.abs(extended - reference) <= 1e-2 * double_error + rest)
+
+
+_direct = roundoff.direct_dft

@@ -52,7 +52,7 @@ import numpy as np
 from scipy import fft as sp_fft
 
 __all__ = ["OPS_PER_LEVEL", "UNIT_ROUNDOFF", "SPECTRUM_DTYPE", "LOG_NEGLIGIBLE", "unit_roundoff", "fft_error",
-           "power", "composed_spectrum", "self_compose_bound", "convolve_bound"]
+           "dft_error", "direct_dft", "power", "composed_spectrum", "self_compose_bound", "convolve_bound"]
 
 UNIT_ROUNDOFF = float(np.finfo(float).eps) / 2.0
 #: roundings per bit of log2 N, relative to the magnitudes summed: a radix-r level costs at most r - 1 additions
@@ -93,33 +93,93 @@ def power(spectrum, count):
         return np.exp(log_magnitude) * (np.cos(phase) + 1j * np.sin(phase))
 
 
+def dft_error(points, unit=UNIT_ROUNDOFF):
+    r"""The componentwise error of :func:`direct_dft` on ``points`` inputs per unit of their L1 norm: blocks of
+    B = ceil(sqrt(n)) points, M = ceil(n / B) blocks; each twiddle is off by at most 16 u (the angle's 3 roundings
+    times pi, cos and sin to 2 ulps), a sum of B (or M) products by at most :math:`\sqrt2\gamma_{B+1}`."""
+    block = math.isqrt(max(points - 1, 0)) + 1
+    return _gamma(2 * (block + -(-points // block)) + 40, unit)
+
+
+def _twiddles(exponents, size, dtype):
+    r"""``(cos, sin)`` of :math:`2\pi t/N` for integer exponents t, reduced exactly to :math:`|t| \le N/2` first."""
+    t = exponents % size
+    t = np.where(2 * t > size, t - size, t).astype(dtype)
+    angle = (2 * _PI[np.dtype(dtype).char]) * (t / dtype(size))
+    return np.cos(angle), np.sin(angle)
+
+
+_PI = {np.dtype(t).char: t("3.14159265358979323846264338327950288419716939937510") for t in (np.float64, np.longdouble)}
+
+
+def direct_dft(x, frequencies, size, dtype):
+    """``sum_j x_j exp(-2 pi i j k / size)`` at each integer k of ``frequencies``, in ``dtype``: two blocked sums
+    (about 2 sqrt(n) twiddles per frequency; real arithmetic), for a short ``x`` and few frequencies."""
+    n = x.size
+    block = math.isqrt(max(n - 1, 0)) + 1
+    rows = -(-n // block)
+    padded = np.zeros(rows * block, dtype=dtype)
+    padded[:n] = x
+    padded = padded.reshape(rows, block)
+    k = np.asarray(frequencies, dtype=np.int64)
+    cos, sin = _twiddles(np.outer(np.arange(block), k), size, dtype)
+    real, imag = padded @ cos, padded @ sin                 # the inner sums times e^{+i angle}: conjugated below
+    cos, sin = _twiddles(np.outer(np.arange(rows) * block, k), size, dtype)
+    # sum_m e^{-i a_m} conj(real + i imag) = sum_m (cos - i sin)(real - i imag)
+    return np.sum(cos * real - sin * imag, axis=0) - 1j * np.sum(sin * real + cos * imag, axis=0)
+
+
+def _live(spectrum, count, e_f):
+    """``(live, upper, log_reach)``: the frequencies whose power does not underflow, given the computed spectrum
+    and its error bound ``e_f``; ``upper`` bounds its modulus, ``log_reach`` bounds T ln max(|s~_k|, |p_hat_k|)."""
+    # the modulus of s~_k rounded to complex double (2 roundings of u) and taken in double (2 more), raised
+    upper = np.abs(spectrum.astype(complex, copy=False)) * (1.0 + 6.0 * UNIT_ROUNDOFF)
+    with np.errstate(divide="ignore", under="ignore"):
+        log_reach = count * np.log(upper + e_f)
+    return np.flatnonzero(log_reach > LOG_NEGLIGIBLE), upper, log_reach
+
+
 def composed_spectrum(folded, count, dtype=None):
-    r"""``(S, E)``: the half spectrum of the ``count``-fold circular self-convolution of ``folded`` (a non-negative
-    PMF on the FFT's N points), computed in ``dtype`` (default :data:`SPECTRUM_DTYPE`) and returned in complex
-    double, and a bound :math:`E_k \ge |S_k - \hat p_k^T|` per frequency (docs/math.md §15.8)."""
+    r"""``(S, E, rest)``: the half spectrum S of the ``count``-fold circular self-convolution of ``folded`` (a
+    non-negative PMF on the FFT's N points) in complex double, a bound :math:`E_k \ge |S_k - \hat p_k^T|` per
+    frequency, and one bound ``rest`` for the frequencies set to 0 (docs/math.md §15.8).
+
+    The spectrum is computed in ``dtype`` (default :data:`SPECTRUM_DTYPE`) at the frequencies whose power does
+    not underflow: by one FFT, or, where the PMF's support n is short, those frequencies are found from the FFT in
+    double and computed again by :func:`direct_dft` when n times their number is small beside N.
+    """
     dtype = SPECTRUM_DTYPE if dtype is None else dtype
     size, unit = folded.size, unit_roundoff(dtype)
-    spectrum = sp_fft.rfft(folded.astype(dtype, copy=False))
     # |p_hat_k| <= ||p||_1 <= L: the float sum, raised by gamma_N to cover any summation order
     bound_l1 = float(folded.sum()) * (1.0 + 2.0 * size * UNIT_ROUNDOFF)
+    nonzero = np.flatnonzero(folded)
+    support = int(nonzero[-1]) + 1 if nonzero.size else 1
+    affordable = 4 * size // (support + 16 * math.isqrt(support))   # frequencies a direct transform may take
     e_f = fft_error(size, unit) * bound_l1
-    # >= |s~_k|: the modulus of s~_k rounded to complex double (2 roundings of u) and taken in double (2 more)
-    upper = np.abs(spectrum.astype(complex)) * (1.0 + 6.0 * UNIT_ROUNDOFF)
-    with np.errstate(divide="ignore", under="ignore"):
-        log_reach = count * np.log(upper + e_f)                             # >= T ln max(|s~_k|, |p_hat_k|)
-    live = np.flatnonzero(log_reach > LOG_NEGLIGIBLE)
-    result = np.zeros(spectrum.size, dtype=complex)
-    result[live] = power(spectrum[live], count)
-    upper, reach = upper[live], np.exp(log_reach[live])
+    if unit < UNIT_ROUNDOFF and affordable >= 32:
+        live, upper, log_reach = _live(sp_fft.rfft(folded), count, fft_error(size) * bound_l1)
+        if live.size <= affordable:
+            spectrum, e_f = direct_dft(folded[:support].astype(dtype), live, size, dtype), dft_error(support, unit)
+            e_f *= bound_l1
+        else:
+            spectrum = sp_fft.rfft(folded.astype(dtype))[live]
+        _, upper, log_reach_live = _live(spectrum, count, e_f)      # the extended values' own bounds
+    else:
+        spectrum = sp_fft.rfft(folded.astype(dtype, copy=False))
+        live, upper, log_reach = _live(spectrum, count, e_f)
+        spectrum, upper, log_reach_live = spectrum[live], upper[live], log_reach[live]
+    result = np.zeros(log_reach.size, dtype=complex)
+    result[live] = power(spectrum, count)
+    reach = np.exp(log_reach_live)
     a = np.maximum(np.minimum(bound_l1, upper + e_f), upper)                # >= |z| between s~_k and p_hat_k
     with np.errstate(divide="ignore", under="ignore"):
         propagated = count * np.exp((count - 1) * np.log(a)) * e_f
     log_mag = np.abs(np.log(np.maximum(upper, np.finfo(float).tiny)))
     rounding = reach * (unit * (count * (4.0 + math.pi + 2.0 * log_mag) + 4.0) + 2.0 * UNIT_ROUNDOFF)
     # the frequencies set to 0 are off by at most e^LOG_NEGLIGIBLE each: returned as one bound for all of them
-    error = np.zeros(spectrum.size)
+    error = np.zeros(log_reach.size)
     error[live] = propagated + rounding
-    return result, error, math.exp(LOG_NEGLIGIBLE + 1.0) if live.size < spectrum.size else 0.0  # + 1: slack
+    return result, error, math.exp(LOG_NEGLIGIBLE + 1.0) if live.size < log_reach.size else 0.0  # + 1: slack
 
 
 def _half_weights(count, size):
