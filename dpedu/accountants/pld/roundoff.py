@@ -16,9 +16,12 @@ involved (twiddle factors accurate to about 2u), that is at most :data:`OPS_PER_
           K = \mathrm{OPS\_PER\_LEVEL}\,(\lceil\log_2 N\rceil + 1), \quad \gamma_K = \frac{Ku}{1-Ku}.
 
 *Self-composition* (:func:`composed_spectrum`, :func:`self_compose_bound`). The T-th power multiplies the forward
-transform's relative error by T, so the forward FFT and the power run in :data:`SPECTRUM_DTYPE`: x87 extended
-precision (:math:`u_x = 2^{-64}`, 2048 times below double's) where NumPy's long double is that, and the result is
-rounded to double once. With :math:`e = e_F L` (:math:`e_F` at :math:`u_x`, :math:`L \ge \|p\|_1`) and
+transform's relative error by T, so the spectrum and the power are computed in :data:`SPECTRUM_DTYPE`: x87
+extended precision (:math:`u_x = 2^{-64}`, 2048 times below double's) where NumPy's long double is that, and the
+result is rounded to double once. Only the frequencies whose power does not underflow are computed (found from the
+FFT in double): by one long-double FFT, or by :func:`direct_dft` where that is cheaper, whose componentwise error
+is :func:`dft_error` (twiddles reduced exactly to :math:`|t| \le N/2`, 16 :math:`u_x` off; two blocked sums of
+:math:`B = \lceil\sqrt n\rceil` and :math:`M = \lceil n/B\rceil` terms): :math:`\gamma_{2(B+M)+40}\|x\|_1`. With :math:`e = e_F L` (:math:`e_F` at :math:`u_x`, :math:`L \ge \|p\|_1`) and
 :math:`a_k = \max(|\tilde s_k|, \min(L, |\tilde s_k| + e))` (a bound on :math:`|z|` between the computed and
 the exact :math:`\hat p_k`), :math:`|\tilde s_k^T - \hat p_k^T| \le T a_k^{T-1} e` (mean value theorem); the power,
 computed as :math:`e^{T\ln \tilde s}` (a phase :math:`T\theta` and a log-magnitude :math:`T\ln|\tilde s|` rounded),
