@@ -23,7 +23,7 @@ import numpy as np
 from scipy import fft as sp_fft
 
 from .losses import GridPMF
-from .roundoff import convolve_bound, power, self_compose_bound
+from .roundoff import composed_spectrum, convolve_bound, self_compose_bound
 
 __all__ = ["chernoff_window", "self_compose", "self_compose_size", "on_finer_grid", "convolve", "PrivacyCurve"]
 
@@ -106,8 +106,9 @@ def self_compose(g, count, tail, pessimistic, max_size, window=None):
                          f"{max_size}; pass a coarser discretization, a larger accuracy or a larger max_grid_size")
     # the PMF folded onto `size` points (index mod size) has the same `size`-point transform
     folded = np.pad(g.pmf, (0, -g.pmf.size % size)).reshape(-1, size).sum(axis=0)
-    spectrum = sp_fft.rfft(folded)
-    circular = sp_fft.irfft(power(spectrum, count), size)  # the composed PMF, index mod size
+    # the pessimistic spectrum in extended precision where there is one (docs/math.md §15.8)
+    spectrum, error, rest = composed_spectrum(folded, count, None if pessimistic else np.float64)
+    circular = sp_fft.irfft(spectrum, size)  # the composed PMF, index mod size
     out = np.roll(circular, -(low % size))  # from the window's first point on
     kept = np.maximum(out[:width], 0.0)  # round-off below zero is no probability
     log_finite = count * math.log1p(-g.infinity_mass) if g.infinity_mass < 1 else -math.inf
@@ -117,8 +118,7 @@ def self_compose(g, count, tail, pessimistic, max_size, window=None):
         cut = (tail if low > 0 else 0.0) + (tail if high < count * (g.pmf.size - 1) else 0.0)
         infinity += cut + float(np.maximum(out[width:], 0.0).sum()) * (cut > 0)
         # the FFT's round-off, bounded (docs/math.md §15.8): counted at +infinity
-        bound = self_compose_bound(spectrum, count, size, width, float(np.sqrt(np.sum(circular**2))),
-                                   float(folded.sum()))
+        bound = self_compose_bound(spectrum, error, size, width, rest)
         roundoff = count * g.roundoff + bound  # g's own is inside its infinity mass, composed above
         infinity += bound
     return GridPMF(g.spacing, count * g.start + low, count * g.offset, kept, min(infinity, 1.0), roundoff)
