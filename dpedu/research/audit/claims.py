@@ -24,15 +24,15 @@ probability at most a few ``alpha``. The dispersion test needs about :math:`T \g
 constant sizes (:math:`S = 0`) are rejected at that level; shorter runs pass it. The check reads what the sampler recorded: it catches a sampler that
 does not match its claim, not a trainer that records false diagnostics.
 
-====================================  ==========================================================================
-``"shuffle_accounted_as_poisson"``    shuffled fixed-size batches, ledger ``SubsampledGaussianEvent(z, m/n)``
-``"steps_counted_in_epochs"``         E epochs = E/q steps trained, the ledger counts E steps
-``"oversampling_at_nominal_rate"``    class-balanced sampling (each class half of every batch in expectation),
-                                      accounted at the nominal rate q: minority records join at a multiple of q
-``"accumulation_at_microbatch_rate"`` k Poisson micro-batches of rate q summed into each update (gradient
-                                      accumulation), the ledger counts the updates at the micro-batch rate q
-                                      instead of k q (jax_privacy PR #271; docs/math.md §27.3)
-====================================  ==========================================================================
+=======================================  ==========================================================================
+``"shuffle_accounted_as_poisson"``       shuffled fixed-size batches, ledger ``SubsampledGaussianEvent(z, m/n)``
+``"steps_counted_in_epochs"``            E epochs = E/q steps trained, the ledger counts E steps
+``"oversampling_at_nominal_rate"``       class-balanced sampling (each class half of every batch in expectation),
+                                         accounted at the nominal rate q: minority records join at a multiple of q
+``"accumulation_at_microbatch_rate"``    k Poisson micro-batches of rate q summed into each update (gradient
+                                         accumulation), the ledger counts the updates at the micro-batch rate q
+                                         instead of k q (jax_privacy PR #271; docs/math.md §27.3)
+=======================================  ==========================================================================
 
 >>> check = claim_hunt("steps_counted_in_epochs", rng=0)
 >>> check.consistent, check.problems[0][:52]

@@ -1,15 +1,15 @@
 r"""Pitfalls from real code: five mistakes users reported in 2025–2026, planted, and the check that catches each
 (docs/math.md §27). **Teaching only: the planted code is wrong on purpose.**
 
-==========================================  ======================================  =====================================
-pitfall (:data:`PITFALLS`)                  the issue it comes from                 what catches it
-==========================================  ======================================  =====================================
-``"adaptive_clipping_gradient_multiplier"`` opacus issue #757                       :func:`check_noise`
-``"sum_noise_added_to_mean"``               jax_privacy issue #383                  :func:`check_noise`
-``"accumulation_at_microbatch_rate"``       jax_privacy PR #271 (#287)              :func:`~.claims.check_claims`
-``"replace_one_sensitivity_C"``             google/differential-privacy #378, #464  :func:`check_noise`
-``"classic_gaussian_above_one"``            scikit-learn issue #30114               :func:`check_gaussian_claim`
-==========================================  ======================================  =====================================
+===========================================  ======================================  ==============================
+pitfall (:data:`PITFALLS`)                   the issue it comes from                 what catches it
+===========================================  ======================================  ==============================
+``"adaptive_clipping_gradient_multiplier"``  opacus issue #757                       :func:`check_noise`
+``"sum_noise_added_to_mean"``                jax_privacy issue #383                  :func:`check_noise`
+``"accumulation_at_microbatch_rate"``        jax_privacy PR #271 (#287)              :func:`~.claims.check_claims`
+``"replace_one_sensitivity_C"``              google/differential-privacy #378, #464  :func:`check_noise`
+``"classic_gaussian_above_one"``             scikit-learn issue #30114               :func:`check_gaussian_claim`
+===========================================  ======================================  ==============================
 
 Two consistency checks are new here.
 
