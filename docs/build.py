@@ -7,7 +7,10 @@
 
 ``--edition student``, ``--edition instructor`` or ``--edition both`` (the default); with one edition,
 ``--out DIR`` names its directory, with both, ``--out DIR`` holds ``DIR/student`` and ``DIR/instructor``.
-The chapters run once: the first edition executes them into a fresh jupyter-cache, the second reads it.
+The chapters run once, before Sphinx starts: ``build.py`` stages them (``docs/_ext/staging.py``) and runs them
+into a fresh jupyter-cache side by side, one kernel per CPU core (``--jobs N`` to choose; the longest chapters
+first); both editions then read their outputs from that cache. A chapter that fails is left out of the cache, so
+Sphinx runs it again and fails the build with its traceback.
 
 The two editions share one doctree directory (``.doctrees`` beside the output, kept between builds): the API
 pages are read by the first edition and reused by the second, and a later build re-reads only the pages whose
@@ -19,21 +22,25 @@ npm if it is not there yet, then runs Sphinx with warnings as errors::
     python -m sphinx -W --keep-going -b html -d docs/_build/.doctrees docs docs/_build/student
 
 The chapters run in fast mode unless ``DPEDU_FAST=0`` is set (see ``docs/conf.py``). Options: ``--out DIR``
-for another output directory (see above); any further arguments go to Sphinx (e.g. ``-j 2``). Every build starts from an
+for another output directory (see above); ``--jobs N`` (default: the CPU cores) for the chapters run at once and
+Sphinx's ``-j``; any further arguments go to Sphinx. Every build starts from an
 empty output directory, so no page of a renamed or removed module survives from an earlier build.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
 MATHJAX_VERSION = "3.2.2"
 VENDOR = DOCS / "_vendor"
 
@@ -55,6 +62,57 @@ def ensure_mathjax():
 
 
 EDITIONS = ("student", "instructor")
+CELL_TIMEOUT = 900          # seconds per cell, as docs/conf.py and tests/test_notebooks.py
+
+
+def _run_chapter(path):
+    """Execute one staged chapter in a fresh kernel, in its folder (as myst-nb does): (path, notebook, seconds, error)."""
+    import nbformat
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    notebook = nbformat.read(path, as_version=4)
+    result = single_nb_execution(notebook, cwd=str(Path(path).parent), allow_errors=False, timeout=CELL_TIMEOUT,
+                                 meta_override=True)
+    return path, nbformat.writes(notebook), result.time, None if result.err is None else result.exc_string
+
+
+def run_chapters_into(cache_path, jobs):
+    """Stage the chapters and run every one that ``cache_path`` (a jupyter-cache) does not hold yet, ``jobs`` at a
+    time, the longest first (by the fast-mode times of chapters/_times.json); cache each that succeeds."""
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    sys.path[:0] = [str(ROOT), str(DOCS / "_ext")]
+    os.environ.setdefault("DPEDU_FAST", "1")                  # as docs/conf.py: the book runs the fast mode
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    from staging import stage
+
+    if jobs > 1:    # one BLAS thread per kernel: two kernels with two threads each would fight over the cores
+        for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(name, "1")
+    cache = get_cache(str(cache_path))
+    todo = []
+    for path in stage():
+        try:
+            cache.match_cache_notebook(nbformat.read(path, as_version=4))
+        except KeyError:
+            todo.append(path)
+    times_file = ROOT / "chapters" / "_times.json"
+    recorded = json.loads(times_file.read_text(encoding="utf-8")).get("fast", {}) if times_file.is_file() else {}
+    todo.sort(key=lambda path: -recorded.get(path.stem, {}).get("seconds", 0.0))
+    start = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo) or 1))) as pool:
+        for future in as_completed([pool.submit(_run_chapter, str(path)) for path in todo]):
+            path, text, seconds, error = future.result()
+            if error is not None:
+                print(f"{Path(path).name}: failed after {seconds:.1f} s (Sphinx runs it again and reports)", flush=True)
+                continue
+            cache.cache_notebook_bundle(CacheBundleIn(nbformat.reads(text, as_version=4), path,
+                                                      data={"execution_seconds": seconds}),
+                                        check_validity=False, overwrite=True)
+            print(f"{Path(path).name}: ran in {seconds:.1f} s", flush=True)
+    print(f"chapters: {len(todo)} run with {jobs} at a time in {time.perf_counter() - start:.0f} s", flush=True)
 
 
 def build_edition(edition, out, extra=(), cache=None, doctrees=None):
@@ -84,7 +142,12 @@ def main(argv=None):
                         help="student (solutions stripped), instructor (solutions shown, marked) or both (default)")
     parser.add_argument("--out", default=None,
                         help="output directory (default docs/_build/<edition>; with both: DIR/student, DIR/instructor)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="chapters run at once before Sphinx starts, and Sphinx's -j unless given "
+                             "(default: the number of CPU cores)")
     args, extra = parser.parse_known_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be a positive integer; got {args.jobs}")
     ensure_mathjax()
     editions = EDITIONS if args.edition == "both" else (args.edition,)
     if args.out is None:
@@ -100,6 +163,10 @@ def main(argv=None):
     # one environment for the editions built together (beside their folders); a lone --out DIR gets its own
     doctrees = (Path(args.out).parent / f".doctrees-{Path(args.out).name}" if args.out and len(editions) == 1
                 else next(iter(outs.values())).parent / ".doctrees")
+    if cache is not None:
+        run_chapters_into(cache, args.jobs)
+    if not any(arg.startswith("-j") or arg == "--jobs" for arg in extra):
+        extra = ["-j", str(args.jobs), *extra]         # Sphinx reads and writes the pages in parallel too
     for edition in editions:
         code = build_edition(edition, outs[edition], extra, cache, doctrees)
         if code:

@@ -28,9 +28,7 @@ Environment variables:
 
 from __future__ import annotations
 
-import filecmp
 import importlib
-import json
 import os
 import shutil
 import sys
@@ -45,7 +43,7 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))          # document the working tree's dpedu, not an installed copy
 sys.path.insert(0, str(DOCS / "_ext"))  # the book's own extensions: the editions, the API pages
 
-from dpedu.course.booklinks import canonical_name, relink  # noqa: E402  (the working tree's dpedu, just put on the path)
+from dpedu.course.booklinks import canonical_name  # noqa: E402  (the working tree's dpedu, just put on the path)
 
 LOGGER = logging.getLogger("dpedu-book")
 FAST_ENV_VAR = "DPEDU_FAST"            # the name dpedu._notebook.fast_mode reads
@@ -54,30 +52,11 @@ os.environ.setdefault(FAST_ENV_VAR, "1")
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
 
 
-# -- staging: copies of files that live outside docs/ ------------------------------------------------------------
+# -- staging: copies of files that live outside docs/ (docs/_ext/staging.py; docs/build.py stages them too) --------
 
-def _stage(source: Path, target: Path) -> None:
-    """Copy ``source`` to ``target`` unless identical (an unchanged copy keeps its mtime for incremental builds)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not target.exists() or not filecmp.cmp(source, target, shallow=False):
-        shutil.copy2(source, target)
+from staging import stage  # noqa: E402  (docs/_ext is on sys.path above)
 
-
-CHAPTER_SOURCES = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
-STAGED_CHAPTERS = DOCS / "chapters"
-for _old in STAGED_CHAPTERS.glob("*.ipynb"):             # a chapter renamed or removed upstream
-    if not (ROOT / "chapters" / _old.name).exists():
-        _old.unlink()
-for _src in CHAPTER_SOURCES:
-    # chapters/ links the API pages of the local build and the notes as ../docs/math.md (dpedu.course.booklinks); in
-    # the book the same links are references Sphinx resolves: dotted names, and ../math.md from docs/chapters/
-    _text = json.dumps(relink(json.loads(_src.read_text(encoding="utf-8")), base=None), indent=1,
-                       ensure_ascii=False) + "\n"
-    _staged = STAGED_CHAPTERS / _src.name
-    if not _staged.is_file() or _staged.read_text(encoding="utf-8") != _text:
-        _staged.parent.mkdir(parents=True, exist_ok=True)
-        _staged.write_text(_text, encoding="utf-8")
-_stage(ROOT / "data" / "README.md", DOCS / "data" / "README.md")
+stage()
 HAS_MATH_NOTES = (DOCS / "math.md").is_file()
 
 
