@@ -58,15 +58,17 @@ def gradient_descent(X, y, iterations, *, learning_rate=1.0, theta0=None):
     TrainingResult
         With ``ledger=None`` and ``epsilon=inf``: the output is not private.
     """
-    data = training_data(X, y)                         # X finite, y in {-1, +1}: checked once
+    data = training_data(X, y)                  # X finite, y in {-1, +1}
     iterations = check_steps(iterations, "iterations")
     learning_rate = check_positive(learning_rate, "learning_rate")
     theta, losses = initial_theta(theta0, data.X.shape[1]), []
     with overflow_guard():
         for t in range(iterations):
-            theta = theta - learning_rate * gradient(theta, data.X, data.y)   # (1/n) sum_i grad l(theta; x_i, y_i)
+            # gradient: (1/n) sum_i grad l(theta; x_i, y_i)
+            theta = theta - learning_rate * gradient(theta, data.X, data.y)
             losses.append(loss(theta, data.X, data.y))
-    return TrainingResult(theta=theta, losses=np.array(losses), ledger=None, sequential=(np.inf, 0.0))
+    return TrainingResult(theta=theta, losses=np.array(losses), ledger=None,
+                          sequential=(np.inf, 0.0))
 
 
 @dataclass(frozen=True)
@@ -236,15 +238,19 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, l
     The noisy count is floored at 1 before dividing (post-processing of a DP value, so free): with a tiny
     epsilon and a small dataset, ``n + Lap(1/epsilon)`` can be negative, which would flip the descent.
     """
-    plan = plan_noisy_gradient_descent(iterations, epsilon, delta, clip_norm=clip_norm, learning_rate=learning_rate)
-    data, rng = training_data(X, y), check_rng(rng)   # plan: the arguments checked, z computed
-    z, losses = plan.noise_multiplier, []                # z = sqrt(2 ln(1.25/delta)) / epsilon
-    theta = np.zeros(data.X.shape[1])
-    noisy_n = max(laplace_mechanism(data.n, l1_sensitivity=1.0, epsilon=epsilon, rng=rng), 1.0)   # n + Lap(1/eps)
+    # the arguments checked and z = sqrt(2 ln(1.25/delta)) / epsilon computed, before any noise
+    plan = plan_noisy_gradient_descent(iterations, epsilon, delta,
+                                       clip_norm=clip_norm, learning_rate=learning_rate)
+    data, rng = training_data(X, y), check_rng(rng)
+    theta, losses = np.zeros(data.X.shape[1]), []
+    noisy_n = laplace_mechanism(data.n, l1_sensitivity=1.0, epsilon=epsilon, rng=rng)
+    noisy_n = max(noisy_n, 1.0)                 # n + Lap(1/epsilon), at least 1
     with overflow_guard():
         for t in range(iterations):
-            G = L2_clip(per_example_gradients(theta, data.X, data.y), clip_norm).sum(axis=0)   # sensitivity C
-            noisy_G = gaussian_mechanism(G, l2_sensitivity=clip_norm, noise_multiplier=z, rng=rng)   # + N(0, z^2C^2 I)
+            grads = per_example_gradients(theta, data.X, data.y)
+            G = L2_clip(grads, clip_norm).sum(axis=0)      # L2 sensitivity C
+            noisy_G = gaussian_mechanism(G, l2_sensitivity=clip_norm,   # G + N(0, z^2 C^2 I)
+                                         noise_multiplier=plan.noise_multiplier, rng=rng)
             theta = theta - learning_rate * noisy_G / noisy_n
             losses.append(loss(theta, data.X, data.y))
     return plan.result(theta, losses, range(1, iterations + 1), noisy_n)
