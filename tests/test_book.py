@@ -356,7 +356,7 @@ def test_glossary_and_math_pages_typeset(site, server, browser):
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION")
 # Pages that document the marker machinery itself (dpedu.course.exercises and the strip-solutions command): they name the
 # markers in examples, and hold no chapter's solution (the solution-line check below still covers them).
-MARKER_DOCS = ("api/dpedu.course.exercises", "_modules/dpedu/exercises.html", "_modules/dpedu/cli/course.html")
+MARKER_DOCS = ("api/dpedu.course.exercises", "_modules/dpedu/course/exercises.html", "_modules/dpedu/cli/course.html")
 MIN_SOLUTION_LINE = 16      # shorter solution lines ("C = 5.0", "return x") are not telling on their own
 
 

@@ -13,7 +13,7 @@
 # > 5. state post-processing and sequential composition, the two rules every later chapter relies on.
 #
 # *Prerequisites:* Python, NumPy, basic probability. *Time:* about 60 min of reading and exercises.
-# *Run time* (measured by `chapters/_times.py`): 33 s in fast mode (`DPEDU_FAST=1`), 31 s in full mode.
+# *Run time* (measured by `chapters/_times.py`): 7 s in fast mode (`DPEDU_FAST=1`), 7 s in full mode.
 #
 # The course trains machine-learning models on personal data and proves that the trained model reveals little
 # about any one person. Before any model, this chapter answers two questions: what goes wrong without a

@@ -11,7 +11,7 @@
 # > 4. compare your model with scikit-learn's `LogisticRegression`.
 #
 # *Prerequisites:* chapter 0. *Time:* about 70 min of reading and exercises.
-# *Run time* (measured by `chapters/_times.py`): 62 s in fast mode (`DPEDU_FAST=1`), 93 s in full mode.
+# *Run time* (measured by `chapters/_times.py`): 14 s in fast mode (`DPEDU_FAST=1`), 25 s in full mode.
 #
 # Nothing in this chapter is private yet. We first need a model whose every line we understand, because
 # differential privacy will be added *inside* its training loop.

@@ -12,7 +12,7 @@
 # >    ε of the run, from the RDP accountant, by hand and with the packaged estimator.
 #
 # *Prerequisites:* chapter 3. *Time:* about 95 min of reading and exercises.
-# *Run time* (measured by `chapters/_times.py`): 2.2 min in fast mode (`DPEDU_FAST=1`), 2.4 min in full mode.
+# *Run time* (measured by `chapters/_times.py`): 21 s in fast mode (`DPEDU_FAST=1`), 39 s in full mode.
 #
 # Chapter 3 showed that good accountants make many noisy steps affordable. DP-SGD takes that further: each step
 # uses only a small random *sample* of the data, which both speeds training up and makes each step cheaper in

@@ -13,7 +13,7 @@
 # > 4. train on Adult with the plan and report test accuracy and the ε the tight accountants certify.
 #
 # *Prerequisites:* chapter 5. *Time:* about 65 min of reading and exercises.
-# *Run time* (measured by `chapters/_times.py`): 74 s in fast mode (`DPEDU_FAST=1`), 2.3 min in full mode.
+# *Run time* (measured by `chapters/_times.py`): 10 s in fast mode (`DPEDU_FAST=1`), 26 s in full mode.
 #
 # In chapters 4 and 5 the workflow was: fix the schedule (q, T), then *calibrate* z by bisection on an
 # accountant (docs/math.md §17). Change T and you must recalibrate. Van Dijk, N.V. Nguyen, T.N. Nguyen, L.M. Nguyen

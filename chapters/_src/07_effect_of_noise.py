@@ -15,8 +15,8 @@
 # >    the free ride, composition, or private selection;
 # > 6. let the clip norm follow a quantile of the gradient norms privately (adaptive clipping).
 #
-# *Prerequisites:* chapter 4. *Time:* about 110 min of reading and exercises.
-# *Run time* (measured by `chapters/_times.py`): 5.4 min in fast mode (`DPEDU_FAST=1`), 8.1 min in full mode.
+# *Prerequisites:* chapter 4. *Time:* about 105 min of reading and exercises.
+# *Run time* (measured by `chapters/_times.py`): 41 s in fast mode (`DPEDU_FAST=1`), 2.5 min in full mode.
 #
 # Until now we asked *how much privacy* a run spends. This chapter asks what the noise that buys it costs in
 # accuracy. All experiments train DP-SGD logistic regression (`DPLogisticRegression`, chapter 4) on Adult,

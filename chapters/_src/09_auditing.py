@@ -13,8 +13,8 @@
 # > 5. recognise a failed audit as a bug — and find one;
 # > 6. audit from every observed update (a Gaussian bound on μ) and from a single training run.
 #
-# *Prerequisites:* chapter 8. *Time:* about 115 min of reading and exercises.
-# *Run time* (measured by `chapters/_times.py`): 2.3 min in fast mode (`DPEDU_FAST=1`), 81 s in full mode.
+# *Prerequisites:* chapter 8. *Time:* about 110 min of reading and exercises.
+# *Run time* (measured by `chapters/_times.py`): 19 s in fast mode (`DPEDU_FAST=1`), 46 s in full mode.
 #
 # Every chapter so far *proved* a guarantee: an accountant says "this run is (ε, δ)-DP". A proof is about the
 # algorithm on paper. Code can differ from the paper (a noise scale off by a factor C, a batch divided by its

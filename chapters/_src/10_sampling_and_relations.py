@@ -15,7 +15,7 @@
 # >    mistakes reported in real libraries' issue trackers.
 #
 # *Prerequisites:* chapter 4 (9 helps). *Time:* about 40 min of reading and exercises.
-# *Run time* (measured by `chapters/_times.py`): 78 s in fast mode (`DPEDU_FAST=1`), 3.1 min in full mode.
+# *Run time* (measured by `chapters/_times.py`): 18 s in fast mode (`DPEDU_FAST=1`), 50 s in full mode.
 #
 # Chapter 4 ran Algorithm 1 exactly as Abadi et al. analyse it: every record joins every batch by its own coin
 # flip. An accountant certifies the mechanism its theorem is about, not the code you ran. This chapter asks
