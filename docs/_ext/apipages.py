@@ -3,8 +3,13 @@
 Each module whose dotted name has no part starting with ``_`` gets ``api/<module>.rst``: the module's
 docstring, a summary table of the functions and classes it defines and exports (its ``__all__``), each of
 them documented in full below it, the names it re-exports from other modules (as links to where they are
-documented), and a table of contents of its submodules. A new module (``dpedu.engine``, ...) appears with no
+documented), and a list of links to its submodules' pages. A new module (``dpedu.engine``, ...) appears with no
 edit here.
+
+Only the package's page (``api/dpedu``) sits in the book's table of contents; the other module pages are
+``:orphan:`` and reached through those lists of links, so the sidebar stays short. (A toctree holding every module
+page made the theme lay out a 150-entry navigation tree on every page of the book: two thirds of the time Sphinx
+spent writing each edition.)
 
 Pages are rewritten only when their text changes and pages of modules that no longer exist are removed, so
 Sphinx re-reads an API page only when its module's code or its page changed (autodoc records each module's
@@ -54,7 +59,8 @@ def module_page(name, modules):
     """The reStructuredText of the API page of module ``name`` (``modules``: all documented module names)."""
     module = importlib.import_module(name)
     own, elsewhere = _exports(module)
-    lines = [_title(name), f".. automodule:: {name}", "", f".. currentmodule:: {name}", ""]
+    lines = ([] if name == "dpedu" else [":orphan:", ""]) + \
+        [_title(name), f".. automodule:: {name}", "", f".. currentmodule:: {name}", ""]
     if own:
         lines += [".. rubric:: Contents", "", ".. autosummary::", "   :nosignatures:", ""]
         lines += [f"   {item}" for item, _ in own] + [""]
@@ -70,8 +76,8 @@ def module_page(name, modules):
         lines += [f".. auto{kind}:: {item}", ""]
     children = [other for other in modules if other.rpartition(".")[0] == name]
     if children:
-        lines += [".. rubric:: Modules", "", ".. toctree::", "   :maxdepth: 1", ""]
-        lines += [f"   {child}" for child in children] + [""]
+        lines += [".. rubric:: Modules", ""]
+        lines += [f"* :doc:`{child}`" for child in children] + [""]
     return "\n".join(lines)
 
 
