@@ -13,7 +13,7 @@ resolves, its notes links ``../math.md#...``.
 
 Environment variables:
 
-* ``DPEDU_FAST`` (read by the chapters, ``dpedu._notebook.fast_mode``): the book runs the chapters in fast mode
+* ``DPEDU_FAST`` (read by the chapters, ``dpedu.course.notebook.fast_mode``): the book runs the chapters in fast mode
   unless it is set (``DPEDU_FAST=0`` for the full-size book; that takes far longer).
 * ``DPEDU_BOOK_EXECUTE``: ``force`` (default: every build re-runs every chapter) or ``cache`` (re-run only
   changed notebooks; outputs are *not* refreshed when only dpedu's code changed) or ``off``.
@@ -21,7 +21,8 @@ Environment variables:
   the site) or ``instructor`` (the reference solutions, labelled, under an "Instructor edition" banner); see
   ``docs/_ext/editions.py``. ``python docs/build.py --edition both`` builds both.
 * ``DPEDU_BOOK_CACHE``: the jupyter-cache directory used when ``DPEDU_BOOK_EXECUTE=cache`` (``docs/build.py``
-  gives both editions one fresh cache, so the chapters run once per build of the two).
+  gives both editions one fresh cache and runs the chapters into it before Sphinx starts, so they run once per build
+  of the two).
 * ``DPEDU_MATHJAX``: the directory holding MathJax 3's ``tex-chtml.js`` (default
   ``docs/_vendor/node_modules/mathjax/es5``, where ``python docs/build.py`` installs it with npm).
 """
@@ -46,7 +47,7 @@ sys.path.insert(0, str(DOCS / "_ext"))  # the book's own extensions: the edition
 from dpedu.course.booklinks import canonical_name  # noqa: E402  (the working tree's dpedu, just put on the path)
 
 LOGGER = logging.getLogger("dpedu-book")
-FAST_ENV_VAR = "DPEDU_FAST"            # the name dpedu._notebook.fast_mode reads
+FAST_ENV_VAR = "DPEDU_FAST"            # the name dpedu.course.notebook.fast_mode reads
 os.environ.setdefault(FAST_ENV_VAR, "1")
 # the chapter kernels import the working tree's dpedu too
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
