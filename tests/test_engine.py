@@ -190,3 +190,12 @@ def test_batch_methods_are_the_checked_methods(model):
     assert model.batch_loss(theta, batch) == pytest.approx(model.loss(theta, batch.X, batch.y), rel=1e-14)
     with pytest.raises(ValueError, match="n_features"):
         model.batch_clipped_gradient_sum(theta, training_data(X[:, :2], y), 0.7)
+
+
+@pytest.mark.parametrize("model", [LogisticModel(D), MLP(D, hidden_units=3)])
+@pytest.mark.parametrize("bad", [[[1.0, 2.0]], np.ones((3, D)), None, "batch"])
+def test_batch_methods_refuse_what_is_not_a_batch(model, bad):
+    theta = np.zeros(model.n_params)
+    for call in (lambda: model.batch_loss(theta, bad), lambda: model.batch_clipped_gradient_sum(theta, bad, 1.0)):
+        with pytest.raises(TypeError, match=r"\bbatch\b"):
+            call()

@@ -181,6 +181,9 @@ class LogisticModel:
         return logistic_fast.mean_loss(theta, batch.X, batch.y)
 
     def _check_batch(self, theta, batch):
+        if not all(hasattr(batch, name) for name in ("X", "y", "row_norms")):
+            raise TypeError(f"batch must be a TrainingData (dpedu.training.training_data(X, y)[B]); "
+                            f"got {type(batch).__name__}")
         if batch.X.shape[1] != self.n_features or np.shape(theta) != (self.n_features,):
             raise ValueError(f"batch has {batch.X.shape[1]} features and theta shape {np.shape(theta)}; the model "
                              f"expects n_features={self.n_features}")
