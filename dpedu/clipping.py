@@ -65,13 +65,18 @@ def l2_norms(v, *, name="v", ndim=None):
     array([[5.00000000e+000],
            [1.41421356e+200]])
     """
-    v = check_array(v, name, ndim=ndim, allow_empty=True)
-    with np.errstate(over="ignore", under="ignore"):
+    if not (isinstance(v, np.ndarray) and v.dtype == np.float64 and v.ndim >= 1
+            and (ndim is None or v.ndim in np.atleast_1d(ndim))):
+        v = check_array(v, name, ndim=ndim, allow_empty=True)
+    # A float64 array is not checked for NaN and inf first: any such entry makes its row's norm NaN or inf,
+    # so finite norms prove finite entries, and the checks run (for their message) only when one is not.
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         norms = np.sqrt(np.einsum("...i,...i->...", v, v))[..., None]
         extreme = ~((norms >= SMALLEST_SQUARABLE_NORM) & (norms <= LARGEST_SQUARABLE_NORM))
         if np.any(extreme):                            # zero rows too: their squares may have underflowed
             norms[extreme] = np.hypot.reduce(v[extreme[..., 0]], axis=-1)
-    if np.any(np.isinf(norms)):
+    if not np.isfinite(norms).all():
+        check_array(v, name, ndim=ndim, allow_empty=True)             # NaN or inf entries: refused by name
         raise ValueError(f"the L2 norm of (a row of) {name} exceeds the largest float ({_FLOAT_MAX:.3g}) and cannot "
                          f"be represented; rescale {name}")
     return norms

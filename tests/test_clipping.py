@@ -113,3 +113,30 @@ def test_infinite_clip_norm_returns_every_entry_unchanged():
     out = L2_clip(v, np.inf)
     np.testing.assert_array_equal(out, v)
     assert out is not v
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("where", ["ordinary row", "extreme row"])
+def test_l2_norms_refuses_nan_and_inf_entries_by_name_without_a_separate_pass(bad, where):
+    # float64 input skips the NaN/inf pass: the norms themselves must catch every such entry, with check_array's
+    # message (not the "exceeds the largest float" one), and silently (no RuntimeWarning)
+    v = np.ones((4, 3)) if where == "ordinary row" else np.full((4, 3), 1e200)
+    v[2, 1] = bad
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="rows contains NaN or infinite values"):
+            l2_norms(v, name="rows")
+
+
+def test_training_data_refuses_nan_rows_by_name_and_keeps_huge_finite_rows():
+    from dpedu.training import training_data
+
+    X, y = np.ones((5, 3)), np.ones(5)
+    X[3, 0] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN or infinite values"):
+        training_data(X, y)
+    X[3] = 1e300                                       # finite: its norm is measured without overflow
+    assert np.isclose(training_data(X, y).row_norms[3], np.sqrt(3) * 1e300, rtol=1e-15)
+    X[3] = 1.5e308                                     # finite entries, norm above the largest float
+    with pytest.raises(ValueError, match="exceeds the largest float"):
+        training_data(X, y)

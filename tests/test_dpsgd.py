@@ -435,3 +435,27 @@ def test_row_norms_are_computed_once_per_run(toy, monkeypatch):
     # the engine's run (the printed loop of chapter 2 clips with L2_clip at every iteration, as the book does)
     run_noisy_gradient_descent(X, y, plan_noisy_gradient_descent(5, 0.5, 1e-5), rng=0)
     assert len(calls) == 2
+
+
+def test_is_model_agrees_with_the_protocol_check():
+    from dpedu.models import MLP, LogisticModel, Model, is_model
+
+    class Wrapped:                                     # duck-typed: every member of the protocol, no dpedu base
+        def __init__(self, inner):
+            self.inner, self.n_params = inner, inner.n_params
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    class Partial:
+        n_params = 3
+
+        def init(self, rng=None):
+            return np.zeros(3)
+
+    for obj in (LogisticModel(3), MLP(3, hidden_units=2), "model", None, Partial()):
+        assert is_model(obj) == isinstance(obj, Model)
+    for name in ("init", "loss", "batch_loss", "per_example_gradients", "clipped_gradient_sum",
+                 "batch_clipped_gradient_sum", "decision_function", "predict"):
+        setattr(Wrapped, name, lambda self, *a, _n=name, **k: getattr(self.inner, _n)(*a, **k))
+    assert is_model(Wrapped(LogisticModel(3))) and isinstance(Wrapped(LogisticModel(3)), Model)

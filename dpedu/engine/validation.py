@@ -239,8 +239,12 @@ def check_count(value, name, maximum=MAX_STEPS):
     return check_positive_int(value, name, maximum=maximum)
 
 
-def check_array(value, name, *, ndim=None, allow_empty=False):
-    """Convert to a float64 array, refusing non-numeric data, NaN/inf, wrong ``ndim`` and empty input."""
+def check_array(value, name, *, ndim=None, allow_empty=False, finite=True):
+    """Convert to a float64 array, refusing non-numeric data, NaN/inf, wrong ``ndim`` and empty input.
+
+    ``finite=False`` leaves out the NaN/inf pass over the entries, for a caller that settles it another way and
+    refuses by ``name`` itself (:func:`dpedu.training.training_data`: finite row norms mean finite rows).
+    """
     if isinstance(value, np.ndarray) and value.dtype == np.float64:
         arr = value                                    # the common case in training loops: nothing to convert
     else:
@@ -257,7 +261,7 @@ def check_array(value, name, *, ndim=None, allow_empty=False):
         raise ValueError(f"{name} must have {ndim} dimension(s); got shape {arr.shape}")
     if not allow_empty and arr.size == 0:
         raise ValueError(f"{name} is empty; got shape {arr.shape}")
-    if not all_finite(arr):
+    if finite and not all_finite(arr):
         raise ValueError(f"{name} contains NaN or infinite values")
     return arr
 
@@ -299,9 +303,10 @@ def check_real_entries(values, name):
     return values
 
 
-def check_features(X, name="X"):
-    """A finite 2-D float array of shape (n_samples, n_features) with at least one row and column."""
-    X = check_array(X, name, ndim=2)
+def check_features(X, name="X", *, finite=True):
+    """A finite 2-D float array of shape (n_samples, n_features) with at least one row and column
+    (``finite=False``: see :func:`check_array`)."""
+    X = check_array(X, name, ndim=2, finite=finite)
     if X.shape[1] == 0:
         raise ValueError(f"{name} must have at least one feature column; got shape {X.shape}")
     return X

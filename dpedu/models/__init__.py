@@ -36,7 +36,7 @@ from . import logistic, mlp
 from .logistic import LogisticModel
 from .mlp import MLP
 
-__all__ = ["logistic", "mlp", "Model", "LogisticModel", "MLP"]
+__all__ = ["logistic", "mlp", "Model", "LogisticModel", "MLP", "is_model"]
 
 
 @runtime_checkable
@@ -60,3 +60,15 @@ class Model(Protocol):
     def decision_function(self, theta, X) -> np.ndarray: ...
 
     def predict(self, theta, X) -> np.ndarray: ...
+
+
+def is_model(obj):
+    """``isinstance(obj, Model)``, answered at once for dpedu's own models.
+
+    Python 3.11's check of a protocol with a data member (``n_params``) looks up every member on every call
+    (about 30 microseconds, a tenth of a DP-SGD step on Adult); :class:`LogisticModel` and :class:`MLP` skip it.
+
+    >>> is_model(LogisticModel(3)), is_model("a model")
+    (True, False)
+    """
+    return isinstance(obj, (LogisticModel, MLP)) or isinstance(obj, Model)

@@ -46,9 +46,9 @@ def training_data(X, y, *, clip_inputs_to=None):
     clips its inputs (docs/math.md §5). A row whose L2 norm exceeds the largest float is refused, naming ``X``:
     every clipping bound and gradient computed from it would be 0, inf or NaN.
     """
-    X = check_features(X)
+    X = check_features(X, finite=False)                # shape and type; NaN and inf next, with the norms
     y = check_labels(y, X.shape[0])
-    row_norms = l2_norms(X, name="X")[:, 0]
+    row_norms = l2_norms(X, name="X")[:, 0]             # one pass: finite norms prove finite rows, else refused
     if clip_inputs_to is not None:
         X = L2_clip(X, clip_inputs_to)                 # once: every row now has norm <= C
         row_norms = l2_norms(X, name="X")[:, 0]

@@ -22,8 +22,8 @@ import warnings
 import numpy as np
 
 from ..mechanisms import gaussian_mechanism
-from ..models import LogisticModel, Model
-from ..engine.validation import check_budget, check_features, check_positive, check_rng, check_theta
+from ..models import LogisticModel, is_model
+from ..engine.validation import check_budget, check_positive, check_rng, check_theta
 from .adaptive import ClipState
 from .common import CLIP_MODES, MAX_STEPS, DPSGDDiagnostics, TrainingData, TrainingResult, overflow_guard
 from .common import training_data
@@ -52,7 +52,7 @@ def dp_sgd_step(theta, batch, *, model, clip_norm, noise_multiplier, expected_ba
     ``expected_batch_size`` is q n, a public constant, never :math:`|B|` (which is not noised: docs/math.md §8).
     ``rng`` draws the noise vector. Returns the new parameters.
     """
-    if not isinstance(batch, TrainingData) or not isinstance(model, Model):
+    if not isinstance(batch, TrainingData) or not is_model(model):
         raise TypeError(f"batch must be TrainingData (data[B]) and model a Model; got {type(batch).__name__}, "
                         f"{type(model).__name__}")
     theta = check_theta(theta, model.n_params)
@@ -93,7 +93,7 @@ def check_model(model, n_features, clip_mode="gradients"):
     """``None`` becomes ``LogisticModel(n_features)``; anything else must be a :class:`~dpedu.models.Model` of that width."""
     if model is None:
         model = LogisticModel(n_features)
-    if not isinstance(model, Model):
+    if not is_model(model):
         raise TypeError(f"model must be None (logistic regression), LogisticModel or MLP; got {model!r}")
     width = getattr(model, "n_features", n_features)
     if width != n_features:
@@ -122,6 +122,11 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None):
     if not isinstance(plan, DPSGDPlan):
         raise TypeError(f"plan must be a DPSGDPlan (from plan_dp_sgd); got {type(plan).__name__}")
     data = training_data(X, y, clip_inputs_to=plan.clip_norm if plan.clip_mode == "inputs" else None)
+    return _run_on(data, plan, model=model, theta0=theta0, budget=budget, rng=rng)
+
+
+def _run_on(data, plan, *, model, theta0, budget, rng):
+    """:func:`run_dp_sgd` on its checked :class:`TrainingData` (which :func:`dp_sgd` makes once)."""
     if plan.n != data.n:
         raise ValueError(f"plan is for n={plan.n} records but X has {data.n} rows")
     model = check_model(model, data.X.shape[1], plan.clip_mode)
@@ -236,7 +241,7 @@ def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epoc
     ``inf``) trains without noise; the result has ``ledger=None`` and ``epsilon=inf``. Clipping alone gives no
     privacy.
     """
-    n = check_features(X).shape[0]
-    plan = plan_dp_sgd(n, noise_multiplier=noise_multiplier, clip_norm=clip_norm, sampling_rate=sampling_rate,
+    data = training_data(X, y)                         # X and y checked, the row norms computed: once
+    plan = plan_dp_sgd(data.n, noise_multiplier=noise_multiplier, clip_norm=clip_norm, sampling_rate=sampling_rate,
                        steps=steps, epochs=epochs, learning_rate=learning_rate)
-    return run_dp_sgd(X, y, plan, model=model, rng=rng)
+    return _run_on(data, plan, model=model, theta0=None, budget=None, rng=rng)

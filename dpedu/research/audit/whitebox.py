@@ -41,7 +41,7 @@ import numpy as np
 
 from ...clipping import L2_clip
 from ...events import GaussianEvent, SubsampledGaussianEvent
-from ...models import LogisticModel, Model
+from ...models import LogisticModel, is_model
 from ...training import dp_sgd_step, poisson_sample, training_data
 from ...engine.validation import (
     check_choice,
@@ -118,7 +118,7 @@ def observed_run(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps, lea
     X = check_features(X)
     y = check_labels(y, X.shape[0])
     model = LogisticModel(X.shape[1]) if model is None else model
-    if not isinstance(model, Model):
+    if not is_model(model):
         raise TypeError(f"model must be None, LogisticModel or MLP; got {model!r}")
     steps = check_positive_int(steps, "steps")
     data, n = training_data(X, y), X.shape[0]
