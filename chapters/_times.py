@@ -11,11 +11,15 @@ printed as "not yet measured"; nothing is estimated in its place.
     python chapters/_times.py --full 04 10        # full mode, chapters 04 and 10 only
     python chapters/_times.py --table             # print the map with the recorded times, run nothing
     python chapters/_times.py --stamp             # write each chapter's time line and docs/syllabus.md
-    python chapters/_times.py --table --measured ci_times.json    # the map with the fast-mode times of a test run
+    python chapters/_times.py --table --measured ci_times.json --measured-full ci_full_times.json
 
-CI measures the fast mode on every run: ``tests/test_notebooks.py`` executes each chapter in fast mode and, when
-``DPEDU_RECORD_TIMES`` names a file, records the seconds there; ``.ci/run`` then prints this table from that file
-(``--measured``). The full-mode times come from ``--full`` runs of this script, with the machine they ran on.
+CI measures both modes on every run and prints this table with them (the last line). The fast mode:
+``tests/test_notebooks.py`` executes each chapter in fast mode and, when ``DPEDU_RECORD_TIMES`` names a file,
+records the seconds there (``--measured``). The full mode: ``python docs/build.py --record-times FILE`` runs every
+chapter in full mode for the book, as many side by side as the machine has cores (one BLAS thread each), and
+records their seconds (``--measured-full``). ``chapters/_times.json`` keeps the times of ``python
+chapters/_times.py [--full]`` runs, one chapter at a time, with the machine they ran on; the chapters' time lines
+and ``docs/syllabus.md`` are stamped from it (``--stamp``).
 
 The *estimated study time* of a chapter is computed, not guessed: reading at 100 words of technical prose
 per minute, 15 minutes per exercise, plus the chapter's fast-mode run time (a student runs it at least once
@@ -296,20 +300,34 @@ def main(argv=None):
     parser.add_argument("--measured", metavar="FILE",
                         help="with --table: take the fast-mode times from FILE (written by tests/test_notebooks.py "
                              "under DPEDU_RECORD_TIMES) instead of chapters/_times.json")
+    parser.add_argument("--measured-full", metavar="FILE",
+                        help="with --table: take the full-mode times from FILE (written by python docs/build.py "
+                             "--record-times FILE) instead of chapters/_times.json")
     parser.add_argument("--stamp", action="store_true",
                         help="only write each chapter's prerequisites-and-time lines and docs/syllabus.md from the "
                              "recorded times")
     args = parser.parse_args(argv)
     times = load()
-    if args.measured is not None:
+    sources = {"fast": "recorded in chapters/_times.json by `python chapters/_times.py`",
+               "full": "recorded in chapters/_times.json by `python chapters/_times.py --full`"}
+    for mode, option, value in (("fast", "--measured", args.measured), ("full", "--measured-full", args.measured_full)):
+        if value is None:
+            continue
         if not args.table:
-            parser.error("--measured goes with --table")
-        measured = Path(args.measured)
+            parser.error(f"{option} goes with --table")
+        measured = Path(value)
         if not measured.is_file():
-            parser.error(f"--measured: no file {measured}")
-        times["fast"] = json.loads(measured.read_text(encoding="utf-8"))
-        print(f"fast mode: measured by this test run ({len(times['fast'])} chapters); full mode: recorded in "
-              f"chapters/_times.json by `python chapters/_times.py --full`")
+            parser.error(f"{option}: no file {measured}")
+        try:
+            times[mode] = json.loads(measured.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            parser.error(f"{option}: {measured} is not JSON ({exc})")
+        side = {entry.get("side_by_side", 1) for entry in times[mode].values()}
+        sources[mode] = (f"measured by this {'test run' if mode == 'fast' else 'book build'} "
+                         f"({len(times[mode])} chapters" + (f", {max(side)} side by side, one BLAS thread each)"
+                                                           if max(side, default=1) > 1 else ")"))
+    if args.table and (args.measured or args.measured_full):
+        print(f"fast mode: {sources['fast']}; full mode: {sources['full']}")
     if args.stamp:
         for name in stamp(times):
             print(f"stamped {name}")

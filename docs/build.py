@@ -21,10 +21,13 @@ npm if it is not there yet, then runs Sphinx with warnings as errors::
 
     python -m sphinx -W --keep-going -b html -d docs/_build/.doctrees docs docs/_build/student
 
-The chapters run in fast mode unless ``DPEDU_FAST=0`` is set (see ``docs/conf.py``). Options: ``--out DIR``
-for another output directory (see above); ``--jobs N`` (default: the CPU cores) for the chapters run at once and
-Sphinx's ``-j``; any further arguments go to Sphinx. Every build starts from an
-empty output directory, so no page of a renamed or removed module survives from an earlier build.
+The chapters run in **full mode**, the book the prose describes; ``--fast`` (or ``DPEDU_FAST=1`` in the
+environment) runs them on the smaller grids of the fast mode, for a quick preview (see ``docs/conf.py``). Options:
+``--out DIR`` for another output directory (see above); ``--jobs N`` (default: the CPU cores) for the chapters run
+at once and Sphinx's ``-j``; ``--record-times FILE`` writes each chapter's run time in this build to FILE (JSON:
+``python chapters/_times.py --table --measured-full FILE`` prints the course map with them; CI does); any further
+arguments go to Sphinx. Every build starts from an empty output directory, so no page of a renamed or removed
+module survives from an earlier build.
 """
 
 from __future__ import annotations
@@ -76,15 +79,17 @@ def _run_chapter(path):
     return path, nbformat.writes(notebook), result.time, None if result.err is None else result.exc_string
 
 
-def run_chapters_into(cache_path, jobs):
+def run_chapters_into(cache_path, jobs, fast):
     """Stage the chapters and run every one that ``cache_path`` (a jupyter-cache) does not hold yet, ``jobs`` at a
-    time, the longest first (by the fast-mode times of chapters/_times.json); cache each that succeeds."""
+    time, the longest first (by the times of chapters/_times.json in that mode), in fast mode or not; cache each
+    that succeeds. Returns the seconds of each chapter run, by name."""
     import nbformat
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
     sys.path[:0] = [str(ROOT), str(DOCS / "_ext")]
-    os.environ.setdefault("DPEDU_FAST", "1")                  # as docs/conf.py: the book runs the fast mode
+    os.environ["DPEDU_FAST"] = "1" if fast else "0"          # the kernels inherit it; so does Sphinx after us
+    os.environ["DPEDU_PROGRESS"] = "0"                        # no progress bars on the pages (as docs/conf.py)
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     from staging import stage
 
@@ -99,9 +104,10 @@ def run_chapters_into(cache_path, jobs):
         except KeyError:
             todo.append(path)
     times_file = ROOT / "chapters" / "_times.json"
-    recorded = json.loads(times_file.read_text(encoding="utf-8")).get("fast", {}) if times_file.is_file() else {}
+    recorded = json.loads(times_file.read_text(encoding="utf-8")).get("fast" if fast else "full", {}) \
+        if times_file.is_file() else {}
     todo.sort(key=lambda path: -recorded.get(path.stem, {}).get("seconds", 0.0))
-    start = time.perf_counter()
+    start, seconds_of = time.perf_counter(), {}
     with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo) or 1))) as pool:
         for future in as_completed([pool.submit(_run_chapter, str(path)) for path in todo]):
             path, text, seconds, error = future.result()
@@ -111,8 +117,22 @@ def run_chapters_into(cache_path, jobs):
             cache.cache_notebook_bundle(CacheBundleIn(nbformat.reads(text, as_version=4), path,
                                                       data={"execution_seconds": seconds}),
                                         check_validity=False, overwrite=True)
+            seconds_of[Path(path).stem] = seconds
             print(f"{Path(path).name}: ran in {seconds:.1f} s", flush=True)
-    print(f"chapters: {len(todo)} run with {jobs} at a time in {time.perf_counter() - start:.0f} s", flush=True)
+    print(f"chapters ({'fast' if fast else 'full'} mode): {len(todo)} run with {jobs} at a time in "
+          f"{time.perf_counter() - start:.0f} s", flush=True)
+    return seconds_of
+
+
+def record_times(target, seconds_of, jobs):
+    """Write each chapter's run time to ``target`` (JSON, as tests/test_notebooks.py's ``DPEDU_RECORD_TIMES``),
+    with the machine and how many chapters ran at once (each with one BLAS thread when more than one)."""
+    import platform
+
+    times = {name: {"seconds": round(seconds, 1), "cpus": os.cpu_count(), "machine": platform.machine(),
+                    "side_by_side": jobs} for name, seconds in sorted(seconds_of.items())}
+    Path(target).write_text(json.dumps(times, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"chapter run times written to {target}", flush=True)
 
 
 def build_edition(edition, out, extra=(), cache=None, doctrees=None):
@@ -145,9 +165,26 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="chapters run at once before Sphinx starts, and Sphinx's -j unless given "
                              "(default: the number of CPU cores)")
+    parser.add_argument("--fast", action="store_true",
+                        help="run the chapters in fast mode (smaller grids: a quick preview); also when DPEDU_FAST=1 "
+                             "is set. Default: full mode, the book the prose describes")
+    parser.add_argument("--record-times", metavar="FILE",
+                        help="write each chapter's run time in this build to FILE (JSON)")
     args, extra = parser.parse_known_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs must be a positive integer; got {args.jobs}")
+    sys.path.insert(0, str(ROOT))
+    from dpedu.course.notebook import fast_mode
+
+    try:
+        fast = args.fast or fast_mode()                # DPEDU_FAST from the environment, checked
+    except ValueError as exc:
+        parser.error(str(exc))
+    os.environ["DPEDU_FAST"] = "1" if fast else "0"
+    if args.record_times is not None:
+        target = Path(args.record_times)
+        if not target.parent.is_dir():
+            parser.error(f"--record-times: no directory {target.parent}")
     ensure_mathjax()
     editions = EDITIONS if args.edition == "both" else (args.edition,)
     if args.out is None:
@@ -164,7 +201,12 @@ def main(argv=None):
     doctrees = (Path(args.out).parent / f".doctrees-{Path(args.out).name}" if args.out and len(editions) == 1
                 else next(iter(outs.values())).parent / ".doctrees")
     if cache is not None:
-        run_chapters_into(cache, args.jobs)
+        seconds_of = run_chapters_into(cache, args.jobs, fast)
+        if args.record_times is not None:
+            record_times(args.record_times, seconds_of, args.jobs)
+    elif args.record_times is not None:
+        parser.error("--record-times needs both editions built together (the chapters run once, timed, before "
+                     "Sphinx); give --edition both")
     if not any(arg.startswith("-j") or arg == "--jobs" for arg in extra):
         extra = ["-j", str(args.jobs), *extra]         # Sphinx reads and writes the pages in parallel too
     for edition in editions:

@@ -13,8 +13,9 @@ resolves, its notes links ``../math.md#...``.
 
 Environment variables:
 
-* ``DPEDU_FAST`` (read by the chapters, ``dpedu.course.notebook.fast_mode``): the book runs the chapters in fast mode
-  unless it is set (``DPEDU_FAST=0`` for the full-size book; that takes far longer).
+* ``DPEDU_FAST`` (read by the chapters, ``dpedu.course.notebook.fast_mode``): the book runs the chapters in full mode,
+  the one the prose describes, unless ``DPEDU_FAST=1`` asks for the fast mode's smaller grids (a quick preview;
+  ``python docs/build.py --fast`` sets it).
 * ``DPEDU_BOOK_EXECUTE``: ``force`` (default: every build re-runs every chapter) or ``cache`` (re-run only
   changed notebooks; outputs are *not* refreshed when only dpedu's code changed) or ``off``.
 * ``DPEDU_BOOK_EDITION``: ``student`` (default: exercises as the stubs students receive, no solution anywhere in
@@ -48,7 +49,10 @@ from dpedu.course.booklinks import canonical_name  # noqa: E402  (the working tr
 
 LOGGER = logging.getLogger("dpedu-book")
 FAST_ENV_VAR = "DPEDU_FAST"            # the name dpedu.course.notebook.fast_mode reads
-os.environ.setdefault(FAST_ENV_VAR, "1")
+os.environ.setdefault(FAST_ENV_VAR, "0")
+# no progress bars in the chapters' outputs: a bar is for the person waiting, and its widget would load scripts
+# from a CDN (dpedu.course.notebook.progress_bar reads DPEDU_PROGRESS)
+os.environ["DPEDU_PROGRESS"] = "0"
 # the chapter kernels import the working tree's dpedu too
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
 

@@ -12,6 +12,7 @@
   error, so nbgrader scores it 0.
 * :func:`progress_bar` turns the progress messages of :mod:`dpedu.research.experiments` and
   :func:`dpedu.research.audit.canary_audit` (``"[3/10] epsilon = 0.5, seed 1/2"``) into a tqdm bar.
+  ``DPEDU_PROGRESS=0`` hides every bar (the book sets it: a bar is for the person waiting, not for the page).
 
 >>> fast_mode(environ={"DPEDU_FAST": "1"}), fast_mode(environ={})
 (True, False)
@@ -33,7 +34,7 @@ import re
 import sys
 
 __all__ = ["fast_mode", "pick", "show_source", "FAST_ENV_VAR", "CheckFailed", "feedback_text",
-           "install_feedback", "progress_bar", "progress_count"]
+           "install_feedback", "progress_bar", "progress_count", "progress_wanted", "PROGRESS_ENV_VAR"]
 
 FAST_ENV_VAR = "DPEDU_FAST"
 _TRUE = {"1", "true", "yes", "on"}
@@ -235,7 +236,8 @@ def progress_bar(desc=None, *, total=None, disable=None):
     total : int, optional
         Known total (otherwise taken from the first counted message).
     disable : bool, optional
-        True hides the bar. Default: hidden when ``DPEDU_FAST`` is set (CI), so that test logs stay short.
+        True hides the bar. Default: hidden when ``DPEDU_FAST`` is set (CI), so that test logs stay short, and
+        when ``DPEDU_PROGRESS`` is ``0`` (the book build: a page shows results, not a finished bar).
 
     Returns
     -------
@@ -243,5 +245,22 @@ def progress_bar(desc=None, *, total=None, disable=None):
         ``progress(message)``, with a ``close()`` method.
     """
     if disable is None:
-        disable = fast_mode()
+        disable = fast_mode() or not progress_wanted()
     return _ProgressBar(desc, total, bool(disable))
+
+
+PROGRESS_ENV_VAR = "DPEDU_PROGRESS"
+
+
+def progress_wanted(environ=None):
+    """Whether ``DPEDU_PROGRESS`` lets :func:`progress_bar` show its bars: yes unless it is ``0``/``false``/``no``/``off``.
+
+    >>> progress_wanted(environ={}), progress_wanted(environ={"DPEDU_PROGRESS": "0"})
+    (True, False)
+    """
+    value = (os.environ if environ is None else environ).get(PROGRESS_ENV_VAR, "").strip().lower()
+    if value in _FALSE - {""}:
+        return False
+    if value in _TRUE | {""}:
+        return True
+    raise ValueError(f"{PROGRESS_ENV_VAR} must be one of 1/true/yes/on or 0/false/no/off (or unset); got {value!r}")
