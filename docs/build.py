@@ -185,6 +185,12 @@ def main(argv=None):
         target = Path(args.record_times)
         if not target.parent.is_dir():
             parser.error(f"--record-times: no directory {target.parent}")
+        if args.edition != "both":
+            parser.error("--record-times needs both editions built together (the chapters run once, timed, before "
+                         "Sphinx); give --edition both")
+        if os.environ.get("DPEDU_BOOK_EXECUTE", "force") != "force":
+            parser.error("--record-times times the chapters this build runs; with DPEDU_BOOK_EXECUTE set it runs "
+                         "none (unset it)")
     ensure_mathjax()
     editions = EDITIONS if args.edition == "both" else (args.edition,)
     if args.out is None:
@@ -204,9 +210,6 @@ def main(argv=None):
         seconds_of = run_chapters_into(cache, args.jobs, fast)
         if args.record_times is not None:
             record_times(args.record_times, seconds_of, args.jobs)
-    elif args.record_times is not None:
-        parser.error("--record-times needs both editions built together (the chapters run once, timed, before "
-                     "Sphinx); give --edition both")
     if not any(arg.startswith("-j") or arg == "--jobs" for arg in extra):
         extra = ["-j", str(args.jobs), *extra]         # Sphinx reads and writes the pages in parallel too
     for edition in editions:

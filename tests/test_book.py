@@ -723,3 +723,21 @@ def test_chapter_links_work_wherever_a_notebook_is_opened(site, tmp_path):
     assert not broken, f"{len(broken)} broken links:\n" + "\n".join(broken[:40])
     assert set(followed) == {"chapters/", "student copy", "release/", "book"}
     assert min(followed.values()) >= 60, followed
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--record-times", "/nonexistent_dir/times.json"], "--record-times: no directory /nonexistent_dir"),
+    (["--edition", "student", "--record-times", "times.json"], "--record-times needs both editions"),
+    (["--jobs", "0"], "--jobs must be a positive integer"),
+])
+def test_build_refuses_bad_options_before_any_work(argv, message, tmp_path, capsys, monkeypatch):
+    # before MathJax is installed or a chapter runs: parse errors exit 2 with the option named
+    spec = importlib.util.spec_from_file_location("dpedu_book_build", DOCS / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    monkeypatch.setattr(build, "ensure_mathjax", lambda: pytest.fail("ensure_mathjax ran before the options were checked"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        build.main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err

@@ -17,6 +17,7 @@ The executing tests are marked ``notebooks`` and skip (with the reason) only whe
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import os
 import platform
@@ -418,8 +419,6 @@ def test_output_problems_finds_warnings_tracebacks_and_paths():
 
 
 def _times_module():
-    import importlib.util
-
     if "chapters_times" in sys.modules:
         return sys.modules["chapters_times"]
     spec = importlib.util.spec_from_file_location("chapters_times", CHAPTERS_DIR / "_times.py")
@@ -478,6 +477,22 @@ def test_listings_a_chapter_shows_have_no_raw_tex(source):
     assert not raw, f"{source.name}: listings print raw TeX:\n  " + "\n  ".join(raw)
 
 
+@pytest.mark.parametrize("source", sorted((CHAPTERS_DIR / "_src").glob("[0-9][0-9]_*.py")), ids=lambda p: p.stem)
+def test_listings_a_chapter_shows_fit_the_books_code_column(source):
+    """show_source wraps at CHAPTER_LISTING_WIDTH; a line the wrapper cannot break would wrap on the page instead."""
+    from dpedu.course.listing import CHAPTER_LISTING_WIDTH, SourceListing
+
+    text = source.read_text(encoding="utf-8")
+    namespace = {}
+    imports = [node for node in ast.parse(text).body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    exec(compile(ast.Module(body=imports, type_ignores=[]), source.name, "exec"), namespace)
+    wide = []
+    for expression in re.findall(r"show_source\(([\w.]+)\)", text):
+        listing = SourceListing(eval(expression, namespace), width=CHAPTER_LISTING_WIDTH)
+        wide += [f"{expression}: {line}" for line in listing.code.splitlines() if len(line) > CHAPTER_LISTING_WIDTH]
+    assert not wide, f"{source.name}: listing lines wider than {CHAPTER_LISTING_WIDTH} columns:\n  " + "\n  ".join(wide)
+
+
 def test_recorded_run_times_are_printed_by_the_map(tmp_path, monkeypatch, capsys):
     """What CI does: the notebook test records each chapter's seconds, and ``_times.py --table --measured`` prints
     the course map with those seconds (not the ones in chapters/_times.json)."""
@@ -494,3 +509,24 @@ def test_recorded_run_times_are_printed_by_the_map(tmp_path, monkeypatch, capsys
     assert "20.6 min" in rows["1"] and "| 7 s |" in rows["3"] and "not yet measured" in rows["2"].split("|")[6]
     with pytest.raises(SystemExit):
         times.main(["--table", "--measured", str(tmp_path / "missing.json")])
+
+
+def test_book_build_run_times_are_printed_as_the_full_mode(tmp_path, capsys):
+    """What CI does for the full mode: ``docs/build.py --record-times FILE`` writes each chapter's seconds, and
+    ``_times.py --table --measured-full FILE`` prints them in the full-mode column, saying how they were run."""
+    spec = importlib.util.spec_from_file_location("dpedu_book_build", CHAPTERS_DIR.parent / "docs" / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    target = tmp_path / "ci_full_times.json"
+    build.record_times(target, {"04_dp_sgd": 312.25, "00_what_dp_promises": 9.0}, jobs=2)
+    recorded = json.loads(target.read_text())
+    assert recorded["04_dp_sgd"]["seconds"] == 312.2 and recorded["04_dp_sgd"]["side_by_side"] == 2
+    times = _times_module()
+    assert times.main(["--table", "--measured-full", str(target)]) == 0
+    printed = capsys.readouterr().out
+    assert "full mode: measured by this book build (2 chapters, 2 side by side, one BLAS thread each)" in printed
+    rows = {line.split("|")[1].strip().split(".")[0]: line for line in printed.splitlines() if line.startswith("| ")}
+    assert rows["4"].split("|")[7].strip() == "5.2 min" and rows["0"].split("|")[7].strip() == "9 s"
+    assert rows["1"].split("|")[7].strip() == "not yet measured"
+    with pytest.raises(SystemExit):
+        times.main(["--measured-full", str(target)])            # goes with --table

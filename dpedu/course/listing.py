@@ -16,9 +16,12 @@ import inspect
 import re
 import textwrap
 
-__all__ = ["SourceListing", "LISTING_WIDTH", "fold_docstrings", "wrap_code"]
+__all__ = ["SourceListing", "LISTING_WIDTH", "CHAPTER_LISTING_WIDTH", "fold_docstrings", "wrap_code"]
 
-LISTING_WIDTH = 100          # columns of a listing: wider lines are wrapped (the book's code column shows ~100)
+LISTING_WIDTH = 100          # columns of a listing: wider lines are wrapped
+#: The columns of a listing a chapter shows (``show_source``): the book's code column holds about 84 characters
+#: at 1400 pixels, so a wider line would wrap on the page where the wrapper cannot place the break.
+CHAPTER_LISTING_WIDTH = 82
 _CONTINUATION = " " * 8      # extra indent of a wrapped line
 _ROLE = re.compile(r":(?:[a-z]+:)?[a-z]+:`~?([^`]*)`")
 
@@ -49,7 +52,7 @@ class SourceListing:
         module = getattr(obj, "__module__", None)
         qualname = getattr(obj, "__qualname__", None)
         self.name = f"{module}.{qualname}" if module and qualname else getattr(obj, "__name__", repr(obj))
-        self.code = wrap_code(fold_docstrings(textwrap.dedent(source).rstrip("\n")), width)
+        self.code = wrap_code(fold_docstrings(textwrap.dedent(source).rstrip("\n"), width), width)
 
     def __str__(self):
         return self.code
@@ -69,7 +72,7 @@ def _summary(docstring):
     return _ROLE.sub(r"`\1`", text).replace("``", "`")
 
 
-def fold_docstrings(source):
+def fold_docstrings(source, width=LISTING_WIDTH):
     """``source`` with every docstring (module, class, function) replaced by its summary line."""
     import ast
 
@@ -87,7 +90,7 @@ def fold_docstrings(source):
         summary = _summary(doc.value.value)
         prefix = "r" if "\\" in summary else ""
         quoted = f'{prefix}"""{summary}"""'
-        wrapped = textwrap.wrap(quoted, LISTING_WIDTH - len(indent), break_long_words=False,
+        wrapped = textwrap.wrap(quoted, width - len(indent), break_long_words=False,
                                 break_on_hyphens=False) or [quoted]
         lines[doc.lineno - 1: doc.end_lineno] = [indent + part for part in wrapped]
     return "\n".join(lines)

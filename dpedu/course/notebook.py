@@ -92,7 +92,8 @@ def show_source(obj):
 
     Inside IPython (a notebook) the listing is displayed as a highlighted Python block of its own, so the
     output of a later statement can never run into it; elsewhere it is printed. Docstrings are folded to
-    their summary line (``help(obj)`` shows the whole docstring) and lines are wrapped at 100 columns; see
+    their summary line (``help(obj)`` shows the whole docstring) and lines are wrapped at 82 columns, which the
+    book's code column holds (:data:`dpedu.course.listing.CHAPTER_LISTING_WIDTH`); see
     :class:`dpedu.course.listing.SourceListing`.
 
     Parameters
@@ -105,9 +106,9 @@ def show_source(obj):
     TypeError
         When ``obj`` has no Python source (a built-in, or a number).
     """
-    from .listing import SourceListing
+    from .listing import CHAPTER_LISTING_WIDTH, SourceListing
 
-    listing = SourceListing(obj)
+    listing = SourceListing(obj, width=CHAPTER_LISTING_WIDTH)
     ipython = sys.modules.get("IPython")                # never import IPython just to find out
     if ipython is not None and ipython.get_ipython() is not None:
         ipython.display.display(listing)                # IPython imports IPython.display itself
