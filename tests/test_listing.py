@@ -22,7 +22,7 @@ import nbformat
 import pytest
 
 import dpedu
-from dpedu.course.listing import LISTING_WIDTH, SourceListing, fold_docstrings, wrap_code
+from dpedu.course.listing import CHAPTER_LISTING_WIDTH, LISTING_WIDTH, SourceListing, fold_docstrings, wrap_code
 from dpedu.course.notebook import show_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,7 +129,7 @@ def test_show_source_prints_outside_ipython(capsys):
     from dpedu.clipping import L2_clip
 
     show_source(L2_clip)
-    assert capsys.readouterr().out == SourceListing(L2_clip).code + "\n"
+    assert capsys.readouterr().out == SourceListing(L2_clip, width=CHAPTER_LISTING_WIDTH).code + "\n"
     with pytest.raises(TypeError, match="show_source needs a Python function"):
         show_source(len)
 
