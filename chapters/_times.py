@@ -189,7 +189,9 @@ def syllabus(times=None):
              "",
              f"* *words of prose*: the markdown of the chapter, without formulas and code;",
              f"* *run*: the seconds the whole notebook takes, measured by executing it (fast mode: `DPEDU_FAST=1`,",
-             "  smaller grids, same code); a time not measured yet says so;",
+             "  smaller grids, same code), one chapter at a time; a time not measured yet says so. CI measures both "
+             "modes again",
+             "  on every run and prints this table with its own times;",
              f"* *estimated study time*: reading at {READING_WORDS_PER_MINUTE} words a minute, {MINUTES_PER_EXERCISE} "
              "minutes per exercise, plus one fast",
              "  run, rounded up to 5 minutes. It is an estimate of the reading and the exercises, not a measurement.",

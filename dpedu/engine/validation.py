@@ -257,7 +257,7 @@ def check_array(value, name, *, ndim=None, allow_empty=False, finite=True):
         if np.issubdtype(arr.dtype, np.complexfloating):
             raise TypeError(f"{name} must be real; got complex dtype {arr.dtype}")
         arr = arr.astype(np.float64, copy=False)
-    if ndim is not None and arr.ndim not in np.atleast_1d(ndim):
+    if ndim is not None and arr.ndim not in ((ndim,) if isinstance(ndim, (int, np.integer)) else tuple(ndim)):
         raise ValueError(f"{name} must have {ndim} dimension(s); got shape {arr.shape}")
     if not allow_empty and arr.size == 0:
         raise ValueError(f"{name} is empty; got shape {arr.shape}")
@@ -276,6 +276,8 @@ def all_finite(arr):
     >>> all_finite(np.array([1.0, 1e308, 1e308])), all_finite(np.array([1.0, np.nan]))
     (True, False)
     """
+    if isinstance(arr, np.ndarray) and arr.dtype == np.float64 and arr.size < 4096:
+        return bool(np.isfinite(arr).all())           # the common small case, without the dtype tests below
     if not isinstance(arr, np.ndarray) or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_) \
             or np.issubdtype(arr.dtype, np.complexfloating):
         raise TypeError(f"arr must be a numpy array of real numbers; got {type(arr).__name__}"
