@@ -282,6 +282,12 @@ checks.check_poisson_sample(poisson_sample)
 show_source(dp.training.poisson_sample)
 
 # %% [markdown]
+# `dp_sgd` draws its batches exactly this way, so with the same seed it samples what this function samples. The
+# same distribution can be drawn faster: the size first, $|B_t| \sim \mathrm{Binomial}(n, q)$, then a uniformly
+# random subset of that size (`binomial_poisson_sample`, about $qn$ random numbers instead of $n$;
+# [notes §8.1](../docs/math.md#81-poisson-sampling-by-a-binomial-size) shows that every subset gets the same
+# probability). `plan_dp_sgd(..., sampler="binomial")` trains with it: the same privacy, other batches for a seed.
+#
 # **Exercise 4.2 — the clipped sum.** Write `clipped_gradient_sum(per_example_gradients, clip_norm)`: clip each
 # row (one example's gradient) to L2 norm at most C, then sum the rows. An empty batch (zero rows) must give
 # the zero vector.
