@@ -54,7 +54,8 @@ import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
+# the dpedu of this checkout (or, for one --against process, of the checkout it measures)
+sys.path.insert(0, os.environ.get("DPEDU_BENCH_TREE") or os.path.join(os.path.dirname(__file__), os.pardir))
 
 from dpedu.datasets import load_adult  # noqa: E402
 from dpedu.estimator import tuned_defaults  # noqa: E402
@@ -86,7 +87,21 @@ def main(argv=None):
     parser.add_argument("--no-opacus", action="store_true", help="skip the Opacus table")
     parser.add_argument("--threads", type=int, help="limit numpy's BLAS (and torch) to this many threads "
                         "(needs threadpoolctl; default: numpy's own count, which torch then gets too)")
+    parser.add_argument("--against", metavar="CHECKOUT",
+                        help="only compare the logistic epoch at q = 0.01 with another checkout of dpedu (e.g. "
+                             "`git worktree add /tmp/before <commit>`): paired rounds, each a fresh process per tree")
+    parser.add_argument("--rounds", type=int, default=8, help="paired rounds of --against (default 8)")
+    parser.add_argument("--epoch-only", metavar="CHECKOUT", help=argparse.SUPPRESS)   # one --against process
     args = parser.parse_args(argv)
+    if args.epoch_only is not None:
+        return epoch_only(args.repeat)
+    if args.against is not None:
+        against = os.path.abspath(args.against)
+        if not os.path.isfile(os.path.join(against, "dpedu", "__init__.py")):
+            parser.error(f"--against: no dpedu checkout at {against} (its dpedu/__init__.py is missing)")
+        if args.rounds < 1:
+            parser.error(f"--rounds must be a positive integer; got {args.rounds}")
+        return compare_checkouts(against, args.rounds, args.repeat)
     if args.threads is not None:
         if args.threads < 1:
             parser.error(f"--threads must be a positive integer; got {args.threads}")
@@ -136,6 +151,50 @@ def main(argv=None):
     if not args.no_opacus:
         print()
         opacus_table(X, y_train, np.hstack([X_test, np.ones((len(X_test), 1))]), y_test, args.repeat)
+
+
+def epoch_only(repeat):
+    """One --against process: print the bare pass and the logistic epoch at q = 0.01 (both samplers), best of
+    ``repeat``, in milliseconds, for the dpedu imported from the checkout named by ``DPEDU_BENCH_TREE``."""
+    import dpedu
+
+    tree = os.environ.get("DPEDU_BENCH_TREE")
+    if tree and not os.path.abspath(dpedu.__file__).startswith(os.path.join(os.path.abspath(tree), "")):
+        raise SystemExit(f"imported {dpedu.__file__}, not the dpedu of {tree}")
+    X_train, y_train, _, _ = load_adult()
+    X = np.hstack([X_train, np.ones((len(X_train), 1))])
+    v = np.random.default_rng(0).normal(size=X.shape[1])
+    settings = dict(noise_multiplier=1.0, clip_norm=0.5, sampling_rate=0.01, epochs=1)
+    plan = plan_dp_sgd(len(X), sampler="binomial", **settings)
+    default = best_time(lambda: dp_sgd(X, y_train, rng=0, **settings), repeat)
+    binomial = best_time(lambda: run_dp_sgd(X, y_train, plan, rng=0), repeat)
+    bare = best_time(lambda: X.T @ (X @ v), 30)
+    print(f"{1e3 * bare:.4f} {1e3 * default:.4f} {1e3 * binomial:.4f}")
+
+
+def compare_checkouts(against, rounds, repeat):
+    """The logistic epoch at q = 0.01 here and in the checkout ``against``, in alternating fresh processes (this
+    script, run from each checkout's benchmarks/ folder, imports that checkout's dpedu); medians over the rounds."""
+    import subprocess
+
+    here = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir))
+    times = {here: [], against: []}
+    for _ in range(rounds):
+        for tree in (against, here):
+            out = subprocess.run([sys.executable, __file__, "--epoch-only", tree, "--repeat", str(repeat)],
+                                 capture_output=True, text=True, check=True,
+                                 env=dict(os.environ, DPEDU_BENCH_TREE=tree)).stdout
+            times[tree].append([float(value) for value in out.split()])
+    print(f"One epoch of DP-SGD logistic regression on Adult at q = 0.01: {rounds} paired rounds, each a fresh "
+          f"process per checkout, best of {repeat} epochs; medians over the rounds (numpy {np.__version__})")
+    print(f"{'checkout':<44}  {'bare pass':>9}  {'epoch':>9}  {'x bare':>6}  {'binomial':>9}  {'x bare':>6}")
+    for tree in (against, here):
+        bare, default, binomial = np.median(np.array(times[tree]), axis=0)
+        print(f"{tree[-44:]:<44}  {bare:6.2f} ms  {default:6.1f} ms  {default / bare:6.1f}  {binomial:6.1f} ms  "
+              f"{binomial / bare:6.1f}")
+    (_, old, old_binomial), (_, new, new_binomial) = (np.median(np.array(times[t]), axis=0) for t in (against, here))
+    print(f"this checkout / the other: {new / old:.2f} (default sampler), {new_binomial / old_binomial:.2f} "
+          f"(sampler=\"binomial\")")
 
 
 def sampler_table(n, rounds, q=0.01, samples=100):
