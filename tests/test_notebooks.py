@@ -461,35 +461,33 @@ _RAW_TEX = re.compile(r"\\(?:frac|sum|text|mathrm|mathcal|varepsilon|epsilon|del
                       r"le|ge|ln|log|exp|lceil|theta|sigma)\b|\^\{|_\{")
 
 
-@pytest.mark.parametrize("source", sorted((CHAPTERS_DIR / "_src").glob("[0-9][0-9]_*.py")), ids=lambda p: p.stem)
-def test_listings_a_chapter_shows_have_no_raw_tex(source):
-    """show_source prints a docstring's summary line: it must read as text (words or Unicode), not as TeX."""
-    from dpedu.course.listing import SourceListing
-
-    text = source.read_text(encoding="utf-8")
-    namespace = {}
-    imports = [node for node in ast.parse(text).body if isinstance(node, (ast.Import, ast.ImportFrom))]
-    exec(compile(ast.Module(body=imports, type_ignores=[]), source.name, "exec"), namespace)
-    raw = []
-    for expression in re.findall(r"show_source\(([\w.]+)\)", text):
-        listing = str(SourceListing(eval(expression, namespace)))
-        raw += [f"{expression}: {line.strip()[:90]}" for line in listing.splitlines() if _RAW_TEX.search(line)]
-    assert not raw, f"{source.name}: listings print raw TeX:\n  " + "\n  ".join(raw)
-
-
-@pytest.mark.parametrize("source", sorted((CHAPTERS_DIR / "_src").glob("[0-9][0-9]_*.py")), ids=lambda p: p.stem)
-def test_listings_a_chapter_shows_fit_the_books_code_column(source):
-    """show_source wraps at CHAPTER_LISTING_WIDTH; a line the wrapper cannot break would wrap on the page instead."""
+def _chapter_listings(source):
+    """(expression, the listing show_source prints) for every ``show_source(...)`` of a chapter source."""
     from dpedu.course.listing import CHAPTER_LISTING_WIDTH, SourceListing
 
     text = source.read_text(encoding="utf-8")
     namespace = {}
     imports = [node for node in ast.parse(text).body if isinstance(node, (ast.Import, ast.ImportFrom))]
     exec(compile(ast.Module(body=imports, type_ignores=[]), source.name, "exec"), namespace)
-    wide = []
-    for expression in re.findall(r"show_source\(([\w.]+)\)", text):
-        listing = SourceListing(eval(expression, namespace), width=CHAPTER_LISTING_WIDTH)
-        wide += [f"{expression}: {line}" for line in listing.code.splitlines() if len(line) > CHAPTER_LISTING_WIDTH]
+    return [(expression, SourceListing(eval(expression, namespace), width=CHAPTER_LISTING_WIDTH).code)
+            for expression in re.findall(r"show_source\(([\w.]+)\)", text)]
+
+
+@pytest.mark.parametrize("source", sorted((CHAPTERS_DIR / "_src").glob("[0-9][0-9]_*.py")), ids=lambda p: p.stem)
+def test_listings_a_chapter_shows_have_no_raw_tex(source):
+    """show_source prints a docstring's summary line: it must read as text (words or Unicode), not as TeX."""
+    raw = [f"{expression}: {line.strip()[:90]}" for expression, code in _chapter_listings(source)
+           for line in code.splitlines() if _RAW_TEX.search(line)]
+    assert not raw, f"{source.name}: listings print raw TeX:\n  " + "\n  ".join(raw)
+
+
+@pytest.mark.parametrize("source", sorted((CHAPTERS_DIR / "_src").glob("[0-9][0-9]_*.py")), ids=lambda p: p.stem)
+def test_listings_a_chapter_shows_fit_the_books_code_column(source):
+    """show_source wraps at CHAPTER_LISTING_WIDTH; a line the wrapper cannot break would wrap on the page instead."""
+    from dpedu.course.listing import CHAPTER_LISTING_WIDTH
+
+    wide = [f"{expression}: {line}" for expression, code in _chapter_listings(source)
+            for line in code.splitlines() if len(line) > CHAPTER_LISTING_WIDTH]
     assert not wide, f"{source.name}: listing lines wider than {CHAPTER_LISTING_WIDTH} columns:\n  " + "\n  ".join(wide)
 
 
