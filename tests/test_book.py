@@ -735,7 +735,8 @@ def test_build_refuses_bad_options_before_any_work(argv, message, tmp_path, caps
     spec = importlib.util.spec_from_file_location("dpedu_book_build", DOCS / "build.py")
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)
-    monkeypatch.setattr(build, "ensure_mathjax", lambda: pytest.fail("ensure_mathjax ran before the options were checked"))
+    monkeypatch.setattr(build, "ensure_mathjax",
+                        lambda: pytest.fail("ensure_mathjax ran before the options were checked"))
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as exit_info:
         build.main(argv)

@@ -384,6 +384,23 @@ def test_progress_bar_follows_the_counted_messages(capsys):
     assert progress_bar("quiet", disable=True).bar.disable
 
 
+def test_the_book_hides_progress_bars_and_a_typo_is_refused(monkeypatch):
+    """DPEDU_PROGRESS=0 (set by docs/build.py and docs/conf.py) hides every bar, in full mode too: a finished bar
+    is no result, and its Jupyter widget would load scripts from a CDN."""
+    from dpedu.course.notebook import progress_bar, progress_wanted
+
+    monkeypatch.setenv("DPEDU_FAST", "0")
+    monkeypatch.setenv("DPEDU_PROGRESS", "0")
+    assert progress_bar("book").bar.disable
+    monkeypatch.setenv("DPEDU_PROGRESS", "1")
+    assert not progress_bar("terminal").bar.disable
+    monkeypatch.delenv("DPEDU_PROGRESS")
+    assert progress_wanted() and not progress_bar("default").bar.disable
+    monkeypatch.setenv("DPEDU_PROGRESS", "nope")
+    with pytest.raises(ValueError, match="DPEDU_PROGRESS must be one of"):
+        progress_bar("typo")
+
+
 def test_feedback_is_not_installed_outside_ipython():
     from dpedu.course.notebook import install_feedback
 

@@ -254,7 +254,8 @@ PROGRESS_ENV_VAR = "DPEDU_PROGRESS"
 
 
 def progress_wanted(environ=None):
-    """Whether ``DPEDU_PROGRESS`` lets :func:`progress_bar` show its bars: yes unless it is ``0``/``false``/``no``/``off``.
+    """Whether ``DPEDU_PROGRESS`` lets :func:`progress_bar` show its bars: yes unless it is ``0``, ``false``,
+    ``no`` or ``off``; any other value but ``1``/``true``/``yes``/``on`` raises ``ValueError``.
 
     >>> progress_wanted(environ={}), progress_wanted(environ={"DPEDU_PROGRESS": "0"})
     (True, False)
