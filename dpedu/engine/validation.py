@@ -330,6 +330,18 @@ def check_labels(y, n_samples, name="y"):
     return y
 
 
+def check_batch(theta, batch, n_features, n_params):
+    """A model's check of a training loop's batch: a ``TrainingData`` (``X``, ``y``, ``row_norms``, checked when it
+    was made) of ``n_features`` columns, and ``theta`` of shape ``(n_params,)``. Only shapes: nothing is copied."""
+    if not all(hasattr(batch, name) for name in ("X", "y", "row_norms")):
+        raise TypeError(f"batch must be a TrainingData (dpedu.training.training_data(X, y)[B]); "
+                        f"got {type(batch).__name__}")
+    if batch.X.shape[1] != n_features or np.shape(theta) != (n_params,):
+        expected = f"n_features={n_features}" + (f" and n_params={n_params}" if n_params != n_features else "")
+        raise ValueError(f"batch has {batch.X.shape[1]} features and theta shape {np.shape(theta)}; the model "
+                         f"expects {expected}")
+
+
 def check_theta(theta, n_features, name="theta"):
     """A finite parameter vector of length ``n_features``."""
     theta = check_array(theta, name, ndim=1)

@@ -28,7 +28,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from ..engine.validation import check_features, check_labels, check_positive, check_positive_int, check_theta
+from ..engine.validation import check_batch, check_features, check_labels
+from ..engine.validation import check_positive, check_positive_int, check_theta
 from ..clipping import L2_clip, check_norms
 from ..engine import logistic_fast
 
@@ -177,16 +178,8 @@ class LogisticModel:
     def batch_loss(self, theta, batch):
         """Mean logistic loss over ``batch`` (a :class:`~dpedu.training.TrainingData`, checked when it was made),
         by the engine's form :func:`dpedu.engine.logistic_fast.mean_loss`."""
-        self._check_batch(theta, batch)
+        check_batch(theta, batch, self.n_features, self.n_params)
         return logistic_fast.mean_loss(theta, batch.X, batch.y)
-
-    def _check_batch(self, theta, batch):
-        if not all(hasattr(batch, name) for name in ("X", "y", "row_norms")):
-            raise TypeError(f"batch must be a TrainingData (dpedu.training.training_data(X, y)[B]); "
-                            f"got {type(batch).__name__}")
-        if batch.X.shape[1] != self.n_features or np.shape(theta) != (self.n_features,):
-            raise ValueError(f"batch has {batch.X.shape[1]} features and theta shape {np.shape(theta)}; the model "
-                             f"expects n_features={self.n_features}")
 
     def per_example_gradients(self, theta, X, y):
         """(n, d) matrix of per-example gradients (:func:`per_example_gradients`)."""
@@ -212,7 +205,7 @@ class LogisticModel:
     def batch_clipped_gradient_sum(self, theta, batch, clip_norm):
         r""":meth:`clipped_gradient_sum` over ``batch`` (a :class:`~dpedu.training.TrainingData`: its records were
         checked and their norms computed once, when the run's data was made), for a training loop's every step."""
-        self._check_batch(theta, batch)
+        check_batch(theta, batch, self.n_features, self.n_params)
         return logistic_fast.clipped_gradient_sum(theta, batch.X, batch.y, clip_norm, batch.row_norms)
 
     def decision_function(self, theta, X):

@@ -53,7 +53,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from ..engine.validation import check_features, check_labels, check_positive, check_positive_int, check_rng, check_theta
+from ..engine.validation import check_batch, check_features, check_labels
+from ..engine.validation import check_positive, check_positive_int, check_rng, check_theta
 from ..clipping import check_norms
 from ..engine import mlp_fast
 from ..engine.logistic_fast import mean_loss_of_margins
@@ -164,16 +165,8 @@ class MLP:
 
     def batch_loss(self, theta, batch):
         """:meth:`loss` over ``batch`` (a :class:`~dpedu.training.TrainingData`, checked when it was made)."""
-        self._check_batch(theta, batch)
+        check_batch(theta, batch, self.n_features, self.n_params)
         return mean_loss_of_margins(batch.y * self._forward(theta, batch.X)[1])
-
-    def _check_batch(self, theta, batch):
-        if not all(hasattr(batch, name) for name in ("X", "y", "row_norms")):
-            raise TypeError(f"batch must be a TrainingData (dpedu.training.training_data(X, y)[B]); "
-                            f"got {type(batch).__name__}")
-        if batch.X.shape[1] != self.n_features or np.shape(theta) != (self.n_params,):
-            raise ValueError(f"batch has {batch.X.shape[1]} features and theta shape {np.shape(theta)}; the model "
-                             f"expects n_features={self.n_features} and n_params={self.n_params}")
 
     def backward(self, theta, X, y):
         r"""The per-example pieces of the gradient: hidden :math:`a` (n, h), :math:`r = \partial\ell/\partial s` (n,) and
@@ -226,6 +219,6 @@ class MLP:
     def batch_clipped_gradient_sum(self, theta, batch, clip_norm):
         """:meth:`clipped_gradient_sum` over ``batch`` (a :class:`~dpedu.training.TrainingData`: checked, its norms
         computed once, when the run's data was made), for a training loop's every step."""
-        self._check_batch(theta, batch)
+        check_batch(theta, batch, self.n_features, self.n_params)
         hidden, r, delta = self._backward(theta, batch.X, batch.y)
         return mlp_fast.clipped_gradient_sum(batch.X, hidden, r, delta, clip_norm, batch.row_norms)
