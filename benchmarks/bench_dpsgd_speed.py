@@ -13,7 +13,9 @@ more), copying the sampled rows, each step's argument checks and noise, and one 
 per-epoch diagnostic). Targets (at q = 0.01): logistic regression within 10x the bare pass and the 16-unit MLP
 within 40x, on a machine with a fast BLAS; on a small machine the bare pass is itself slow, and the sampler table
 is the figure to quote. The row ``sampler="binomial"`` draws the same Poisson batches by their size
-(docs/math.md §8.1).
+(docs/math.md §8.1). The row below it is that epoch hand-written (``handwritten_epoch``: the step's arithmetic on
+the same kind of batches, no checks, no diagnostics), the floor of any NumPy loop of this shape on the machine: the
+distance between the two rows is what dpedu adds, the distance from the floor to the bare pass is the machine's.
 
 The first table times 100 Poisson samples at q = 0.01 from the n rows, side by side: the two calls of the
 binomial-size form alone (``rng.binomial``, ``rng.choice(..., replace=False)``), dpedu's
@@ -133,6 +135,8 @@ def main(argv=None):
             plan = plan_dp_sgd(n, noise_multiplier=1.0, clip_norm=0.5, sampling_rate=q, epochs=1, sampler="binomial")
             rows.append(('DP-SGD logistic regression, sampler="binomial"', f"{q:g}",
                          best_time(lambda: run_dp_sgd(X, y_train, plan, rng=0), args.repeat)))
+            rows.append(("  the same epoch hand-written (no checks, no diagnostics)", f"{q:g}",
+                         best_time(lambda: handwritten_epoch(X, y_train, q), args.repeat)))
     for hidden in (16, 64):
         model = MLP(n_features=d, hidden_units=hidden)
         for q in (tuned_defaults(1.0).sampling_rate, 1.0):
@@ -153,6 +157,23 @@ def main(argv=None):
         opacus_table(X, y_train, np.hstack([X_test, np.ones((len(X_test), 1))]), y_test, args.repeat)
 
 
+def handwritten_epoch(X, y, q, noise_multiplier=1.0, clip_norm=0.5, learning_rate=1.0, seed=0):
+    """The floor of a NumPy DP-SGD epoch: ``dp_sgd_step``'s arithmetic on binomial-size Poisson batches, written
+    out with nothing else (no argument checks, no batch sizes or inclusions recorded); one full-data loss at the
+    end, as ``dp_sgd`` records one per epoch. The row norms are computed once, as a run does."""
+    rng = np.random.default_rng(seed)
+    n, d = X.shape
+    row_norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    theta = np.zeros(d)
+    for _ in range(max(1, round(1 / q))):
+        B = np.sort(rng.choice(n, size=rng.binomial(n, q), replace=False))
+        X_B, y_B = X.take(B, axis=0), y.take(B)
+        sigmoids = 1.0 / (1.0 + np.exp(y_B * (X_B @ theta)))                 # sigma(-m_i)
+        clipped_sum = -(X_B.T @ (y_B * np.minimum(sigmoids, clip_norm / row_norms.take(B))))
+        theta = theta - learning_rate * (clipped_sum + rng.normal(0.0, noise_multiplier * clip_norm, size=d)) / (q * n)
+    return theta, np.mean(np.logaddexp(0.0, -y * (X @ theta)))
+
+
 def epoch_only(repeat):
     """One --against process: print the bare pass and the logistic epoch at q = 0.01 (both samplers), best of
     ``repeat``, in milliseconds, for the dpedu imported from the checkout named by ``DPEDU_BENCH_TREE``."""
@@ -169,7 +190,8 @@ def epoch_only(repeat):
     default = best_time(lambda: dp_sgd(X, y_train, rng=0, **settings), repeat)
     binomial = best_time(lambda: run_dp_sgd(X, y_train, plan, rng=0), repeat)
     bare = best_time(lambda: X.T @ (X @ v), 30)
-    print(f"{1e3 * bare:.4f} {1e3 * default:.4f} {1e3 * binomial:.4f}")
+    floor = best_time(lambda: handwritten_epoch(X, y_train, 0.01), repeat)
+    print(f"{1e3 * bare:.4f} {1e3 * default:.4f} {1e3 * binomial:.4f} {1e3 * floor:.4f}")
 
 
 def compare_checkouts(against, rounds, repeat):
@@ -187,14 +209,16 @@ def compare_checkouts(against, rounds, repeat):
             times[tree].append([float(value) for value in out.split()])
     print(f"One epoch of DP-SGD logistic regression on Adult at q = 0.01: {rounds} paired rounds, each a fresh "
           f"process per checkout, best of {repeat} epochs; medians over the rounds (numpy {np.__version__})")
-    print(f"{'checkout':<44}  {'bare pass':>9}  {'epoch':>9}  {'x bare':>6}  {'binomial':>9}  {'x bare':>6}")
+    print(f"{'checkout':<44}  {'bare pass':>9}  {'epoch':>9}  {'x bare':>6}  {'binomial':>9}  {'x bare':>6}  "
+          f"{'hand-written':>12}  {'binomial / hand-written':>23}")
+    medians = {tree: np.median(np.array(times[tree]), axis=0) for tree in (against, here)}
     for tree in (against, here):
-        bare, default, binomial = np.median(np.array(times[tree]), axis=0)
+        bare, default, binomial, floor = medians[tree]
         print(f"{tree[-44:]:<44}  {bare:6.2f} ms  {default:6.1f} ms  {default / bare:6.1f}  {binomial:6.1f} ms  "
-              f"{binomial / bare:6.1f}")
-    (_, old, old_binomial), (_, new, new_binomial) = (np.median(np.array(times[t]), axis=0) for t in (against, here))
+              f"{binomial / bare:6.1f}  {floor:9.1f} ms  {binomial / floor:23.2f}")
+    (_, old, old_binomial, _), (_, new, new_binomial, _) = medians[against], medians[here]
     print(f"this checkout / the other: {new / old:.2f} (default sampler), {new_binomial / old_binomial:.2f} "
-          f"(sampler=\"binomial\")")
+          f"(sampler=\"binomial\"). hand-written: the same epoch with nothing but its arithmetic (handwritten_epoch)")
 
 
 def sampler_table(n, rounds, q=0.01, samples=100):

@@ -19,7 +19,7 @@ higher one, not even inside a function; no module imports another module's priva
 1. engine.validation, engine.parallel, datasets - argument checks; seeded parallel maps; reading the data
 2. events, events_allocation, gaussian - what a release did; the Gaussian mechanism's closed forms
 3. clipping, mechanisms, snapping - the building blocks
-4. engine (logistic_fast, mlp_fast) - fast forms of textbook functions, pinned to them by tests/test_engine.py
+4. engine (logistic_fast, mlp_fast, dp_sgd_fast) - fast forms of textbook functions, pinned to them by tests/test_engine.py
 5. models - logistic regression and a small MLP, as their formulas
 6. training, learners - gradient descent, noisy gradient descent, DP-SGD; the other private learners
 7. accountants - the privacy of a ledger of events, seven ways

@@ -177,6 +177,55 @@ def test_noisy_gradient_descent_is_the_engine_run(seed, epsilon, clip_norm):
     assert textbook.ledger == engine.ledger and textbook.epsilon == engine.epsilon
 
 
+def _dp_sgd_by_textbook_steps(X, y, plan, theta0, seed):
+    """``run_dp_sgd`` as its docstring states it: the plan's batches, then one ``dp_sgd_step`` per step, the loss
+    after every ``loss_every`` steps; the same generator for the batches and the noise."""
+    from dpedu.training import dp_sgd_step, training_data
+    data = training_data(X, y, clip_inputs_to=plan.clip_norm if plan.clip_mode == "inputs" else None)
+    model, rng, theta = LogisticModel(X.shape[1]), np.random.default_rng(seed), theta0.copy()
+    batches, sizes, losses = plan.batches(rng), [], []
+    for t in range(plan.steps):
+        B = next(batches)
+        sizes.append(B.size)
+        theta = dp_sgd_step(theta, data[B], model=model, clip_norm=plan.clip_norm,
+                            noise_multiplier=plan.noise_multiplier, expected_batch_size=plan.divisor,
+                            learning_rate=plan.learning_rate_at(t), rng=rng)
+        if (t + 1) % plan.loss_every == 0 or t + 1 == plan.steps:
+            losses.append(model.batch_loss(theta, data))
+    return theta, np.array(sizes), np.array(losses)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+@pytest.mark.parametrize("settings", [
+    dict(noise_multiplier=1.1, clip_norm=0.5, sampling_rate=0.05),
+    dict(noise_multiplier=1.1, clip_norm=0.5, sampling_rate=0.05, sampler="binomial", lr_schedule="linear"),
+    dict(noise_multiplier=0.0, clip_norm=np.inf, sampling_rate=0.1, loss_every=7),
+    dict(noise_multiplier=2.0, clip_norm=1e-3, sampling_rate=1.0, learning_rate=0.3),
+    dict(noise_multiplier=0.8, clip_norm=0.2, sampling_rate=0.005, clip_mode="inputs"),    # empty batches too
+    dict(noise_multiplier=0.8, clip_norm=0.2, sampling_rate=0.07, sampling="fixed", relation="replace_one"),
+    dict(noise_multiplier=0.8, clip_norm=0.7, sampling_rate=0.1, sampling="truncated_poisson", max_batch_size=12,
+         sampler="binomial"),
+])
+def test_logistic_dp_sgd_run_is_the_textbook_steps_to_the_bit(seed, settings):
+    """``run_dp_sgd`` of logistic regression (the engine's loop, engine.dp_sgd_fast) equals a loop of the printed
+    ``dp_sgd_step`` on the same batches and noise, to the bit: parameters, batch sizes, inclusions and losses."""
+    from dpedu.datasets import make_toy
+    from dpedu.training import plan_dp_sgd, run_dp_sgd
+    X, y = make_toy(n=240, d=5, rng=seed)
+    X[1] *= 1e3                                        # one row far outside the clipping ball
+    X[2] = 0.0                                         # and a zero row
+    plan = plan_dp_sgd(len(X), steps=40, **settings)
+    theta0 = np.random.default_rng(seed + 10).normal(size=5)
+    theta, sizes, losses = _dp_sgd_by_textbook_steps(X, y, plan, theta0, seed)
+    run = run_dp_sgd(X, y, plan, theta0=theta0, rng=seed)
+    np.testing.assert_array_equal(run.theta, theta)
+    np.testing.assert_array_equal(run.details.batch_sizes, sizes)
+    np.testing.assert_array_equal(run.losses, losses)
+    assert run.details.inclusions.sum() == sizes.sum()
+    if settings["sampling_rate"] == 0.005:
+        assert 0 in sizes                              # the empty-batch step (pure noise) was exercised
+
+
 @pytest.mark.parametrize("model", [LogisticModel(D), MLP(D, hidden_units=3)])
 def test_batch_methods_are_the_checked_methods(model):
     """A training loop's batch methods (data checked once, norms reused) equal the checked methods."""

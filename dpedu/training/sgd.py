@@ -5,7 +5,8 @@ r"""DP-SGD (Abadi et al. 2016, Algorithm 1): Poisson sampling, per-example clipp
 adaptive clipping, schedules, ``theta0``, a budget, loss recording) opts in through the plan:
 ``run_dp_sgd(X, y, plan_dp_sgd(n, ...), ...)``. The loop draws each batch from the plan's sampler and calls
 :func:`dp_sgd_step`, one step in the algorithm's order (clip and sum, add Gaussian noise, descend by
-:math:`\eta/(qn)`); adaptive clipping calls :func:`dp_sgd_adaptive_step`. DP-SGD picks no accountant: it returns
+:math:`\eta/(qn)`); adaptive clipping calls :func:`dp_sgd_adaptive_step`. (Logistic regression at a fixed C runs
+the same steps, to the bit, without their per-step checks: :mod:`dpedu.engine.dp_sgd_fast`.) DP-SGD picks no accountant: it returns
 the events it performed.
 
 >>> from dpedu.datasets import make_toy
@@ -23,6 +24,7 @@ import numpy as np
 
 from ..mechanisms import gaussian_mechanism
 from ..models import LogisticModel, is_model
+from ..engine.dp_sgd_fast import StepsRecord, logistic_dp_sgd_steps
 from ..engine.validation import check_budget, check_positive, check_rng, check_theta
 from .adaptive import ClipState
 from .common import CLIP_MODES, MAX_STEPS, DPSGDDiagnostics, TrainingData, TrainingResult, overflow_guard
@@ -118,6 +120,10 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None):
     computed once (:func:`~dpedu.training.common.training_data`); then each step draws :math:`B_t` from the
     plan's sampler and calls :func:`dp_sgd_step` (or :func:`dp_sgd_adaptive_step`). ``rng`` is used in this
     order: the initialisation, then per step the sample and the noise (and the count's noise).
+
+    Logistic regression at a fixed C runs these steps without their per-step checks
+    (:func:`dpedu.engine.dp_sgd_fast.logistic_dp_sgd_steps`: the same draws and arithmetic, equal to the bit,
+    pinned by ``tests/test_engine.py``); at q = 0.01 on Adult the checks cost more than a step's arithmetic.
     """
     if not isinstance(plan, DPSGDPlan):
         raise TypeError(f"plan must be a DPSGDPlan (from plan_dp_sgd); got {type(plan).__name__}")
@@ -138,30 +144,43 @@ def _run_on(data, plan, *, model, theta0, budget, rng):
     if budget is not None:
         budget.spend(plan.ledger)                      # last check: raises before any step if it would overspend
     theta = model.init(rng) if theta0 is None else theta0
-    batch_sizes, inclusions = [], np.zeros(plan.n, dtype=np.int64)
     batches, clip = plan.batches(rng), plan.clip_state()       # clip: None unless adaptive clipping
-    losses, loss_steps, quantiles = [], [], []
     with overflow_guard():
-        for t in range(plan.steps):
-            B = next(batches)                          # B_t = {i : U_i < q} for Poisson sampling
-            batch_sizes.append(B.size)
-            inclusions[B] += 1
-            step = dict(model=model, noise_multiplier=plan.gradient_noise_multiplier,
-                        expected_batch_size=plan.divisor, learning_rate=plan.learning_rate_at(t), rng=rng)
-            if clip is None:
-                theta = dp_sgd_step(theta, data[B], clip_norm=plan.clip_norm, **step)
-            else:
-                theta = dp_sgd_adaptive_step(theta, data[B], clip=clip, **step)
-            if (t + 1) % plan.loss_every == 0 or t + 1 == plan.steps:
-                losses.append(model.batch_loss(theta, data))
-                loss_steps.append(t + 1)
-                if clip is not None:                   # what C tracks, measured on all the data (a diagnostic)
-                    quantiles.append(np.quantile(gradient_norms(model, theta, data.X, data.y), plan.target_quantile))
+        if clip is None and type(model) is LogisticModel:      # the same steps, checked once (engine.dp_sgd_fast)
+            run, quantiles = logistic_dp_sgd_steps(
+                data.X, data.y, data.row_norms, theta, batches, steps=plan.steps, clip_norm=plan.clip_norm,
+                noise_std=plan.noise_std, divisor=plan.divisor, loss_every=plan.loss_every, rng=rng,
+                learning_rates=[plan.learning_rate_at(t) for t in range(plan.steps)]), []
+        else:
+            run, quantiles = _steps(data, plan, model, theta, batches, clip, rng)
     clip_norms = np.array(clip.clip_norms) if clip is not None else np.full(plan.steps, plan.clip_norm)
-    details = DPSGDDiagnostics(plan=plan, model=model, batch_sizes=np.array(batch_sizes, dtype=np.int64),
-                               inclusions=inclusions, loss_steps=np.array(loss_steps), clip_norms=clip_norms,
+    details = DPSGDDiagnostics(plan=plan, model=model, batch_sizes=run.batch_sizes, inclusions=run.inclusions,
+                               loss_steps=np.array(run.loss_steps), clip_norms=clip_norms,
                                gradient_norm_quantiles=np.array(quantiles))
-    return TrainingResult(theta=theta, losses=np.array(losses), ledger=plan.ledger, details=details)
+    return TrainingResult(theta=run.theta, losses=np.array(run.losses), ledger=plan.ledger, details=details)
+
+
+def _steps(data, plan, model, theta, batches, clip, rng):
+    """The steps of :func:`run_dp_sgd`, one :func:`dp_sgd_step` (or :func:`dp_sgd_adaptive_step`) each: a
+    :class:`~dpedu.engine.dp_sgd_fast.StepsRecord` and, with adaptive clipping, the quantiles C tracks."""
+    batch_sizes, inclusions = np.empty(plan.steps, dtype=np.int64), np.zeros(plan.n, dtype=np.int64)
+    losses, loss_steps, quantiles = [], [], []
+    for t in range(plan.steps):
+        B = next(batches)                              # B_t = {i : U_i < q} for Poisson sampling
+        batch_sizes[t] = B.size
+        inclusions[B] += 1
+        step = dict(model=model, noise_multiplier=plan.gradient_noise_multiplier,
+                    expected_batch_size=plan.divisor, learning_rate=plan.learning_rate_at(t), rng=rng)
+        if clip is None:
+            theta = dp_sgd_step(theta, data[B], clip_norm=plan.clip_norm, **step)
+        else:
+            theta = dp_sgd_adaptive_step(theta, data[B], clip=clip, **step)
+        if (t + 1) % plan.loss_every == 0 or t + 1 == plan.steps:
+            losses.append(model.batch_loss(theta, data))
+            loss_steps.append(t + 1)
+            if clip is not None:                       # what C tracks, measured on all the data (a diagnostic)
+                quantiles.append(np.quantile(gradient_norms(model, theta, data.X, data.y), plan.target_quantile))
+    return StepsRecord(theta, batch_sizes, inclusions, losses, loss_steps), quantiles
 
 
 def _warn_if_unaccounted(plan):

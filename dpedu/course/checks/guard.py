@@ -86,6 +86,7 @@ EXERCISES = {spec.number: spec for spec in (
     ExerciseSpec("4.2", "check_clipped_gradient_sum", ("dpedu.clipping.L2_clip", "dpedu.clipping.clip_factors",
                                                        _L + "clipped_gradient_sum", _E + "clipped_gradient_sum")),
     ExerciseSpec("4.3", "check_dp_sgd_step", ("dpedu.training.sgd.dp_sgd_step", "dpedu.training.sgd.dp_sgd_adaptive_step",
+                                              "dpedu.engine.dp_sgd_fast.logistic_dp_sgd_steps",
                                               _L + "clipped_gradient_sum", "dpedu.clipping.L2_clip")),
     ExerciseSpec("4.4", "check_steps_and_epsilon", ("dpedu.events.steps_from_epochs",
                                                     "dpedu.training.plan.plan_dp_sgd")),
