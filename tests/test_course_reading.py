@@ -16,6 +16,8 @@
 * Every formula in math mode: the markdown of the chapters (their markdown cells) and of ``docs/*.md`` has no
   raw ``^{``, ``_{``, ``\\frac``, ``\\sum``, ``Σ_``/``Σᵢ`` or unicode subscript/superscript digits outside
   ``$...$``, ``$$...$$``, inline code and fenced code blocks: those only typeset in math mode.
+* Code that fits the book's column: no line of a chapter's code cell is longer than 100 characters. The book's
+  code column holds about 105 (``docs/_static/book.css``); a longer line wraps mid-token.
 """
 
 from __future__ import annotations
@@ -545,3 +547,20 @@ def test_every_formula_is_in_math_mode(where, text):
 ])
 def test_raw_math_finds_formulas_outside_math_mode(text, bad):
     assert bool(raw_math(text)) is bad, raw_math(text)
+
+
+BOOK_CODE_COLUMN = 100        # characters of a code line; the book's column holds about 105 (docs/_static/book.css)
+
+
+def long_code_lines(nb, limit=BOOK_CODE_COLUMN):
+    """[(cell index, length, first 60 characters)] of the lines of ``nb``'s code cells longer than ``limit``."""
+    return [(index, len(line), line[:60]) for index, cell in enumerate(nb.cells) if cell.cell_type == "code"
+            for line in cell.source.split("\n") if len(line) > limit]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_chapter_code_lines_fit_the_book_column(path):
+    found = long_code_lines(nbformat.read(path, as_version=4))
+    assert not found, f"{path.name}: code lines longer than {BOOK_CODE_COLUMN} characters (the book wraps them " \
+        "mid-token; break them inside brackets or split the string):\n  " + \
+        "\n  ".join(f"{path.name}, cell {index}, {length} characters: {start!r}" for index, length, start in found)

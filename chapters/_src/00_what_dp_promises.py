@@ -53,7 +53,8 @@ print("fast mode" if FAST else "full mode")
 
 # %%
 X_train, y_train, X_test, y_test = dp.datasets.load_adult()
-alice = int(np.flatnonzero(y_test == 1)[0])         # the person who joins on Tuesday: a row of the test set
+# the person who joins on Tuesday: a row of the test set
+alice = int(np.flatnonzero(y_test == 1)[0])
 monday = int(np.sum(y_train == 1))
 tuesday = int(np.sum(np.append(y_train, y_test[alice]) == 1))
 print(f"Monday: {monday} of {y_train.size} people earn more than 50K")
@@ -164,8 +165,10 @@ noisy_monday = dp.mechanisms.laplace_mechanism(np.full(trials, float(monday)), l
 noisy_tuesday = dp.mechanisms.laplace_mechanism(monday + labels.astype(float), l1_sensitivity=1.0,
                                                 epsilon=epsilon, rng=rng)
 success = np.mean((noisy_tuesday - noisy_monday > 0.5) == (labels == 1))
-print(f"epsilon = {epsilon} per release: the attacker is right in {success:.1%} of {trials} replays")
-print(f"  (no test can do better than e^eps / (1 + e^eps) = {math.exp(epsilon) / (1 + math.exp(epsilon)):.1%})")
+print(f"epsilon = {epsilon} per release: "
+      f"the attacker is right in {success:.1%} of {trials} replays")
+print("  (no test can do better than e^eps / (1 + e^eps) = "
+      f"{math.exp(epsilon) / (1 + math.exp(epsilon)):.1%})")
 print(f"one noisy Tuesday count: {noisy_tuesday[0]:.1f} (true count {monday + labels[0]})")
 
 # %% [markdown]
@@ -189,10 +192,12 @@ print(f"one noisy Tuesday count: {noisy_tuesday[0]:.1f} (true count {monday + la
 # %%
 rates = {}
 for k in (1, 10, 100, 400):
-    mean_monday = dp.mechanisms.laplace_mechanism(np.full((trials, k), float(monday)), l1_sensitivity=1.0,
-                                                  epsilon=epsilon, rng=rng).mean(axis=1)
-    mean_tuesday = dp.mechanisms.laplace_mechanism(np.repeat((monday + labels)[:, None], k, axis=1).astype(float),
-                                                   l1_sensitivity=1.0, epsilon=epsilon, rng=rng).mean(axis=1)
+    mean_monday = dp.mechanisms.laplace_mechanism(
+        np.full((trials, k), float(monday)),
+        l1_sensitivity=1.0, epsilon=epsilon, rng=rng).mean(axis=1)
+    mean_tuesday = dp.mechanisms.laplace_mechanism(
+        np.repeat((monday + labels)[:, None], k, axis=1).astype(float),
+        l1_sensitivity=1.0, epsilon=epsilon, rng=rng).mean(axis=1)
     rates[k] = np.mean((mean_tuesday - mean_monday > 0.5) == (labels == 1))
     print(f"k = {k:>3} releases of each count: attacker right in {rates[k]:.1%}; "
           f"composition allows epsilon = {k * epsilon:g}")

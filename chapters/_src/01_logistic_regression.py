@@ -53,8 +53,10 @@ print("fast mode" if FAST else "full mode")
 data = dp.datasets.load_adult()
 X_train, y_train, X_test, y_test = data
 print(f"Adult: {data.n_train} training rows, {data.n_test} test rows, {data.n_features} features")
-print(f"share of positive labels: train {np.mean(y_train == 1):.3f}, test {np.mean(y_test == 1):.3f}")
-print(f"largest row norm {np.linalg.norm(X_train, axis=1).max():.3f} <= sqrt(14) = {math.sqrt(14):.3f}")
+print(f"share of positive labels: train {np.mean(y_train == 1):.3f}, "
+      f"test {np.mean(y_test == 1):.3f}")
+print(f"largest row norm {np.linalg.norm(X_train, axis=1).max():.3f} "
+      f"<= sqrt(14) = {math.sqrt(14):.3f}")
 majority_floor = np.mean(y_test == -1)
 print(f'always predicting "<= 50K": test accuracy {majority_floor:.4f}')
 
@@ -116,7 +118,8 @@ show_source(logistic.per_example_loss)
 # dpedu's `logistic.loss` at $\theta = 0$, against $\ln 2$:
 
 # %%
-print(f"loss at theta = 0: {logistic.loss(np.zeros(X_train.shape[1]), X_train, y_train):.6f} = ln 2 = {math.log(2):.6f}")
+print(f"loss at theta = 0: {logistic.loss(np.zeros(X_train.shape[1]), X_train, y_train):.6f} "
+      f"= ln 2 = {math.log(2):.6f}")
 
 # %% [markdown]
 # ## The gradient
@@ -167,7 +170,8 @@ error = check_grad(lambda t: logistic.loss(t, X_train[rows], y_train[rows]),
                    lambda t: logistic.gradient(t, X_train[rows], y_train[rows]), theta_random)
 print(f"|analytic - finite differences| = {error:.2e}")
 norms = np.linalg.norm(logistic.per_example_gradients(theta_random, X_train, y_train), axis=1)
-print("every per-example gradient shorter than its row:", bool(np.all(norms < np.linalg.norm(X_train, axis=1))))
+print("every per-example gradient shorter than its row:",
+      bool(np.all(norms < np.linalg.norm(X_train, axis=1))))
 
 # %% [markdown]
 # ## Gradient descent
@@ -223,12 +227,15 @@ checks.check_accuracy(accuracy)
 # alt: Line chart: the training loss of non-private gradient descent on Adult against the iteration, one line per run
 #   named in the legend; each loss falls from ln 2.
 iterations = pick(300, 60)
-runs = {f"learning rate {lr:g}": dp.training.gradient_descent(X_train, y_train, iterations, learning_rate=lr)
+runs = {f"learning rate {lr:g}": dp.training.gradient_descent(X_train, y_train, iterations,
+                                                              learning_rate=lr)
         for lr in (0.3, 1.0, 4.0)}
 for label, run in runs.items():
-    print(f"{label:>18}: loss {run.losses[-1]:.4f}, test accuracy {logistic.accuracy(run.theta, X_test, y_test):.4f}")
+    print(f"{label:>18}: loss {run.losses[-1]:.4f}, "
+          f"test accuracy {logistic.accuracy(run.theta, X_test, y_test):.4f}")
 
-ax = plotting.plot_loss_curves({label: run.losses for label, run in runs.items()}, xlabel="iteration")
+ax = plotting.plot_loss_curves({label: run.losses for label, run in runs.items()},
+                               xlabel="iteration")
 ax.set_title("Gradient descent on Adult (non-private)")
 plt.show()
 
@@ -242,8 +249,10 @@ plt.show()
 
 # %%
 book = dp.training.gradient_descent(X_train, y_train, 10, learning_rate=1.0)
-print(f"10 iterations (the book): test accuracy {logistic.accuracy(book.theta, X_test, y_test):.4f}; "
-      f"{iterations} iterations: {logistic.accuracy(runs['learning rate 1'].theta, X_test, y_test):.4f}")
+print("10 iterations (the book): "
+      f"test accuracy {logistic.accuracy(book.theta, X_test, y_test):.4f}; "
+      f"{iterations} iterations: "
+      f"{logistic.accuracy(runs['learning rate 1'].theta, X_test, y_test):.4f}")
 
 # %% [markdown]
 # ## Comparison with scikit-learn
@@ -257,5 +266,7 @@ from sklearn.linear_model import LogisticRegression
 sk = LogisticRegression(C=np.inf, max_iter=5000).fit(X_train, y_train)
 ours = runs["learning rate 1"].theta
 print(f"scikit-learn test accuracy: {sk.score(X_test, y_test):.4f}")
-print(f"ours ({iterations} iterations, learning rate 1): {logistic.accuracy(ours, X_test, y_test):.4f}")
-print(f"same prediction on {np.mean(logistic.predict(ours, X_test) == sk.predict(X_test)):.1%} of the test rows")
+print(f"ours ({iterations} iterations, learning rate 1): "
+      f"{logistic.accuracy(ours, X_test, y_test):.4f}")
+print(f"same prediction on {np.mean(logistic.predict(ours, X_test) == sk.predict(X_test)):.1%} "
+      "of the test rows")

@@ -62,16 +62,21 @@ print(f"{n} training rows, {d} features")
 # clipped gradient sum moves (`logistic.clipped_gradient_sum` computes that sum for logistic regression).
 
 # %%
-theta = np.random.default_rng(1).normal(size=d)          # any parameters: the bound holds for all of them
+# any parameters: the bound holds for all of them
+theta = np.random.default_rng(1).normal(size=d)
 clip_norm = 1.0
 full_sum = logistic.clipped_gradient_sum(theta, X_train, y_train, clip_norm)
-moves = [np.linalg.norm(full_sum - logistic.clipped_gradient_sum(theta, np.delete(X_train, i, axis=0),
+moves = [np.linalg.norm(full_sum - logistic.clipped_gradient_sum(theta,
+                                                                 np.delete(X_train, i, axis=0),
                                                                  np.delete(y_train, i), clip_norm))
          for i in range(20)]
-print(f"largest change of the clipped sum when one of the first 20 rows is removed: {max(moves):.4f}")
-# removing row i changes the sum by exactly its clipped gradient, whose norm is min(||g_i||, C); over ALL rows:
+print("largest change of the clipped sum when one of the first 20 rows is removed: "
+      f"{max(moves):.4f}")
+# removing row i changes the sum by exactly its clipped gradient, whose norm is min(||g_i||, C);
+# over ALL rows:
 norms = np.linalg.norm(logistic.per_example_gradients(theta, X_train, y_train), axis=1)
-print(f"largest clipped gradient norm over all {n} rows: {np.minimum(norms, clip_norm).max():.4f} <= C = {clip_norm}")
+print(f"largest clipped gradient norm over all {n} rows: "
+      f"{np.minimum(norms, clip_norm).max():.4f} <= C = {clip_norm}")
 
 # %% [markdown]
 # ## `L2_clip`
@@ -114,20 +119,27 @@ trained = dp.training.gradient_descent(X_train, y_train, 50).theta
 row_norms = np.linalg.norm(X_train, axis=1)
 bins = np.linspace(0, 5.2, 105)
 fig, ax = plt.subplots(figsize=(7.3, 5.5), layout="constrained")
-for label, t in (("gradients at theta = 0", np.zeros(d)), ("gradients after 50 steps of gradient descent", trained)):
+for label, t in (("gradients at theta = 0", np.zeros(d)),
+                 ("gradients after 50 steps of gradient descent", trained)):
     norms = np.linalg.norm(logistic.per_example_gradients(t, X_train, y_train), axis=1)
     ax.hist(norms, bins=bins, alpha=0.6, label=label)
-ax.hist(row_norms, bins=bins, histtype="step", color="black", label="row norms ||x|| (what input clipping cuts)")
+ax.hist(row_norms, bins=bins, histtype="step", color="black",
+        label="row norms ||x|| (what input clipping cuts)")
 for c in (0.5, 1.0, 2.0, 5.0):
     ax.axvline(c, color="gray", linestyle=":")
     ax.annotate(f"{c:g}", (c, 1.0), xycoords=("data", "axes fraction"), xytext=(0, 3),
-                textcoords="offset points", ha="center", va="bottom", color="gray", annotation_clip=False)
-ax.set(xlabel="per-example gradient norm", ylabel="number of training rows (log scale)", yscale="log")
-ax.set_title("How much does clipping cut?\n(Adult; dotted lines: clip norms C = 0.5, 1, 2, 5)", pad=16)
-ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=1, fontsize="small")  # below: bars fill the axes
+                textcoords="offset points", ha="center", va="bottom", color="gray",
+                annotation_clip=False)
+ax.set(xlabel="per-example gradient norm", ylabel="number of training rows (log scale)",
+       yscale="log")
+ax.set_title("How much does clipping cut?\n(Adult; dotted lines: clip norms C = 0.5, 1, 2, 5)",
+             pad=16)
+# below: bars fill the axes
+ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=1, fontsize="small")
 plt.show()
 trained_norms = np.linalg.norm(logistic.per_example_gradients(trained, X_train, y_train), axis=1)
-print(f"gradient norms at theta = 0 (= ||x|| / 2): {row_norms.min() / 2:.2f} .. {row_norms.max() / 2:.2f}")
+print("gradient norms at theta = 0 (= ||x|| / 2): "
+      f"{row_norms.min() / 2:.2f} .. {row_norms.max() / 2:.2f}")
 for c in (0.5, 1.0, 2.0, 5.0):
     print(f"C = {c}: {np.mean(trained_norms > c):6.1%} of gradients clipped (trained theta), "
           f"{np.mean(row_norms > c):6.1%} of rows clipped by input clipping")
@@ -175,8 +187,10 @@ seeds = np.random.SeedSequence(2024).spawn(pick(10, 3))
 clipping_runs = {}
 for clip in (5.0, 2.0, 1.0):
     for clip_mode in ("gradients", "inputs"):
-        plan = dp.training.plan_noisy_gradient_descent(10, 0.1, 1e-5, clip_norm=clip, clip_mode=clip_mode)
-        thetas = [dp.training.run_noisy_gradient_descent(X_train, y_train, plan, rng=np.random.default_rng(s)).theta
+        plan = dp.training.plan_noisy_gradient_descent(10, 0.1, 1e-5, clip_norm=clip,
+                                                       clip_mode=clip_mode)
+        thetas = [dp.training.run_noisy_gradient_descent(X_train, y_train, plan,
+                                                         rng=np.random.default_rng(s)).theta
                   for s in seeds]
         accs = np.array([logistic.accuracy(t, X_test, y_test) for t in thetas])
         positive = np.mean([logistic.predict(t, X_test) == 1 for t in thetas])
@@ -211,12 +225,15 @@ print(f"\nper iteration: ({result.epsilon_per_iteration}, {result.delta_per_iter
 # alt: Test accuracy of the book's noisy gradient descent on Adult against its total epsilon by sequential
 #   composition, with non-private gradient descent as a horizontal line.
 grid = pick([0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.9], [0.01, 0.1, 0.9])
-noisy_gd = experiments.run_noisy_gd_tradeoff((X_train, y_train, X_test, y_test), epsilons_per_iteration=grid,
-                                             iterations=10, delta_per_iteration=1e-5, seeds=pick(5, 2),
+noisy_gd = experiments.run_noisy_gd_tradeoff((X_train, y_train, X_test, y_test),
+                                             epsilons_per_iteration=grid, iterations=10,
+                                             delta_per_iteration=1e-5, seeds=pick(5, 2),
                                              accountants=(), progress=progress_bar("noisy GD"))
-baseline = logistic.accuracy(dp.training.gradient_descent(X_train, y_train, 10).theta, X_test, y_test)
-ax = plotting.plot_accuracy_vs_epsilon(noisy_gd.total_epsilons["book"], noisy_gd.accuracies, delta=noisy_gd.delta,
-                                       baseline=baseline, baseline_label="non-private gradient descent, 10 iterations",
+baseline = logistic.accuracy(dp.training.gradient_descent(X_train, y_train, 10).theta,
+                             X_test, y_test)
+ax = plotting.plot_accuracy_vs_epsilon(noisy_gd.total_epsilons["book"], noisy_gd.accuracies,
+                                       delta=noisy_gd.delta, baseline=baseline,
+                                       baseline_label="non-private gradient descent, 10 iterations",
                                        label="noisy GD, sequential composition as in the book")
 ax.set_title("The book's noisy gradient descent on Adult (10 iterations)")
 plt.show()
@@ -245,7 +262,8 @@ print(f"  at the smallest ({totals.min():.3g}): {mean_acc[np.argmin(totals)]:.4f
 
 # %% exercise=2.1
 C = 5.0
-sensitivity_count = sensitivity_sum_add_remove = sensitivity_sum_replace_one = None   # your answers below
+# your answers below
+sensitivity_count = sensitivity_sum_add_remove = sensitivity_sum_replace_one = None
 ### BEGIN SOLUTION
 sensitivity_count = 1
 sensitivity_sum_add_remove = C
@@ -253,7 +271,8 @@ sensitivity_sum_replace_one = 2 * C
 ### END SOLUTION
 
 # %% check=2.1
-checks.check_sensitivities(sensitivity_count, sensitivity_sum_add_remove, sensitivity_sum_replace_one, clip_norm=C)
+checks.check_sensitivities(sensitivity_count, sensitivity_sum_add_remove,
+                           sensitivity_sum_replace_one, clip_norm=C)
 
 # %% [markdown]
 # **Exercise 2.2 — `L2_clip`.** Write `L2_clip(v, clip_norm)` for a vector *or* a matrix whose rows are

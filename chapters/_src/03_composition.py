@@ -36,7 +36,8 @@ import dpedu as dp
 from dpedu import plotting
 from dpedu.course import checks
 from dpedu.course.notebook import fast_mode, pick, show_source
-from dpedu.accountants import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, compare, make_accountant, zcdp
+from dpedu.accountants import (EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, compare,
+                               make_accountant, zcdp)
 from dpedu.accountants.advanced import advanced_composition, advanced_composition_simplified
 from dpedu.models import logistic
 
@@ -96,7 +97,8 @@ print(f"test accuracy: {logistic.accuracy(book.theta, X_test, y_test):.4f}")
 # right event is `EpsilonDeltaEvent(0.1, 1e-5)`, and the sequential accountant adds up:
 
 # %%
-seq = make_accountant("sequential").compose(EpsilonDeltaEvent(0.1, 1e-5), 10).compose(LaplaceEvent(0.1))
+seq = (make_accountant("sequential").compose(EpsilonDeltaEvent(0.1, 1e-5), 10)
+       .compose(LaplaceEvent(0.1)))
 total = seq.breakdown(delta=1e-4)
 print(f"sequential accountant: ({total.epsilon:.3g}, {total.delta:.3g})-DP")
 
@@ -114,7 +116,8 @@ for k in pick([1, 3, 10, 30, 100], [1, 10, 100]):
     plan = dp.training.plan_noisy_gradient_descent(k, 1.1, 1e-4, budget_split="total")
     run = dp.training.run_noisy_gradient_descent(X_train, y_train, plan, rng=0)
     print(f"{k:12d}   {run.epsilon_per_iteration:21.4f}   {run.details.plan.noise_multiplier:18.1f}"
-          f"   {run.details.noise_std:13.0f}   {logistic.accuracy(run.theta, X_test, y_test):13.4f}")
+          f"   {run.details.noise_std:13.0f}"
+          f"   {logistic.accuracy(run.theta, X_test, y_test):13.4f}")
 
 # %% [markdown]
 # Every run above is $(1.1, 10^{-4})$-DP by sequential composition, and the noise on *each* gradient grows in
@@ -144,7 +147,8 @@ for k in pick([1, 3, 10, 30, 100], [1, 10, 100]):
 # %% exercise=3.2
 def advanced_composition_theorem(epsilon, delta, k, delta_prime):
     ### BEGIN SOLUTION
-    eps_prime = epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)
+    eps_prime = (epsilon * math.sqrt(2 * k * math.log(1 / delta_prime))
+                 + k * epsilon * math.expm1(epsilon))
     return eps_prime, k * delta + delta_prime
     ### END SOLUTION
 
@@ -165,7 +169,8 @@ show_source(advanced_composition)
 # %%
 eps_adv, delta_adv = advanced_composition(epsilon=1.0, delta=0.0, k=500, delta_prime=1e-5)
 print(f"k = 500, epsilon = 1: sequential 500, advanced ({eps_adv:.2f}, {delta_adv:g}), "
-      f"simplified form {advanced_composition_simplified(epsilon=1.0, k=500, delta_prime=1e-5):.2f} (not a bound)")
+      f"simplified form {advanced_composition_simplified(epsilon=1.0, k=500, delta_prime=1e-5):.2f}"
+      " (not a bound)")
 
 # %% [markdown]
 # For small ε and large k it wins. Where exactly? Advanced beats sequential when
@@ -251,10 +256,11 @@ z_book = book.details.plan.noise_multiplier
 ks = np.array(pick([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000], [1, 10, 100, 1000]))
 curves = {"book": (ks + 1) * 0.1}
 for name in accountants:
-    curves[name] = [make_accountant(name).compose(GaussianEvent(z_book), int(k)).compose(LaplaceEvent(0.1))
-                    .get_epsilon(1e-5) for k in ks]
-labels = {"book": r"book: $(k+1)\cdot 0.1$, at $\delta = k\cdot 10^{-5}$", "sequential": "sequential composition",
-          "advanced": "advanced composition", "zcdp": "zCDP", "rdp": "RDP", "pld": "PLD"}
+    curves[name] = [make_accountant(name).compose(GaussianEvent(z_book), int(k))
+                    .compose(LaplaceEvent(0.1)).get_epsilon(1e-5) for k in ks]
+labels = {"book": r"book: $(k+1)\cdot 0.1$, at $\delta = k\cdot 10^{-5}$",
+          "sequential": "sequential composition", "advanced": "advanced composition",
+          "zcdp": "zCDP", "rdp": "RDP", "pld": "PLD"}
 ax = plotting.plot_epsilon_vs_epochs(ks, curves, delta=1e-5, labels=labels)
 ax.lines[0].set(color="gray", linestyle="--", marker="o")
 ax.legend(fontsize="small")
@@ -283,8 +289,9 @@ for name in ("sequential", "rdp"):
 # %%
 print("    k   z (sequential)   z (RDP)   z (zCDP)   ratio sequential / RDP")
 for k in pick([1, 10, 100, 1000], [1, 100]):
-    zs = [dp.calibrate.noise_multiplier(target_epsilon=1.0, target_delta=1e-5, sampling_rate=1.0, steps=k,
-                                        accountant=name) for name in ("sequential", "rdp", "zcdp")]
+    zs = [dp.calibrate.noise_multiplier(target_epsilon=1.0, target_delta=1e-5, sampling_rate=1.0,
+                                        steps=k, accountant=name)
+          for name in ("sequential", "rdp", "zcdp")]
     print(f"{k:5d}   {zs[0]:14.1f}   {zs[1]:7.1f}   {zs[2]:8.1f}   {zs[0] / zs[1]:22.1f}")
 
 # %% [markdown]
@@ -302,7 +309,8 @@ for k in pick([1, 10, 100, 1000], [1, 100]):
 # %% exercise=3.4
 def per_iteration_epsilon(total_epsilon, k, delta_prime):
     ### BEGIN SOLUTION
-    lo, hi = 0.0, total_epsilon          # at eps = total_epsilon, k >= 1 steps already cost at least total_epsilon
+    # at eps = total_epsilon, k >= 1 steps already cost at least total_epsilon
+    lo, hi = 0.0, total_epsilon
     while hi - lo > 1e-12 * total_epsilon:
         mid = (lo + hi) / 2
         if advanced_composition_theorem(mid, 0.0, k, delta_prime)[0] <= total_epsilon:

@@ -85,11 +85,14 @@ print(f"{n} training rows, {d} features")
 # %%
 q = 0.01
 rng = np.random.default_rng(4)
-sizes = rng.binomial(n, q, size=pick(2000, 300))        # the size of a Poisson batch: Binomial(n, q)
-print(f"q = {q}, n = {n}: batch sizes {sizes.min()} .. {sizes.max()}, mean {sizes.mean():.1f} (q n = {q * n:.1f}),")
+# the size of a Poisson batch: Binomial(n, q)
+sizes = rng.binomial(n, q, size=pick(2000, 300))
+print(f"q = {q}, n = {n}: batch sizes {sizes.min()} .. {sizes.max()}, "
+      f"mean {sizes.mean():.1f} (q n = {q * n:.1f}),")
 print(f"  std {sizes.std():.1f} (sqrt(n q (1 - q)) = {math.sqrt(n * q * (1 - q)):.1f})")
 small = rng.binomial(100, 0.02, size=pick(20_000, 5000))
-print(f"n = 100, q = 0.02: {np.mean(small == 0):.1%} of batches are empty (exactly (1 - q)^n = {0.98 ** 100:.1%})")
+print(f"n = 100, q = 0.02: {np.mean(small == 0):.1%} of batches are empty "
+      f"(exactly (1 - q)^n = {0.98 ** 100:.1%})")
 
 # %% [markdown]
 # ## 2. Per-example clipping
@@ -109,18 +112,22 @@ print(f"n = 100, q = 0.02: {np.mean(small == 0):.1%} of batches are empty (exact
 # %%
 # alt: Histogram, log scale: per-example gradient norms of logistic regression on Adult at theta = 0 and after 1000
 #   DP-SGD steps, with dotted lines at C = 0.1, 0.5, 1 and 2.
-z_demo = dp.calibrate.noise_multiplier(target_epsilon=1.0, target_delta=1e-5, sampling_rate=q, steps=1000)
-demo = dp.training.dp_sgd(X_train, y_train, noise_multiplier=z_demo, clip_norm=1.0, sampling_rate=q, steps=1000,
-                          learning_rate=4.0, rng=1)
+z_demo = dp.calibrate.noise_multiplier(target_epsilon=1.0, target_delta=1e-5, sampling_rate=q,
+                                       steps=1000)
+demo = dp.training.dp_sgd(X_train, y_train, noise_multiplier=z_demo, clip_norm=1.0, sampling_rate=q,
+                          steps=1000, learning_rate=4.0, rng=1)
 fig, ax = plt.subplots(figsize=(7, 4))
 for label, theta in (("theta = 0", np.zeros(d)), ("after DP-SGD (1000 steps)", demo.theta)):
     norms = np.linalg.norm(logistic.per_example_gradients(theta, X_train, y_train), axis=1)
     ax.hist(norms, bins=80, alpha=0.6, label=f"{label}: median {np.median(norms):.2f}")
-    print(f"{label:>26}: clipped at " + ", ".join(f"C = {c:g}: {np.mean(norms > c):5.1%}" for c in (0.1, 0.5, 1.0, 2.0)))
+    print(f"{label:>26}: clipped at "
+          + ", ".join(f"C = {c:g}: {np.mean(norms > c):5.1%}" for c in (0.1, 0.5, 1.0, 2.0)))
 for c in (0.1, 0.5, 1.0, 2.0):
     ax.axvline(c, color="gray", linestyle=":")
-ax.set(yscale="log", xlabel="per-example gradient norm", ylabel="number of training rows (log scale)",
-       title="Per-example gradient norms, logistic regression on Adult (dotted: C = 0.1, 0.5, 1, 2)")
+ax.set(yscale="log", xlabel="per-example gradient norm",
+       ylabel="number of training rows (log scale)",
+       title="Per-example gradient norms, logistic regression on Adult "
+             "(dotted: C = 0.1, 0.5, 1, 2)")
 ax.legend()
 plt.show()
 
@@ -139,16 +146,19 @@ plt.show()
 #   without noise as a grey line.
 steps = 1000
 budgets = (1.0, 4.0)
-zs = [dp.calibrate.noise_multiplier(target_epsilon=eps, target_delta=1e-5, sampling_rate=q, steps=steps)
+zs = [dp.calibrate.noise_multiplier(target_epsilon=eps, target_delta=1e-5, sampling_rate=q,
+                                    steps=steps)
       for eps in budgets]
 clip_norms = pick([0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0], [0.05, 0.5, 4.0])
 seeds = np.random.SeedSequence(2024).spawn(pick(2, 1))
 accuracies = np.array([[[logistic.accuracy(dp.training.dp_sgd(
-    X_train, y_train, noise_multiplier=z, clip_norm=c, sampling_rate=q, steps=steps, learning_rate=4.0,
-    rng=np.random.default_rng(s)).theta, X_test, y_test) for s in seeds] for z in zs] for c in clip_norms])
-# the same loop with the same clipping but no noise (noise_multiplier=0 is dp_sgd's non-private sanity setting)
-noiseless = dp.training.dp_sgd(X_train, y_train, noise_multiplier=0.0, clip_norm=1.0, sampling_rate=q, steps=steps,
-                               learning_rate=4.0, rng=0)
+    X_train, y_train, noise_multiplier=z, clip_norm=c, sampling_rate=q, steps=steps,
+    learning_rate=4.0, rng=np.random.default_rng(s)).theta, X_test, y_test)
+    for s in seeds] for z in zs] for c in clip_norms])
+# the same loop with the same clipping but no noise
+# (noise_multiplier=0 is dp_sgd's non-private sanity setting)
+noiseless = dp.training.dp_sgd(X_train, y_train, noise_multiplier=0.0, clip_norm=1.0,
+                               sampling_rate=q, steps=steps, learning_rate=4.0, rng=0)
 baseline = logistic.accuracy(noiseless.theta, X_test, y_test)
 ax = plotting.plot_clipping_noise_tradeoff(clip_norms, zs, accuracies, epsilons=budgets, delta=1e-5,
                                            baseline=baseline)
@@ -174,10 +184,13 @@ plt.show()
 # standard deviation zC/(qn) per coordinate:
 
 # %%
-print(f"z = {z_demo:.3f}, C = 1, q n = {q * n:.1f}: noise std on the averaged gradient {z_demo / (q * n):.5f}")
+print(f"z = {z_demo:.3f}, C = 1, q n = {q * n:.1f}: "
+      f"noise std on the averaged gradient {z_demo / (q * n):.5f}")
 print(f"  per coordinate, norm about {z_demo / (q * n) * math.sqrt(d):.3f} over {d} coordinates")
-print(f"batch sizes in the run above: {demo.details.batch_sizes.min()} .. {demo.details.batch_sizes.max()}")
-print(f"  (a diagnostic on the private data: dp_sgd uses the divisor {demo.details.plan.divisor:.2f})")
+print("batch sizes in the run above: "
+      f"{demo.details.batch_sizes.min()} .. {demo.details.batch_sizes.max()}")
+print("  (a diagnostic on the private data: dp_sgd uses the divisor "
+      f"{demo.details.plan.divisor:.2f})")
 
 # %% [markdown]
 # Larger expected batches (larger q) shrink this noise in proportion, but each step then costs more privacy,
@@ -192,15 +205,18 @@ print(f"  (a diagnostic on the private data: dp_sgd uses the divisor {demo.detai
 # %%
 # alt: Training loss of DP-SGD on Adult against the step, log scale, one line per learning rate (0.5, 4 and 64), all
 #   at the same privacy.
-runs = {f"learning rate {lr:g}": dp.training.dp_sgd(X_train, y_train, noise_multiplier=z_demo, clip_norm=1.0,
-                                                    sampling_rate=q, steps=steps, learning_rate=lr, rng=1)
+runs = {f"learning rate {lr:g}": dp.training.dp_sgd(X_train, y_train, noise_multiplier=z_demo,
+                                                    clip_norm=1.0, sampling_rate=q, steps=steps,
+                                                    learning_rate=lr, rng=1)
         for lr in (0.5, 4.0, 64.0)}                    # the loss is recorded once per epoch
 (event, count), = demo.ledger
 print("identical ledgers:", all(r.ledger == demo.ledger for r in runs.values()),
-      f"- {count} x SubsampledGaussianEvent(z = {event.noise_multiplier:.4f}, q = {event.sampling_rate:g})")
+      f"- {count} x SubsampledGaussianEvent(z = {event.noise_multiplier:.4f}, "
+      f"q = {event.sampling_rate:g})")
 for label, r in runs.items():
     print(f"{label:>18}: test accuracy {logistic.accuracy(r.theta, X_test, y_test):.4f}")
-ax = plotting.plot_loss_curves({label: (r.details.loss_steps, r.losses) for label, r in runs.items()},
+ax = plotting.plot_loss_curves({label: (r.details.loss_steps, r.losses)
+                                for label, r in runs.items()},
                                xlabel="step", logy=True)
 ax.set_title(f"DP-SGD on Adult, same privacy for every curve (z = {z_demo:.2f}, q = {q}, C = 1)")
 plt.show()
@@ -223,22 +239,26 @@ epsilons = pick([0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0], [0.1, 1.0, 8.0])
 print(" target eps        z   eps (RDP)   eps (PLD)   test accuracy")
 table_acc = []
 for eps in epsilons:
-    z = dp.calibrate.noise_multiplier(target_epsilon=eps, target_delta=1e-5, sampling_rate=q, steps=steps)
+    z = dp.calibrate.noise_multiplier(target_epsilon=eps, target_delta=1e-5, sampling_rate=q,
+                                      steps=steps)
     accs, result = [], None
     for s in seeds:
-        result = dp.training.dp_sgd(X_train, y_train, noise_multiplier=z, clip_norm=1.0, sampling_rate=q,
-                                    steps=steps, learning_rate=4.0, rng=np.random.default_rng(s))
+        result = dp.training.dp_sgd(X_train, y_train, noise_multiplier=z, clip_norm=1.0,
+                                    sampling_rate=q, steps=steps, learning_rate=4.0,
+                                    rng=np.random.default_rng(s))
         accs.append(logistic.accuracy(result.theta, X_test, y_test))
     table_acc.append(accs)
     spent = compare(result, delta=1e-5, accountants=("rdp", "pld"))
     print(f"{eps:10g}   {z:6.3f}   {spent['rdp']:9.4f}   {spent['pld']:9.4f}   {np.mean(accs):.4f}")
-ax = plotting.plot_accuracy_vs_epsilon(epsilons, table_acc, delta=1e-5, baseline=baseline,
-                                       baseline_label="same loop without noise (C = 1, not private)",
-                                       label=f"DP-SGD, q = {q}, {steps} steps, C = 1 (RDP accountant)")
+ax = plotting.plot_accuracy_vs_epsilon(
+    epsilons, table_acc, delta=1e-5, baseline=baseline,
+    baseline_label="same loop without noise (C = 1, not private)",
+    label=f"DP-SGD, q = {q}, {steps} steps, C = 1 (RDP accountant)")
 ax.set_title("DP-SGD logistic regression on Adult")
 plt.show()
 gaps = baseline - np.mean(table_acc, axis=1)
-print("accuracy below the noiseless run: " + ", ".join(f"{g:+.4f} at epsilon {e:g}" for e, g in zip(epsilons, gaps)))
+print("accuracy below the noiseless run: "
+      + ", ".join(f"{g:+.4f} at epsilon {e:g}" for e, g in zip(epsilons, gaps)))
 
 # %% [markdown]
 # The x-axis is the **total** ε of each run. From about $\varepsilon = 1$ on, the noise costs almost nothing here: DP-SGD is
@@ -254,10 +274,11 @@ print("accuracy below the noiseless run: " + ", ".join(f"{g:+.4f} at epsilon {e:
 
 # %%
 clf = DPLogisticRegression(epsilon=1.0, delta=1e-5, random_state=0).fit(X_train, y_train)
-print(f"test accuracy {clf.score(X_test, y_test):.4f}; z = {clf.noise_multiplier_:.3f}, q = {clf.sampling_rate_:.4g}, "
+print(f"test accuracy {clf.score(X_test, y_test):.4f}; "
+      f"z = {clf.noise_multiplier_:.3f}, q = {clf.sampling_rate_:.4g}, "
       f"T = {clf.steps_} steps; epsilon_ = {clf.epsilon_:.4f} (RDP, delta = {clf.delta_:g})")
-print(f"tuned defaults used for epsilon = 1: C = {clf.clip_norm_}, learning rate {clf.learning_rate_}, "
-      f"{clf.epochs_} epochs")
+print(f"tuned defaults used for epsilon = 1: C = {clf.clip_norm_}, "
+      f"learning rate {clf.learning_rate_}, {clf.epochs_} epochs")
 print(compare(clf, delta=1e-5, accountants=("rdp", "pld")))
 
 # %% [markdown]
@@ -310,14 +331,15 @@ checks.check_clipped_gradient_sum(clipped_gradient_sum)
 # step. You may use your `clipped_gradient_sum` and `scipy.special.expit`.
 
 # %% exercise=4.3
-def dp_sgd_step(theta, X_batch, y_batch, *, clip_norm, noise_multiplier, expected_batch_size, learning_rate, rng):
+def dp_sgd_step(theta, X_batch, y_batch, *, clip_norm, noise_multiplier, expected_batch_size,
+                learning_rate, rng):
     ### BEGIN SOLUTION
     from scipy.special import expit
 
     margins = y_batch * (X_batch @ theta)
     gradients = (-y_batch * expit(-margins))[:, None] * X_batch
-    noisy_sum = clipped_gradient_sum(gradients, clip_norm) + rng.normal(0.0, noise_multiplier * clip_norm,
-                                                                        size=theta.shape)
+    noisy_sum = (clipped_gradient_sum(gradients, clip_norm)
+                 + rng.normal(0.0, noise_multiplier * clip_norm, size=theta.shape))
     return theta - learning_rate * noisy_sum / expected_batch_size
     ### END SOLUTION
 
@@ -341,7 +363,8 @@ show_source(dp.training.dp_sgd_step)
 def steps_and_epsilon(epochs, sampling_rate, noise_multiplier, delta):
     ### BEGIN SOLUTION
     steps = round(epochs / sampling_rate)
-    accountant = make_accountant("rdp").compose(SubsampledGaussianEvent(noise_multiplier, sampling_rate), steps)
+    accountant = make_accountant("rdp").compose(
+        SubsampledGaussianEvent(noise_multiplier, sampling_rate), steps)
     return steps, accountant.get_epsilon(delta)
     ### END SOLUTION
 

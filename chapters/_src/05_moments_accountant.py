@@ -43,7 +43,8 @@ from dpedu import plotting
 from dpedu.course import checks
 from dpedu.research import experiments
 from dpedu.course.notebook import fast_mode, pick, show_source
-from dpedu.accountants import OrderGridEdgeWarning, SubsampledGaussianEvent, make_accountant, moments
+from dpedu.accountants import (OrderGridEdgeWarning, SubsampledGaussianEvent, make_accountant,
+                               moments)
 from dpedu.accountants.pld import PLDAccountant
 from dpedu.accountants.rdp import RDPAccountant
 from dpedu.accountants.strong import StrongCompositionAccountant
@@ -78,7 +79,8 @@ q, z, delta = 0.01, 4.0, 1e-5
 # alt: Two stacked histograms of the privacy loss: above, the Gaussian mechanism with its normal density; below, one
 #   sampled DP-SGD step on a log scale, with its lower limit ln(1 - q) dotted.
 def privacy_loss(o, sampling_rate, noise_multiplier):
-    """c(o) = ln(1 - q + q exp((2o - 1) / (2 z^2))), written with log1p/expm1 so that q = 1 is exact."""
+    ("c(o) = ln(1 - q + q exp((2o - 1) / (2 z^2))), "
+     "written with log1p/expm1 so that q = 1 is exact.")
     return np.log1p(sampling_rate * np.expm1((2 * o - 1) / (2 * noise_multiplier**2)))
 
 
@@ -91,16 +93,19 @@ def sample_privacy_loss(sampling_rate, noise_multiplier, size, rng):
 
 rng = np.random.default_rng(5)
 n_samples = pick(2_000_000, 200_000)
-losses = {1.0: sample_privacy_loss(1.0, z, n_samples, rng), q: sample_privacy_loss(q, z, n_samples, rng)}
+losses = {1.0: sample_privacy_loss(1.0, z, n_samples, rng),
+          q: sample_privacy_loss(q, z, n_samples, rng)}
 
-fig, axes = plt.subplots(2, 1, figsize=(7.3, 7.5), layout="constrained")   # stacked: each panel column-wide
+# stacked: each panel column-wide
+fig, axes = plt.subplots(2, 1, figsize=(7.3, 7.5), layout="constrained")
 c = losses[1.0]
 axes[0].hist(c, bins=200, density=True, alpha=0.6, label=f"{n_samples:,} samples")
 grid = np.linspace(c.min(), c.max(), 400)
 mean, std = 1 / (2 * z**2), 1 / z
 axes[0].plot(grid, np.exp(-0.5 * ((grid - mean) / std) ** 2) / (std * math.sqrt(2 * math.pi)), "k",
              label=r"$N(1/(2z^2),\ 1/z^2)$")
-axes[0].set(xlabel="privacy loss c(o)", ylabel="density", title=f"Gaussian mechanism, q = 1, z = {z:g}")
+axes[0].set(xlabel="privacy loss c(o)", ylabel="density",
+            title=f"Gaussian mechanism, q = 1, z = {z:g}")
 axes[0].legend()
 c = losses[q]
 axes[1].hist(c, bins=200, density=True, alpha=0.6, color="C1", label=f"{n_samples:,} samples")
@@ -153,7 +158,8 @@ def log_moment(sampling_rate, noise_multiplier, moment_order):
     a = moment_order + 1
     j = np.arange(a + 1)
     log_binomial = gammaln(a + 1) - gammaln(j + 1) - gammaln(a - j + 1)
-    # xlogy(k, q) = k ln q, but 0 when k = 0: at q = 1 the terms with j < a are exp(-inf) = 0, not nan
+    # xlogy(k, q) = k ln q, but 0 when k = 0:
+    # at q = 1 the terms with j < a are exp(-inf) = 0, not nan
     log_terms = (log_binomial + xlog1py(a - j, -sampling_rate) + xlogy(j, sampling_rate)
                  + (j * j - j) / (2 * noise_multiplier**2))
     return float(logsumexp(log_terms))
@@ -183,10 +189,13 @@ sampled = SubsampledGaussianEvent(noise_multiplier=z, sampling_rate=q)
 integrated = log_moments_of(sampled, "integration")
 closed_form = log_moments_of(sampled, "closed_form")
 print(f"{'':>4} {'q = 1':^27} | {'q = ' + format(q, 'g'):^42}")
-print(f"{'lam':>4} {'Monte Carlo':>13} {'exact':>13} | {'Monte Carlo':>13} {'integration':>13} {'binomial sum':>14}")
+print(f"{'lam':>4} {'Monte Carlo':>13} {'exact':>13} | "
+      f"{'Monte Carlo':>13} {'integration':>13} {'binomial sum':>14}")
 for i, lam in enumerate(lambdas):
-    print(f"{lam:4d} {monte_carlo_log_moment(losses[1.0], lam):13.5f} {lam * (lam + 1) / (2 * z**2):13.5f} | "
-          f"{monte_carlo_log_moment(losses[q], lam):13.3e} {integrated[i]:13.3e} {closed_form[i]:14.3e}")
+    print(f"{lam:4d} {monte_carlo_log_moment(losses[1.0], lam):13.5f} "
+          f"{lam * (lam + 1) / (2 * z**2):13.5f} | "
+          f"{monte_carlo_log_moment(losses[q], lam):13.3e} "
+          f"{integrated[i]:13.3e} {closed_form[i]:14.3e}")
 
 # %% [markdown]
 # Monte Carlo agrees up to its sampling error (largest for small λ, where α is tiny, and for large λ with
@@ -258,11 +267,14 @@ for epochs in (10, 100, 400):
     lam, alpha = acc.log_moments()
     candidates = (alpha + math.log(1 / delta)) / lam
     eps, best = moments.epsilon_from_log_moments(lam, alpha, delta)
-    ax.plot(lam, candidates, marker=".", label=f"{epochs} epochs (T = {steps:,}): best λ = {best}, ε = {eps:.4f}")
+    ax.plot(lam, candidates, marker=".",
+            label=f"{epochs} epochs (T = {steps:,}): best λ = {best}, ε = {eps:.4f}")
     ax.plot([best], [eps], "k*", markersize=12)
 ax.set_yscale("log")
-ax.set(xlabel="moment order λ", ylabel=r"$(\alpha_T(\lambda) + \ln(1/\delta))\,/\,\lambda$   (total ε)",
-       title=f"The tail bound for every λ (q = {q:g}, z = {z:g}, δ = {delta:g}); star = the minimum")
+ax.set(xlabel="moment order λ",
+       ylabel=r"$(\alpha_T(\lambda) + \ln(1/\delta))\,/\,\lambda$   (total ε)",
+       title=f"The tail bound for every λ (q = {q:g}, z = {z:g}, δ = {delta:g}); "
+             "star = the minimum")
 ax.legend()
 plt.show()
 
@@ -307,8 +319,10 @@ print(f"alpha_T(19) / 19 = {alpha[0] / 19:.6f}   RDP of order 20 = {rdp[0]:.6f}"
 # alt: Abadi et al.'s Figure 2 redrawn in two stacked panels, total epsilon against epochs, each panel's accountants
 #   named in its own legend.
 epoch_grid = pick(np.r_[1, 2, 5, 10:101:10, 125:401:25], np.array([1, 10, 100, 200, 400]))
-curves = experiments.epsilon_curves(noise_multiplier=z, sampling_rate=q, delta=delta, epochs=epoch_grid)
-fig, panels = plt.subplots(2, 1, figsize=(7.3, 9.5), layout="constrained")   # stacked: column-wide panels
+curves = experiments.epsilon_curves(noise_multiplier=z, sampling_rate=q, delta=delta,
+                                    epochs=epoch_grid)
+# stacked: column-wide panels
+fig, panels = plt.subplots(2, 1, figsize=(7.3, 9.5), layout="constrained")
 top, bottom = plotting.plot_figure2(curves, axes=panels)
 plt.show()
 
@@ -335,10 +349,12 @@ for key, note in curves.notes.items():
 # %%
 # alt: Privacy curves of the DP-SGD run: delta against epsilon, one line per accountant, named in the legend.
 run_steps = pick(10_000, 2_000)
-with warnings.catch_warnings():  # the moments accountant's edge-of-grid warning at small epsilon (see the floor above)
+# the moments accountant's edge-of-grid warning at small epsilon (see the floor above)
+with warnings.catch_warnings():
     warnings.simplefilter("ignore", OrderGridEdgeWarning)
-    curve_ax = plotting.plot_privacy_curves([(sampled, run_steps)], epsilons=np.linspace(0.02, 2.5, pick(60, 20)),
-                                            accountants=("sequential", "advanced", "moments", "rdp", "zcdp", "pld"))
+    curve_ax = plotting.plot_privacy_curves(
+        [(sampled, run_steps)], epsilons=np.linspace(0.02, 2.5, pick(60, 20)),
+        accountants=("sequential", "advanced", "moments", "rdp", "zcdp", "pld"))
 plt.show()
 
 # %% [markdown]
@@ -350,7 +366,8 @@ print(f"T = {run_steps:,} steps, delta = {delta:g}")
 print(f"{'grid spacing':>14}{'optimistic eps':>16}{'pessimistic eps':>17}{'width':>11}")
 bracket = {}
 for spacing in (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, None):
-    bracket[spacing] = PLDAccountant(discretization=spacing).compose(sampled, run_steps).epsilon_bracket(delta)
+    bracket[spacing] = (PLDAccountant(discretization=spacing).compose(sampled, run_steps)
+                        .epsilon_bracket(delta))
     low, high = bracket[spacing]
     name = "default" if spacing is None else f"{spacing:g}"
     print(f"{name:>14}{low:16.4f}{high:17.4f}{high - low:11.2e}")
@@ -371,16 +388,20 @@ steps = experiments.steps_from_epochs(100, q)
 for recipe in ("paper", "valid"):
     b = StrongCompositionAccountant(recipe=recipe).compose(sampled, steps).breakdown(delta)
     s = b.gaussian_steps[0]
-    print(f"{recipe:>5}: delta0 = {s.delta0:.3g}, eps0 = {s.epsilon0:.4f} -> per step (eps1, delta1) = "
-          f"({s.epsilon1:.5f}, {s.delta1:.3g});\n       delta' = {b.delta_slack:.3g}; total epsilon {b.epsilon:.3f}")
+    print(f"{recipe:>5}: delta0 = {s.delta0:.3g}, eps0 = {s.epsilon0:.4f} "
+          f"-> per step (eps1, delta1) = ({s.epsilon1:.5f}, {s.delta1:.3g});\n"
+          f"       delta' = {b.delta_slack:.3g}; total epsilon {b.epsilon:.3f}")
 
-paper = StrongCompositionAccountant(recipe="paper").compose(sampled, steps).breakdown(delta).gaussian_steps[0]
+paper = (StrongCompositionAccountant(recipe="paper").compose(sampled, steps).breakdown(delta)
+         .gaussian_steps[0])
 exact_eps0 = dp.calibrate.gaussian_epsilon_exact(delta=paper.delta0, noise_multiplier=z)
 print(f"\nat the paper's delta0 = {paper.delta0:.3g}:")
-print(f"  classic eps0 = sqrt(2 ln(1.25/delta0))/z = {paper.epsilon0:.4f}  (the formula is proven for eps0 < 1 only)")
+print(f"  classic eps0 = sqrt(2 ln(1.25/delta0))/z = {paper.epsilon0:.4f}"
+      "  (the formula is proven for eps0 < 1 only)")
 print(f"  exact eps0 (Balle-Wang)                   = {exact_eps0:.4f}")
 print(f"  amplified, linear q*eps0                  = {q * paper.epsilon0:.5f}")
-print(f"  amplified, ln(1 + q(e^eps0 - 1))          = {math.log1p(q * math.expm1(paper.epsilon0)):.5f}")
+print("  amplified, ln(1 + q(e^eps0 - 1))          = "
+      f"{math.log1p(q * math.expm1(paper.epsilon0)):.5f}")
 
 # %% [markdown]
 # 1. **$\varepsilon_0 > 1$.** The classic calibration $z = \sqrt{2 \ln(1.25/\delta_0)}/\varepsilon_0$ is proven only for $\varepsilon_0 < 1$ (chapter 2). Here it
@@ -421,7 +442,8 @@ print(f"plain Gaussian (no subsampling): 1/(2 z^2) = {1 / (2 * z**2):.3e}")
 rho = steps * 1 / (2 * z**2)
 print(f"zCDP with that rho over {steps:,} steps: eps = rho + 2 sqrt(rho ln(1/delta)) = "
       f"{rho + 2 * math.sqrt(rho * math.log(1 / delta)):.1f}")
-print("\nthe accountant says:\n" + textwrap.fill(curves.notes["zcdp"], 92, initial_indent="  ", subsequent_indent="  "))
+print("\nthe accountant says:\n"
+      + textwrap.fill(curves.notes["zcdp"], 92, initial_indent="  ", subsequent_indent="  "))
 
 # %% [markdown]
 # ## How much noise does each accountant need?
@@ -434,12 +456,15 @@ print("\nthe accountant says:\n" + textwrap.fill(curves.notes["zcdp"], 92, initi
 # %%
 targets = pick([0.5, 1.0, 1.26, 2.0], [1.0])
 steps = experiments.steps_from_epochs(100, q)
-table = {t: experiments.noise_for_target(target_epsilon=t, target_delta=delta, sampling_rate=q, steps=steps)
+table = {t: experiments.noise_for_target(target_epsilon=t, target_delta=delta, sampling_rate=q,
+                                         steps=steps)
          for t in targets}
-print(f"noise multiplier z needed for a total epsilon of ... (q = {q:g}, T = {steps:,}, delta = {delta:g})")
+print("noise multiplier z needed for a total epsilon of ... "
+      f"(q = {q:g}, T = {steps:,}, delta = {delta:g})")
 print(f"{'accountant':<54}" + "".join(f"{'eps = ' + format(t, 'g'):>12}" for t in targets))
 for key in experiments.ACCOUNTANT_KEYS:
-    row = "".join(f"{'n/a':>12}" if math.isnan(table[t][0][key]) else f"{table[t][0][key]:12.2f}" for t in targets)
+    row = "".join(f"{'n/a':>12}" if math.isnan(table[t][0][key]) else f"{table[t][0][key]:12.2f}"
+                  for t in targets)
     print(f"{experiments.ACCOUNTANT_LABELS[key]:<54}{row}")
 print("\nrelative to PLD:")
 for key in ("sequential", "advanced", "moments", "rdp"):
@@ -459,8 +484,8 @@ print("\nnote (strong_paper):", table[targets[0]][1]["strong_paper"])
 # their $z = 4$.
 
 # %%
-anchor, _ = experiments.noise_for_target(target_epsilon=1.26, target_delta=delta, sampling_rate=q, steps=steps,
-                                         accountants=("moments", "rdp"))
+anchor, _ = experiments.noise_for_target(target_epsilon=1.26, target_delta=delta, sampling_rate=q,
+                                         steps=steps, accountants=("moments", "rdp"))
 print(f"target 1.26: moments z = {anchor['moments']:.3f}, RDP z = {anchor['rdp']:.3f}")
 
 # %% [markdown]

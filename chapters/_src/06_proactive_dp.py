@@ -103,9 +103,11 @@ show_source(proactive.minimum_steps)
 # dpedu's `proactive.proactive_noise_multiplier` for a few budgets and dataset sizes:
 
 # %%
-print(f"{'N':>10} {'delta = 1/N':>12}" + "".join(f"{'eps = ' + format(e, 'g'):>11}" for e in (0.1, 0.25, 0.5)))
+print(f"{'N':>10} {'delta = 1/N':>12}"
+      + "".join(f"{'eps = ' + format(e, 'g'):>11}" for e in (0.1, 0.25, 0.5)))
 for n in (1_000, 30_162, 60_000, 10**6):
-    row = "".join(f"{proactive.proactive_noise_multiplier(e, 1 / n):11.3f}" for e in (0.1, 0.25, 0.5))
+    row = "".join(f"{proactive.proactive_noise_multiplier(e, 1 / n):11.3f}"
+                  for e in (0.1, 0.25, 0.5))
     print(f"{n:>10,} {1 / n:12.3g}{row}")
 
 # %% [markdown]
@@ -131,13 +133,17 @@ delta = 1 / n
 z = proactive.proactive_noise_multiplier(eps, delta)
 T = proactive.minimum_steps(eps, k)
 q = k / T
-lam = math.floor(z**2)                    # the moment order must be an integer; floor(z^2) keeps lam <= z^2
+# the moment order must be an integer; floor(z^2) keeps lam <= z^2
+lam = math.floor(z**2)
 alpha_bound = T * q**2 * lam * (lam + 1) / z**2
 alpha_exact = T * moments.event_log_moments(SubsampledGaussianEvent(z, q), (lam,))[0]
-print(f"z = {z:.4f}, T = {T}, q = {q:g}, T q^2 = {T * q * q:g} <= eps/2 = {eps / 2:g}, lambda = {lam}")
-print(f"q z = {q * z:.4f} <= 1/e = {1 / math.e:.4f};  lambda <= z^2 ln(1/(qz)) = {z**2 * math.log(1 / (q * z)):.2f}")
+print(f"z = {z:.4f}, T = {T}, q = {q:g}, T q^2 = {T * q * q:g} <= eps/2 = {eps / 2:g}, "
+      f"lambda = {lam}")
+print(f"q z = {q * z:.4f} <= 1/e = {1 / math.e:.4f};  "
+      f"lambda <= z^2 ln(1/(qz)) = {z**2 * math.log(1 / (q * z)):.2f}")
 print(f"alpha_T(lambda): leading-order bound {alpha_bound:.3f}, exact {alpha_exact:.3f}")
-print(f"tail bound exp(alpha - lambda eps): with the bound {math.exp(alpha_bound - lam * eps):.3g}, "
+print("tail bound exp(alpha - lambda eps): "
+      f"with the bound {math.exp(alpha_bound - lam * eps):.3g}, "
       f"exact {math.exp(alpha_exact - lam * eps):.3g}")
 print(f"  vs delta = 1/N = {delta:.3g}")
 
@@ -173,7 +179,8 @@ checks.check_closed_form_applies(closed_form_applies)
 
 # %%
 print(proactive.proactive_conditions(epsilon=0.5, delta=1 / n, dataset_size=n, epochs=5, steps=100))
-print(f"\nsmallest admissible epochs for N = {n:,}: k >= (e/2) sqrt(ln N + 1/2) = {proactive.minimum_epochs(n):.3f}, "
+print(f"\nsmallest admissible epochs for N = {n:,}: "
+      f"k >= (e/2) sqrt(ln N + 1/2) = {proactive.minimum_epochs(n):.3f}, "
       f"so k = {proactive.smallest_admissible_epochs(n)}")
 
 # %% [markdown]
@@ -202,12 +209,14 @@ print(proactive.plan(epsilon=0.5, dataset_size=60_000, epochs=5))
 try:
     proactive.plan(epsilon=0.5, dataset_size=60_000, epochs=5, steps=25)
 except ValueError as exc:
-    print("strict=True refuses:\n" + textwrap.fill(str(exc), 92, initial_indent="  ", subsequent_indent="  "))
+    print("strict=True refuses:\n"
+          + textwrap.fill(str(exc), 92, initial_indent="  ", subsequent_indent="  "))
 
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always", proactive.ProactiveConditionWarning)
     quarter = proactive.plan(epsilon=0.5, dataset_size=60_000, epochs=5, steps=25, strict=False)
-print(f"\nstrict=False warns ({len(caught)} warning: {caught[0].category.__name__}) and plans anyway:\n")
+print(f"\nstrict=False warns ({len(caught)} warning: {caught[0].category.__name__}) "
+      "and plans anyway:\n")
 print(quarter)
 
 # %% [markdown]
@@ -219,14 +228,15 @@ print(quarter)
 # an exact ε (Balle & Wang; chapter 2), so here there is no doubt at all:
 
 # %%
-pld = dp.make_accountant("pld").compose(SubsampledGaussianEvent(quarter.noise_multiplier, quarter.sampling_rate),
-                                        quarter.steps)
+pld = dp.make_accountant("pld").compose(
+    SubsampledGaussianEvent(quarter.noise_multiplier, quarter.sampling_rate), quarter.steps)
 low, high = pld.epsilon_bracket(quarter.delta)
 print(f"T = 25: PLD bracket [{low:.4f}, {high:.4f}] (optimistic, pessimistic) > 0.5")
 
 z_single = proactive.proactive_noise_multiplier(0.5, 1e-5)
 exact = dp.calibrate.gaussian_epsilon_exact(delta=1e-5, noise_multiplier=z_single)
-print(f"one full-batch release with z = {z_single:.4f} (eps = 0.5, delta = 1e-5): exact epsilon = {exact:.4f} > 0.5")
+print(f"one full-batch release with z = {z_single:.4f} (eps = 0.5, delta = 1e-5): "
+      f"exact epsilon = {exact:.4f} > 0.5")
 
 # %% [markdown]
 # ## z does not depend on T — but the tight ε does
@@ -246,19 +256,21 @@ T_grid = np.unique(np.geomspace(k, 2000, pick(16, 6)).round().astype(int))
 eps_by = {"rdp": [], "pld": []}
 z_rdp = []
 for T in T_grid:
-    values = experiments.epsilon_for_run(noise_multiplier=z, sampling_rate=k / T, steps=int(T), delta=1 / n,
-                                         accountants=("rdp", "pld"))
+    values = experiments.epsilon_for_run(noise_multiplier=z, sampling_rate=k / T, steps=int(T),
+                                         delta=1 / n, accountants=("rdp", "pld"))
     for name in eps_by:
         eps_by[name].append(values[name])
-    z_rdp.append(dp.calibrate.noise_multiplier(target_epsilon=0.5, target_delta=1 / n, sampling_rate=k / T,
-                                               steps=int(T), accountant="rdp"))
+    z_rdp.append(dp.calibrate.noise_multiplier(target_epsilon=0.5, target_delta=1 / n,
+                                               sampling_rate=k / T, steps=int(T), accountant="rdp"))
 
-fig, axes = plt.subplots(2, 1, figsize=(7.3, 8), sharex=True, layout="constrained")   # stacked, one T axis
+# stacked, one T axis
+fig, axes = plt.subplots(2, 1, figsize=(7.3, 8), sharex=True, layout="constrained")
 for name, label in (("rdp", "RDP"), ("pld", "PLD")):
     axes[0].plot(T_grid, eps_by[name], marker="o", label=f"{label}: total ε with the closed-form z")
 axes[1].plot(T_grid, z_rdp, marker="o", label="z calibrated on RDP for ε = 0.5")
 axes[0].axhline(0.5, color="gray", linestyle="--", label="target ε = 0.5")
-axes[1].axhline(z, color="black", linestyle="--", label=f"pro-active closed form z = {z:.3f} (no T)")
+axes[1].axhline(z, color="black", linestyle="--",
+                label=f"pro-active closed form z = {z:.3f} (no T)")
 for ax in axes:
     ax.axvline(2 * k**2 / 0.5, color="gray", linestyle=":", label="T = 2k²/ε (smallest admissible)")
     ax.axvspan(T_grid[0], 2 * k**2 / 0.5, color="red", alpha=0.07)
@@ -298,14 +310,17 @@ for e, p in plans.items():
     eps_text = "".join(f"{p.accountant_epsilons[a]:8.4f}" for a in names)
     z_text = "".join(f"{'n/a':>8}" if math.isnan(p.calibrated_noise_multipliers[a])
                      else f"{p.calibrated_noise_multipliers[a]:8.3f}" for a in names)
-    print(f"{e:5g} {p.steps:5d} {p.sampling_rate:7.4f} {p.noise_multiplier:9.3f} |{eps_text}  |{z_text}")
+    print(f"{e:5g} {p.steps:5d} {p.sampling_rate:7.4f} {p.noise_multiplier:9.3f} "
+          f"|{eps_text}  |{z_text}")
 moments_floor = math.log(N) / 32
 for e, p in plans.items():
     if "moments" in p.notes and math.isnan(p.calibrated_noise_multipliers["moments"]):
-        print(f"\nmoments at eps = {e:g}: n/a because ln(1/delta)/32 = {moments_floor:.3f} > {e:g}\n"
+        print(f"\nmoments at eps = {e:g}: "
+              f"n/a because ln(1/delta)/32 = {moments_floor:.3f} > {e:g}\n"
               "  (chapter 5's floor: with lambda <= 32 no amount of noise certifies less)")
 wide_orders = {e: moments.MomentsAccountant(moment_orders=np.arange(1, 513)).compose(
-    SubsampledGaussianEvent(p.noise_multiplier, p.sampling_rate), p.steps).get_epsilon(p.delta) for e, p in plans.items()}
+    SubsampledGaussianEvent(p.noise_multiplier, p.sampling_rate), p.steps).get_epsilon(p.delta)
+    for e, p in plans.items()}
 print("\nmoments accountant with orders up to 512:\n"
       + "\n".join(f"  {wide:.4f} at eps = {e:g}" for e, wide in wide_orders.items()))
 
@@ -339,15 +354,16 @@ seeds = np.random.SeedSequence(2024).spawn(pick(5, 2))
 def accuracies_with(noise_multiplier, epochs, sampling_rate, delta, accountant):
     accs, clf = [], None
     for s in seeds:
-        clf = DPLogisticRegression(epsilon=0.5, delta=delta, noise_multiplier=noise_multiplier, epochs=epochs,
-                                   sampling_rate=sampling_rate, accountant=accountant,
-                                   random_state=np.random.default_rng(s))
+        clf = DPLogisticRegression(epsilon=0.5, delta=delta, noise_multiplier=noise_multiplier,
+                                   epochs=epochs, sampling_rate=sampling_rate,
+                                   accountant=accountant, random_state=np.random.default_rng(s))
         accs.append(clf.fit(X_train, y_train).score(X_test, y_test))
     return np.array(accs), clf
 
 
 baseline = experiments.non_private_accuracy((X_train, y_train, X_test, y_test))
-runs = {"pro-active closed form": (plan.noise_multiplier, "rdp"),   # (z, the accountant the estimator reports)
+# (z, the accountant the estimator reports)
+runs = {"pro-active closed form": (plan.noise_multiplier, "rdp"),
         "calibrated on RDP": (plan.calibrated_noise_multipliers["rdp"], "rdp"),
         "calibrated on PLD": (plan.calibrated_noise_multipliers["pld"], "pld")}
 print(f"\nnon-private (scikit-learn): test accuracy {baseline:.4f}")
@@ -356,7 +372,8 @@ for label, (z_run, accountant) in runs.items():
     accs, clf = accuracies_with(z_run, plan.epochs, plan.sampling_rate, plan.delta, accountant)
     spent = dp.compare(clf, delta=plan.delta, accountants=("rdp", "pld"))
     print(f"{label:<24}{z_run:7.3f}   {accs.mean():.4f} ± {accs.std():.4f}   "
-          f"{spent['rdp']:.4f} / {spent['pld']:.4f}   ({clf.steps_} steps, mean of {len(seeds)} seeds)")
+          f"{spent['rdp']:.4f} / {spent['pld']:.4f}   "
+          f"({clf.steps_} steps, mean of {len(seeds)} seeds)")
 
 # %% [markdown]
 # All three runs are (0.5, 1/N)-DP: the first by the closed form *and* the accountants, the other two by their
@@ -371,8 +388,10 @@ for label, (z_run, accountant) in runs.items():
 # %%
 for d in (1 / N, 1e-6, 1e-8):
     spent = dp.compare(clf, delta=d, accountants=("rdp", "pld"))
-    print(f"the PLD-calibrated run at delta = {d:.3g}: RDP {spent['rdp']:.4f}, PLD {spent['pld']:.4f}")
-acc_pro = dp.compare([(SubsampledGaussianEvent(plan.noise_multiplier, plan.sampling_rate), plan.steps)],
+    print(f"the PLD-calibrated run at delta = {d:.3g}: "
+          f"RDP {spent['rdp']:.4f}, PLD {spent['pld']:.4f}")
+acc_pro = dp.compare([(SubsampledGaussianEvent(plan.noise_multiplier, plan.sampling_rate),
+                       plan.steps)],
                      delta=1e-8, accountants=("rdp", "pld"))
 print(f"the pro-active run at delta = 1e-08: RDP {acc_pro['rdp']:.4f}, PLD {acc_pro['pld']:.4f}")
 
@@ -394,13 +413,18 @@ for kk in epoch_grid:
     p = proactive.plan(epsilon=0.5, dataset_size=N, epochs=kk, accountants=())
     accs, _ = accuracies_with(p.noise_multiplier, p.epochs, p.sampling_rate, p.delta, "rdp")
     by_k.append(accs)
-    print(f"k = {kk:2d}: T = {p.steps:4d}, q = {p.sampling_rate:.4f}, batch {p.expected_batch_size:7.1f}, "
-          f"z = {p.noise_multiplier:.3f}, all conditions hold: {p.conditions.all_hold}, accuracy {accs.mean():.4f}")
-noise_per_clip = [plan.noise_multiplier / (proactive.plan(epsilon=0.5, dataset_size=N, epochs=kk, accountants=())
-                                          .expected_batch_size) for kk in epoch_grid]
-ax = plotting.plot_accuracy_vs_epochs(epoch_grid, np.array(by_k), epsilon=0.5, delta=1 / N, baseline=baseline,
-                                      right=("noise std of the averaged gradient / C", noise_per_clip))
-ax.set_xlabel(f"epochs k   (T = ⌈2k²/ε⌉ steps, q = k/T; the same z = {plan.noise_multiplier:.3f} for every k)")
+    print(f"k = {kk:2d}: T = {p.steps:4d}, q = {p.sampling_rate:.4f}, "
+          f"batch {p.expected_batch_size:7.1f}, z = {p.noise_multiplier:.3f}, "
+          f"all conditions hold: {p.conditions.all_hold}, accuracy {accs.mean():.4f}")
+noise_per_clip = [plan.noise_multiplier
+                  / (proactive.plan(epsilon=0.5, dataset_size=N, epochs=kk, accountants=())
+                     .expected_batch_size)
+                  for kk in epoch_grid]
+ax = plotting.plot_accuracy_vs_epochs(
+    epoch_grid, np.array(by_k), epsilon=0.5, delta=1 / N, baseline=baseline,
+    right=("noise std of the averaged gradient / C", noise_per_clip))
+ax.set_xlabel("epochs k   (T = ⌈2k²/ε⌉ steps, q = k/T; "
+              f"the same z = {plan.noise_multiplier:.3f} for every k)")
 plt.show()
 print("noise std of the averaged gradient, z / (q N) per unit of C: "
       + ", ".join(f"{v:.5f} at k = {kk}" for kk, v in zip(epoch_grid, noise_per_clip)))

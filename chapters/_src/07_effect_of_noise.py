@@ -48,8 +48,8 @@ from dpedu import plotting
 from dpedu.course import checks
 from dpedu.research import experiments
 from dpedu.course.notebook import fast_mode, pick, progress_bar, show_source
-from dpedu.accountants import (LaplaceEvent, OrderGridEdgeWarning, RepeatAndSelectEvent, SubsampledGaussianEvent,
-                               account, make_accountant)
+from dpedu.accountants import (LaplaceEvent, OrderGridEdgeWarning, RepeatAndSelectEvent,
+                               SubsampledGaussianEvent, account, make_accountant)
 from dpedu.estimator import TUNED_DEFAULTS
 
 FAST = fast_mode()
@@ -92,15 +92,18 @@ print(f"{n} training rows; delta = {DELTA:g} < 1/n = {1 / n:.1e}; {SEEDS} seeds 
 
 # %%
 q, C, epochs, learning_rate = 0.05, 0.5, 32, 16.0
-print("tuned defaults (chosen non-privately; no epsilon includes their tuning):", *TUNED_DEFAULTS, sep="\n  ")
+print("tuned defaults (chosen non-privately; no epsilon includes their tuning):",
+      *TUNED_DEFAULTS, sep="\n  ")
 steps = experiments.steps_from_epochs(epochs, q)
 print(f"q = {q}, C = {C}, {epochs} epochs = {steps} steps, expected batch q n = {q * n:.0f}")
 print("\n  total epsilon   noise multiplier z")
-zs_by_epsilon = {eps: dp.calibrate.noise_multiplier(target_epsilon=eps, target_delta=DELTA, sampling_rate=q, steps=steps)
+zs_by_epsilon = {eps: dp.calibrate.noise_multiplier(target_epsilon=eps, target_delta=DELTA,
+                                                    sampling_rate=q, steps=steps)
                  for eps in (0.01, 0.1, 1.0, 10.0)}
 for eps, z in zs_by_epsilon.items():
     print(f"  {eps:13g}   {z:18.2f}")
-print(f"z at epsilon = 0.01 is {zs_by_epsilon[0.01] / zs_by_epsilon[10.0]:.0f} times z at epsilon = 10")
+print(f"z at epsilon = 0.01 is {zs_by_epsilon[0.01] / zs_by_epsilon[10.0]:.0f} "
+      "times z at epsilon = 10")
 
 # %% [markdown]
 # With q, C and n fixed, the noise on the averaged gradient is proportional to z. Exercise 7.1 asks for its
@@ -113,11 +116,14 @@ print(f"z at epsilon = 0.01 is {zs_by_epsilon[0.01] / zs_by_epsilon[10.0]:.0f} t
 
 # %%
 tuned = dp.DPLogisticRegression(epsilon=1.0, delta=DELTA, random_state=0).fit(X_train, y_train)
-cheap = dp.DPLogisticRegression(epsilon=1.0, delta=DELTA, epochs=epochs, sampling_rate=q, clip_norm=C,
-                                learning_rate=learning_rate, random_state=0).fit(X_train, y_train)
-for name, clf in (("tuned defaults (tuning not paid)", tuned), ("this chapter's configuration", cheap)):
-    print(f"{name}: test accuracy {clf.score(X_test, y_test):.4f}\n  q = {clf.sampling_rate_:.4g}, {clf.epochs_} epochs "
-          f"= {clf.steps_} steps, C = {clf.clip_norm_}, learning rate {clf.learning_rate_}")
+cheap = dp.DPLogisticRegression(epsilon=1.0, delta=DELTA, epochs=epochs, sampling_rate=q,
+                                clip_norm=C, learning_rate=learning_rate,
+                                random_state=0).fit(X_train, y_train)
+for name, clf in (("tuned defaults (tuning not paid)", tuned),
+                  ("this chapter's configuration", cheap)):
+    print(f"{name}: test accuracy {clf.score(X_test, y_test):.4f}\n"
+          f"  q = {clf.sampling_rate_:.4g}, {clf.epochs_} epochs = {clf.steps_} steps, "
+          f"C = {clf.clip_norm_}, learning rate {clf.learning_rate_}")
 
 # %% [markdown]
 # The cheaper configuration gives up less than a point at $\varepsilon = 1$, for a tenth of the steps.
@@ -131,8 +137,9 @@ for name, clf in (("tuned defaults (tuning not paid)", tuned), ("this chapter's 
 # alt: Test accuracy of DP-SGD on Adult against the total epsilon, 32 epochs, with non-private logistic regression as
 #   a horizontal line.
 epsilon_grid = pick([0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0], [0.03, 0.3, 3.0])
-dpsgd = experiments.run_tradeoff(data, epsilons=epsilon_grid, seeds=SEEDS, delta=DELTA, epochs=epochs, sampling_rate=q,
-                               clip_norm=C, learning_rate=learning_rate, progress=progress_bar("DP-SGD"))
+dpsgd = experiments.run_tradeoff(data, epsilons=epsilon_grid, seeds=SEEDS, delta=DELTA,
+                                 epochs=epochs, sampling_rate=q, clip_norm=C,
+                                 learning_rate=learning_rate, progress=progress_bar("DP-SGD"))
 print("  target eps   certified eps       z   test accuracy (mean ± std over seeds)")
 for eps, achieved, z, accs in zip(dpsgd.epsilons, dpsgd.achieved_epsilons, dpsgd.noise_multipliers,
                                   dpsgd.accuracies):
@@ -144,7 +151,8 @@ print(f'  always predicting "<= 50K" (the majority-class floor): {majority_floor
 print(f"  spread over seeds (std): {seed_std[0]:.4f} at epsilon {dpsgd.epsilons[0]:g}, "
       f"{seed_std[-1]:.4f} at epsilon {dpsgd.epsilons[-1]:g}")
 
-ax = plotting.plot_accuracy_vs_epsilon(dpsgd.epsilons, dpsgd.accuracies, baseline=dpsgd.baseline, delta=DELTA,
+ax = plotting.plot_accuracy_vs_epsilon(dpsgd.epsilons, dpsgd.accuracies,
+                                       baseline=dpsgd.baseline, delta=DELTA,
                                        baseline_label="non-private logistic regression",
                                        label="DP-SGD, 32 epochs, RDP-calibrated")
 ax.set_title("Privacy against accuracy on Adult")
@@ -171,7 +179,8 @@ plt.show()
 print(" epochs   steps   z for eps = 1   z for eps = 0.05")
 for e in (1, 4, 16, 64):
     t = experiments.steps_from_epochs(e, q)
-    z1, z05 = (dp.calibrate.noise_multiplier(target_epsilon=eps, target_delta=DELTA, sampling_rate=q, steps=t)
+    z1, z05 = (dp.calibrate.noise_multiplier(target_epsilon=eps, target_delta=DELTA,
+                                             sampling_rate=q, steps=t)
                for eps in (1.0, 0.05))
     print(f"{e:7d} {t:7d} {z1:15.2f} {z05:18.2f}")
 
@@ -186,9 +195,10 @@ for e in (1, 4, 16, 64):
 # alt: Test accuracy of DP-SGD on Adult against the number of epochs at a fixed total epsilon, with the noise
 #   multiplier each run needed.
 epoch_grid = pick([0.5, 1, 2, 4, 8, 16, 32, 64], [1, 4, 32])
-tight = experiments.run_epochs_tradeoff(data, epsilon=0.05, epochs=epoch_grid, seeds=SEEDS, delta=DELTA,
-                                        progress=progress_bar("epochs"))
-ax = plotting.plot_accuracy_vs_epochs(tight.epochs, tight.accuracies, noise_multipliers=tight.noise_multipliers,
+tight = experiments.run_epochs_tradeoff(data, epsilon=0.05, epochs=epoch_grid, seeds=SEEDS,
+                                        delta=DELTA, progress=progress_bar("epochs"))
+ax = plotting.plot_accuracy_vs_epochs(tight.epochs, tight.accuracies,
+                                      noise_multipliers=tight.noise_multipliers,
                                       epsilon=tight.epsilon, delta=DELTA, baseline=dpsgd.baseline)
 plt.show()
 best = tight.epochs[np.argmax(tight.accuracies.mean(axis=1))]
@@ -222,11 +232,14 @@ show_source(experiments.run_clipping_noise_grid)
 clip_grid = pick([0.03, 0.1, 0.3, 1.0, 3.0, 10.0], [0.03, 0.3, 3.0])
 noise_grid = pick([1.0, 10.0, 40.0, 160.0], [1.0, 160.0])
 grid = experiments.run_clipping_noise_grid(data, clip_norms=clip_grid, noise_multipliers=noise_grid,
-                                           seeds=pick(2, 1), settings=experiments.GridSettings(delta=DELTA),
+                                           seeds=pick(2, 1),
+                                           settings=experiments.GridSettings(delta=DELTA),
                                            progress=progress_bar("C x z"))
 ax = plotting.plot_clipping_noise_tradeoff(grid.clip_norms, grid.noise_multipliers, grid.accuracies,
-                                           epsilons=grid.epsilons, delta=DELTA, baseline=dpsgd.baseline)
-ax.set_title(f"Clip norm against noise ({grid.params['epochs']} epochs, q = {grid.params['sampling_rate']})")
+                                           epsilons=grid.epsilons, delta=DELTA,
+                                           baseline=dpsgd.baseline)
+ax.set_title(f"Clip norm against noise ({grid.params['epochs']} epochs, "
+             f"q = {grid.params['sampling_rate']})")
 plt.show()
 for k, z in enumerate(grid.noise_multipliers):
     best_c = grid.clip_norms[np.argmax(grid.accuracies[:, k, :].mean(axis=1))]
@@ -255,39 +268,48 @@ for k, z in enumerate(grid.noise_multipliers):
 # %%
 # alt: Test accuracy against total epsilon for the course's private learners: noisy gradient descent accounted as in
 #   the book and by RDP, and DP-SGD, beside the non-private line.
-book = experiments.run_noisy_gd_tradeoff(data, epsilons_per_iteration=pick([0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.9],
-                                                                           [0.02, 0.1, 0.9]),
-                                         iterations=10, delta_per_iteration=DELTA / 10, seeds=SEEDS,
-                                         accountants=("rdp",), progress=progress_bar("noisy GD"))
+book = experiments.run_noisy_gd_tradeoff(
+    data, epsilons_per_iteration=pick([0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.9], [0.02, 0.1, 0.9]),
+    iterations=10, delta_per_iteration=DELTA / 10, seeds=SEEDS,
+    accountants=("rdp",), progress=progress_bar("noisy GD"))
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", OrderGridEdgeWarning)
-    moments = experiments.run_tradeoff(data, epsilons=pick([0.5, 1.0, 3.0, 10.0], [1.0, 10.0]), seeds=SEEDS,
-                                       delta=DELTA, accountant="moments", baseline=False,
-                                       progress=progress_bar("DP-SGD, moments"))
+    moments = experiments.run_tradeoff(data, epsilons=pick([0.5, 1.0, 3.0, 10.0], [1.0, 10.0]),
+                                       seeds=SEEDS, delta=DELTA, accountant="moments",
+                                       baseline=False, progress=progress_bar("DP-SGD, moments"))
 
 fig, ax = plt.subplots(figsize=(7.3, 6.5), layout="constrained")
-plotting.plot_accuracy_vs_epsilon(book.total_epsilons["book"], book.accuracies, ax=ax, color="#000000", marker="s",
+plotting.plot_accuracy_vs_epsilon(book.total_epsilons["book"], book.accuracies, ax=ax,
+                                  color="#000000", marker="s",
                                   label="ch. 2: noisy GD, sequential composition (as in the book)")
-plotting.plot_accuracy_vs_epsilon(book.total_epsilons["rdp"], book.accuracies, ax=ax, color="#E69F00", marker="^",
+plotting.plot_accuracy_vs_epsilon(book.total_epsilons["rdp"], book.accuracies, ax=ax,
+                                  color="#E69F00", marker="^",
                                   label="ch. 3: the same noisy GD runs, RDP accounting")
-plotting.plot_accuracy_vs_epsilon(dpsgd.epsilons, dpsgd.accuracies, ax=ax, color="#009E73", marker="D",
-                                  baseline=dpsgd.baseline, baseline_label="ch. 1: non-private", delta=DELTA,
-                                  label="ch. 4-5: DP-SGD, RDP accountant")
-plotting.plot_accuracy_vs_epsilon(moments.epsilons, moments.accuracies, ax=ax, color="#0072B2", marker="o",
-                                  linestyle="--", label="ch. 4-5: DP-SGD, moments accountant (dashed, on top)")
-ax.axhline(majority_floor, color="gray", linestyle=":", label=f'always "<= 50K": {majority_floor:.4f}')
-ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), fontsize="small")   # below: the curves need the room
+plotting.plot_accuracy_vs_epsilon(dpsgd.epsilons, dpsgd.accuracies, ax=ax,
+                                  color="#009E73", marker="D",
+                                  baseline=dpsgd.baseline, baseline_label="ch. 1: non-private",
+                                  delta=DELTA, label="ch. 4-5: DP-SGD, RDP accountant")
+plotting.plot_accuracy_vs_epsilon(moments.epsilons, moments.accuracies, ax=ax,
+                                  color="#0072B2", marker="o", linestyle="--",
+                                  label="ch. 4-5: DP-SGD, moments accountant (dashed, on top)")
+ax.axhline(majority_floor, color="gray", linestyle=":",
+           label=f'always "<= 50K": {majority_floor:.4f}')
+# below: the curves need the room
+ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), fontsize="small")
 ax.set_title("The privacy-utility trade-off of the whole course (Adult, logistic regression)")
 plt.show()
 shrink = np.asarray(book.total_epsilons["book"]) / np.asarray(book.total_epsilons["rdp"])
 gd_mean, sgd_mean = book.accuracies.mean(axis=1), dpsgd.accuracies.mean(axis=1)
 at_03 = sgd_mean[list(dpsgd.epsilons).index(0.3)]
-print(f"the same noisy GD runs: the book's epsilon / RDP's epsilon = {shrink.min():.2f} .. {shrink.max():.2f}")
-print(f"DP-SGD at epsilon 0.3: {at_03:.4f}; the best noisy GD mean at any epsilon of its grid: {gd_mean.max():.4f}")
+print("the same noisy GD runs: the book's epsilon / RDP's epsilon = "
+      f"{shrink.min():.2f} .. {shrink.max():.2f}")
+print(f"DP-SGD at epsilon 0.3: {at_03:.4f}; "
+      f"the best noisy GD mean at any epsilon of its grid: {gd_mean.max():.4f}")
 print(f"ceilings: DP-SGD {sgd_mean.max():.4f}, noisy GD {gd_mean.max():.4f} "
       f"({100 * (sgd_mean.max() - gd_mean.max()):.1f} points);")
 print(f"  non-private {dpsgd.baseline:.4f} "
-      f"({100 * (dpsgd.baseline - sgd_mean[-1]):.1f} points above DP-SGD at epsilon {dpsgd.epsilons[-1]:g})")
+      f"({100 * (dpsgd.baseline - sgd_mean[-1]):.1f} points above DP-SGD "
+      f"at epsilon {dpsgd.epsilons[-1]:g})")
 
 # %% [markdown]
 # Three lessons in one picture:
@@ -343,13 +365,15 @@ from dpedu.research.experiments.tuning_costs import run_ledger
 from dpedu.research.tuning import PrivateHyperparameterSearch
 
 score_epsilon = 0.02
-run_z = dp.calibrate.noise_multiplier(target_epsilon=1.0, target_delta=DELTA, sampling_rate=q, steps=steps)
+run_z = dp.calibrate.noise_multiplier(target_epsilon=1.0, target_delta=DELTA, sampling_rate=q,
+                                      steps=steps)
 one_run = account(run_ledger(run_z, q, steps, score_epsilon), "rdp", delta=DELTA).epsilon
 print(f"one run (z = {run_z:.2f}, {steps} steps, noisy score): epsilon = {one_run:.3f}")
 
-affordable = experiments.affordable_noise((4, 16, 64), target_epsilon=1.0, sampling_rate=q, steps=steps,
-                                          score_epsilon=score_epsilon, delta=DELTA)
-print(f"\n  noise multiplier per run for a total epsilon = 1 (the free ride: z = {run_z:.2f} for any k)")
+affordable = experiments.affordable_noise((4, 16, 64), target_epsilon=1.0, sampling_rate=q,
+                                          steps=steps, score_epsilon=score_epsilon, delta=DELTA)
+print("\n  noise multiplier per run for a total epsilon = 1 "
+      f"(the free ride: z = {run_z:.2f} for any k)")
 print("   k   composition   selection (geometric)")
 for k, grid_z, selection_z in affordable:
     print(f"  {k:2d}   {grid_z:11.2f}   {selection_z:21.2f}")
@@ -393,17 +417,20 @@ tuning_seeds = pick(3, 1)
 
 
 def grid_search(total_epsilon, noise_multiplier, score_epsilon, seed):
-    """Train every setting, keep the best validation score (exact when score_epsilon is None); test accuracy."""
+    ("Train every setting, keep the best validation score (exact when score_epsilon is None); "
+     "test accuracy.")
     rng = np.random.default_rng(seed)
     scoring = rng.random(n) < 0.2
     best_score, best_model = -math.inf, None
     for setting in settings:
-        model = dp.DPLogisticRegression(epsilon=total_epsilon, delta=DELTA, noise_multiplier=noise_multiplier,
-                                        epochs=tune_epochs, sampling_rate=q, random_state=rng, **setting)
+        model = dp.DPLogisticRegression(epsilon=total_epsilon, delta=DELTA,
+                                        noise_multiplier=noise_multiplier, epochs=tune_epochs,
+                                        sampling_rate=q, random_state=rng, **setting)
         model.fit(X_train[~scoring], y_train[~scoring])
         score = float(np.sum(model.predict(X_train[scoring]) == y_train[scoring]))
         if score_epsilon is not None:
-            score = dp.mechanisms.laplace_mechanism(score, l1_sensitivity=1.0, epsilon=score_epsilon, rng=rng)
+            score = dp.mechanisms.laplace_mechanism(score, l1_sensitivity=1.0,
+                                                    epsilon=score_epsilon, rng=rng)
         if score > best_score:
             best_score, best_model = score, model
     return best_model.score(X_test, y_test)
@@ -416,9 +443,9 @@ spent = {way: [] for way in ways}
 for i, eps in enumerate(search_epsilons):
     free_z = dp.calibrate.noise_multiplier(target_epsilon=eps, target_delta=DELTA, sampling_rate=q,
                                            steps=tune_steps)
-    (_, grid_z, selection_z), = experiments.affordable_noise([n_settings], target_epsilon=eps, sampling_rate=q,
-                                                             steps=tune_steps, score_epsilon=score_epsilon,
-                                                             delta=DELTA)
+    (_, grid_z, selection_z), = experiments.affordable_noise(
+        [n_settings], target_epsilon=eps, sampling_rate=q, steps=tune_steps,
+        score_epsilon=score_epsilon, delta=DELTA)
     for way, z in zip(ways, (free_z, grid_z, selection_z)):
         tuning_noise[way].append(z)
     grid_ledger = [(event, count * n_settings) for event, count in
@@ -430,14 +457,18 @@ for i, eps in enumerate(search_epsilons):
         tuning_accuracy["free ride"][i, s] = grid_search(eps, free_z, None, s)
         tuning_accuracy["composition"][i, s] = grid_search(eps, grid_z, score_epsilon, s)
         search = PrivateHyperparameterSearch(
-            search_space, mean_trials=n_settings, score_epsilon=score_epsilon, validation_fraction=0.2,
-            estimator_params=dict(epsilon=eps, delta=DELTA, noise_multiplier=selection_z, epochs=tune_epochs,
-                                  sampling_rate=q), random_state=s).fit(X_train, y_train)
+            search_space, mean_trials=n_settings, score_epsilon=score_epsilon,
+            validation_fraction=0.2,
+            estimator_params=dict(epsilon=eps, delta=DELTA, noise_multiplier=selection_z,
+                                  epochs=tune_epochs, sampling_rate=q),
+            random_state=s).fit(X_train, y_train)
         tuning_accuracy["private selection"][i, s] = search.score(X_test, y_test)
     spent["private selection"].append(search.epsilon_)
 
-print(f"{n_settings} settings, {tune_epochs} epochs = {tune_steps} steps per run, {tuning_seeds} seed(s)")
-print("  total eps   way                  z per run   eps reported   test accuracy (mean over seeds)")
+print(f"{n_settings} settings, {tune_epochs} epochs = {tune_steps} steps per run, "
+      f"{tuning_seeds} seed(s)")
+print("  total eps   way                  z per run   eps reported   "
+      "test accuracy (mean over seeds)")
 for i, eps in enumerate(search_epsilons):
     for way in ways:
         print(f"  {eps:9g}   {way:<18}   {tuning_noise[way][i]:9.2f}   {spent[way][i]:12.3f}   "
@@ -449,7 +480,8 @@ styles = {"free ride": ("#999999", "s", ":"), "composition": ("#D55E00", "^", "-
 for way in ways:
     color, marker, linestyle = styles[way]
     label = f"{way} (tuning not paid)" if way == "free ride" else f"{way} (tuning paid)"
-    plotting.plot_accuracy_vs_epsilon(search_epsilons, tuning_accuracy[way], ax=ax, color=color, marker=marker,
+    plotting.plot_accuracy_vs_epsilon(search_epsilons, tuning_accuracy[way], ax=ax,
+                                      color=color, marker=marker,
                                       linestyle=linestyle, label=label, delta=DELTA,
                                       baseline=dpsgd.baseline if way == ways[-1] else None,
                                       baseline_label="non-private")
@@ -481,24 +513,28 @@ plt.show()
 # alt: The clip norm of adaptive clipping on Adult against the step, beside the quantile of the gradient norms it
 #   tracks.
 design, design_test = (np.hstack([A, np.ones((len(A), 1))]) for A in (X_train, X_test))
-z_one_run = cheap.noise_multiplier_                     # the z of one run at epsilon = 1 (calibrated above)
-adaptive_plan = dp.training.plan_dp_sgd(len(design), noise_multiplier=z_one_run, clip_norm=0.1, sampling_rate=q,
-                                        steps=steps, learning_rate=learning_rate, lr_schedule="linear",
-                                        target_quantile=0.9)
+# the z of one run at epsilon = 1 (calibrated above)
+z_one_run = cheap.noise_multiplier_
+adaptive_plan = dp.training.plan_dp_sgd(len(design), noise_multiplier=z_one_run, clip_norm=0.1,
+                                        sampling_rate=q, steps=steps, learning_rate=learning_rate,
+                                        lr_schedule="linear", target_quantile=0.9)
 adaptive = dp.training.run_dp_sgd(design, y_train, adaptive_plan, rng=0)
 details = adaptive.details
 fig, ax = plt.subplots(figsize=(7.3, 3.8), layout="constrained")
-plotting.plot_adaptive_clipping(details.clip_norms, details.loss_steps, details.gradient_norm_quantiles,
-                                target_quantile=0.9, ax=ax)
-ax.set_title(f"Adaptive clipping on Adult, epsilon = 1: z = {z_one_run:.2f}, q = {q}, {steps} steps")
+plotting.plot_adaptive_clipping(details.clip_norms, details.loss_steps,
+                                details.gradient_norm_quantiles, target_quantile=0.9, ax=ax)
+ax.set_title("Adaptive clipping on Adult, epsilon = 1: "
+             f"z = {z_one_run:.2f}, q = {q}, {steps} steps")
 plt.show()
 adaptive_accuracy = np.mean(np.where(design_test @ adaptive.theta > 0, 1, -1) == y_test)
-print(f"requested z = {z_one_run:.4f}; count noise sigma_b = {details.plan.resolved_count_noise_std:.1f}; "
+print(f"requested z = {z_one_run:.4f}; "
+      f"count noise sigma_b = {details.plan.resolved_count_noise_std:.1f}; "
       f"gradient noise z_Delta = {details.plan.gradient_noise_multiplier:.4f}")
 print(f"C: {details.clip_norms[0]:g} at the start, {details.clip_norms[-1]:.3f} at the end; "
       f"last 0.9-quantile of the gradient norms {details.gradient_norm_quantiles[-1]:.3f}")
 print(f"same ledger as the fixed-C run of this chapter: {adaptive.ledger == cheap.ledger_}")
-print(f"test accuracy: adaptive C {adaptive_accuracy:.4f}; fixed C = {C}: {cheap.score(X_test, y_test):.4f}")
+print(f"test accuracy: adaptive C {adaptive_accuracy:.4f}; "
+      f"fixed C = {C}: {cheap.score(X_test, y_test):.4f}")
 
 # %% [markdown]
 # C climbs from its deliberately poor start within the first five epochs and then follows the quantile as the
@@ -584,7 +620,8 @@ def tuning_epsilons(noise_multiplier, sampling_rate, steps, score_epsilon, n_set
     score = (LaplaceEvent(score_epsilon), 1)
     grid = [(training[0], n_settings * steps), (score[0], n_settings)]
     selection = [(RepeatAndSelectEvent([training, score], n_settings), 1)]
-    return (account(grid, "rdp", delta=delta).epsilon, account(selection, "rdp", delta=delta).epsilon)
+    return (account(grid, "rdp", delta=delta).epsilon,
+            account(selection, "rdp", delta=delta).epsilon)
     ### END SOLUTION
 
 # %% check=7.4
@@ -600,11 +637,13 @@ shapes = {"geometric": 1.0, "logarithmic": 0.0, "Poisson": math.inf}
 costs = {name: experiments.tuning_cost(trials, noise_multiplier=run_z, sampling_rate=q, steps=steps,
                                        score_epsilon=score_epsilon, delta=DELTA, shape=shape)
          for name, shape in shapes.items()}
-print(f"one run: epsilon = {one_run:.3f}; total epsilon of the search, same z = {run_z:.2f} per run:")
+print(f"one run: epsilon = {one_run:.3f}; "
+      f"total epsilon of the search, same z = {run_z:.2f} per run:")
 print("   k   composition   selection: geometric   logarithmic   Poisson")
 for j, k in enumerate(trials):
     row = [costs[name][j].selection_epsilon for name in shapes]
-    print(f"  {k:2d}   {costs['geometric'][j].grid_epsilon:11.2f}   {row[0]:20.2f}   {row[1]:11.2f}   {row[2]:7.2f}")
+    print(f"  {k:2d}   {costs['geometric'][j].grid_epsilon:11.2f}   "
+          f"{row[0]:20.2f}   {row[1]:11.2f}   {row[2]:7.2f}")
 
 # %% [markdown]
 # Read the table by rows. For two settings composition is cheaper than selection with a geometric $K$: the
@@ -623,7 +662,8 @@ for j, k in enumerate(trials):
 def gradient_noise_multiplier(noise_multiplier, count_noise_std):
     ### BEGIN SOLUTION
     if not 2 * count_noise_std > noise_multiplier:
-        raise ValueError("the count's noise must satisfy 2 sigma_b > z, or the count alone spends the whole step")
+        raise ValueError("the count's noise must satisfy 2 sigma_b > z, "
+                         "or the count alone spends the whole step")
     return (noise_multiplier ** -2 - (2 * count_noise_std) ** -2) ** -0.5
     ### END SOLUTION
 

@@ -40,7 +40,8 @@ import numpy as np
 from dpedu.research import audit
 
 from dpedu.course import checks
-from dpedu.accountants import ACCOUNTANT_NAMES, GaussianEvent, SubsampledGaussianEvent, make_accountant
+from dpedu.accountants import (ACCOUNTANT_NAMES, GaussianEvent, SubsampledGaussianEvent,
+                               make_accountant)
 from dpedu.accountants.gdp import certified_mu, clt_mu, group_mu, mu_from_epsilon
 from dpedu.accountants.tradeoff import (epsilon_delta_tradeoff, gaussian_curve,
                                         pld_tradeoff_bracket, tradeoff_curve)
@@ -51,18 +52,21 @@ from dpedu.plotting.tradeoff import plot_tradeoff
 from dpedu.research.statement import privacy_statement
 
 FAST = fast_mode()
-RUNS = pick(1000, 200)             # trainings per world in each audit: the only thing fast mode shrinks
+# trainings per world in each audit: the only thing fast mode shrinks
+RUNS = pick(1000, 200)
 DELTA = 1e-5
 ABADI = [(SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01), 10_000)]   # 100 epochs
 print("fast mode" if FAST else "full mode", f"- {RUNS} runs per world in each audit")
 
 
 def tradeoff_panels(curves, *, audits=(), title=None):
-    """The trade-off view over the ROC view, each with a legend naming its lines; fits a laptop screen."""
+    ("The trade-off view over the ROC view, each with a legend naming its lines; "
+     "fits a laptop screen.")
     fig, (upper, lower) = plt.subplots(2, 1, figsize=(7.0, 8.4))
     top = plot_tradeoff(curves, audits=audits, kind="tradeoff", ax=upper, title=title, legend=False)
     plot_tradeoff(curves, audits=audits, kind="roc", ax=lower, annotate=False, legend=False)
-    # each panel names its lines, in its empty corner: above the curves (trade-off), below the diagonal (ROC)
+    # each panel names its lines, in its empty corner:
+    # above the curves (trade-off), below the diagonal (ROC)
     upper.legend(loc="center right" if top.violations else "upper right", fontsize=9)
     lower.legend(loc="lower right", fontsize=9)
     fig.tight_layout()
@@ -135,8 +139,10 @@ for t in thresholds:
 # %% exercise=8.2
 def pair_beta(alpha, epsilon, delta):
     ### BEGIN SOLUTION
-    steep = 1.0 - delta - math.exp(epsilon) * alpha          # from alpha + e^eps beta >= 1 - delta ... solved
-    flat = math.exp(-epsilon) * (1.0 - delta - alpha)        # ... and from beta + e^eps alpha >= 1 - delta
+    # from alpha + e^eps beta >= 1 - delta ... solved
+    steep = 1.0 - delta - math.exp(epsilon) * alpha
+    # ... and from beta + e^eps alpha >= 1 - delta
+    flat = math.exp(-epsilon) * (1.0 - delta - alpha)
     return max(0.0, steep, flat)
     ### END SOLUTION
 
@@ -156,13 +162,15 @@ checks.check_epsilon_delta_tradeoff(pair_beta)
 #   several epsilons, with the diagonal of perfect privacy.
 alphas = np.linspace(0.0, 1.0, 401)
 fig, ax = plt.subplots(figsize=(6.5, 5.0))
-ax.plot(alphas, gaussian_curve(1.0, alphas=alphas).beta, color="black", linewidth=2.5, label=r"$G_1$ (exact)")
+ax.plot(alphas, gaussian_curve(1.0, alphas=alphas).beta, color="black", linewidth=2.5,
+        label=r"$G_1$ (exact)")
 for eps in (0.25, 1.0, 2.5):
     d = make_accountant("pld").compose(GaussianEvent(1.0)).get_delta(eps)
     ax.plot(alphas, epsilon_delta_tradeoff(alphas, eps, d), linestyle="--",
             label=rf"$f_{{\varepsilon,\delta}}$ at $\varepsilon = {eps}$, $\delta = {d:.3f}$")
 ax.plot(alphas, 1 - alphas, color="#BBBBBB", linestyle=":", label="perfect privacy (guessing)")
-ax.set(xlabel=r"false-positive rate $\alpha$", ylabel=r"false-negative rate $\beta$", xlim=(0, 1), ylim=(0, 1))
+ax.set(xlabel=r"false-positive rate $\alpha$", ylabel=r"false-negative rate $\beta$",
+       xlim=(0, 1), ylim=(0, 1))
 ax.legend(fontsize=9)
 plt.show()
 
@@ -179,7 +187,8 @@ plt.show()
 
 # %%
 coarse = np.concatenate([np.linspace(0.05, 4.0, 40), np.linspace(4.5, 30.0, 20)])
-curves = {name: tradeoff_curve(ABADI, name, epsilons=coarse if name in ("advanced", "strong") else None)
+curves = {name: tradeoff_curve(ABADI, name,
+                               epsilons=coarse if name in ("advanced", "strong") else None)
           for name in ACCOUNTANT_NAMES}
 pld_low, pld_high = pld_tradeoff_bracket(ABADI)
 abadi_mu = certified_mu(ABADI)
@@ -197,11 +206,13 @@ for name, curve in curves.items():
         print(f"{name:<11} {'n/a':>15}   {curve.notes[0][:60]}...")
         continue
     eps = make_accountant(name).compose(*ABADI[0]).get_epsilon(DELTA)
-    print(f"{name:<11} {eps:15.3f}   {read_tpr(curve, 0.01):18.4f}   {read_tpr(curve, 0.001):20.5f}")
-print(f"{'GDP':<11} {gaussian_epsilon_exact(DELTA, 1 / abadi_mu):15.3f}   {read_tpr(gdp, 0.01):18.4f}   "
-      f"{read_tpr(gdp, 0.001):20.5f}")
+    print(f"{name:<11} {eps:15.3f}   {read_tpr(curve, 0.01):18.4f}   "
+          f"{read_tpr(curve, 0.001):20.5f}")
+print(f"{'GDP':<11} {gaussian_epsilon_exact(DELTA, 1 / abadi_mu):15.3f}   "
+      f"{read_tpr(gdp, 0.01):18.4f}   {read_tpr(gdp, 0.001):20.5f}")
 bracket_tpr = (read_tpr(pld_high, 0.01), read_tpr(pld_low, 0.01))
-print(f"PLD bracket at FPR 1%: the best TPR lies between {bracket_tpr[0]:.6f} and {bracket_tpr[1]:.6f}")
+print("PLD bracket at FPR 1%: "
+      f"the best TPR lies between {bracket_tpr[0]:.6f} and {bracket_tpr[1]:.6f}")
 
 # %% [markdown]
 # Read the PLD line: at an FPR of 1 % no attack finds more than about 1.9 % of the members, barely above the 1 %
@@ -217,7 +228,8 @@ print(f"PLD bracket at FPR 1%: the best TPR lies between {bracket_tpr[0]:.6f} an
 # %%
 # alt: Trade-off curves of Abadi et al.'s run (q = 0.01, z = 4, T = 10,000) under every accountant, in two panels,
 #   each with a legend naming its lines.
-axes, _ = tradeoff_panels(list(curves.values()) + [pld_high, gdp], title="Abadi et al.'s run: q = 0.01, z = 4, T = 10,000")
+axes, _ = tradeoff_panels(list(curves.values()) + [pld_high, gdp],
+                          title="Abadi et al.'s run: q = 0.01, z = 4, T = 10,000")
 plt.show()
 
 # %% [markdown]
@@ -236,14 +248,16 @@ plt.show()
 
 # %%
 settings = [(4.0, 0.01, 10_000), (1.1, 0.01, 10_000), (0.8, 0.01, 100), (1.1, 0.1, 100)]
-print(f"{'z':>4} {'q':>5} {'T':>6} | {'mu CLT':>7} {'mu certified':>12} | eps(1e-5): {'CLT':>6} {'PLD':>6}")
+print(f"{'z':>4} {'q':>5} {'T':>6} | {'mu CLT':>7} {'mu certified':>12} | "
+      f"eps(1e-5): {'CLT':>6} {'PLD':>6}")
 gdp_rows = {}
 for z, q, steps in settings:
     ledger = [(SubsampledGaussianEvent(z, q), steps)]
     clt, cert = clt_mu(z, q, steps), certified_mu(ledger)
     eps_pld = make_accountant("pld").compose(*ledger[0]).get_epsilon(DELTA)
     gdp_rows[(z, q, steps)] = (clt, cert, gaussian_epsilon_exact(DELTA, 1 / clt), eps_pld)
-    print(f"{z:4g} {q:5g} {steps:6} | {clt:7.3f} {cert:12.3f} | {gdp_rows[(z, q, steps)][2]:17.3f} {eps_pld:6.3f}")
+    print(f"{z:4g} {q:5g} {steps:6} | {clt:7.3f} {cert:12.3f} | "
+          f"{gdp_rows[(z, q, steps)][2]:17.3f} {eps_pld:6.3f}")
 
 # %% [markdown]
 # At Abadi et al.'s setting the CLT is excellent (0.254 against 0.256). With a hundred steps of a low-noise
@@ -272,17 +286,21 @@ for z, q, steps in settings:
 X, y = audit.make_audit_data(n=50, d=2, rng=0)
 canary = audit.make_canary(X, y)
 small = [(GaussianEvent(1.0), 4)]
-black = audit.canary_audit(audit.dp_sgd_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4), X, y, canary,
-                           runs=RUNS, delta=DELTA, rng=1)
-white = audit.whitebox_audit(audit.observed_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4), X, y, canary,
-                             runs=RUNS, delta=DELTA, rng=2)
+black = audit.canary_audit(
+    audit.dp_sgd_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4), X, y, canary,
+    runs=RUNS, delta=DELTA, rng=1)
+white = audit.whitebox_audit(
+    audit.observed_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4), X, y, canary,
+    runs=RUNS, delta=DELTA, rng=2)
 regions = [audit_region(black, "canary audit"), audit_region(white, "white-box audit")]
 small_curves = [tradeoff_curve(small, name) for name in ("moments", "rdp", "zcdp", "pld")]
-axes, small_violations = tradeoff_panels(small_curves + [gaussian_curve(2.0)], audits=regions,
-                                         title="full-batch DP-SGD, z = 1, T = 4 (mu = 2): correct code")
+axes, small_violations = tradeoff_panels(
+    small_curves + [gaussian_curve(2.0)], audits=regions,
+    title="full-batch DP-SGD, z = 1, T = 4 (mu = 2): correct code")
 plt.show()
-print(f"canary audit: FPR {black.fpr:.3f}, FNR {black.fnr:.3f} (upper bounds {black.fpr_upper:.3f}, "
-      f"{black.fnr_upper:.3f}); white-box: mu >= {white.mu_lower:.3f} (true mu = 2)")
+print(f"canary audit: FPR {black.fpr:.3f}, FNR {black.fnr:.3f} "
+      f"(upper bounds {black.fpr_upper:.3f}, {black.fnr_upper:.3f}); "
+      f"white-box: mu >= {white.mu_lower:.3f} (true mu = 2)")
 print("proven violations:", small_violations or "none")
 
 # %% [markdown]
@@ -298,12 +316,13 @@ bug = audit.bug_hunt("noise_reused", runs=RUNS, rng=0)
 claimed = result_ledger(bug)
 bug_curves = [tradeoff_curve(claimed, name) for name in ("moments", "rdp", "pld")]
 bug_mu = certified_mu(claimed)
-axes, bug_violations = tradeoff_panels(bug_curves + [gaussian_curve(bug_mu)],
-                                       audits=[audit_region(bug, "white-box audit")],
-                                       title="planted bug 'noise_reused' (claims z = 5, q = 0.5, T = 8)")
+axes, bug_violations = tradeoff_panels(
+    bug_curves + [gaussian_curve(bug_mu)], audits=[audit_region(bug, "white-box audit")],
+    title="planted bug 'noise_reused' (claims z = 5, q = 0.5, T = 8)")
 plt.show()
 print("claimed ledger:", claimed)
-print(f"certified mu = {bug_mu:.3f}; the claimed PLD curve at FPR 10%: FNR >= {1 - read_tpr(bug_curves[2], 0.1):.2f}")
+print(f"certified mu = {bug_mu:.3f}; "
+      f"the claimed PLD curve at FPR 10%: FNR >= {1 - read_tpr(bug_curves[2], 0.1):.2f}")
 print("proven violations:", bug_violations)
 
 # %% [markdown]
@@ -320,7 +339,8 @@ print("proven violations:", bug_violations)
 # %%
 for k in (1, 2, 5, 10):
     k_mu = group_mu(abadi_mu, k)
-    print(f"k = {k:2}: {k_mu:.3f}-GDP, epsilon {gaussian_epsilon_exact(DELTA, 1 / k_mu):6.3f} at delta = {DELTA:g}, "
+    print(f"k = {k:2}: {k_mu:.3f}-GDP, "
+          f"epsilon {gaussian_epsilon_exact(DELTA, 1 / k_mu):6.3f} at delta = {DELTA:g}, "
           f"best TPR at FPR 1% {read_tpr(gaussian_curve(k_mu), 0.01):.3f}")
 
 # %% [markdown]
@@ -357,7 +377,8 @@ print(statement)
 # %% exercise=8.3
 def best_tpr(epsilons, deltas, fpr):
     ### BEGIN SOLUTION
-    floors = [max(0.0, 1.0 - d - math.exp(e) * fpr, math.exp(-e) * (1.0 - d - fpr)) for e, d in zip(epsilons, deltas)]
+    floors = [max(0.0, 1.0 - d - math.exp(e) * fpr, math.exp(-e) * (1.0 - d - fpr))
+              for e, d in zip(epsilons, deltas)]
     return 1.0 - max(floors)
     ### END SOLUTION
 

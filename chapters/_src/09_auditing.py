@@ -43,9 +43,11 @@ from dpedu.accountants import GaussianEvent
 from dpedu.calibrate import gaussian_epsilon_exact
 
 FAST = fast_mode()
-RUNS = pick(1000, 200)             # trainings per world in each audit: the only thing fast mode shrinks
+# trainings per world in each audit: the only thing fast mode shrinks
+RUNS = pick(1000, 200)
 DELTA = 1e-5
-print("fast mode" if FAST else "full mode", f"- {RUNS} trainings with and {RUNS} without the canary per audit")
+print("fast mode" if FAST else "full mode",
+      f"- {RUNS} trainings with and {RUNS} without the canary per audit")
 
 # %% [markdown]
 # ## Attack 1: membership inference by loss threshold
@@ -64,20 +66,24 @@ print("fast mode" if FAST else "full mode", f"- {RUNS} trainings with and {RUNS}
 X_all, y_all = dp.datasets.make_toy(n=80, d=30, rng=0, signal=3.0)
 members, nonmembers = (X_all[:40], y_all[:40]), (X_all[40:], y_all[40:])
 overfit = dp.training.gradient_descent(*members, 500, learning_rate=5.0).theta
-private = dp.training.dp_sgd(*members, noise_multiplier=20.0, clip_norm=1.0, sampling_rate=1.0, steps=5,
-                             rng=0)
-print(f"DP model: eps = {dp.compare(private, DELTA, accountants=('pld',))['pld']:.2f} at delta = {DELTA:g} (PLD)")
+private = dp.training.dp_sgd(*members, noise_multiplier=20.0, clip_norm=1.0, sampling_rate=1.0,
+                             steps=5, rng=0)
+print(f"DP model: eps = {dp.compare(private, DELTA, accountants=('pld',))['pld']:.2f} "
+      f"at delta = {DELTA:g} (PLD)")
 
-fig, axes = plt.subplots(2, 1, figsize=(7.3, 6.5), layout="constrained")   # stacked: column-wide panels
-for ax, (name, theta) in zip(axes, (("non-private, 500 steps", overfit), ("DP-SGD, z = 20", private.theta))):
+# stacked: column-wide panels
+fig, axes = plt.subplots(2, 1, figsize=(7.3, 6.5), layout="constrained")
+for ax, (name, theta) in zip(axes, (("non-private, 500 steps", overfit),
+                                    ("DP-SGD, z = 20", private.theta))):
     attack = audit.loss_threshold_attack(theta, *members, *nonmembers)
     bins = np.linspace(0, max(attack.nonmember_losses.max(), attack.member_losses.max()), 25)
     ax.hist(attack.member_losses, bins=bins, alpha=0.6, label="members (training rows)")
     ax.hist(attack.nonmember_losses, bins=bins, alpha=0.6, label="non-members")
-    ax.axvline(attack.threshold, color="black", linestyle=":", label="threshold = mean training loss")
+    ax.axvline(attack.threshold, color="black", linestyle=":",
+               label="threshold = mean training loss")
     ax.set(title=name, xlabel="logistic loss", ylabel="records")
-    print(f"{name:>24}: TPR {attack.tpr:.2f}, FPR {attack.fpr:.2f}, advantage {attack.advantage:+.2f}, "
-          f"AUC {attack.auc:.2f}")
+    print(f"{name:>24}: TPR {attack.tpr:.2f}, FPR {attack.fpr:.2f}, "
+          f"advantage {attack.advantage:+.2f}, AUC {attack.auc:.2f}")
 axes[0].legend(fontsize="small")
 plt.show()
 
@@ -174,8 +180,9 @@ print("largest |value| of the last feature in the real data:", np.abs(X[:, -1]).
 # model trained **without noise** must be caught.
 
 # %%
-non_private = audit.canary_audit(audit.dp_sgd_trainer(noise_multiplier=0.0, sampling_rate=1.0, steps=4),
-                                 X, y, canary, runs=RUNS, delta=DELTA, rng=1, progress=progress_bar("audit"))
+non_private = audit.canary_audit(
+    audit.dp_sgd_trainer(noise_multiplier=0.0, sampling_rate=1.0, steps=4),
+    X, y, canary, runs=RUNS, delta=DELTA, rng=1, progress=progress_bar("audit"))
 print(non_private)
 
 # %% [markdown]
@@ -188,7 +195,8 @@ print(non_private)
 # alt: Histograms of the canary score of DP-SGD (z = 1, q = 1, T = 4) trained with and without the canary, with the
 #   threshold dotted.
 dp_run = audit.canary_audit(audit.dp_sgd_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4),
-                            X, y, canary, runs=RUNS, delta=DELTA, rng=1, progress=progress_bar("audit"))
+                            X, y, canary, runs=RUNS, delta=DELTA, rng=1,
+                            progress=progress_bar("audit"))
 print(dp_run)
 print(f"  exact Gaussian epsilon: {gaussian_epsilon_exact(DELTA, 1.0 / math.sqrt(4)):.4f}")
 
@@ -218,15 +226,16 @@ plt.show()
 # %%
 def buggy_dp_sgd(X, y, rng, *, z=4.0, C=10.0, steps=2):
     """DP-SGD whose noise std is z (the bug) instead of z*C; its ledger claims GaussianEvent(z)."""
-    result = dp.training.dp_sgd(X, y, noise_multiplier=z / C, clip_norm=C, sampling_rate=1.0, steps=steps,
-                                learning_rate=0.01, rng=rng)
+    result = dp.training.dp_sgd(X, y, noise_multiplier=z / C, clip_norm=C, sampling_rate=1.0,
+                                steps=steps, learning_rate=0.01, rng=rng)
     result.ledger = [(GaussianEvent(z), steps)]                 # what the buggy code would report
     return result
 
-buggy_dp_sgd.description = "buggy DP-SGD: claims z = 4, C = 10, T = 2; its noise std is z instead of z*C"
+buggy_dp_sgd.description = ("buggy DP-SGD: claims z = 4, C = 10, T = 2; "
+                            "its noise std is z instead of z*C")
 
-buggy = audit.canary_audit(buggy_dp_sgd, X, y, audit.make_canary(X, y, norm=50.0), runs=RUNS, delta=DELTA, rng=2,
-                           progress=progress_bar("audit"))
+buggy = audit.canary_audit(buggy_dp_sgd, X, y, audit.make_canary(X, y, norm=50.0), runs=RUNS,
+                           delta=DELTA, rng=2, progress=progress_bar("audit"))
 print(buggy)
 
 # %% [markdown]
@@ -244,9 +253,11 @@ print(buggy)
 # %%
 rows = []
 for z, q, steps in ((2.0, 1.0, 1), (0.5, 1.0, 4), (1.0, 0.1, 20)):
-    r = audit.canary_audit(audit.dp_sgd_trainer(noise_multiplier=z, sampling_rate=q, steps=steps), X, y, canary,
-                           runs=RUNS, delta=DELTA, rng=3, progress=progress_bar(f"audit z={z}"))
-    rows.append((z, q, steps, r.epsilon_lower, r.upper_bounds["rdp"], r.upper_bounds["pld"], r.consistent))
+    r = audit.canary_audit(audit.dp_sgd_trainer(noise_multiplier=z, sampling_rate=q, steps=steps),
+                           X, y, canary, runs=RUNS, delta=DELTA, rng=3,
+                           progress=progress_bar(f"audit z={z}"))
+    rows.append((z, q, steps, r.epsilon_lower, r.upper_bounds["rdp"], r.upper_bounds["pld"],
+                 r.consistent))
 print(f"{'z':>4} {'q':>4} {'T':>3}  {'audit lower':>11}  {'RDP':>7}  {'PLD':>7}  consistent")
 for z, q, steps, lower, rdp, pld, ok in rows:
     print(f"{z:>4g} {q:>4g} {steps:>3d}  {lower:>11.3f}  {rdp:>7.3f}  {pld:>7.3f}  {ok}")
@@ -264,8 +275,9 @@ for z, q, steps, lower, rdp, pld, ok in rows:
 
 # %%
 show_source(audit.canary_update_scores)
-white = audit.whitebox_audit(audit.observed_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4), X, y, canary,
-                             runs=RUNS, delta=DELTA, rng=1)
+white = audit.whitebox_audit(
+    audit.observed_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4), X, y, canary,
+    runs=RUNS, delta=DELTA, rng=1)
 print(white)
 print(f"  the final-model audit of the same training proved eps >= {dp_run.epsilon_lower:.3f}")
 
@@ -290,8 +302,9 @@ print(f"  the final-model audit of the same training proved eps >= {dp_run.epsil
 adult = dp.datasets.load_adult()
 sample = np.random.default_rng(0).choice(adult.X_train.shape[0], 3000, replace=False)
 for mode in ("whitebox", "blackbox"):
-    one = audit.one_run_audit(adult.X_train[sample], adult.y_train[sample], m=500, target_epsilon=8.0, delta=DELTA,
-                              sampling_rate=0.1, steps=100, mode=mode, X_canary_pool=adult.X_test,
+    one = audit.one_run_audit(adult.X_train[sample], adult.y_train[sample], m=500,
+                              target_epsilon=8.0, delta=DELTA, sampling_rate=0.1, steps=100,
+                              mode=mode, X_canary_pool=adult.X_test,
                               y_canary_pool=adult.y_test, rng=0)
     print(one)
 
@@ -312,8 +325,10 @@ for mode in ("whitebox", "blackbox"):
 for bug, why in audit.BUGS.items():
     caught = audit.bug_hunt(bug, runs=pick(200, 100), delta=DELTA, rng=5)
     control = audit.bug_hunt(bug, correct=True, runs=pick(200, 100), delta=DELTA, rng=5)
-    print(f"{bug:<25} claims eps {caught.upper_bounds['pld']:6.3f}; audited >= {caught.epsilon_lower:7.3f} "
-          f"({'CAUGHT' if not caught.consistent else 'missed'}); correct code: >= {control.epsilon_lower:.3f}")
+    print(f"{bug:<25} claims eps {caught.upper_bounds['pld']:6.3f}; "
+          f"audited >= {caught.epsilon_lower:7.3f} "
+          f"({'CAUGHT' if not caught.consistent else 'missed'}); "
+          f"correct code: >= {control.epsilon_lower:.3f}")
 
 # %% [markdown]
 # Every bug is caught at 95% confidence from a couple of hundred cheap runs, and the correct code is not.

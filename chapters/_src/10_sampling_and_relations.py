@@ -46,9 +46,10 @@ from dpedu.research.audit.bugs import bug_hunt
 from dpedu.research.audit.claims import CLAIM_BUGS, check_claims, claim_hunt
 from dpedu.research.audit.pitfalls import PITFALLS, pitfall_hunt
 from dpedu.research.audit.shuffle import shuffle_gap
-from dpedu.events import GaussianEvent, SampledWithoutReplacementGaussianEvent, add_remove_equivalent
-from dpedu.research.experiments.relations import (balls_in_bins_note, balls_in_bins_row, format_relations_table,
-                                                  relations_table)
+from dpedu.events import (GaussianEvent, SampledWithoutReplacementGaussianEvent,
+                          add_remove_equivalent)
+from dpedu.research.experiments.relations import (balls_in_bins_note, balls_in_bins_row,
+                                                  format_relations_table, relations_table)
 from dpedu.gaussian import gaussian_epsilon_exact
 from dpedu.models.mlp import MLP
 from dpedu.plotting.shuffle import plot_shuffle_gap
@@ -73,7 +74,8 @@ def brief(message, width=92, lines=3):
 X_train, y_train, X_test, y_test = dp.datasets.load_adult()
 n, d = X_train.shape
 q = 0.01
-print(f"{n} training rows, {d} features; sampling rate q = {q}, expected batch size q n = {q * n:.1f}")
+print(f"{n} training rows, {d} features; sampling rate q = {q}, "
+      f"expected batch size q n = {q * n:.1f}")
 
 # %% [markdown]
 # ## 1. Shuffled fixed-size batches are a different mechanism
@@ -126,9 +128,10 @@ scheme_runs = {}
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", dp.training.ShuffledBatchesWarning)   # shown above
     for sampling, relation in schemes.items():
-        plan = dp.training.plan_dp_sgd(n, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=q, steps=200,
-                                       sampling=sampling, relation=relation,
-                                       max_batch_size=cap if sampling == "truncated_poisson" else None)
+        plan = dp.training.plan_dp_sgd(n, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=q,
+                                       steps=200, sampling=sampling, relation=relation,
+                                       max_batch_size=(cap if sampling == "truncated_poisson"
+                                                       else None))
         scheme_runs[sampling] = dp.training.run_dp_sgd(X_train, y_train, plan, rng=4)
 fig, axes = plt.subplots(5, 1, figsize=(7, 8), sharex=True)
 bins = np.arange(240, 372, 3) - 0.5
@@ -136,7 +139,8 @@ for ax, (sampling, run) in zip(axes, scheme_runs.items()):
     sizes = run.details.batch_sizes
     ax.hist(sizes, bins=bins, color="#0072B2")
     ax.axvline(q * n, color="gray", linestyle=":")
-    ax.set_title(f'sampling="{sampling}": sizes {sizes.min()} .. {sizes.max()}', fontsize=10, loc="left")
+    ax.set_title(f'sampling="{sampling}": sizes {sizes.min()} .. {sizes.max()}',
+                 fontsize=10, loc="left")
     ax.set_ylabel("steps")
     print(f"{sampling:>17}: batch sizes {sizes.min()} .. {sizes.max()}, mean {sizes.mean():6.1f}; "
           f"divisor {run.details.plan.divisor:g}")
@@ -156,19 +160,24 @@ plt.show()
 
 # %%
 table_accountants = ("sequential", "moments", "rdp", "zcdp", "pld")
-eps_table = relations_table(dataset_size=n, batch_size=round(q * n), noise_multiplier=1.0, steps=1000, delta=1e-5,
-                            accountants=table_accountants)
+eps_table = relations_table(dataset_size=n, batch_size=round(q * n), noise_multiplier=1.0,
+                            steps=1000, delta=1e-5, accountants=table_accountants)
 eps_table = {key: row for key, row in eps_table.items() if key[0] != "full batch"}
-# balls-in-bins: every accountant refuses; its numbers (b = 100 batches per epoch, 10 epochs) come from elsewhere
-bib_row = balls_in_bins_row(dataset_size=n, batch_size=round(q * n), noise_multiplier=1.0, steps=1000, delta=1e-5,
-                            n_samples=pick(20_000, 2_000), rng=0)
+# balls-in-bins: every accountant refuses;
+# its numbers (b = 100 batches per epoch, 10 epochs) come from elsewhere
+bib_row = balls_in_bins_row(dataset_size=n, batch_size=round(q * n), noise_multiplier=1.0,
+                            steps=1000, delta=1e-5, n_samples=pick(20_000, 2_000), rng=0)
 bib_notes = {("balls-in-bins", "add_remove"): balls_in_bins_note(bib_row),
-             ("balls-in-bins", "replace_one"): "not covered: no bound and no estimate under replace-one here"}
+             ("balls-in-bins", "replace_one"): "not covered: no bound and no estimate "
+                                               "under replace-one here"}
 print(f"epsilon at delta = 1e-5, z = 1, m = {round(q * n)} of n = {n}, T = 1000 steps:\n")
 print(format_relations_table(eps_table, notes=bib_notes))
-# a lower bound for fixed-size batches under replace-one: the pair of docs/math.md §22.3 (Poisson, multiplier z / 2)
-fixed_lower = make_accountant("pld").compose(SubsampledGaussianEvent(0.5, round(q * n) / n), 1000).get_epsilon(1e-5)
-print(f"\nfixed-size batches, replace-one: epsilon at least {fixed_lower:.2f} (a pair of neighbouring datasets)")
+# a lower bound for fixed-size batches under replace-one:
+# the pair of docs/math.md §22.3 (Poisson, multiplier z / 2)
+fixed_lower = (make_accountant("pld").compose(SubsampledGaussianEvent(0.5, round(q * n) / n), 1000)
+               .get_epsilon(1e-5))
+print(f"\nfixed-size batches, replace-one: epsilon at least {fixed_lower:.2f} "
+      "(a pair of neighbouring datasets)")
 
 # %% [markdown]
 # Read it row by row.
@@ -207,8 +216,10 @@ print(f"\nfixed-size batches, replace-one: epsilon at least {fixed_lower:.2f} (a
 #   bound beside the Monte Carlo lower bound for shuffled batches.
 gap_zs = pick([0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0], [0.5, 1.0, 2.0, 4.0])
 gap = {}
-# balls-in-bins at the same b = 100, one epoch: a Monte Carlo estimate (add/remove only), not a guarantee
-bib_gap = np.array([balls_in_bins_epsilon(z, 100, epochs=1, delta=1e-3, n_samples=pick(20_000, 2_000), rng=6).epsilon
+# balls-in-bins at the same b = 100, one epoch:
+# a Monte Carlo estimate (add/remove only), not a guarantee
+bib_gap = np.array([balls_in_bins_epsilon(z, 100, epochs=1, delta=1e-3,
+                                          n_samples=pick(20_000, 2_000), rng=6).epsilon
                     for z in gap_zs])
 fig, axes = plt.subplots(2, 1, figsize=(7, 7.5), sharex=True)
 for ax, (relation, height) in zip(axes, (("add_remove", 1.0), ("replace_one", 2.0))):
@@ -217,11 +228,13 @@ for ax, (relation, height) in zip(axes, (("add_remove", 1.0), ("replace_one", 2.
     gap[relation] = upper, lower
     one_step = [gaussian_epsilon_exact(1e-3, z / height) for z in gap_zs]
     bib = bib_gap if relation == "add_remove" else None
-    plot_shuffle_gap(gap_zs, upper, lower, one_step, delta=1e-3, relation=relation, balls_in_bins=bib, ax=ax)
-    print(f"{relation:>11}:  z     Poisson upper   shuffled lower" + ("   balls-in-bins (estimate)" if bib is not None
-                                                                     else ""))
+    plot_shuffle_gap(gap_zs, upper, lower, one_step, delta=1e-3, relation=relation,
+                     balls_in_bins=bib, ax=ax)
+    print(f"{relation:>11}:  z     Poisson upper   shuffled lower"
+          + ("   balls-in-bins (estimate)" if bib is not None else ""))
     for i, (z, u, low) in enumerate(zip(gap_zs, upper, lower)):
-        print(f"{'':>13}{z:4g} {u:12.3f} {low:16.3f}" + (f" {bib[i]:26.3f}" if bib is not None else ""))
+        print(f"{'':>13}{z:4g} {u:12.3f} {low:16.3f}"
+              + (f" {bib[i]:26.3f}" if bib is not None else ""))
 axes[0].set_xlabel("")
 fig.tight_layout()
 plt.show()
@@ -257,12 +270,14 @@ plt.show()
 # %%
 full = GaussianEvent(4.0, relation="replace_one")
 print(f"{full!r}\n  is accounted as {add_remove_equivalent(full)!r}")
-full_eps = {relation: make_accountant("rdp").compose(GaussianEvent(4.0, relation=relation), 100).get_epsilon(1e-5)
+full_eps = {relation: (make_accountant("rdp").compose(GaussianEvent(4.0, relation=relation), 100)
+                       .get_epsilon(1e-5))
             for relation in ("add_remove", "replace_one")}
 print(f"100 full-batch steps, z = 4 (RDP): epsilon {full_eps['add_remove']:.3f} under add/remove, "
       f"{full_eps['replace_one']:.3f} under replace-one")
 try:
-    make_accountant("rdp").compose(SampledWithoutReplacementGaussianEvent(1.0, round(q * n), n), 1000)
+    make_accountant("rdp").compose(SampledWithoutReplacementGaussianEvent(1.0, round(q * n), n),
+                                   1000)
 except ValueError as error:
     print("fixed-size batches under add/remove:\n" + brief(error))
 
@@ -311,10 +326,12 @@ for sampling, run in scheme_runs.items():
 # %%
 audits = {}
 for correct in (False, True):
-    audit = audits[correct] = bug_hunt("microbatch_clipped_as_one", correct=correct, runs=pick(200, 100), rng=0)
+    audit = audits[correct] = bug_hunt("microbatch_clipped_as_one", correct=correct,
+                                       runs=pick(200, 100), rng=0)
     verdict = "CAUGHT" if audit.epsilon_lower > audit.upper_bounds["pld"] else "consistent"
-    print(f"{'correct' if correct else 'buggy'} clipping: epsilon lower bound {audit.epsilon_lower:.2f}, claimed "
-          f"(PLD) {audit.upper_bounds['pld']:.2f}: {verdict}")
+    print(f"{'correct' if correct else 'buggy'} clipping: "
+          f"epsilon lower bound {audit.epsilon_lower:.2f}, "
+          f"claimed (PLD) {audit.upper_bounds['pld']:.2f}: {verdict}")
 
 # %% [markdown]
 # The last pitfall is the relation: an ε computed under add/remove, quoted for a run whose neighbours are
@@ -335,12 +352,14 @@ for correct in (False, True):
 print(f"{'pitfall':<38} {'caught by':<21} {'planted caught':>15} {'correct flagged':>16}")
 pitfall_rows = {}
 for name, pitfall in PITFALLS.items():
-    planted, correct = (pitfall_hunt(name, correct=c, draws=pick(2000, 500), rng=0) for c in (False, True))
+    planted, correct = (pitfall_hunt(name, correct=c, draws=pick(2000, 500), rng=0)
+                        for c in (False, True))
     pitfall_rows[name] = planted, correct
     print(f"{name:<38} {pitfall.check:<21} {str(planted.caught):>15} {str(correct.caught):>16}")
     print(f"{'':<4}reported in {pitfall.issue}")
 print()
-for name in ("adaptive_clipping_gradient_multiplier", "sum_noise_added_to_mean", "classic_gaussian_above_one"):
+for name in ("adaptive_clipping_gradient_multiplier", "sum_noise_added_to_mean",
+             "classic_gaussian_above_one"):
     print(textwrap.fill(pitfall_rows[name][0].report, 100, subsequent_indent="    "))
 
 # %% [markdown]
@@ -360,13 +379,14 @@ for name in ("adaptive_clipping_gradient_multiplier", "sum_noise_added_to_mean",
 # %%
 net = MLP(n_features=d, hidden_units=16)
 mlp_steps = pick(1000, 300)
-z_mlp = dp.calibrate.noise_multiplier(target_epsilon=1.0, target_delta=1e-5, sampling_rate=q, steps=mlp_steps)
-mlp_run = dp.training.dp_sgd(X_train, y_train, noise_multiplier=z_mlp, clip_norm=1.0, sampling_rate=q,
-                             steps=mlp_steps, learning_rate=1.0, model=net, rng=0)
+z_mlp = dp.calibrate.noise_multiplier(target_epsilon=1.0, target_delta=1e-5, sampling_rate=q,
+                                      steps=mlp_steps)
+mlp_run = dp.training.dp_sgd(X_train, y_train, noise_multiplier=z_mlp, clip_norm=1.0,
+                             sampling_rate=q, steps=mlp_steps, learning_rate=1.0, model=net, rng=0)
 mlp_eps = compare(mlp_run, delta=1e-5, accountants=("rdp",))["rdp"]
 print(f"{net}: {net.n_params} parameters, {mlp_steps} steps, z = {z_mlp:.3f}")
-print(f"test accuracy {np.mean(net.predict(mlp_run.theta, X_test) == y_test):.4f} at epsilon = {mlp_eps:.3f} "
-      f"(RDP, delta = 1e-5)")
+print(f"test accuracy {np.mean(net.predict(mlp_run.theta, X_test) == y_test):.4f} "
+      f"at epsilon = {mlp_eps:.3f} (RDP, delta = 1e-5)")
 
 
 # %% [markdown]
@@ -384,7 +404,8 @@ print(f"test accuracy {np.mean(net.predict(mlp_run.theta, X_test) == y_test):.4f
 # %% exercise=10.1
 def fixed_batch_event(noise_multiplier, batch_size, dataset_size):
     ### BEGIN SOLUTION
-    return SampledWithoutReplacementGaussianEvent(noise_multiplier, batch_size, dataset_size, relation="replace_one")
+    return SampledWithoutReplacementGaussianEvent(noise_multiplier, batch_size, dataset_size,
+                                                  relation="replace_one")
     ### END SOLUTION
 
 # %% check=10.1

@@ -44,11 +44,14 @@ import numpy as np
 import dpedu as dp
 from dpedu.course import checks
 from dpedu.accountants import account
-from dpedu.research.experiments.learners import LEARNER_SPECS, compare_learners, prefix_sum_table, with_intercept
-from dpedu.learners import objective_perturbation, output_perturbation, output_perturbation_sensitivity
-from dpedu.learners.convex import objective_perturbation_noise_std, objective_perturbation_regularization
-from dpedu.learners.factorization import (FactorizedGaussianEvent, make_factorization, prefix_sum_matrix,
-                                          sensitivity, square_root_factorization)
+from dpedu.research.experiments.learners import (LEARNER_SPECS, compare_learners, prefix_sum_table,
+                                                 with_intercept)
+from dpedu.learners import (objective_perturbation, output_perturbation,
+                            output_perturbation_sensitivity)
+from dpedu.learners.convex import (objective_perturbation_noise_std,
+                                   objective_perturbation_regularization)
+from dpedu.learners.factorization import (FactorizedGaussianEvent, make_factorization,
+                                          prefix_sum_matrix, sensitivity, square_root_factorization)
 from dpedu.course.notebook import fast_mode, pick, show_source
 from dpedu.plotting import plot_accuracy_vs_epsilon
 
@@ -58,9 +61,11 @@ data = dp.datasets.load_adult()
 ROWS = pick(data.n_train, 6000)        # fast mode trains on the first 6000 training rows
 X_train, y_train = data.X_train[:ROWS], data.y_train[:ROWS]
 X_test, y_test = data.X_test, data.y_test
-D_train, D_test = with_intercept(X_train), with_intercept(X_test)     # a constant feature: the intercept
+# a constant feature: the intercept
+D_train, D_test = with_intercept(X_train), with_intercept(X_test)
 R = math.sqrt(15.0)                   # Adult's public row bound sqrt(14), and the intercept's 1
-print("fast mode" if FAST else "full mode", f"- {ROWS} training rows, {D_train.shape[1]} features with the intercept")
+print("fast mode" if FAST else "full mode",
+      f"- {ROWS} training rows, {D_train.shape[1]} features with the intercept")
 
 # %% [markdown]
 # ## Output perturbation
@@ -108,7 +113,8 @@ show_source(output_perturbation_sensitivity)
 # %%
 print("  Lambda    sensitivity    noise std    test accuracy")
 for lam in (1e-4, 1e-3, 1e-2):
-    run = output_perturbation(D_train, y_train, regularization=lam, row_bound=R, epsilon=1.0, delta=DELTA, rng=0)
+    run = output_perturbation(D_train, y_train, regularization=lam, row_bound=R, epsilon=1.0,
+                              delta=DELTA, rng=0)
     print(f"  {lam:6g}   {run.sensitivity:11.5f}   {run.noise_std:10.5f}   "
           f"{dp.models.logistic.accuracy(run.theta, D_test, y_test):.4f}")
 
@@ -135,7 +141,8 @@ print("smallest Delta at epsilon = 1:", objective_perturbation_regularization(1.
 
 # %%
 try:
-    objective_perturbation(D_train, y_train, epsilon=1.0, delta=DELTA, row_bound=R, loss="hinge", rng=0)
+    objective_perturbation(D_train, y_train, epsilon=1.0, delta=DELTA, row_bound=R, loss="hinge",
+                           rng=0)
 except ValueError as error:
     print(textwrap.fill(f"refused: {error}", 100))
 
@@ -200,7 +207,8 @@ checks.check_factorization_sensitivity(multi_pass_sensitivity)
 # %%
 show_source(square_root_factorization)
 f = square_root_factorization(6)
-print("C @ C == A:", np.allclose(f.C @ f.C, prefix_sum_matrix(6)), "   first column:", np.round(f.C[:, 0], 4))
+print("C @ C == A:", np.allclose(f.C @ f.C, prefix_sum_matrix(6)),
+      "   first column:", np.round(f.C[:, 0], 4))
 
 # %% [markdown]
 # At equal privacy the noise std is $z\cdot\mathrm{sens}(C)$, so a factorisation is judged by
@@ -210,10 +218,13 @@ print("C @ C == A:", np.allclose(f.C @ f.C, prefix_sum_matrix(6)), "   first col
 
 # %%
 table = prefix_sum_table()
-print(f"{'kind':<16}{'n':>6}{'sens^2':>9}{'closed':>9}{'total error':>14}{'closed':>14}{'per prefix':>12}")
+print(f"{'kind':<16}{'n':>6}{'sens^2':>9}{'closed':>9}"
+      f"{'total error':>14}{'closed':>14}{'per prefix':>12}")
 for row in table:
-    print(f"{row.kind:<16}{row.n:>6}{row.sensitivity_squared:>9.3f}{row.closed_sensitivity_squared:>9.3f}"
-          f"{row.total_error:>14.1f}{row.closed_total_error:>14.1f}{row.total_error / row.n:>12.2f}")
+    print(f"{row.kind:<16}{row.n:>6}"
+          f"{row.sensitivity_squared:>9.3f}{row.closed_sensitivity_squared:>9.3f}"
+          f"{row.total_error:>14.1f}{row.closed_total_error:>14.1f}"
+          f"{row.total_error / row.n:>12.2f}")
 per_prefix = {(row.kind, row.n): row.total_error / row.n for row in table}
 
 # %% [markdown]
@@ -228,7 +239,8 @@ per_prefix = {(row.kind, row.n): row.total_error / row.n for row in table}
 show_source(sensitivity)
 tree = make_factorization("tree", 40)
 patterns = [np.arange(j, 40, 10) for j in range(10)]    # 10 fixed batches, 4 passes
-print(f"tree over 40 steps: one pass {sensitivity(tree.C):.3f}, four passes {sensitivity(tree.C, patterns):.3f}")
+print(f"tree over 40 steps: one pass {sensitivity(tree.C):.3f}, "
+      f"four passes {sensitivity(tree.C, patterns):.3f}")
 
 # %% [markdown]
 # ## Accounting: one Gaussian mechanism
@@ -262,11 +274,13 @@ for name in ("rdp", "zcdp", "pld"):
 #   output and objective perturbation, DP-FTRL, matrix factorisation) with its spread, beside the non-private line.
 epsilons = pick([0.1, 0.3, 1.0, 3.0, 10.0], [0.3, 3.0])
 SEEDS = pick(3, 1)
-race = compare_learners((X_train, y_train, X_test, y_test), epsilons, seeds=SEEDS, delta=DELTA, rng=0)
+race = compare_learners((X_train, y_train, X_test, y_test), epsilons, seeds=SEEDS, delta=DELTA,
+                        rng=0)
 run_label = f"this notebook's race: {ROWS} training rows, {SEEDS} seed{'s' if SEEDS > 1 else ''}"
 fig, ax = plt.subplots(figsize=(8, 5))
 for i, name in enumerate(race.learners):
-    plot_accuracy_vs_epsilon(race.epsilons, race.accuracies[i], ax=ax, label=LEARNER_SPECS[name].name,
+    plot_accuracy_vs_epsilon(race.epsilons, race.accuracies[i], ax=ax,
+                             label=LEARNER_SPECS[name].name,
                              marker="osD^vP"[i], delta=DELTA, spread="std",
                              baseline=race.non_private if i == len(race.learners) - 1 else None)
 ax.set_title(f"Adult, {run_label}")
@@ -274,9 +288,12 @@ plt.show()
 print(run_label, "at epsilon", ", ".join(format(e, "g") for e in race.epsilons))
 print(f"{'learner':<24}" + "".join(f"{'eps ' + format(e, 'g'):>12}" for e in race.epsilons))
 for i, name in enumerate(race.learners):
-    print(f"{LEARNER_SPECS[name].name:<24}" + "".join(f"{100 * a.mean():>11.2f}%" for a in race.accuracies[i]))
-best = [race.learners[int(np.argmax(race.accuracies[:, j].mean(axis=1)))] for j in range(len(race.epsilons))]
-print("best at each epsilon:", ", ".join(f"{e:g}: {LEARNER_SPECS[b].name}" for e, b in zip(race.epsilons, best)))
+    print(f"{LEARNER_SPECS[name].name:<24}"
+          + "".join(f"{100 * a.mean():>11.2f}%" for a in race.accuracies[i]))
+best = [race.learners[int(np.argmax(race.accuracies[:, j].mean(axis=1)))]
+        for j in range(len(race.epsilons))]
+print("best at each epsilon:",
+      ", ".join(f"{e:g}: {LEARNER_SPECS[b].name}" for e, b in zip(race.epsilons, best)))
 
 # %% [markdown]
 # ## The verdict
