@@ -62,8 +62,9 @@ print(f"{n} training rows, {d} features")
 # $$\theta_t = \theta_{t-1} - \frac{\eta}{qn}\Bigl(\sum_{i\in B_t}\mathrm{L2\_clip}\bigl(\nabla\ell(\theta_{t-1}; x_i, y_i), C\bigr)
 # + \mathcal N(0, z^2C^2 I)\Bigr)$$
 #
-# dpedu's step, `dp.training.dp_sgd_step` (the one `dp_sgd`'s loop calls after drawing $B_t$), reads like the list above; you write one step yourself in Exercise 4.3,
-# and its listing follows that exercise.
+# dpedu's step, `dp.training.dp_sgd_step` (the step `dp_sgd`'s loop takes after drawing $B_t$), reads like the list above; you write one step yourself in Exercise 4.3,
+# and its listing follows that exercise. For logistic regression the loop runs the same step without checking its
+# arguments again at every step: the same numbers to the bit, a test pins them.
 #
 # The whole run's privacy depends only on (q, z, T) and on the neighbouring relation (add/remove). It does not
 # depend on η, C, the model or its size: those change *what* is released, not how well it is hidden.

@@ -79,8 +79,8 @@ q, z, delta = 0.01, 4.0, 1e-5
 # alt: Two stacked histograms of the privacy loss: above, the Gaussian mechanism with its normal density; below, one
 #   sampled DP-SGD step on a log scale, with its lower limit ln(1 - q) dotted.
 def privacy_loss(o, sampling_rate, noise_multiplier):
-    ("c(o) = ln(1 - q + q exp((2o - 1) / (2 z^2))), "
-     "written with log1p/expm1 so that q = 1 is exact.")
+    """c(o) = ln(1 - q + q exp((2o - 1) / (2 z^2))),
+    written with log1p/expm1 so that q = 1 is exact."""
     return np.log1p(sampling_rate * np.expm1((2 * o - 1) / (2 * noise_multiplier**2)))
 
 

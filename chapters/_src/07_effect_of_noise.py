@@ -417,8 +417,8 @@ tuning_seeds = pick(3, 1)
 
 
 def grid_search(total_epsilon, noise_multiplier, score_epsilon, seed):
-    ("Train every setting, keep the best validation score (exact when score_epsilon is None); "
-     "test accuracy.")
+    """Train every setting, keep the best validation score (exact when score_epsilon is None);
+    return the test accuracy of the model kept."""
     rng = np.random.default_rng(seed)
     scoring = rng.random(n) < 0.2
     best_score, best_model = -math.inf, None

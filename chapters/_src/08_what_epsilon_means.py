@@ -60,8 +60,8 @@ print("fast mode" if FAST else "full mode", f"- {RUNS} runs per world in each au
 
 
 def tradeoff_panels(curves, *, audits=(), title=None):
-    ("The trade-off view over the ROC view, each with a legend naming its lines; "
-     "fits a laptop screen.")
+    """The trade-off view over the ROC view, each with a legend naming its lines;
+    the figure fits a laptop screen."""
     fig, (upper, lower) = plt.subplots(2, 1, figsize=(7.0, 8.4))
     top = plot_tradeoff(curves, audits=audits, kind="tradeoff", ax=upper, title=title, legend=False)
     plot_tradeoff(curves, audits=audits, kind="roc", ax=lower, annotate=False, legend=False)
