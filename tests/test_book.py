@@ -610,6 +610,38 @@ def test_no_code_or_output_block_is_cut(site, server, browser):
     assert not cut, cut
 
 
+#: Window widths (CSS px) of common screens from a small laptop up; from 1152 on the book's code column must hold
+#: a chapter's longest code line, BOOK_CODE_COLUMN characters (tests/test_course_reading.py), unwrapped.
+LAPTOP_WIDTHS = (1152, 1280, 1366, 1440, 1920)
+BOOK_CODE_COLUMN = 100
+
+
+def test_code_column_holds_a_chapter_line_on_laptop_screens(site, server, browser):
+    """The code column holds 100 monospace characters at every width of LAPTOP_WIDTHS (docs/_static/book.css), with
+    no horizontal scroll of the page; chapter code lines are at most that long, so none wraps mid-token."""
+    page = urljoin(server, (site / "chapters" / "04_dp_sgd.html").relative_to(site).as_posix())
+    measure = (
+        "const pre = Array.from(document.querySelectorAll('div.cell_input pre'))[0];"
+        "const probe = document.createElement('span'); probe.style.whiteSpace = 'pre';"
+        "probe.textContent = 'x'.repeat(200); pre.appendChild(probe);"
+        "const perChar = probe.getBoundingClientRect().width / 200; probe.remove();"
+        "const style = getComputedStyle(pre);"
+        "const inner = pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);"
+        "const root = document.scrollingElement;"
+        "return [Math.floor(inner / perChar), root.scrollWidth > root.clientWidth];")
+    too_narrow = {}
+    try:
+        for width in LAPTOP_WIDTHS:
+            browser.set_window_size(width, 1000)
+            browser.get(page)
+            characters, scrolls = browser.execute_script(measure)
+            if characters < BOOK_CODE_COLUMN or scrolls:
+                too_narrow[width] = (characters, "page scrolls sideways" if scrolls else "")
+    finally:
+        browser.set_window_size(1280, 1000)
+    assert not too_narrow, f"window width: (characters the code column holds, ...): {too_narrow}"
+
+
 RAW_TEX = re.compile(r"\^\{|_\{|\\frac|\\sum|\\sqrt|\\varepsilon|\\epsilon|\\delta|\\sigma|\\ln\b|\\log\b|"
                      r"\\mathbb|\\mathcal|\\le\b|\\ge\b|\\cdot|\\in\b|[ΣΠ]_\{?|\$\$")
 

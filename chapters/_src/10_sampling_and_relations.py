@@ -404,8 +404,9 @@ print(f"test accuracy {np.mean(net.predict(mlp_run.theta, X_test) == y_test):.4f
 # %% exercise=10.1
 def fixed_batch_event(noise_multiplier, batch_size, dataset_size):
     ### BEGIN SOLUTION
-    return SampledWithoutReplacementGaussianEvent(noise_multiplier, batch_size, dataset_size,
-                                                  relation="replace_one")
+    event = SampledWithoutReplacementGaussianEvent(noise_multiplier, batch_size, dataset_size,
+                                                   relation="replace_one")   # m of n, replace-one
+    return event
     ### END SOLUTION
 
 # %% check=10.1
