@@ -205,6 +205,7 @@ def _dp_sgd_by_textbook_steps(X, y, plan, theta0, seed):
     dict(noise_multiplier=0.8, clip_norm=0.2, sampling_rate=0.07, sampling="fixed", relation="replace_one"),
     dict(noise_multiplier=0.8, clip_norm=0.7, sampling_rate=0.1, sampling="truncated_poisson", max_batch_size=12,
          sampler="binomial"),
+    dict(noise_multiplier=0.8, clip_norm=0.7, sampling_rate=0.1, sampling="balls_in_bins"),
 ])
 def test_logistic_dp_sgd_run_is_the_textbook_steps_to_the_bit(seed, settings):
     """``run_dp_sgd`` of logistic regression (the engine's loop, engine.dp_sgd_fast) equals a loop of the printed

@@ -14,11 +14,11 @@ with the batch's rows gathered by ``numpy.take``, the clipped sum from
 calls) and the noise drawn as :func:`dpedu.mechanisms.gaussian_mechanism` draws it
 (``rng.normal(0.0, sigma, size=d)``, nothing when z = 0). The same random numbers in the same order, the same
 arithmetic in the same order: the result equals the textbook loop's to the bit (``tests/test_engine.py`` pins it
-for both samplers, every learning-rate schedule and the non-private run).
+for both samplers, both learning-rate schedules, every sampling scheme and the non-private run).
 
-Unchecked: ``X`` (n, d) finite float64 with ``row_norms`` its row norms, ``y`` in {-1, +1}, ``theta`` a float64
-(d,) array this loop may overwrite, ``batches`` an iterator of sorted integer index arrays, and the numbers as a
-:class:`~dpedu.training.DPSGDPlan` fixes them. Floating-point errors follow the caller's ``numpy.errstate``
+Unchecked: ``X`` (n, d) finite float64 with ``row_norms`` its row norms, ``y`` in {-1, +1}, ``theta`` the float64
+(d,) starting point (not changed), ``batches`` an iterator of integer index arrays (the plan's batches), and the
+numbers as a :class:`~dpedu.training.DPSGDPlan` fixes them. Floating-point errors follow the caller's ``numpy.errstate``
 (the training loop raises on overflow).
 """
 

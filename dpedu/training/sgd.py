@@ -6,8 +6,8 @@ adaptive clipping, schedules, ``theta0``, a budget, loss recording) opts in thro
 ``run_dp_sgd(X, y, plan_dp_sgd(n, ...), ...)``. The loop draws each batch from the plan's sampler and calls
 :func:`dp_sgd_step`, one step in the algorithm's order (clip and sum, add Gaussian noise, descend by
 :math:`\eta/(qn)`); adaptive clipping calls :func:`dp_sgd_adaptive_step`. (Logistic regression at a fixed C runs
-the same steps, to the bit, without their per-step checks: :mod:`dpedu.engine.dp_sgd_fast`.) DP-SGD picks no accountant: it returns
-the events it performed.
+the same steps, to the bit, without their per-step checks: :mod:`dpedu.engine.dp_sgd_fast`.) DP-SGD picks no
+accountant: it returns the events it performed.
 
 >>> from dpedu.datasets import make_toy
 >>> X, y = make_toy(n=200, d=3, rng=0)
