@@ -19,8 +19,9 @@ import textwrap
 __all__ = ["SourceListing", "LISTING_WIDTH", "CHAPTER_LISTING_WIDTH", "fold_docstrings", "wrap_code"]
 
 LISTING_WIDTH = 100          # columns of a listing: wider lines are wrapped
-#: The columns of a listing a chapter shows (``show_source``): the book's code column holds about 84 characters
-#: at 1400 pixels, so a wider line would wrap on the page where the wrapper cannot place the break.
+#: The columns of a listing a chapter shows (``show_source``): in the book a listing's block holds 90 characters in
+#: furo's own layout (windows below 1152 pixels) and 103 from there on (docs/_static/book.css), so 82 never wraps
+#: where the wrapper cannot place the break.
 CHAPTER_LISTING_WIDTH = 82
 _CONTINUATION = " " * 8      # extra indent of a wrapped line
 _ROLE = re.compile(r":(?:[a-z]+:)?[a-z]+:`~?([^`]*)`")
