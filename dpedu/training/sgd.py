@@ -108,7 +108,7 @@ def check_model(model, n_features, clip_mode="gradients"):
     return model
 
 
-def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None):
+def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None, step=None):
     """Train by DP-SGD as ``plan`` (a :class:`DPSGDPlan` from :func:`plan_dp_sgd`) fixes the run.
 
     Every variant opts in through the plan (:func:`plan_dp_sgd` documents them); ``model``, ``rng`` and the
@@ -124,14 +124,23 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None):
     Logistic regression at a fixed C runs these steps without their per-step checks
     (:func:`dpedu.engine.dp_sgd_fast.logistic_dp_sgd_steps`: the same draws and arithmetic, equal to the bit,
     pinned by ``tests/test_engine.py``); at q = 0.01 on Adult the checks cost more than a step's arithmetic.
+
+    ``step`` (default :func:`dp_sgd_step`) is the step the loop takes: any callable with
+    :func:`dp_sgd_step`'s signature, ``step(theta, batch, *, model, clip_norm, noise_multiplier,
+    expected_batch_size, learning_rate, rng) -> theta`` (e.g. a step followed by a projection). Not with adaptive
+    clipping.
     """
+    if step is not None and not callable(step):
+        raise TypeError(f"step must be None or a callable with dp_sgd_step's signature; got {step!r}")
+    if step is not None and plan.adaptive:
+        raise ValueError("step is not supported with adaptive clipping (target_quantile): give one or the other")
     if not isinstance(plan, DPSGDPlan):
         raise TypeError(f"plan must be a DPSGDPlan (from plan_dp_sgd); got {type(plan).__name__}")
     data = training_data(X, y, clip_inputs_to=plan.clip_norm if plan.clip_mode == "inputs" else None)
-    return _run_on(data, plan, model=model, theta0=theta0, budget=budget, rng=rng)
+    return _run_on(data, plan, model=model, theta0=theta0, budget=budget, rng=rng, step=step)
 
 
-def _run_on(data, plan, *, model, theta0, budget, rng):
+def _run_on(data, plan, *, model, theta0, budget, rng, step=None):
     """:func:`run_dp_sgd` on its checked :class:`TrainingData` (which :func:`dp_sgd` makes once)."""
     if plan.n != data.n:
         raise ValueError(f"plan is for n={plan.n} records but X has {data.n} rows")
@@ -146,13 +155,13 @@ def _run_on(data, plan, *, model, theta0, budget, rng):
     theta = model.init(rng) if theta0 is None else theta0
     batches, clip = plan.batches(rng), plan.clip_state()       # clip: None unless adaptive clipping
     with overflow_guard():
-        if clip is None and type(model) is LogisticModel:      # the same steps, checked once (engine.dp_sgd_fast)
+        if clip is None and step is None and type(model) is LogisticModel:   # the same steps, checked once
             run, quantiles = logistic_dp_sgd_steps(
                 data.X, data.y, data.row_norms, theta, batches, steps=plan.steps, clip_norm=plan.clip_norm,
                 noise_std=plan.noise_std, divisor=plan.divisor, loss_every=plan.loss_every, rng=rng,
                 learning_rates=[plan.learning_rate_at(t) for t in range(plan.steps)]), []
         else:
-            run, quantiles = _steps(data, plan, model, theta, batches, clip, rng)
+            run, quantiles = _steps(data, plan, model, theta, batches, clip, rng, step or dp_sgd_step)
     clip_norms = np.array(clip.clip_norms) if clip is not None else np.full(plan.steps, plan.clip_norm)
     details = DPSGDDiagnostics(plan=plan, model=model, batch_sizes=run.batch_sizes, inclusions=run.inclusions,
                                loss_steps=np.array(run.loss_steps), clip_norms=clip_norms,
@@ -160,7 +169,7 @@ def _run_on(data, plan, *, model, theta0, budget, rng):
     return TrainingResult(theta=run.theta, losses=np.array(run.losses), ledger=plan.ledger, details=details)
 
 
-def _steps(data, plan, model, theta, batches, clip, rng):
+def _steps(data, plan, model, theta, batches, clip, rng, step=dp_sgd_step):
     """The steps of :func:`run_dp_sgd`, one :func:`dp_sgd_step` (or :func:`dp_sgd_adaptive_step`) each: a
     :class:`~dpedu.engine.dp_sgd_fast.StepsRecord` and, with adaptive clipping, the quantiles C tracks."""
     batch_sizes, inclusions = np.empty(plan.steps, dtype=np.int64), np.zeros(plan.n, dtype=np.int64)
@@ -169,12 +178,12 @@ def _steps(data, plan, model, theta, batches, clip, rng):
         B = next(batches)                              # B_t = {i : U_i < q} for Poisson sampling
         batch_sizes[t] = B.size
         inclusions[B] += 1
-        step = dict(model=model, noise_multiplier=plan.gradient_noise_multiplier,
+        settings = dict(model=model, noise_multiplier=plan.gradient_noise_multiplier,
                     expected_batch_size=plan.divisor, learning_rate=plan.learning_rate_at(t), rng=rng)
         if clip is None:
-            theta = dp_sgd_step(theta, data[B], clip_norm=plan.clip_norm, **step)
+            theta = step(theta, data[B], clip_norm=plan.clip_norm, **settings)
         else:
-            theta = dp_sgd_adaptive_step(theta, data[B], clip=clip, **step)
+            theta = dp_sgd_adaptive_step(theta, data[B], clip=clip, **settings)
         if (t + 1) % plan.loss_every == 0 or t + 1 == plan.steps:
             losses.append(model.batch_loss(theta, data))
             loss_steps.append(t + 1)
