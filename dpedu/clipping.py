@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine.validation import check_array, check_positive
+from .engine.validation import check_array, door, positive_or_inf, vectors
 
-__all__ = ["L2_clip", "clip_factors", "l2_norms", "check_norms"]
+__all__ = ["L2_clip", "clip_factor", "l2_norms"]
 
 _FLOAT_MAX = np.finfo(float).max
 
@@ -33,23 +33,6 @@ FLOAT_TINY = np.finfo(float).tiny
 # 1e150 leave a margin.
 SMALLEST_SQUARABLE_NORM = 1e-150
 LARGEST_SQUARABLE_NORM = 1e150
-
-
-def check_norms(norms, name="norms"):
-    """A float array of norms: real, >= 0, not NaN (``inf`` allowed: such a row is clipped to 0).
-
-    Raises ``TypeError`` for non-real input and ``ValueError`` naming ``name`` for NaN or negative entries.
-
-    >>> check_norms([0, 2.5])
-    array([0. , 2.5])
-    """
-    arr = np.asarray(norms)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"{name} must be an array of real numbers; got dtype {arr.dtype}")
-    arr = arr.astype(np.float64, copy=False)
-    if np.any(np.isnan(arr)) or np.any(arr < 0):
-        raise ValueError(f"{name} must be >= 0 (inf allowed), never NaN or negative")
-    return arr
 
 
 def l2_norms(v, *, name="v", ndim=None):
@@ -82,27 +65,25 @@ def l2_norms(v, *, name="v", ndim=None):
     return norms
 
 
-def clip_factors(norms, clip_norm):
-    r"""Scale factors :math:`\min(1, C/\lVert v\rVert)` for given norms (1 where the norm is 0).
+def clip_factor(norms, clip_norm):
+    r"""The factor :math:`\min(1, C/\lVert v\rVert)` that clipping scales each vector by, from its norm.
 
-    ``clip_norm = inf`` means "no clipping" (every factor is 1) - only for non-private sanity checks.
-    A factor below the smallest normal float (a norm more than ~1e308 times C, or an infinite norm) is
-    returned as 0, as in :func:`L2_clip`: 0 is inside the ball.
+    1 for a norm at most C (a zero vector too); ``clip_norm = inf`` means no clipping (every factor 1, the
+    non-private sanity setting). A factor below the smallest normal float (a norm ~1e308 times C) has lost digits,
+    so it is 0 instead: 0 is inside the ball. :func:`L2_clip` and every model's clipped sum use this one factor.
+
+    >>> clip_factor(np.array([0.0, 0.5, 4.0]), 2.0)
+    array([1. , 1. , 0.5])
     """
-    clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
-    norms = check_norms(norms)
-    # where the norm is <= C the factor is exactly 1; dividing only where it is larger avoids 0/0
-    factors = np.ones_like(norms)
-    over = norms > clip_norm
-    factors[over] = clip_norm / norms[over]
-    factors[factors < FLOAT_TINY] = 0.0                # subnormal: digits lost; 0 is in the ball
-    return factors
+    if np.isinf(clip_norm):
+        return np.ones_like(norms)                         # no clipping
+    factor = clip_norm / np.maximum(norms, clip_norm)      # = min(1, C / ||v||)
+    return np.where(factor < FLOAT_TINY, 0.0, factor)      # subnormal: 0 is in the ball
 
 
+@door(v=vectors, clip_norm=positive_or_inf)
 def L2_clip(v, clip_norm):
     r"""Scale ``v`` so its L2 norm is at most ``clip_norm``: v · min(1, C / ‖v‖) (docs/math.md §5).
-
-    That is :math:`v\cdot\min(1, C/\lVert v\rVert)`.
 
     Parameters
     ----------
@@ -119,19 +100,11 @@ def L2_clip(v, clip_norm):
 
     Notes
     -----
-    :math:`\min(1, C/\lVert v\rVert)` is computed as :math:`C/\max(\lVert v\rVert, C)`: the same number, without
-    dividing by the norm of a zero row. Two float extremes get a plain outcome (docs/math.md §5): a row whose norm
-    exceeds the largest float (e.g. ``[1.7e308, 1.7e308]``) is refused by :func:`l2_norms`, naming ``v``; a row
-    whose factor :math:`C/\lVert v\rVert` is below the smallest normal float (a norm ~1e308 times C) is clipped to
-    0, which is inside the ball.
+    Two float extremes get a plain outcome (docs/math.md §5): a row whose norm exceeds the largest float (e.g.
+    ``[1.7e308, 1.7e308]``) is refused, naming ``v``; a row whose factor is below the smallest normal float (a
+    norm ~1e308 times C) is clipped to 0, which is inside the ball.
 
     >>> L2_clip([1e300, 1e300], 1.0)
     array([0.70710678, 0.70710678])
     """
-    C = check_positive(clip_norm, "clip_norm", allow_inf=True)
-    norms = l2_norms(v, ndim=(1, 2))                   # checks v; refuses a norm beyond the largest float
-    v = np.asarray(v, dtype=float)                     # the checked numbers, as an array
-    if np.isinf(C):
-        return v.copy()                                # C = inf: no clipping (the non-private sanity setting)
-    factor = C / np.maximum(norms, C)                  # = min(1, C / ||v||); a zero row keeps factor 1
-    return v * np.where(factor < FLOAT_TINY, 0.0, factor)   # a subnormal factor has lost digits: 0 is in the ball
+    return v * clip_factor(l2_norms(v), clip_norm)         # v * min(1, C / ||v||), row by row

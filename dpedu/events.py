@@ -55,18 +55,21 @@ __all__ = [
     "steps_from_epochs",
     "ADD_REMOVE",
     "REPLACE_ONE",
+    "ZERO_OUT",
     "NEIGHBOURING_RELATIONS",
     "check_relation",
     "add_remove_equivalent",
     "SampledWithoutReplacementGaussianEvent",
     "TruncatedPoissonGaussianEvent",
     "FIELD_CHECKS",
+    "ZERO_OUT_AS_ADD_REMOVE",
     "ledger_pairs",
 ]
 
-#: The two neighbouring relations (docs/math.md §1.2): one record added or deleted, or one record changed.
-ADD_REMOVE, REPLACE_ONE = "add_remove", "replace_one"
-NEIGHBOURING_RELATIONS = (ADD_REMOVE, REPLACE_ONE)
+#: The neighbouring relations (docs/math.md §1.2): one record added or deleted; one record changed; one record
+#: replaced by a special record whose gradient is zero (n unchanged and public: "zero-out").
+ADD_REMOVE, REPLACE_ONE, ZERO_OUT = "add_remove", "replace_one", "zero_out"
+NEIGHBOURING_RELATIONS = (ADD_REMOVE, REPLACE_ONE, ZERO_OUT)
 
 
 def check_relation(relation):
@@ -417,8 +420,17 @@ class TruncatedPoissonGaussianEvent(Event):
     relation: str = _relation_field()
 
 
+#: The events whose zero-out curve is their add/remove curve (:func:`add_remove_equivalent`).
+ZERO_OUT_AS_ADD_REMOVE = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent)
+
+
 def add_remove_equivalent(event):
-    r"""The add/remove event with the same privacy curve as a *full-batch* replace-one ``event``; else ``event``.
+    r"""The add/remove event with the same privacy curve as a *full-batch* replace-one ``event``, or as a zero-out
+    Gaussian, Poisson-subsampled Gaussian or Laplace ``event``; else ``event``.
+
+    Under zero-out the changed record's contribution goes from g (norm at most C) to 0, with every other record
+    and every batch unchanged: a Gaussian on a sum, subsampled by Poisson sampling or not, is then exactly the
+    add/remove pair in one of its two orders, so its curve is add/remove's (docs/math.md §1.2).
 
     A sum of records of norm at most C has sensitivity 2C under replace-one (docs/math.md §1.2), so a
     Gaussian with multiplier z is the pair :math:`(\mathcal N(2, z^2), \mathcal N(0, z^2))`: exactly
@@ -435,7 +447,10 @@ def add_remove_equivalent(event):
         raise TypeError(f"event must be a dpedu event; got {type(event).__name__} {event!r}")
     if getattr(event, "gaussian_equivalent", None) is not None:  # a Gaussian in disguise (dpedu.learners)
         event = event.gaussian_equivalent
-    if getattr(event, "relation", ADD_REMOVE) != REPLACE_ONE:
+    relation = getattr(event, "relation", ADD_REMOVE)
+    if relation == ZERO_OUT and isinstance(event, ZERO_OUT_AS_ADD_REMOVE):
+        return dataclasses.replace(event, relation=ADD_REMOVE)    # g against 0: add/remove's two pairs
+    if relation != REPLACE_ONE:
         return event
     if isinstance(event, GaussianEvent) or (isinstance(event, SubsampledGaussianEvent) and event.sampling_rate == 1):
         return GaussianEvent(event.noise_multiplier / 2.0)

@@ -35,46 +35,33 @@ import math
 
 import numpy as np
 
-from .engine.validation import check_array, check_budget, check_noise_scale, check_nonnegative, check_positive, check_rng
-from .engine.validation import check_scalar
+from .engine.validation import answer, budget_or_none, check_array, check_choice, check_nonnegative
+from .engine.validation import check_noise_scale, check_positive, door, generator, open_unit, positive
 from .events import GaussianEvent, LaplaceEvent
 from .gaussian import analytic_noise_multiplier, classic_noise_multiplier
 
 __all__ = [
-    "check_answer",
     "laplace_scale",
     "gaussian_noise_multiplier",
-    "release_noise_multiplier",
     "laplace_mechanism",
     "gaussian_mechanism",
     "laplace_mech",
     "gaussian_mech",
     "gaussian_mech_vec",
+    "CALIBRATIONS",
 ]
 
 CALIBRATIONS = ("analytic", "classic")
 
 
-def check_answer(value, name="value"):
-    """The true answer f(D) of a release: a finite number (returned as a 0-d array) or a finite array of any shape.
-
-    Raises ``TypeError`` (not a real number) or ``ValueError`` (NaN, inf) naming ``name``.
-
-    >>> check_answer(2.5), check_answer([1, 2])
-    (array(2.5), array([1., 2.]))
-    """
-    if np.ndim(value) == 0:
-        scalar = check_scalar(value, name)
-        if not np.isfinite(scalar):
-            raise ValueError(f"{name} must be finite; got {scalar!r}")
-        return np.asarray(scalar)
-    return check_array(value, name, allow_empty=True)
+def laplace_arguments(arguments):
+    """The noise scale of a Laplace release must be representable."""
+    laplace_scale(arguments["l1_sensitivity"], arguments["epsilon"])
 
 
+@door(l1_sensitivity=positive, epsilon=positive)
 def laplace_scale(l1_sensitivity, epsilon):
     r"""Laplace noise scale :math:`b = \Delta_1/\varepsilon` (Dwork et al. 2006; Dwork & Roth Thm 3.6)."""
-    l1_sensitivity = check_positive(l1_sensitivity, "l1_sensitivity")
-    epsilon = check_positive(epsilon, "epsilon")
     return check_noise_scale(l1_sensitivity / epsilon, f"scale l1_sensitivity / epsilon = {l1_sensitivity!r} / "
                              f"{epsilon!r}", "a smaller l1_sensitivity or a larger epsilon")
 
@@ -86,13 +73,13 @@ def gaussian_noise_multiplier(epsilon, delta, calibration="analytic"):
     valid for every epsilon (Balle & Wang 2018). ``"classic"``: :math:`\sqrt{2\ln(1.25/\delta)}/\varepsilon`,
     proven only for :math:`0<\varepsilon<1` and refused outside it (Dwork & Roth 2014, Thm A.1).
     """
-    if calibration == "analytic":
+    if check_choice(calibration, "calibration", CALIBRATIONS) == "analytic":
         return analytic_noise_multiplier(epsilon, delta)
-    if calibration == "classic":
-        return classic_noise_multiplier(epsilon, delta)
-    raise ValueError(f"calibration must be one of {CALIBRATIONS}; got {calibration!r}")
+    return classic_noise_multiplier(epsilon, delta)
 
 
+@door(laplace_arguments, value=answer, l1_sensitivity=positive, epsilon=positive, rng=generator,
+      budget=budget_or_none)
 def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None, budget=None):
     r"""Release ``value`` plus i.i.d. Laplace noise of scale Δ₁/ε (L1 sensitivity over epsilon).
 
@@ -120,15 +107,37 @@ def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None, budget=None):
     Pure epsilon-DP for every epsilon > 0 (Dwork, McSherry, Nissim & Smith 2006). Accountants see
     ``LaplaceEvent(epsilon)``.
     """
-    answer = check_answer(value, "value")
-    scale = laplace_scale(l1_sensitivity, epsilon)                    # b = Delta_1 / epsilon (both checked)
-    rng, budget = check_rng(rng), check_budget(budget)
     if budget is not None:
-        budget.spend(LaplaceEvent(epsilon))                           # charged before any noise is drawn
-    noisy = answer + rng.laplace(0.0, scale, size=answer.shape)      # f(D) + Lap(b), per coordinate
-    return float(noisy) if answer.ndim == 0 else noisy
+        budget.spend(LaplaceEvent(epsilon))                  # charged before any noise is drawn
+    noisy = value + rng.laplace(0.0, l1_sensitivity / epsilon, size=np.shape(value))  # f(D) + Lap(b)
+    return float(noisy) if np.ndim(noisy) == 0 else noisy
 
 
+def gaussian_arguments(arguments):
+    """A Gaussian release's z (given, or calibrated from epsilon and delta), its sensitivity and its budget."""
+    sensitivity = arguments["l2_sensitivity"] = check_positive(arguments["l2_sensitivity"], "l2_sensitivity",
+                                                               allow_inf=True)
+    z, eps, delta = arguments["noise_multiplier"], arguments["epsilon"], arguments["delta"]
+    if z is not None and (eps is not None or delta is not None):
+        raise ValueError("give either noise_multiplier or (epsilon, delta), not both")
+    if z is None and (eps is None or delta is None):
+        raise ValueError("give noise_multiplier, or both epsilon and delta")
+    if z is None:
+        z = gaussian_noise_multiplier(eps, delta, arguments["calibration"])     # checks all three
+    else:
+        z = arguments["noise_multiplier"] = check_nonnegative(z, "noise_multiplier")
+    if z > 0 and math.isinf(sensitivity):
+        raise ValueError("l2_sensitivity=inf: no finite noise protects an unbounded query; it is allowed only "
+                         "with noise_multiplier=0 (no noise, non-private)")
+    if z > 0:
+        check_noise_scale(z * sensitivity, f"std noise_multiplier * l2_sensitivity = {z!r} * {sensitivity!r}",
+                          "a smaller noise_multiplier or l2_sensitivity")
+    if arguments["budget"] is not None and z == 0:
+        raise ValueError("noise_multiplier=0 releases the exact value (infinite epsilon): it cannot be charged "
+                         "to a privacy budget")
+
+
+@door(gaussian_arguments, value=answer, rng=generator, budget=budget_or_none)
 def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=None, delta=None,
                        calibration="analytic", rng=None, budget=None):
     r"""Release ``value`` plus isotropic Gaussian noise: :math:`M(D) = f(D) + \mathcal N(0, z^2\Delta_2^2 I)`.
@@ -150,7 +159,9 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
     calibration : {"analytic", "classic"}
         How (epsilon, delta) becomes z: exact analytic Gaussian (Balle & Wang 2018, any epsilon)
         or the classic :math:`\sqrt{2\ln(1.25/\delta)}/\varepsilon` (only :math:`0<\varepsilon<1`).
-    rng : None, int, SeedSequence or numpy.random.Generator
+    rng : None, int, SeedSequence, numpy.random.Generator, or a noise source
+        Where the noise comes from: anything with ``normal(loc, scale, size)`` (inside a training run, the
+        run's noise source).
     budget : dpedu.budget.PrivacyBudget, optional
         Charged with ``GaussianEvent(z)`` before sampling; refuses (nothing released) if overspent.
         A noise-free release (z = 0) cannot be charged and raises ``ValueError``.
@@ -162,63 +173,49 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
     Notes
     -----
     docs/math.md §4. Accountants see ``GaussianEvent(z)``; its exact (epsilon, delta) curve is
-    :func:`dpedu.gaussian.gaussian_delta_exact`.
+    :func:`dpedu.gaussian.gaussian_delta_exact`. Every coordinate gets its own independent draw.
     """
-    answer = check_answer(value, "value")
-    z, l2_sensitivity = release_noise_multiplier(l2_sensitivity, noise_multiplier, epsilon, delta, calibration)
-    rng, budget = check_rng(rng), check_budget(budget)
-    if budget is not None and z == 0:
-        raise ValueError("noise_multiplier=0 releases the exact value (infinite epsilon): it cannot be charged "
-                         "to a privacy budget")
+    z = noise_multiplier if noise_multiplier is not None else gaussian_noise_multiplier(epsilon, delta, calibration)
     if budget is not None:
-        budget.spend(GaussianEvent(z))                                # charged before any noise is drawn
-    sigma = z * l2_sensitivity                                        # noise std z * Delta_2
-    noise = rng.normal(0.0, sigma, size=answer.shape) if z > 0 else np.zeros(answer.shape)
-    noisy = answer + noise                                            # f(D) + N(0, sigma^2 I)
-    return float(noisy) if answer.ndim == 0 else noisy
-
-
-def release_noise_multiplier(l2_sensitivity, noise_multiplier=None, epsilon=None, delta=None,
-                             calibration="analytic"):
-    r"""The checked ``(z, l2_sensitivity)`` of one Gaussian release: z given, or calibrated from (epsilon, delta).
-
-    Give ``noise_multiplier`` or both ``epsilon`` and ``delta`` (then :func:`gaussian_noise_multiplier` with
-    ``calibration``). Refuses ``l2_sensitivity = inf`` unless z = 0 (no noise protects an unbounded query) and
-    a noise std :math:`z\Delta_2` that overflows.
-
-    >>> release_noise_multiplier(2.0, noise_multiplier=1.5)
-    (1.5, 2.0)
-    """
-    l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity", allow_inf=True)
-    if noise_multiplier is not None:
-        if epsilon is not None or delta is not None:
-            raise ValueError("give either noise_multiplier or (epsilon, delta), not both")
-        z = check_nonnegative(noise_multiplier, "noise_multiplier")
-    elif epsilon is None or delta is None:
-        raise ValueError("give noise_multiplier, or both epsilon and delta")
-    else:
-        z = gaussian_noise_multiplier(epsilon, delta, calibration)
-    if z > 0 and math.isinf(l2_sensitivity):
-        raise ValueError("l2_sensitivity=inf: no finite noise protects an unbounded query; it is allowed only "
-                         "with noise_multiplier=0 (no noise, non-private)")
-    if z > 0:
-        check_noise_scale(z * l2_sensitivity, f"std noise_multiplier * l2_sensitivity = {z!r} * {l2_sensitivity!r}",
-                          "a smaller noise_multiplier or l2_sensitivity")
-    return z, l2_sensitivity
+        budget.spend(GaussianEvent(z))                       # charged before any noise is drawn
+    sigma = z * l2_sensitivity                               # noise std z * Delta_2 (none when z = 0)
+    noisy = value + (rng.normal(0.0, sigma, size=np.shape(value)) if sigma > 0 else 0.0)
+    return float(noisy) if np.ndim(noisy) == 0 else noisy   # f(D) + N(0, sigma^2 I)
 
 
 # --- the book's spellings (Programming Differential Privacy, ch. 3, 6, 12) -------------------------
 
+def book_laplace_arguments(arguments):
+    """The noise scale of the book's Laplace release must be representable."""
+    laplace_scale(arguments["sensitivity"], arguments["epsilon"])
+
+
+@door(book_laplace_arguments, v=answer, sensitivity=positive, epsilon=positive, rng=generator,
+      budget=budget_or_none)
 def laplace_mech(v, sensitivity, epsilon, rng=None, *, budget=None):
     """The book's call shape ``laplace_mech(v, sensitivity, epsilon)``: :func:`laplace_mechanism` under another name.
 
     ``sensitivity`` is the L1 sensitivity; bad arguments are reported under the book's names.
     """
-    check_answer(v, "v")
-    check_positive(sensitivity, "sensitivity (l1_sensitivity)")
     return laplace_mechanism(v, l1_sensitivity=sensitivity, epsilon=epsilon, rng=rng, budget=budget)
 
 
+def book_gaussian_arguments(arguments):
+    """The book's Gaussian release: the classic calibration (epsilon < 1), as :func:`gaussian_mechanism` checks it."""
+    gaussian_arguments(dict(l2_sensitivity=arguments.get("sensitivity"), noise_multiplier=None,
+                            epsilon=arguments["epsilon"], delta=arguments["delta"], calibration="classic",
+                            budget=arguments["budget"]))
+
+
+def scalar_answer(arguments):
+    """``gaussian_mech`` takes one number."""
+    if np.ndim(arguments["v"]) != 0:
+        raise ValueError(f"v must be a scalar: gaussian_mech takes one number (use gaussian_mech_vec for vectors); "
+                         f"got shape {np.shape(arguments['v'])}")
+
+
+@door(scalar_answer, book_gaussian_arguments, v=answer, sensitivity=positive, epsilon=positive,
+      delta=open_unit, rng=generator, budget=budget_or_none)
 def gaussian_mech(v, sensitivity, epsilon, delta, rng=None, *, budget=None):
     r"""The book's call shape ``gaussian_mech(v, sensitivity, epsilon, delta)`` for a scalar answer.
 
@@ -229,15 +226,17 @@ def gaussian_mech(v, sensitivity, epsilon, delta, rng=None, *, budget=None):
     ``ValueError`` instead of silently under-protecting (at :math:`\varepsilon=10, \delta=10^{-5}`
     the true delta would be 2.27e-5); use ``gaussian_mechanism(..., calibration="analytic")`` there.
     """
-    if np.ndim(v) != 0:
-        raise ValueError(f"v must be a scalar: gaussian_mech takes one number (use gaussian_mech_vec for vectors); "
-                         f"got shape {np.shape(v)}")
-    check_answer(v, "v")
-    check_positive(sensitivity, "sensitivity (l2_sensitivity)")
     return gaussian_mechanism(v, l2_sensitivity=sensitivity, epsilon=epsilon, delta=delta, calibration="classic",
                               rng=rng, budget=budget)
 
 
+def one_vector(value, name):
+    """A finite vector (d,), empty allowed."""
+    return check_array(value, name, ndim=1, allow_empty=True)
+
+
+@door(book_gaussian_arguments, vec=one_vector, sensitivity=positive, epsilon=positive, delta=open_unit,
+      rng=generator, budget=budget_or_none)
 def gaussian_mech_vec(vec, sensitivity, epsilon, delta, rng=None, *, budget=None):
     r"""The book's call shape ``gaussian_mech_vec``: independent classic-calibrated noise on every coordinate.
 
@@ -246,8 +245,5 @@ def gaussian_mech_vec(vec, sensitivity, epsilon, delta, rng=None, *, budget=None
     ``sensitivity`` is the **L2** sensitivity of the whole vector. Same calibration and the same
     :math:`0<\varepsilon<1` restriction as :func:`gaussian_mech`.
     """
-    vec = check_array(vec, "vec", ndim=1, allow_empty=True)
-    check_positive(sensitivity, "sensitivity (l2_sensitivity)")
     return gaussian_mechanism(vec, l2_sensitivity=sensitivity, epsilon=epsilon, delta=delta, calibration="classic",
                               rng=rng, budget=budget)
-

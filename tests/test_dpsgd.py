@@ -22,7 +22,7 @@ from dpedu.datasets import make_toy
 from dpedu.events import steps_from_epochs
 from dpedu.models import LogisticModel, MLP
 from dpedu.models import logistic as lg
-from dpedu.training import NotAccountedError, ShuffledBatchesWarning, binomial_poisson_sample, dp_sgd, dp_sgd_step
+from dpedu.training import NotAccountedError, ShuffledBatchesWarning, dp_sgd, dp_sgd_step
 from dpedu.training import plan_dp_sgd, poisson_sample
 from dpedu.training import run_dp_sgd, training_data
 
@@ -63,22 +63,21 @@ def test_poisson_sampling_rate_and_independence():
 
 
 def test_poisson_sample_edges():
-    for sample in (poisson_sample, binomial_poisson_sample):
-        assert sample(5, 1.0, rng=0).tolist() == [0, 1, 2, 3, 4]
-        with pytest.raises(ValueError, match="sampling_rate"):
-            sample(5, 0.0, rng=0)
-        with pytest.raises(ValueError, match=r"\bn\b"):
-            sample(0, 0.5, rng=0)
+    assert poisson_sample(5, 1.0, rng=0).tolist() == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="sampling_rate"):
+        poisson_sample(5, 0.0, rng=0)
+    with pytest.raises(ValueError, match=r"\bn\b"):
+        poisson_sample(0, 0.5, rng=0)
 
 
-def test_binomial_size_sampler_is_the_textbook_distribution():
+def test_poisson_sample_by_its_size_is_the_textbook_distribution():
     # |B| ~ Binomial(n, q), then a uniform subset of that size, has P(B = S) = q^|S| (1 - q)^(n - |S|)
     # (docs/math.md §8.1), as {i : U_i < q}. Pinned on what that law implies, at level 1e-4 per test:
     # (1) every subset of a tiny population is equally frequent as the formula says (chi-square over all 2^n),
     # (2) inclusion counts per record and (3) sizes are Binomial, (4) pairs of records are independent.
     rng = np.random.default_rng(2025)
     n, q, draws = 4, 0.3, 40_000
-    codes = np.array([int(sum(1 << int(i) for i in binomial_poisson_sample(n, q, rng))) for _ in range(draws)])
+    codes = np.array([int(sum(1 << int(i) for i in poisson_sample(n, q, rng))) for _ in range(draws)])
     observed = np.bincount(codes, minlength=2 ** n)
     sizes = np.array([bin(code).count("1") for code in range(2 ** n)])
     expected = draws * q ** sizes * (1 - q) ** (n - sizes)
@@ -86,7 +85,7 @@ def test_binomial_size_sampler_is_the_textbook_distribution():
     n, q, steps = 300, 0.04, 4000
     counts, pairs, sizes = np.zeros(n), np.zeros((3, 3)), np.empty(steps)
     for t in range(steps):
-        batch = binomial_poisson_sample(n, q, rng)
+        batch = poisson_sample(n, q, rng)
         assert np.all(np.diff(batch) > 0)                                # sorted, no repeats
         counts[batch] += 1
         sizes[t] = batch.size
@@ -100,10 +99,10 @@ def test_binomial_size_sampler_is_the_textbook_distribution():
         assert stats.binomtest(int(pairs[i, j]), steps, q * q).pvalue > 1e-4
 
 
-def test_binomial_sampler_trains_with_the_same_ledger(toy):
+def test_the_loop_draws_poisson_batches_by_their_size(toy):
     X, y = toy
     settings = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=20)
-    fast = planned(X, y, sampler="binomial", rng=3, **settings)
+    fast = planned(X, y, rng=3, **settings)
     assert fast.ledger == dp_sgd(X, y, rng=3, **settings).ledger
     rng = np.random.default_rng(3)                     # the stream: init (none), then per step size, subset, noise
     sizes = []
@@ -112,7 +111,7 @@ def test_binomial_sampler_trains_with_the_same_ledger(toy):
         rng.choice(len(X), size=sizes[-1], replace=False)
         rng.normal(size=4)
     np.testing.assert_array_equal(fast.details.batch_sizes, sizes)
-    capped = planned(X, y, sampler="binomial", sampling="truncated_poisson", max_batch_size=45, rng=3, **settings)
+    capped = planned(X, y, sampling="truncated_poisson", max_batch_size=45, rng=3, **settings)
     assert capped.details.batch_sizes.max() <= 45
 
 
@@ -124,8 +123,8 @@ def test_noise_free_unclipped_step_is_a_plain_sgd_step_on_the_same_sample(toy):
     theta0 = np.random.default_rng(0).normal(size=4)
     result = planned(X, y, noise_multiplier=0.0, clip_norm=np.inf, sampling_rate=q, steps=1, learning_rate=lr,
                      theta0=theta0, rng=seed)
-    batch = np.flatnonzero(np.random.default_rng(seed).random(len(X)) < q)     # the same draw
-    plain = theta0 - lr * lg.gradient_sum(theta0, X[batch], y[batch]) / (q * len(X))
+    batch = poisson_sample(len(X), q, np.random.default_rng(seed))               # the same draw
+    plain = theta0 - lr * lg.per_example_gradients(theta0, X[batch], y[batch]).sum(axis=0) / (q * len(X))
     np.testing.assert_allclose(result.theta, plain, rtol=1e-13, atol=1e-15)
     assert result.ledger is None and result.epsilon == math.inf and not result.private
 
@@ -142,7 +141,7 @@ def test_dp_sgd_follows_algorithm_1(toy, model, schedule):
     rng = np.random.default_rng(seed)
     theta = model.init(rng)
     for t in range(steps):
-        batch = np.flatnonzero(rng.random(len(X)) < q)
+        batch = poisson_sample(len(X), q, rng)
         clipped = L2_clip(model.per_example_gradients(theta, X[batch], y[batch]), clip_norm).sum(axis=0)
         noisy = clipped + rng.normal(0.0, z * clip_norm, size=model.n_params)
         eta = lr if schedule == "constant" else lr * (1 - t / steps)
@@ -187,8 +186,7 @@ def test_full_batch_is_noisy_gradient_descent(toy):
     result = dp_sgd(X, y, noise_multiplier=2.0, clip_norm=1.0, sampling_rate=1.0, steps=4, learning_rate=2.0, rng=9)
     rng = np.random.default_rng(9)
     theta = np.zeros(4)
-    for _ in range(4):
-        assert np.all(rng.random(len(X)) < 1.0)
+    for _ in range(4):                                 # every record, nothing drawn for the batch
         noisy = lg.clipped_gradient_sum(theta, X, y, 1.0) + rng.normal(0.0, 2.0, size=4)
         theta = theta - 2.0 * noisy / len(X)
     np.testing.assert_allclose(result.theta, theta, rtol=1e-12)
@@ -259,9 +257,9 @@ def test_shuffled_batches_warn_and_no_accountant_covers_them(toy):
 
 
 def test_shuffled_epoch_visits_each_record_once():
-    from dpedu.training import shuffled_batches
+    from dpedu.training.sampling import Shuffle
 
-    batches = shuffled_batches(10, 3, np.random.default_rng(0))
+    batches = Shuffle(10, 0.3).batches(np.random.default_rng(0))
     epoch = np.concatenate([next(batches) for _ in range(3)])          # 10 // 3 = 3 batches, 1 record left out
     assert len(set(epoch.tolist())) == 9
 
@@ -392,7 +390,7 @@ def test_plan_checks_every_setting_by_name_and_run_checks_the_plan_fits_the_data
                       (dict(sampling_rate=2.0), "sampling_rate"), (dict(steps=0), "steps"),
                       (dict(sampling="with_replacement"), "sampling"), (dict(lr_schedule="cosine"), "lr_schedule"),
                       (dict(clip_mode="rows"), "clip_mode"), (dict(loss_every=0), "loss_every"),
-                      (dict(sampler="urn"), "sampler"), (dict(sampler="binomial", sampling="fixed"), "sampler")]:
+                      (dict(sampling="cyclic"), "relation")]:
         with pytest.raises(ValueError, match=rf"\b{name}\b"):
             plan_dp_sgd(len(X), **{**good, **bad})
     with pytest.raises(ValueError, match=r"\bn\b"):
@@ -432,30 +430,19 @@ def test_row_norms_are_computed_once_per_run(toy, monkeypatch):
     X, y = toy
     dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=30, rng=0)
     assert len(calls) == 1
-    # the engine's run (the printed loop of chapter 2 clips with L2_clip at every iteration, as the book does)
+    # noisy gradient descent: once too (the model's clipped sum takes the run's norms)
     run_noisy_gradient_descent(X, y, plan_noisy_gradient_descent(5, 0.5, 1e-5), rng=0)
     assert len(calls) == 2
 
 
-def test_is_model_agrees_with_the_protocol_check():
-    from dpedu.models import MLP, LogisticModel, Model, is_model
+def test_a_model_is_a_dpedu_model_and_anything_else_is_refused_by_name(toy):
+    from dpedu.models import MLP, LogisticModel, Model
 
-    class Wrapped:                                     # duck-typed: every member of the protocol, no dpedu base
-        def __init__(self, inner):
-            self.inner, self.n_params = inner, inner.n_params
-
-        def __getattr__(self, name):
-            return getattr(self.inner, name)
-
-    class Partial:
-        n_params = 3
-
-        def init(self, rng=None):
-            return np.zeros(3)
-
-    for obj in (LogisticModel(3), MLP(3, hidden_units=2), "model", None, Partial()):
-        assert is_model(obj) == isinstance(obj, Model)
-    for name in ("init", "loss", "batch_loss", "per_example_gradients", "clipped_gradient_sum",
-                 "batch_clipped_gradient_sum", "decision_function", "predict"):
-        setattr(Wrapped, name, lambda self, *a, _n=name, **k: getattr(self.inner, _n)(*a, **k))
-    assert is_model(Wrapped(LogisticModel(3))) and isinstance(Wrapped(LogisticModel(3)), Model)
+    X, y = toy
+    assert isinstance(LogisticModel(3), Model) and isinstance(MLP(3, hidden_units=2), Model)
+    plan = plan_dp_sgd(len(X), noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=2)
+    for bad in ("model", object(), LogisticModel):             # a string, a stranger, the class itself
+        with pytest.raises(TypeError, match=r"\bmodel\b"):
+            run_dp_sgd(X, y, plan, model=bad, rng=0)
+    with pytest.raises(TypeError, match="abstract"):             # a subclass must say its four things
+        type("Partial", (Model,), {"n_params": 3})()

@@ -20,6 +20,8 @@ from ..engine.validation import check_delta, check_epsilon, check_positive_int
 from ..events import (
     ADD_REMOVE,
     NEIGHBOURING_RELATIONS,
+    ZERO_OUT,
+    ZERO_OUT_AS_ADD_REMOVE,
     EpsilonDeltaEvent,
     Event,
     GaussianEvent,
@@ -98,6 +100,8 @@ class Accountant(abc.ABC):
         if issubclass(event_type, EpsilonDeltaEvent) or (
                 issubclass(event_type, (GaussianEvent, LaplaceEvent)) and ADD_REMOVE in relations):
             return NEIGHBOURING_RELATIONS  # as stated / through add_remove_equivalent
+        if issubclass(event_type, ZERO_OUT_AS_ADD_REMOVE) and ADD_REMOVE in relations and ZERO_OUT not in relations:
+            return tuple(relations) + (ZERO_OUT,)   # zero-out is add/remove's pair (add_remove_equivalent)
         return relations
 
     @classmethod

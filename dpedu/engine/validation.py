@@ -32,12 +32,31 @@ This module is the lowest layer of dpedu: it imports nothing from the package.
 from __future__ import annotations
 
 import abc
+import functools
+import inspect
 import math
 import numbers
+import threading
 
 import numpy as np
 
 __all__ = [
+    "door",
+    "inside_a_call",
+    "positive",
+    "positive_or_inf",
+    "nonnegative",
+    "probability",
+    "real",
+    "count",
+    "generator",
+    "budget_or_none",
+    "features",
+    "vectors",
+    "open_unit",
+    "answer",
+    "check_norms",
+    "check_noise_and_clip",
     "MAX_STEPS",
     "all_finite",
     "check_scalar",
@@ -226,6 +245,22 @@ def check_noise_scale(scale, formula, remedy):
     return scale
 
 
+def check_noise_and_clip(noise_multiplier, clip_norm):
+    """z >= 0 and C > 0; C = inf only together with z = 0 (the non-private sanity setting)."""
+    noise_multiplier = check_nonnegative(noise_multiplier, "noise_multiplier")
+    clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
+    if noise_multiplier > 0 and math.isinf(clip_norm):
+        raise ValueError(
+            "clip_norm=inf gives the clipped sum infinite sensitivity, so no finite noise protects it; "
+            "clip_norm=inf is allowed only in the non-private sanity setting noise_multiplier=0"
+        )
+    if noise_multiplier > 0:
+        check_noise_scale(noise_multiplier * clip_norm, f"std noise_multiplier * clip_norm = {noise_multiplier!r} * "
+                          f"{clip_norm!r}", "a smaller noise_multiplier or clip_norm")
+    return noise_multiplier, clip_norm
+
+
+
 def check_count(value, name, maximum=MAX_STEPS):
     """An integer in [1, ``maximum``]: a number of steps or repetitions, refused when absurdly large.
 
@@ -342,6 +377,23 @@ def check_batch(theta, batch, n_features, n_params):
                          f"expects {expected}")
 
 
+def check_norms(norms, name="norms"):
+    """A float array of norms: real, >= 0, not NaN (``inf`` allowed: such a row is clipped to 0).
+
+    Raises ``TypeError`` for non-real input and ``ValueError`` naming ``name`` for NaN or negative entries.
+
+    >>> check_norms([0, 2.5])
+    array([0. , 2.5])
+    """
+    arr = np.asarray(norms)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"{name} must be an array of real numbers; got dtype {arr.dtype}")
+    arr = arr.astype(np.float64, copy=False)
+    if np.any(np.isnan(arr)) or np.any(arr < 0):
+        raise ValueError(f"{name} must be >= 0 (inf allowed), never NaN or negative")
+    return arr
+
+
 def check_theta(theta, n_features, name="theta"):
     """A finite parameter vector of length ``n_features``."""
     theta = check_array(theta, name, ndim=1)
@@ -412,3 +464,134 @@ def check_budget(value, name="budget"):
         return value
     raise TypeError(f"{name} must be None or a privacy budget (e.g. dpedu.PrivacyBudget(epsilon, delta)); "
                     f"got {type(value).__name__} {value!r}")
+
+
+# --- the door: a public function checks its arguments once, where a user hands them in ---------------------------
+
+_CALL = threading.local()   # .inside is True while a door-checked call of dpedu runs in this thread
+
+
+def inside_a_call():
+    """Whether this thread is inside a call that a :func:`door` already checked (its checks are skipped there)."""
+    return getattr(_CALL, "inside", False)
+
+
+def door(*relations, **contract):
+    r"""Declare what a public function accepts; the checks run once, at the door where a user calls it.
+
+    ``contract`` maps a parameter to a check ``check(value, name) -> value`` (e.g. ``positive``,
+    ``generator``); ``relations`` are checks of several arguments at once, ``relation(arguments)`` with the
+    checked arguments in a dict (they may replace values in it). When a user calls the function, its arguments
+    are bound, defaults filled in, every check and relation runs, and only then does the body run: a refused
+    call changes nothing, draws nothing and spends no budget. Inside that call (the body and everything it
+    calls, in this thread) every other door-checked function runs its body at once: the training loop calls
+    ``dp_sgd_step``, the model and the mechanism at every step, and none of them checks again what the run
+    already checked. So the body of a public function is its formula, and its contract is the decorator above it.
+
+    Code a user hands to a run (a step, a model, a noise source) runs inside the call too: what it passes to
+    dpedu's functions is trusted, as the run's own values are.
+
+    >>> @door(x=positive)
+    ... def half(x):
+    ...     return x / 2
+    >>> half(3)
+    1.5
+    >>> half(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: x must be a finite positive number; got -1.0
+    """
+    def decorate(fn):
+        signature = inspect.signature(fn)
+        unknown = sorted(set(contract) - set(signature.parameters))
+        if unknown:
+            raise TypeError(f"door: {fn.__qualname__} has no parameter(s) {unknown}")
+
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            if getattr(_CALL, "inside", False):
+                return fn(*args, **kwargs)
+            bound = signature.bind(*args, **kwargs)           # a missing or unknown argument: Python's TypeError
+            bound.apply_defaults()
+            arguments = bound.arguments
+            for name, check in contract.items():
+                arguments[name] = check(arguments[name], name)
+            for relation in relations:
+                relation(arguments)
+            _CALL.inside = True
+            try:
+                return fn(*bound.args, **bound.kwargs)
+            finally:
+                _CALL.inside = False
+
+        checked.contract = dict(contract)
+        return checked
+
+    return decorate
+
+
+# The checks a contract names: each is ``check(value, name) -> the checked value``.
+
+def positive(value, name):
+    """A finite number > 0."""
+    return check_positive(value, name)
+
+
+def positive_or_inf(value, name):
+    """A number > 0, ``inf`` allowed (a clip norm of inf means no clipping)."""
+    return check_positive(value, name, allow_inf=True)
+
+
+def nonnegative(value, name):
+    """A finite number >= 0."""
+    return check_nonnegative(value, name)
+
+
+def probability(value, name):
+    """A rate in (0, 1] (a sampling rate)."""
+    return check_in_interval(value, name, 0.0, 1.0, low_open=True)
+
+
+def real(value, name):
+    """Any real number (inf allowed, NaN refused)."""
+    return check_scalar(value, name)
+
+
+def count(value, name):
+    """An integer >= 1."""
+    return check_positive_int(value, name)
+
+
+def generator(value, name):
+    """A :class:`numpy.random.Generator` from ``None``, a seed, a SeedSequence or a Generator."""
+    return check_rng(value, name)
+
+
+def budget_or_none(value, name):
+    """``None`` or a privacy budget."""
+    return check_budget(value, name)
+
+
+def vectors(value, name):
+    """A finite float array of one vector (d,) or of row vectors (n, d); empty allowed."""
+    return check_array(value, name, ndim=(1, 2), allow_empty=True)
+
+
+def open_unit(value, name):
+    """A number strictly inside (0, 1) (a delta)."""
+    return check_in_interval(value, name, 0.0, 1.0, low_open=True, high_open=True)
+
+
+def answer(value, name):
+    """The true answer f(D) of a release: a finite number (a 0-d array) or a finite array of any shape."""
+    if np.ndim(value) == 0:
+        scalar = check_scalar(value, name)
+        if not np.isfinite(scalar):
+            raise ValueError(f"{name} must be finite; got {scalar!r}")
+        return np.asarray(scalar)
+    return check_array(value, name, allow_empty=True)
+
+
+def features(value, name):
+    """A finite 2-D float array with at least one row and column."""
+    return check_features(value, name)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..events import REPLACE_ONE, EpsilonDeltaEvent, GaussianEvent, check_relation
 from ..gaussian import analytic_noise_multiplier
-from ..engine.logistic_fast import mean_loss as logistic_loss
+from ..models.logistic import loss as logistic_loss
 from ..engine.validation import (
     check_choice,
     check_delta,

@@ -1,21 +1,25 @@
 r"""Gradient descent on noisy prefix sums: DP-FTRL (the tree) and matrix-factorisation noise (docs/math.md §25.6).
 
-The records are split once, at random, into b fixed batches, visited in the same order every epoch, so
-record j takes part in steps j, j + b, j + 2b, ... (minimum separation b). At step t::
+The one DP-SGD loop (:func:`dpedu.training.run_dp_sgd`) with two parts injected: the batches are the ``"cyclic"``
+scheme (the records split once, at random, into b fixed batches visited in the same order every epoch, so
+record j takes part in steps j, j + b, j + 2b, ...) and the noise is :class:`FactorizedNoise`, the increments of
+:math:`BZ`. The loop's update :math:`\theta_{t+1} = \theta_t - \eta(g_t + \xi_t)/(n/b)` then gives::
 
-    g_t     = sum over batch t of L2_clip(grad l(theta_t; x_i, y_i), C_clip)
-    S_t     = g_0 + ... + g_t + (B Z)_t           Z ~ N(0, (z C_clip)^2), one row per row of C
-    theta_{t+1} = theta_0 - eta * S_t / (batch size)
+    theta_{t+1} = theta_0 - eta * (g_0 + ... + g_t + (B Z)_t) / (n / b),   Z ~ N(0, (z C_clip)^2)
 
 the FTRL update with a quadratic regulariser around :math:`\theta_0` (Kairouz et al. 2021). Only
 :math:`CG + Z` touches the data, once for the whole run: one :class:`FactorizedGaussianEvent` with the
 sensitivity of C under that participation.
 
+**Relation.** The split depends on n (a permutation taken modulo b): adding a record moves the others, so the
+run is **not** covered under add/remove. It is under zero-out (a record replaced by one whose gradient is zero,
+n public: the default) and replace-one (sensitivity 2C); docs/math.md §1.2.
+
 >>> from dpedu.datasets import make_toy
 >>> X, y = make_toy(n=600, d=3, rng=0)
 >>> r = factorized_gradient_descent(X, y, kind="tree", noise_multiplier=1.0, clip_norm=1.0, batches=10, epochs=2, rng=0)
 >>> r.ledger, r.details.steps
-([(FactorizedGaussianEvent(noise_multiplier=1.0, sensitivity=3.464..., sampling_rate=1.0), 1)], 20)
+([(FactorizedGaussianEvent(noise_multiplier=1.0, sensitivity=3.464..., sampling_rate=1.0, relation='zero_out'), 1)], 20)
 """
 
 from __future__ import annotations
@@ -24,12 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine.logistic_fast import clipped_gradient_sum, mean_loss
-from ..training.common import TrainingResult, training_data
-from ..engine.validation import check_noise_multiplier, check_positive, check_positive_int, check_rng
+from ..engine.validation import check_array, check_noise_multiplier, check_positive, check_positive_int, check_rng
+from ..events import ZERO_OUT, check_relation
+from ..training import plan_dp_sgd, run_dp_sgd
 from .factorization import FactorizedGaussianEvent, cyclic_participations, make_factorization, sensitivity
 
-__all__ = ["factorized_gradient_descent", "factorized_sensitivity", "FactorizedDiagnostics"]
+__all__ = ["factorized_gradient_descent", "factorized_sensitivity", "FactorizedDiagnostics", "FactorizedNoise"]
 
 
 @dataclass(frozen=True)
@@ -64,8 +68,34 @@ def factorized_sensitivity(factorization, batches, epochs):
     return sensitivity(factorization.C, cyclic_participations(steps, batches))
 
 
+class FactorizedNoise:
+    r"""A noise source for the DP-SGD loop: step t gets :math:`(BZ)_t - (BZ)_{t-1}`, so the noise of the first t
+    steps sums to :math:`(BZ)_t`, with :math:`Z \sim \mathcal N(0, \sigma^2)` (one row per row of C).
+
+    ``normal(loc, scale, size)`` is what :func:`~dpedu.mechanisms.gaussian_mechanism` calls; ``scale`` must be the
+    run's :math:`\sigma = z C`, and Z is drawn from ``rng`` at the first call (after the first batch).
+    ``ledger(plan)`` is the run's one :class:`FactorizedGaussianEvent`.
+    """
+
+    def __init__(self, factorization, sensitivity, rng):
+        self.factorization, self.sensitivity, self.rng = factorization, sensitivity, rng
+        self.rows, self.t = None, 0
+
+    def normal(self, loc, scale, size):
+        if self.rows is None:                         # B Z, Z ~ N(0, scale^2): the whole run's noise
+            shape = (self.factorization.C.shape[0],) + tuple(np.atleast_1d(size))
+            self.rows = self.factorization.B @ self.rng.normal(0.0, scale, size=shape)
+        previous = self.rows[self.t - 1] if self.t > 0 else 0.0
+        increment = self.rows[self.t] - previous
+        self.t += 1
+        return loc + increment
+
+    def ledger(self, plan):
+        return [(FactorizedGaussianEvent(plan.noise_multiplier, self.sensitivity, relation=plan.relation), 1)]
+
+
 def factorized_gradient_descent(X, y, *, kind, noise_multiplier, clip_norm, batches, epochs, learning_rate=1.0,
-                                bands=None, theta0=None, rng=None):
+                                bands=None, theta0=None, relation=ZERO_OUT, rng=None):
     r"""Train logistic regression on noisy prefix sums released through the factorisation ``kind``.
 
     Parameters
@@ -81,13 +111,17 @@ def factorized_gradient_descent(X, y, *, kind, noise_multiplier, clip_norm, batc
     clip_norm : float
         C_clip.
     batches : int
-        b, fixed batches per epoch (the minimum separation between a record's steps).
+        b, fixed batches per epoch (the minimum separation between a record's steps), at most n.
     epochs : int
-        Passes; the run has T = epochs * batches steps (at most 4096).
+        Passes; the run has T = epochs * batches steps.
     learning_rate : float
-        eta, applied to the noisy prefix sum divided by the batch size n / b.
+        eta, applied to the noisy prefix sum divided by the batch size n / b (n is public).
     bands : int, optional
         For ``"banded"``: the number of bands (default min(b, 4)).
+    theta0 : array_like, optional
+        The starting point (zeros by default; it must not depend on the data).
+    relation : {"zero_out", "replace_one"}
+        The neighbouring relation of the event (the module docstring: add/remove does not hold for fixed batches).
     rng : None, int, SeedSequence or Generator
         The batches and the noise.
 
@@ -97,38 +131,22 @@ def factorized_gradient_descent(X, y, *, kind, noise_multiplier, clip_norm, batc
         ``ledger`` is ``[(FactorizedGaussianEvent(z, sens), 1)]``; ``details`` (a :class:`FactorizedDiagnostics`) has
         the steps, the sensitivity and the factorisation's name.
     """
-    data = training_data(X, y)                        # checked once, row norms computed once
-    X, y = data.X, data.y
-    z = check_noise_multiplier(noise_multiplier)
-    if z == 0:
-        raise ValueError("noise_multiplier must be > 0 (use dpedu.training.gradient_descent without noise)")
-    clip_norm = check_positive(clip_norm, "clip_norm")
+    X = check_array(X, "X", ndim=2, finite=False)
     n, d = X.shape
+    z = check_noise_multiplier(noise_multiplier)
+    clip_norm = check_positive(clip_norm, "clip_norm")
     batches = check_positive_int(batches, "batches", maximum=n)
     epochs = check_positive_int(epochs, "epochs")
-    learning_rate = check_positive(learning_rate, "learning_rate")
-    steps = batches * epochs
+    relation = check_relation(relation)
     if bands is not None:
         bands = check_positive_int(bands, "bands")
-    factorization = make_factorization(kind, steps, bands=min(batches, 4) if bands is None else bands)
+    factorization = make_factorization(kind, batches * epochs, bands=min(batches, 4) if bands is None else bands)
     sens = factorized_sensitivity(factorization, batches, epochs)
-    event = FactorizedGaussianEvent(z, sens)          # checked before any data is touched
+    plan = plan_dp_sgd(n, noise_multiplier=z, clip_norm=clip_norm, sampling_rate=1.0 / batches,
+                       steps=batches * epochs, learning_rate=learning_rate, sampling="cyclic", relation=relation)
     rng = check_rng(rng)
-    theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=float)
-    if theta.shape != (d,):
-        raise ValueError(f"theta0 must have shape ({d},); got {theta.shape}")
-    start = theta.copy()
-    assignment = rng.permutation(n) % batches        # record -> its fixed batch
-    members = [np.flatnonzero(assignment == j) for j in range(batches)]
-    noise = factorization.B @ rng.normal(0.0, z * clip_norm, size=(factorization.C.shape[0], d))
-    row_norms = data.row_norms
-    batch_size = n / batches                          # public: n and b are
-    running, losses = np.zeros(d), []
-    for t in range(steps):
-        rows = members[t % batches]
-        running += clipped_gradient_sum(theta, X[rows], y[rows], clip_norm, row_norms[rows])
-        theta = start - learning_rate * (running + noise[t]) / batch_size
-        if (t + 1) % batches == 0:
-            losses.append(mean_loss(theta, X, y))
-    return TrainingResult(theta, np.array(losses), [(event, 1)],
-                          details=FactorizedDiagnostics(steps, sens, factorization.name, z, clip_norm))
+    noise = FactorizedNoise(factorization, sens, rng)
+    FactorizedGaussianEvent(z, sens, relation=relation)   # the event's fields checked before any data is touched
+    result = run_dp_sgd(X, y, plan, theta0=theta0, rng=rng, noise=noise)
+    result.details = FactorizedDiagnostics(plan.steps, sens, factorization.name, z, clip_norm)
+    return result

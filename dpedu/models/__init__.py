@@ -1,21 +1,20 @@
 r"""Models with hand-written losses and per-example gradients: ``logistic`` and ``mlp``.
 
-The training loops in :mod:`dpedu.training` need very little from a model, so both models share one
-small shape (:class:`Model`): the *model object* knows the shapes, the *parameters* are one flat
-vector ``theta`` passed to every method.
+Both models share one small shape, :class:`Model`: the *model object* knows the shapes, the *parameters* are one
+flat vector ``theta`` passed to every method, and labels are in {-1, +1} with a logistic output. A model says four
+things; :class:`Model` derives the rest from them:
 
-===========================================================  ===================================================
-``n_params``                                                 length of ``theta``
-``init(rng)``                                                a data-independent starting point (no privacy cost)
-``loss(theta, X, y)``                                        mean loss (labels in {-1, +1})
-``per_example_gradients(theta, X, y)``                       (n, n_params) matrix, one gradient per row
-``clipped_gradient_sum(theta, X, y, clip_norm, row_norms)``  :math:`\sum_i \mathrm{L2\_clip}(g_i, C)`
-``decision_function`` / ``predict``                          scores / labels in {-1, +1}
-===========================================================  ===================================================
+===================================================  ==========================================================
+``n_features``, ``n_params``                         the width of X and the length of ``theta``
+``init(rng)``                                        a data-independent starting point (no privacy cost)
+``decision_function(theta, X)``                      the scores s_i; the loss is :math:`\ln(1 + e^{-y_i s_i})`
+``per_example_gradients(theta, X, y)``               (n, n_params) matrix, one gradient per row
+===================================================  ==========================================================
 
-A training loop validates its data once (validating ``X`` is itself a pass over the data, as costly as the
-gradient) into a :class:`~dpedu.training.TrainingData`; ``batch_loss(theta, batch)`` and
-``batch_clipped_gradient_sum(theta, batch, clip_norm)`` take such a batch and check only its shape.
+``loss`` and ``predict`` follow from the scores, and ``clipped_gradient_sum(theta, X, y, clip_norm,
+row_norms=None)`` is by default the formula :math:`\sum_i \mathrm{L2\_clip}(g_i, C)` on the per-example
+gradients. A model may compute that sum in another form (both models here do, without the n x P matrix of
+gradients); ``tests/test_logistic.py`` and ``tests/test_mlp.py`` pin each form to the formula.
 
 >>> import numpy as np
 >>> model = LogisticModel(n_features=2)
@@ -28,47 +27,9 @@ array([-0.6, -0.8])
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
-
-import numpy as np
-
+from .base import Model
 from . import logistic, mlp
 from .logistic import LogisticModel
 from .mlp import MLP
 
-__all__ = ["logistic", "mlp", "Model", "LogisticModel", "MLP", "is_model"]
-
-
-@runtime_checkable
-class Model(Protocol):
-    """What :func:`dpedu.training.dp_sgd` needs from a model (see the module docstring)."""
-
-    n_params: int
-
-    def init(self, rng=None) -> np.ndarray: ...
-
-    def loss(self, theta, X, y) -> float: ...
-
-    def batch_loss(self, theta, batch) -> float: ...
-
-    def per_example_gradients(self, theta, X, y) -> np.ndarray: ...
-
-    def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None) -> np.ndarray: ...
-
-    def batch_clipped_gradient_sum(self, theta, batch, clip_norm) -> np.ndarray: ...
-
-    def decision_function(self, theta, X) -> np.ndarray: ...
-
-    def predict(self, theta, X) -> np.ndarray: ...
-
-
-def is_model(obj):
-    """``isinstance(obj, Model)``, answered at once for dpedu's own models.
-
-    Python 3.11's check of a protocol with a data member (``n_params``) looks up every member on every call
-    (about 30 microseconds, a tenth of a DP-SGD step on Adult); :class:`LogisticModel` and :class:`MLP` skip it.
-
-    >>> is_model(LogisticModel(3)), is_model("a model")
-    (True, False)
-    """
-    return isinstance(obj, (LogisticModel, MLP)) or isinstance(obj, Model)
+__all__ = ["logistic", "mlp", "Model", "LogisticModel", "MLP"]

@@ -31,7 +31,8 @@ is an outer product, :math:`\lVert\nabla_{W_1}\ell\rVert_F = \lVert\delta\rVert\
 .. math:: \lVert\nabla_\theta\ell\rVert^2 = \lVert\delta\rVert^2(\lVert x\rVert^2 + 1) + r^2(\lVert a\rVert^2 + 1),
 
 and the clipped sum is a weighted backward pass. :meth:`MLP.per_example_gradients` builds the full
-matrix with ``einsum`` (for teaching and tests); :meth:`MLP.clipped_gradient_sum` uses the norms.
+matrix with ``einsum`` (for teaching and tests); :meth:`MLP.clipped_gradient_sum` uses the norms
+(pinned to the formula by ``tests/test_mlp.py``).
 
 >>> import numpy as np
 >>> net = MLP(n_features=3, hidden_units=4)
@@ -53,16 +54,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from ..engine.validation import check_batch, check_features, check_labels
-from ..engine.validation import check_positive, check_positive_int, check_rng, check_theta
-from ..clipping import check_norms
-from ..engine import mlp_fast
-from ..engine.logistic_fast import mean_loss_of_margins
+from ..clipping import clip_factor, l2_norms
+from ..engine.validation import count, door, generator, positive_or_inf
+from .base import Model, model_arguments
 
 __all__ = ["MLP"]
 
 
-class MLP:
+class MLP(Model):
     r"""One hidden layer of ``hidden_units`` tanh units and a logistic output, parameters in one vector.
 
     Parameters
@@ -78,9 +77,9 @@ class MLP:
     takes ``theta`` explicitly, as the logistic functions do, so training loops treat both models alike.
     """
 
+    @door(n_features=count, hidden_units=count)
     def __init__(self, n_features, hidden_units=16):
-        self.n_features = check_positive_int(n_features, "n_features")
-        self.hidden_units = check_positive_int(hidden_units, "hidden_units")
+        self.n_features, self.hidden_units = n_features, hidden_units
 
     def __repr__(self):
         return f"MLP(n_features={self.n_features}, hidden_units={self.hidden_units})"
@@ -90,8 +89,6 @@ class MLP:
         """Length of the flat parameter vector, :math:`hd + 2h + 1`."""
         h, d = self.hidden_units, self.n_features
         return h * d + 2 * h + 1
-
-    # --- parameters ---------------------------------------------------------------------------
 
     def unpack(self, theta):
         """Views ``(W1 (h, d), b1 (h,), w2 (h,), b2 ())`` into the flat vector (no copies).
@@ -108,117 +105,64 @@ class MLP:
         b2 = theta[h * d + 2 * h]
         return W1, b1, w2, b2
 
+    @door(rng=generator)
     def init(self, rng=None):
         r"""Random starting point: :math:`W_1 \sim \mathcal N(0, 1/d)`, :math:`w_2 \sim \mathcal N(0, 1/h)`, biases 0.
 
         The variance 1/fan-in keeps tanh out of saturation at the start (LeCun et al. 1998). The draw uses
         only ``rng``, never the data, so it costs no privacy.
         """
-        rng = check_rng(rng)
         h, d = self.hidden_units, self.n_features
         W1 = rng.normal(0.0, 1.0 / np.sqrt(d), size=(h, d))
         w2 = rng.normal(0.0, 1.0 / np.sqrt(h), size=h)
         return np.concatenate([W1.ravel(), np.zeros(h), w2, [0.0]])
 
-    # --- kernels: no validation (training loops check X, y once) ---------------------------------
-
-    def _forward(self, theta, X):
+    def forward(self, theta, X):
         """Hidden activations a (n, h) and output scores s (n,)."""
         W1, b1, w2, b2 = self.unpack(theta)
         hidden = np.tanh(X @ W1.T + b1)
         return hidden, hidden @ w2 + b2
 
-    def _backward(self, theta, X, y):
-        """The per-example pieces of the gradient: hidden a (n, h), r (n,) and delta (n, h)."""
+    @door(model_arguments)
+    def backward(self, theta, X, y):
+        r"""The per-example pieces of the gradient: hidden :math:`a` (n, h), :math:`r = \partial\ell/\partial s` (n,)
+        and :math:`\delta = r\,w_2\odot(1 - a^2)` (n, h) (the module docstring)."""
         _, _, w2, _ = self.unpack(theta)
-        hidden, scores = self._forward(theta, X)
+        hidden, scores = self.forward(theta, X)
         r = -y * expit(-y * scores)                           # d loss / d score
         delta = r[:, None] * w2 * (1.0 - hidden**2)           # d loss / d hidden pre-activation
         return hidden, r, delta
 
-    # --- public API (validated) ---------------------------------------------------------------
-
-    def _check(self, theta, X, y=None):
-        X = check_features(X)
-        if X.shape[1] != self.n_features:
-            raise ValueError(f"X has {X.shape[1]} features but the network expects n_features={self.n_features}")
-        theta = check_theta(theta, self.n_params)
-        if y is None:
-            return theta, X
-        return theta, X, check_labels(y, X.shape[0])
-
+    @door(model_arguments)
     def decision_function(self, theta, X):
-        """Output scores :math:`s = w_2\\cdot\\tanh(W_1x+b_1) + b_2`, shape (n,)."""
-        theta, X = self._check(theta, X)
-        return self._forward(theta, X)[1]
+        r"""Output scores :math:`s = w_2\cdot\tanh(W_1x+b_1) + b_2`, shape (n,)."""
+        return self.forward(theta, X)[1]
 
-    def predict(self, theta, X):
-        """Labels in {-1, +1}: the sign of the score (a score of exactly 0 predicts +1)."""
-        return np.where(self.decision_function(theta, X) >= 0, 1.0, -1.0)
-
-    def loss(self, theta, X, y):
-        """Mean logistic loss of the network over the rows of ``X``
-        (the mean of ln(1 + exp(-y_i s_i)) over the output scores s_i, :func:`dpedu.models.logistic.loss`'s formula).
-        """
-        theta, X, y = self._check(theta, X, y)
-        return mean_loss_of_margins(y * self._forward(theta, X)[1])
-
-    def batch_loss(self, theta, batch):
-        """:meth:`loss` over ``batch`` (a :class:`~dpedu.training.TrainingData`, checked when it was made)."""
-        check_batch(theta, batch, self.n_features, self.n_params)
-        return mean_loss_of_margins(batch.y * self._forward(theta, batch.X)[1])
-
-    def backward(self, theta, X, y):
-        r"""The per-example pieces of the gradient: hidden :math:`a` (n, h), :math:`r = \partial\ell/\partial s` (n,) and
-        :math:`\delta = r\,w_2\odot(1 - a^2)` (n, h) (the module docstring; what the engine's clipped sum takes)."""
-        theta, X, y = self._check(theta, X, y)
-        return self._backward(theta, X, y)
-
+    @door(model_arguments)
     def per_example_gradients(self, theta, X, y):
         """Matrix of per-example gradients of the flat vector, shape (n, n_params), built with ``einsum``."""
-        theta, X, y = self._check(theta, X, y)
-        hidden, r, delta = self._backward(theta, X, y)
-        n = X.shape[0]
-        grad_W1 = np.einsum("nh,nd->nhd", delta, X).reshape(n, -1)   # outer product delta_i x_i^T per example
+        hidden, r, delta = self.backward(theta, X, y)
+        grad_W1 = np.einsum("nh,nd->nhd", delta, X).reshape(X.shape[0], -1)   # delta_i x_i^T per example
         return np.concatenate([grad_W1, delta, r[:, None] * hidden, r[:, None]], axis=1)
 
-    def gradient_sum(self, theta, X, y):
-        """Sum of the per-example gradients (one backward pass)."""
-        theta, X, y = self._check(theta, X, y)
-        hidden, r, delta = self._backward(theta, X, y)
-        return mlp_fast.weighted_gradient_sum(X, hidden, r, delta, np.ones(X.shape[0]))
-
+    @door(model_arguments, clip_norm=positive_or_inf)
     def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None):
-        r""":math:`\sum_i \mathrm{L2\_clip}(\nabla_\theta\ell(\theta; x_i, y_i), C)` for the whole flat vector.
+        r""":math:`\sum_i \mathrm{L2\_clip}(\nabla_\theta\ell(\theta; x_i, y_i), C)` from the per-example norms.
 
-        Equal (to rounding) to ``L2_clip(self.per_example_gradients(theta, X, y), clip_norm).sum(axis=0)``
-        but computed from the per-example norms (module docstring) by
-        :func:`dpedu.engine.mlp_fast.clipped_gradient_sum`: one forward and one weighted backward pass, memory
-        O(n h + P). ``clip_norm = inf`` disables clipping (non-private).
-
-        Parameters
-        ----------
-        theta : array_like, shape (n_params,)
-        X : array_like, shape (n, n_features)
-        y : array_like, shape (n,)
-            Labels in {-1, +1}.
-        clip_norm : float
-            C > 0, or ``inf``.
-        row_norms : array_like, shape (n,), optional
-            Precomputed ``||x_i||`` (a training loop computes them once).
+        One forward and one weighted backward pass, memory O(n h + P), never the n x P matrix: each norm is
+        :math:`\sqrt{\lVert\delta_i\rVert^2(\lVert x_i\rVert^2 + 1) + r_i^2(\lVert a_i\rVert^2 + 1)}` (the module
+        docstring, written with ``hypot`` so rows of norm above 1e154 still give a finite norm), and the clipped
+        sum is the gradient sum weighted by the clip factors. Equals ``L2_clip(per_example_gradients(...), C).sum(0)``
+        to rounding.
         """
-        theta, X, y = self._check(theta, X, y)
-        clip_norm = check_positive(clip_norm, "clip_norm", allow_inf=True)
-        if row_norms is not None:
-            row_norms = check_norms(row_norms, "row_norms")
-            if row_norms.shape != (X.shape[0],):
-                raise ValueError(f"row_norms must have shape ({X.shape[0]},); got {row_norms.shape}")
-        hidden, r, delta = self._backward(theta, X, y)
-        return mlp_fast.clipped_gradient_sum(X, hidden, r, delta, clip_norm, row_norms)   # the engine's fast form
-
-    def batch_clipped_gradient_sum(self, theta, batch, clip_norm):
-        """:meth:`clipped_gradient_sum` over ``batch`` (a :class:`~dpedu.training.TrainingData`: checked, its norms
-        computed once, when the run's data was made), for a training loop's every step."""
-        check_batch(theta, batch, self.n_features, self.n_params)
-        hidden, r, delta = self._backward(theta, batch.X, batch.y)
-        return mlp_fast.clipped_gradient_sum(batch.X, hidden, r, delta, clip_norm, batch.row_norms)
+        if row_norms is None:
+            row_norms = l2_norms(X)[:, 0]                                   # ||x_i||
+        hidden, r, delta = self.backward(theta, X, y)
+        delta_norms = np.sqrt(np.einsum("ij,ij->i", delta, delta))
+        output_part = np.abs(r) * np.sqrt(np.einsum("ij,ij->i", hidden, hidden) + 1.0)
+        with np.errstate(over="ignore"):   # only if the true norm itself exceeds the float range (then inf)
+            norms = np.hypot(delta_norms * np.hypot(row_norms, 1.0), output_part)   # ||grad_i||
+        weights = clip_factor(norms, clip_norm)                             # min(1, C / ||grad_i||)
+        weighted_delta, weighted_r = weights[:, None] * delta, weights * r
+        return np.concatenate([(weighted_delta.T @ X).ravel(), weighted_delta.sum(axis=0),  # sum_i w_i grad_i
+                               weighted_r @ hidden, [weighted_r.sum()]])

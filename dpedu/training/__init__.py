@@ -1,10 +1,13 @@
 r"""Training loops: plain gradient descent, the book's noisy gradient descent, and DP-SGD.
 
 ===================  ==========================================================================================
-:mod:`.full_batch`   full-batch :func:`gradient_descent` and the book's :func:`noisy_gradient_descent` (its plan)
+:mod:`.full_batch`   :func:`gradient_descent`; the book's noisy gradient descent, :func:`run_noisy_gradient_descent`
+                     (its loop) and :func:`noisy_gradient_descent` (the book's call)
+:mod:`.sampling`     the batch sampling schemes (:func:`poisson_sample`, ...), one object and one file each
 :mod:`.plan`         :func:`plan_dp_sgd`: a DP-SGD run (:class:`DPSGDPlan`) fixed before the data is touched
-:mod:`.adaptive`     adaptive clipping (Andrew et al. 2021): :class:`ClipState`, the noise split
-:mod:`.sgd`          :func:`dp_sgd_step` (one step), :func:`run_dp_sgd` (a plan's loop), :func:`dp_sgd` (Abadi et al.)
+:mod:`.step`         :func:`dp_sgd_step`: one step of DP-SGD (Abadi et al.)
+:mod:`.sgd`          :func:`run_dp_sgd`: the one DP-SGD loop; :func:`dp_sgd`: Algorithm 1's parameters
+:mod:`.adaptive`     adaptive clipping (Andrew et al. 2021): its step and the noise split
 :mod:`.common`       :class:`TrainingResult` and its typed ``details``, :class:`TrainingData` (checked once)
 ===================  ==========================================================================================
 
@@ -28,11 +31,11 @@ names the call that accounts it (``dpedu.accountants.compare(result, delta=...)`
 
 from .common import MAX_STEPS, DPSGDDiagnostics, NoisyGDDiagnostics, NotAccountedError, TrainingData, TrainingResult
 from .common import training_data
-from .adaptive import ClipState, gradient_noise_multiplier
-from .plan import CLIP_MODES, LR_SCHEDULES, SAMPLERS, SAMPLINGS, DPSGDPlan, binomial_poisson_sample, plan_dp_sgd
-from .plan import fixed_size_batches, poisson_batches, poisson_sample, shuffled_batches, truncated_poisson_batches
-from .sgd import ShuffledBatchesWarning, dp_sgd, dp_sgd_adaptive_step, dp_sgd_step
-from .sgd import run_dp_sgd
+from .sampling import SAMPLINGS, Sampling, poisson_sample
+from .step import dp_sgd_step
+from .adaptive import gradient_noise_multiplier
+from .plan import CLIP_MODES, LR_SCHEDULES, DPSGDPlan, plan_dp_sgd
+from .sgd import ShuffledBatchesWarning, dp_sgd, run_dp_sgd
 from .full_batch import BUDGET_SPLITS, CALIBRATIONS, NoisyGDPlan, gradient_descent, noisy_gradient_descent
 from .full_batch import plan_noisy_gradient_descent, run_noisy_gradient_descent
 
@@ -49,23 +52,16 @@ __all__ = [
     "plan_noisy_gradient_descent",
     "run_noisy_gradient_descent",
     "poisson_sample",
-    "binomial_poisson_sample",
-    "shuffled_batches",
-    "poisson_batches",
-    "fixed_size_batches",
-    "truncated_poisson_batches",
-    "ClipState",
+    "Sampling",
+    "SAMPLINGS",
     "gradient_noise_multiplier",
     "DPSGDPlan",
     "plan_dp_sgd",
     "dp_sgd_step",
-    "dp_sgd_adaptive_step",
     "run_dp_sgd",
     "dp_sgd",
     "ShuffledBatchesWarning",
     "LR_SCHEDULES",
-    "SAMPLINGS",
-    "SAMPLERS",
     "CLIP_MODES",
     "BUDGET_SPLITS",
     "CALIBRATIONS",

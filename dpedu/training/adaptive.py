@@ -29,9 +29,10 @@ import numpy as np
 
 from ..mechanisms import gaussian_mechanism
 from ..engine.validation import check_in_interval, check_nonnegative, check_positive
+from .step import dp_sgd_step
 
-__all__ = ["ClipState", "gradient_noise_multiplier", "check_adaptive_clipping", "DEFAULT_CLIP_LEARNING_RATE",
-           "DEFAULT_COUNT_NOISE_FRACTION"]
+__all__ = ["ClipState", "AdaptiveClipping", "gradient_noise_multiplier", "check_adaptive_clipping",
+           "DEFAULT_CLIP_LEARNING_RATE", "DEFAULT_COUNT_NOISE_FRACTION"]
 
 #: eta_C of Andrew et al. (2021), who found 0.2 to work across their tasks.
 DEFAULT_CLIP_LEARNING_RATE = 0.2
@@ -94,3 +95,40 @@ class ClipState:
                                    noise_multiplier=2.0 * self.count_noise_std, rng=rng)
         unclipped_fraction = noisy / self.divisor + 0.5
         self.clip_norm *= math.exp(-self.clip_learning_rate * (unclipped_fraction - self.target_quantile))
+
+
+def gradient_norms(model, theta, X, y):
+    """The L2 norm of each per-example gradient (adaptive clipping counts those at most C)."""
+    if X.shape[0] == 0:
+        return np.zeros(0)
+    return np.linalg.norm(model.per_example_gradients(theta, X, y), axis=1)
+
+
+class AdaptiveClipping:
+    r"""The step of an adaptive-clipping run (Andrew et al. 2021, Alg. 1): :func:`~dpedu.training.dp_sgd_step` at
+    the current :math:`C_t`, then the noisy count of the batch's unclipped gradients moves C.
+
+    The loop calls it as it calls ``dp_sgd_step`` (the ``clip_norm`` it passes, the plan's :math:`C_0`, is replaced
+    by :math:`C_t`; ``noise_multiplier`` is the gradient's :math:`z_\Delta`). ``rng``: the gradient noise, then the
+    count's noise. ``clip_norms`` lists every :math:`C_t` used; ``quantiles`` the ``target_quantile`` of all the
+    gradient norms at each loss step (what C tracks, a diagnostic on the private data).
+    """
+
+    def __init__(self, plan):
+        self.state, self.target_quantile, self.quantiles = plan.clip_state(), plan.target_quantile, []
+
+    @property
+    def clip_norms(self):
+        return self.state.clip_norms
+
+    def __call__(self, theta, batch, *, model, clip_norm, noise_multiplier, expected_batch_size, learning_rate, rng):
+        norms = gradient_norms(model, theta, batch.X, batch.y)                    # ||g_i|| at theta_t
+        new_theta = dp_sgd_step(theta, batch, model=model, clip_norm=self.state.clip_norm,
+                                noise_multiplier=noise_multiplier, expected_batch_size=expected_batch_size,
+                                learning_rate=learning_rate, rng=rng)
+        self.state.update(norms, rng)                                             # noisy count; C <- C e^(...)
+        return new_theta
+
+    def record(self, theta, data, model):
+        """Measure the quantile C tracks, on all the data (a diagnostic)."""
+        self.quantiles.append(np.quantile(gradient_norms(model, theta, data.X, data.y), self.target_quantile))

@@ -13,22 +13,26 @@ from ..clipping import L2_clip, l2_norms
 from ..engine.validation import MAX_STEPS, check_features, check_labels, check_theta
 
 __all__ = ["TrainingResult", "TrainingData", "DPSGDDiagnostics", "NoisyGDDiagnostics", "NotAccountedError",
-           "MAX_STEPS", "CLIP_MODES", "training_data", "initial_theta", "overflow_guard"]
+           "MAX_STEPS", "CLIP_MODES", "training_data", "initial_theta", "overflow_guard", "RunLog"]
 
 #: How a loop bounds each example's gradient: clip every per-example gradient at every step, or clip every row
 #: of X once (logistic regression only: its gradient norm is below the row norm).
 CLIP_MODES = ("gradients", "inputs")
 
 
-@dataclass(frozen=True)
 class TrainingData:
     """The records a run trains on, checked once: features ``X`` (n, d), labels ``y`` in {-1, +1} and the row
     norms :math:`\\lVert x_i\\rVert` (they never change, so a run computes them once). ``data[B]`` is the batch
-    of the records with indices ``B``, with their norms. Build it with :func:`training_data`."""
+    of the records with indices ``B`` (an index array, or ``slice(None)`` for all of them, without a copy), with
+    their norms. Build it with :func:`training_data`; code inside a run trusts it."""
 
-    X: np.ndarray
-    y: np.ndarray
-    row_norms: np.ndarray
+    __slots__ = ("X", "y", "row_norms")
+
+    def __init__(self, X, y, row_norms):
+        self.X, self.y, self.row_norms = X, y, row_norms
+
+    def __repr__(self):
+        return f"TrainingData(n={self.n}, d={self.X.shape[1]})"
 
     @property
     def n(self) -> int:
@@ -36,7 +40,9 @@ class TrainingData:
         return self.X.shape[0]
 
     def __getitem__(self, indices):
-        return TrainingData(self.X[indices], self.y[indices], self.row_norms[indices])
+        if isinstance(indices, slice):
+            return TrainingData(self.X[indices], self.y[indices], self.row_norms[indices])
+        return TrainingData(self.X.take(indices, axis=0), self.y.take(indices), self.row_norms.take(indices))
 
 
 def training_data(X, y, *, clip_inputs_to=None):
@@ -183,6 +189,39 @@ class TrainingResult:
             "this run was not accounted: DP-SGD returns the events it performed (result.ledger), not an epsilon. "
             "Account them: dpedu.accountants.compare(result, delta=1e-5) for every accountant side by side, or "
             "dpedu.accountants.account(result.ledger, 'pld', delta=1e-5).epsilon for one")
+
+
+class RunLog:
+    """What a DP-SGD run records as it goes (:class:`DPSGDDiagnostics`): every batch size, how many batches each
+    record was in, and the mean training loss every ``plan.loss_every`` steps and after the last (a diagnostic on
+    the private data, not privatised). A step that keeps a record of its own (adaptive clipping) is asked for it."""
+
+    def __init__(self, plan, data, model, step):
+        self.plan, self.data, self.model, self.step = plan, data, model, step
+        self.batch_sizes = np.empty(plan.steps, dtype=np.int64)
+        self.inclusions = np.zeros(data.n, dtype=np.int64)
+        self.losses, self.loss_steps = [], []
+
+    def after(self, t, B, theta):
+        """Record step ``t`` (0-based), which trained on the records ``B`` and left ``theta``."""
+        self.batch_sizes[t] = B.size if isinstance(B, np.ndarray) else len(range(self.data.n)[B])
+        self.inclusions[B] += 1
+        if (t + 1) % self.plan.loss_every == 0 or t + 1 == self.plan.steps:
+            self.losses.append(self.model.loss(theta, self.data.X, self.data.y))
+            self.loss_steps.append(t + 1)
+            if hasattr(self.step, "record"):
+                self.step.record(theta, self.data, self.model)
+
+    def result(self, theta, ledger):
+        """The run's :class:`TrainingResult`: ``theta``, the losses, its ``ledger`` and the diagnostics."""
+        plan = self.plan
+        clip_norms = getattr(self.step, "clip_norms", None)
+        details = DPSGDDiagnostics(
+            plan=plan, model=self.model, batch_sizes=self.batch_sizes, inclusions=self.inclusions,
+            loss_steps=np.array(self.loss_steps),
+            clip_norms=np.array(clip_norms) if clip_norms is not None else np.full(plan.steps, plan.clip_norm),
+            gradient_norm_quantiles=np.array(getattr(self.step, "quantiles", [])))
+        return TrainingResult(theta=theta, losses=np.array(self.losses), ledger=ledger, details=details)
 
 
 def initial_theta(theta0, n_params):

@@ -1,8 +1,9 @@
 r"""Full-batch training of logistic regression: plain gradient descent and the book's noisy gradient descent.
 
-The book is *Programming Differential Privacy* (Near & Abuah), chapter "Machine Learning". Each iteration
-reads ``X`` twice (``X @ theta``, then ``X.T @ w``: :func:`dpedu.engine.logistic_fast.clipped_gradient_sum`); the
-training loss it records comes from the same ``X @ theta``, so it costs no third pass.
+The book is *Programming Differential Privacy* (Near & Abuah), chapter "Machine Learning". Its noisy gradient
+descent is :func:`run_noisy_gradient_descent`, the loop chapter 2 prints and every noisy-GD run (the sweeps and the
+benchmarks too) takes; :func:`noisy_gradient_descent` is the book's call, its plain case. Each iteration reads
+``X`` twice (``X @ theta``, then ``X.T @ w``: :meth:`dpedu.models.LogisticModel.clipped_gradient_sum`).
 
 >>> from dpedu.datasets import make_toy
 >>> X, y = make_toy(n=200, d=3, rng=0)
@@ -19,13 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..clipping import L2_clip
 from ..events import GaussianEvent, LaplaceEvent
 from ..mechanisms import gaussian_mechanism, gaussian_noise_multiplier, laplace_mechanism
-from ..engine import logistic_fast
-from ..models.logistic import gradient, loss, per_example_gradients
-from ..engine.validation import check_budget, check_choice, check_delta, check_epsilon, check_noise_scale, check_positive
-from ..engine.validation import check_positive_int, check_rng, check_steps
+from ..models import LogisticModel
+from ..models.logistic import gradient, loss
+from ..engine.validation import budget_or_none, check_choice, check_delta, check_epsilon, check_noise_scale
+from ..engine.validation import check_positive, check_positive_int, check_steps, door, generator, positive
 from .common import CLIP_MODES, NoisyGDDiagnostics, TrainingResult, initial_theta, overflow_guard, training_data
 
 __all__ = ["gradient_descent", "noisy_gradient_descent", "NoisyGDPlan", "plan_noisy_gradient_descent",
@@ -35,6 +35,12 @@ BUDGET_SPLITS = ("per_iteration", "total")
 CALIBRATIONS = ("classic", "analytic")
 
 
+def descent_arguments(arguments):
+    """At most MAX_STEPS iterations."""
+    arguments["iterations"] = check_steps(arguments["iterations"], "iterations")
+
+
+@door(descent_arguments, learning_rate=positive)
 def gradient_descent(X, y, iterations, *, learning_rate=1.0, theta0=None):
     r"""Non-private full-batch gradient descent on the mean logistic loss (the book's baseline).
 
@@ -59,8 +65,6 @@ def gradient_descent(X, y, iterations, *, learning_rate=1.0, theta0=None):
         With ``ledger=None`` and ``epsilon=inf``: the output is not private.
     """
     data = training_data(X, y)                  # X finite, y in {-1, +1}
-    iterations = check_steps(iterations, "iterations")
-    learning_rate = check_positive(learning_rate, "learning_rate")
     theta, losses = initial_theta(theta0, data.X.shape[1]), []
     with overflow_guard():
         for t in range(iterations):
@@ -160,41 +164,44 @@ def plan_noisy_gradient_descent(iterations, epsilon, delta, *, clip_norm=5.0, cl
                        calibration, loss_every)
 
 
+def noisy_gd_arguments(arguments):
+    """``run_noisy_gradient_descent``'s plan."""
+    if not isinstance(arguments["plan"], NoisyGDPlan):
+        raise TypeError(f"plan must be a NoisyGDPlan (from plan_noisy_gradient_descent); got "
+                        f"{type(arguments['plan']).__name__}")
+
+
+@door(noisy_gd_arguments, budget=budget_or_none, rng=generator)
 def run_noisy_gradient_descent(X, y, plan, *, theta0=None, budget=None, rng=None):
-    """Run noisy gradient descent as ``plan`` (a :class:`NoisyGDPlan`) fixes it; see :func:`noisy_gradient_descent`.
+    r"""The book's noisy gradient descent as ``plan`` (a :class:`NoisyGDPlan`) fixes it (docs/math.md §7).
 
     ``theta0``: the starting point (zeros by default; it must not depend on the data). ``budget`` (a
-    :class:`~dpedu.budget.PrivacyBudget`) is charged with ``plan.ledger`` after every argument was checked and
-    before the data is touched; it refuses (trains nothing) if the run would overspend. The rows of X are
-    checked, clipped (``clip_mode="inputs"``) and their norms computed once
-    (:func:`~dpedu.training.common.training_data`). ``rng`` draws the noisy count, then each iteration's noise.
+    :class:`~dpedu.budget.PrivacyBudget`) is charged with ``plan.ledger`` before the data is touched; it refuses
+    (trains nothing) if the run would overspend. ``rng`` draws the noisy count, then each iteration's noise.
     """
-    if not isinstance(plan, NoisyGDPlan):
-        raise TypeError(f"plan must be a NoisyGDPlan (from plan_noisy_gradient_descent); got {type(plan).__name__}")
     data = training_data(X, y, clip_inputs_to=plan.clip_norm if plan.clip_mode == "inputs" else None)
-    theta, rng = initial_theta(theta0, data.X.shape[1]), check_rng(rng)
-    if check_budget(budget) is not None:
-        budget.spend(plan.ledger)                      # every argument is valid; nothing has touched the data
-    X, y, C, z, eta = data.X, data.y, plan.clip_norm, plan.noise_multiplier, plan.learning_rate
-    noisy_count = max(laplace_mechanism(data.n, l1_sensitivity=1.0, epsilon=plan.epsilon_count, rng=rng), 1.0)
-    losses, loss_steps = [], []                        # the loss at theta_t is a by-product of gradient t + 1
+    theta, model = initial_theta(theta0, data.X.shape[1]), LogisticModel(data.X.shape[1])
+    if budget is not None:
+        budget.spend(plan.ledger)                  # every argument is valid; nothing has touched the data
+    C, z, eta = plan.clip_norm, plan.noise_multiplier, plan.learning_rate
+    noisy_n = max(laplace_mechanism(data.n, l1_sensitivity=1.0, epsilon=plan.epsilon_count,
+                                    rng=rng), 1.0)                 # n + Lap(1/epsilon), at least 1
+    losses, loss_steps = [], []
     with overflow_guard():
-        for t in range(plan.iterations):               # clip_mode="inputs": clipping the gradients at C changes nothing
-            if t > 0 and t % plan.loss_every == 0:
-                loss, G = logistic_fast.loss_and_clipped_gradient_sum(theta, X, y, C, data.row_norms)
-                losses.append(loss)
-                loss_steps.append(t)
-            else:
-                G = logistic_fast.clipped_gradient_sum(theta, X, y, C, data.row_norms)
-            noisy_G = gaussian_mechanism(G, l2_sensitivity=C, noise_multiplier=z, rng=rng)   # G + N(0, z^2 C^2 I)
-            theta = theta - eta * noisy_G / noisy_count
-        losses.append(logistic_fast.mean_loss(theta, X, y))
-        loss_steps.append(plan.iterations)
-    return plan.result(theta, losses, loss_steps, noisy_count)
+        for t in range(plan.iterations):
+            # G = sum_i L2_clip(grad l(theta; x_i, y_i), C): L2 sensitivity C
+            G = model.clipped_gradient_sum(theta, data.X, data.y, C, data.row_norms)
+            noisy_G = gaussian_mechanism(G, l2_sensitivity=C, noise_multiplier=z,
+                                         rng=rng)                  # G + N(0, z^2 C^2 I)
+            theta = theta - eta * noisy_G / noisy_n
+            if (t + 1) % plan.loss_every == 0 or t + 1 == plan.iterations:
+                losses.append(model.loss(theta, data.X, data.y))   # a diagnostic, not private
+                loss_steps.append(t + 1)
+    return plan.result(theta, losses, loss_steps, noisy_n)
 
 
 def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, learning_rate=1.0, rng=None):
-    r"""The book's noisy gradient descent: full batch, add/remove neighbours (docs/math.md §7).
+    r"""The book's noisy gradient descent: full batch, add/remove neighbours, n public (docs/math.md §7).
 
     ::
 
@@ -204,11 +211,9 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, l
             G~    = G + N(0, z^2 C^2 I),   z = sqrt(2 ln(1.25/delta)) / epsilon
             theta = theta - learning_rate * G~ / n~
 
-    The plain case of ``run_noisy_gradient_descent(X, y, plan_noisy_gradient_descent(...), rng=rng)``, written as
-    the book writes it: the variants (``clip_mode``, ``budget_split``, ``calibration``, ``loss_every``, ``theta0``,
-    a budget) are settings of :func:`plan_noisy_gradient_descent` and :func:`run_noisy_gradient_descent`, which
-    computes the clipped sum in two matrix-vector products (:mod:`dpedu.engine.logistic_fast`) and draws the same
-    random numbers in the same order (``tests/test_engine.py`` pins the two).
+    ``run_noisy_gradient_descent(X, y, plan_noisy_gradient_descent(...), rng=rng)``: the variants
+    (``clip_mode``, ``budget_split``, ``calibration``, ``loss_every``, ``theta0``, a budget) are settings of
+    :func:`plan_noisy_gradient_descent` and :func:`run_noisy_gradient_descent`.
 
     Parameters
     ----------
@@ -236,21 +241,10 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, l
     Notes
     -----
     The noisy count is floored at 1 before dividing (post-processing of a DP value, so free): with a tiny
-    epsilon and a small dataset, ``n + Lap(1/epsilon)`` can be negative, which would flip the descent.
+    epsilon and a small dataset, ``n + Lap(1/epsilon)`` can be negative, which would flip the descent. The
+    gradient sum's sensitivity C treats n as public: under a literal removal the divisor changes too
+    (docs/math.md §1.2).
     """
-    # the arguments checked and z = sqrt(2 ln(1.25/delta)) / epsilon computed, before any noise
-    plan = plan_noisy_gradient_descent(iterations, epsilon, delta,
-                                       clip_norm=clip_norm, learning_rate=learning_rate)
-    data, rng = training_data(X, y), check_rng(rng)
-    theta, losses = np.zeros(data.X.shape[1]), []
-    noisy_n = laplace_mechanism(data.n, l1_sensitivity=1.0, epsilon=epsilon, rng=rng)
-    noisy_n = max(noisy_n, 1.0)                 # n + Lap(1/epsilon), at least 1
-    with overflow_guard():
-        for t in range(iterations):
-            grads = per_example_gradients(theta, data.X, data.y)
-            G = L2_clip(grads, clip_norm).sum(axis=0)      # L2 sensitivity C
-            noisy_G = gaussian_mechanism(G, l2_sensitivity=clip_norm,   # G + N(0, z^2 C^2 I)
-                                         noise_multiplier=plan.noise_multiplier, rng=rng)
-            theta = theta - learning_rate * noisy_G / noisy_n
-            losses.append(loss(theta, data.X, data.y))
-    return plan.result(theta, losses, range(1, iterations + 1), noisy_n)
+    plan = plan_noisy_gradient_descent(iterations, epsilon, delta, clip_norm=clip_norm,
+                                       learning_rate=learning_rate)
+    return run_noisy_gradient_descent(X, y, plan, rng=rng)

@@ -50,7 +50,7 @@ class ExerciseSpec:
 
 
 _L = "dpedu.models.logistic."
-_E = "dpedu.engine.logistic_fast."
+_M = "dpedu.models.logistic.LogisticModel."
 _TRADEOFF = "dpedu.accountants.tradeoff."
 _STATS = "dpedu.research.audit.statistics."
 
@@ -58,15 +58,13 @@ EXERCISES = {spec.number: spec for spec in (
     ExerciseSpec("0.1", "check_randomized_response"),           # dpedu has no randomized response to call
     ExerciseSpec("0.2", "check_estimate_share"),                # one formula on the student's counts
     ExerciseSpec("0.3", "check_laplace_threshold_success"),     # one formula
-    ExerciseSpec("1.1", "check_logistic_loss", (_L + "loss", _L + "per_example_loss", _E + "mean_loss",
-                                                 _E + "mean_loss_of_margins")),
-    ExerciseSpec("1.2", "check_logistic_gradient", (_L + "gradient", _L + "gradient_sum",
-                                                    _L + "per_example_gradients")),
-    ExerciseSpec("1.3", "check_gradient_descent", ("dpedu.training.full_batch.gradient_descent", _L + "gradient",
-                                                   _L + "gradient_sum")),
+    ExerciseSpec("1.1", "check_logistic_loss", (_L + "loss", _L + "per_example_loss", "dpedu.models.base.Model.loss")),
+    ExerciseSpec("1.2", "check_logistic_gradient", (_L + "gradient", _L + "per_example_gradients",
+                                                    _M + "per_example_gradients")),
+    ExerciseSpec("1.3", "check_gradient_descent", ("dpedu.training.full_batch.gradient_descent", _L + "gradient")),
     ExerciseSpec("1.4", "check_accuracy", (_L + "accuracy", _L + "predict")),
     ExerciseSpec("2.1", "check_sensitivities"),                  # three numbers: nothing of dpedu's to call
-    ExerciseSpec("2.2", "check_L2_clip", ("dpedu.clipping.L2_clip", "dpedu.clipping.clip_factors")),
+    ExerciseSpec("2.2", "check_L2_clip", ("dpedu.clipping.L2_clip", "dpedu.clipping.clip_factor")),
     ExerciseSpec("2.3", "check_noisy_count", ("dpedu.mechanisms.laplace_mechanism", "dpedu.mechanisms.laplace_mech")),
     ExerciseSpec("2.4", "check_classic_noise_multiplier", ("dpedu.mechanisms.gaussian_noise_multiplier",
                                                            "dpedu.gaussian.classic_noise_multiplier")),
@@ -81,13 +79,16 @@ EXERCISES = {spec.number: spec for spec in (
     ExerciseSpec("3.4", "check_per_iteration_epsilon", ("dpedu.accountants.advanced.advanced_composition",
                                                         "dpedu.accountants.advanced.advanced_composition_bound",
                                                         "dpedu.calibrate.monotone_search")),
-    ExerciseSpec("4.1", "check_poisson_sample", ("dpedu.training.plan.poisson_sample",
-                                                 "dpedu.training.plan.poisson_batches")),
-    ExerciseSpec("4.2", "check_clipped_gradient_sum", ("dpedu.clipping.L2_clip", "dpedu.clipping.clip_factors",
-                                                       _L + "clipped_gradient_sum", _E + "clipped_gradient_sum")),
-    ExerciseSpec("4.3", "check_dp_sgd_step", ("dpedu.training.sgd.dp_sgd_step", "dpedu.training.sgd.dp_sgd_adaptive_step",
-                                              "dpedu.engine.dp_sgd_fast.logistic_dp_sgd_steps",
-                                              _L + "clipped_gradient_sum", "dpedu.clipping.L2_clip")),
+    ExerciseSpec("4.1", "check_poisson_sample", ("dpedu.training.sampling.poisson.poisson_sample",
+                                                 "dpedu.training.sampling.poisson.Poisson.batches")),
+    ExerciseSpec("4.2", "check_clipped_gradient_sum", ("dpedu.clipping.L2_clip", "dpedu.clipping.clip_factor",
+                                                       _L + "clipped_gradient_sum", _M + "clipped_gradient_sum",
+                                                       "dpedu.models.base.Model.clipped_gradient_sum")),
+    ExerciseSpec("4.3", "check_dp_sgd_step", ("dpedu.training.step.dp_sgd_step",
+                                              "dpedu.training.adaptive.AdaptiveClipping.__call__",
+                                              _L + "clipped_gradient_sum", _M + "clipped_gradient_sum",
+                                              "dpedu.models.base.Model.clipped_gradient_sum", "dpedu.clipping.L2_clip",
+                                              "dpedu.clipping.clip_factor")),
     ExerciseSpec("4.4", "check_steps_and_epsilon", ("dpedu.events.steps_from_epochs",
                                                     "dpedu.training.plan.plan_dp_sgd")),
     ExerciseSpec("4.5", "check_steps_and_sampling_rate", ("dpedu.events.steps_from_epochs",
@@ -155,9 +156,9 @@ def counterparts(number):
         obj = obj.fget if isinstance(obj, property) else obj
         if hasattr(obj, "cache_clear"):
             obj.cache_clear()
-        for function in (obj, inspect.unwrap(obj)):
-            if hasattr(function, "__code__"):
-                codes[function.__code__] = dotted
+        function = inspect.unwrap(obj)                 # the function itself, never a decorator's shared wrapper
+        if hasattr(function, "__code__"):
+            codes[function.__code__] = dotted
     return codes
 
 

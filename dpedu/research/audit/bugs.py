@@ -46,12 +46,9 @@ import math
 import numpy as np
 
 from ...clipping import L2_clip
-from ...models import LogisticModel
-from ...training import poisson_sample
-from ...engine.validation import (check_choice, check_features, check_labels, check_positive,
-                          check_positive_int, check_rng, check_sampling_rate)
+from ...engine.validation import check_choice, check_positive, check_positive_int, check_rng, check_sampling_rate
 from .data import make_audit_data, make_canary
-from .whitebox import ObservedRun, claimed_ledger, observed_trainer, whitebox_audit
+from .whitebox import observed_run, observed_trainer, whitebox_audit
 
 __all__ = ["BUGS", "buggy_trainer", "bug_setting", "bug_hunt"]
 
@@ -74,30 +71,45 @@ BUGS = {
 MICROBATCH_SIZE = 2
 
 
-def _buggy_noisy_sum(bug, model, theta, X, y, batch, clip_norm, noise_std, rng, reused):
-    """The released sum of one step, with the named bug."""
-    grads = model.per_example_gradients(theta, X[batch], y[batch]) if batch.size else np.zeros((0, theta.size))
-    if bug == "clip_after_sum":
-        total = L2_clip(grads.sum(axis=0), clip_norm)                # WRONG: clip after summing
-    elif bug == "microbatch_clipped_as_one" and batch.size:
-        groups = np.array_split(grads, math.ceil(batch.size / MICROBATCH_SIZE))
-        means = np.array([g.mean(axis=0) for g in groups])
-        total = L2_clip(means, clip_norm).sum(axis=0)                # WRONG: a microbatch clipped as one example
-    else:
-        total = L2_clip(grads, clip_norm).sum(axis=0) if batch.size else np.zeros(theta.size)
-    if bug == "noise_not_scaled_by_clip":
-        return total + rng.normal(0.0, noise_std / clip_norm, size=theta.size)  # WRONG: std z, not z*C
-    if bug == "noise_reused":
-        return total + reused                                        # WRONG: the same noise every step
-    return total + rng.normal(0.0, noise_std, size=theta.size)
+def _buggy_step(bug):
+    """A step with :func:`dpedu.training.dp_sgd_step`'s signature that releases the batch's sum with ``bug``."""
+    def step(theta, batch, *, model, clip_norm, noise_multiplier, expected_batch_size, learning_rate, rng):
+        grads = model.per_example_gradients(theta, batch.X, batch.y)
+        if bug == "clip_after_sum":
+            total = L2_clip(grads.sum(axis=0), clip_norm)                # WRONG: clip after summing
+        elif bug == "microbatch_clipped_as_one" and batch.n:
+            groups = np.array_split(grads, math.ceil(batch.n / MICROBATCH_SIZE))
+            means = np.array([g.mean(axis=0) for g in groups])
+            total = L2_clip(means, clip_norm).sum(axis=0)                # WRONG: a microbatch clipped as one example
+        else:
+            total = L2_clip(grads, clip_norm).sum(axis=0)
+        std = noise_multiplier * (1.0 if bug == "noise_not_scaled_by_clip" else clip_norm)   # WRONG for that bug
+        noisy = total + rng.normal(0.0, std, size=theta.size)
+        divisor = max(batch.n, 1) if bug == "divide_by_batch_size" else expected_batch_size  # WRONG: |B_t|
+        return theta - learning_rate * noisy / divisor
+
+    return step
+
+
+class ReusedNoise:
+    """A noise source that draws one vector (from ``rng``, at the first step) and returns it at every step: WRONG."""
+
+    def __init__(self, rng):
+        self.rng, self.draw = rng, None
+
+    def normal(self, loc, scale, size):
+        if self.draw is None:
+            self.draw = self.rng.normal(0.0, scale, size=size)
+        return loc + self.draw
 
 
 def buggy_trainer(bug, *, noise_multiplier, sampling_rate, steps, clip_norm=1.0, learning_rate=0.01):
     """``train(X, y, rng) -> ObservedRun``: teaching-only DP-SGD (logistic regression) with a planted bug.
 
-    **Wrong on purpose; never use it to train.** ``bug`` is a key of :data:`BUGS`. The returned run claims
-    the ledger of correct DP-SGD with these settings. Updates are observed as parameter deltas, exactly as
-    for :func:`dpedu.research.audit.whitebox.observed_trainer`.
+    **Wrong on purpose; never use it to train.** ``bug`` is a key of :data:`BUGS`. The run is the one DP-SGD loop
+    (:func:`dpedu.research.audit.whitebox.observed_run`) given a wrong step, or for ``"noise_reused"`` a wrong noise
+    source. It claims the ledger of correct DP-SGD with these settings. Updates are observed as parameter deltas,
+    exactly as for :func:`dpedu.research.audit.whitebox.observed_trainer`.
     """
     bug = check_choice(bug, "bug", BUGS)
     noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
@@ -105,29 +117,12 @@ def buggy_trainer(bug, *, noise_multiplier, sampling_rate, steps, clip_norm=1.0,
     steps = check_positive_int(steps, "steps")
     clip_norm = check_positive(clip_norm, "clip_norm")
     learning_rate = check_positive(learning_rate, "learning_rate")
-    noise_std = noise_multiplier * clip_norm
 
     def train(X, y, rng):
-        X = check_features(X)
-        y = check_labels(y, X.shape[0])
         rng = check_rng(rng)
-        model = LogisticModel(X.shape[1])
-        theta = model.init(rng)
-        divisor = sampling_rate * X.shape[0]
-        reused = rng.normal(0.0, noise_std, size=theta.size)
-        thetas = [theta]
-        for _ in range(steps):
-            batch = poisson_sample(X.shape[0], sampling_rate, rng)
-            noisy = _buggy_noisy_sum(bug, model, theta, X, y, batch, clip_norm, noise_std, rng, reused)
-            if bug == "divide_by_batch_size":
-                theta = theta - learning_rate * noisy / max(batch.size, 1)   # WRONG: the realised |B_t|
-            else:
-                theta = theta - learning_rate * noisy / divisor
-            thetas.append(theta)
-        thetas = np.array(thetas)
-        updates = (thetas[:-1] - thetas[1:]) * (divisor / learning_rate)
-        return ObservedRun(thetas=thetas, updates=updates, ledger=claimed_ledger(noise_multiplier, sampling_rate, steps),
-                           model=model, clip_norm=clip_norm, noise_std=noise_std, sampling_rate=sampling_rate)
+        wrong = dict(noise=ReusedNoise(rng)) if bug == "noise_reused" else dict(step=_buggy_step(bug))
+        return observed_run(X, y, noise_multiplier=noise_multiplier, clip_norm=clip_norm, sampling_rate=sampling_rate,
+                            steps=steps, learning_rate=learning_rate, rng=rng, **wrong)
 
     train.description = (f"BUGGY DP-SGD ({bug}), claims z = {noise_multiplier:g}, q = {sampling_rate:g}, T = {steps}, "
                          f"C = {clip_norm:g}")

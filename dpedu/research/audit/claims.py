@@ -53,7 +53,9 @@ from scipy import stats
 from ...events import GaussianEvent, SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent
 from ...events import SubsampledGaussianEvent, TruncatedPoissonGaussianEvent
 from ...events_allocation import BallsInBinsGaussianEvent
-from ...training import DPSGDPlan, ShuffledBatchesWarning, plan_dp_sgd, poisson_sample, run_dp_sgd, shuffled_batches
+from ...events import ADD_REMOVE
+from ...training import ShuffledBatchesWarning, plan_dp_sgd, poisson_sample, run_dp_sgd
+from ...training.sampling import Poisson, Shuffle
 from ...engine.validation import check_choice, check_in_interval, check_rng
 
 __all__ = ["ClaimCheck", "check_claims", "CLAIM_BUGS", "claim_buggy_trainer", "claim_hunt"]
@@ -192,42 +194,41 @@ def check_claims(result, *, alpha=1e-6, description=""):
 
 # --- the planted bugs: the correct loop (run_dp_sgd) with a wrong sampler or a wrong count ---------------------
 
-@dataclass(frozen=True)
-class _ShuffledButPoisson(DPSGDPlan):
+class _ShuffledButPoisson(Poisson):
     def batches(self, rng):
-        return shuffled_batches(self.n, max(1, round(self.sampling_rate * self.n)), rng)   # WRONG: not Poisson
+        return Shuffle(self.n, self.sampling_rate).batches(rng)      # WRONG: not Poisson
 
 
-@dataclass(frozen=True)
-class _EpochsAsSteps(DPSGDPlan):
-    epochs: float = 1.0
+class _EpochsAsSteps(Poisson):
+    def __init__(self, n, sampling_rate, epochs):
+        super().__init__(n, sampling_rate)
+        self.epochs = epochs
 
-    @property
-    def ledger(self):
-        return [(self.event, round(self.epochs))]      # WRONG: epochs, not the epochs / q steps trained
+    def ledger(self, noise_multiplier, steps, relation=ADD_REMOVE):
+        return [(self.event(noise_multiplier, relation), round(self.epochs))]   # WRONG: epochs, not epochs / q steps
 
 
-@dataclass(frozen=True)
-class _Oversampling(DPSGDPlan):
-    rates: tuple = ()
+class _Oversampling(Poisson):
+    def __init__(self, n, sampling_rate, rates):
+        super().__init__(n, sampling_rate)
+        self.rates = np.array(rates)
 
     def batches(self, rng):
-        rates = np.array(self.rates)
         while True:                                    # WRONG: record i joins with probability rates[i] != q
-            yield np.flatnonzero(rng.random(self.n) < rates)
+            yield np.flatnonzero(rng.random(self.n) < self.rates)
 
 
-@dataclass(frozen=True)
-class _AccumulatedAtMicroRate(DPSGDPlan):
-    micro_rate: float = 0.0
+class _AccumulatedAtMicroRate(Poisson):
+    def __init__(self, n, sampling_rate, micro_rate):
+        super().__init__(n, sampling_rate)
+        self.micro_rate = micro_rate
 
     def batches(self, rng):
         while True:                                    # k micro-batches of rate q summed into one update
             yield np.concatenate([poisson_sample(self.n, self.micro_rate, rng) for _ in range(ACCUMULATION_STEPS)])
 
-    @property
-    def ledger(self):
-        return [(SubsampledGaussianEvent(self.noise_multiplier, self.micro_rate), self.steps)]  # WRONG: rate q, not k q
+    def event(self, noise_multiplier, relation=ADD_REMOVE):
+        return SubsampledGaussianEvent(noise_multiplier, self.micro_rate)   # WRONG: rate q, not k q
 
 
 def _imbalanced_data(n=200, minority=20, d=3):
@@ -250,15 +251,16 @@ def claim_buggy_trainer(bug, *, correct=False, noise_multiplier=1.0, sampling_ra
         shuffle, accumulate = bug == "shuffle_accounted_as_poisson", bug == "accumulation_at_microbatch_rate"
         rate = dict(sampling_rate=ACCUMULATION_STEPS * sampling_rate) if accumulate else {}
         plan = plan_dp_sgd(X.shape[0], sampling="shuffle" if shuffle and correct else "poisson", **{**settings, **rate})
-        if not correct and accumulate:
-            plan = _AccumulatedAtMicroRate(**vars(plan), micro_rate=sampling_rate)
+        n, q = X.shape[0], plan.sampling_rate
+        if not correct and accumulate:                 # a planted bug is a sampling scheme (or its ledger)
+            plan = replace(plan, scheme=_AccumulatedAtMicroRate(n, q, micro_rate=sampling_rate))
         elif not correct and bug == "shuffle_accounted_as_poisson":
-            plan = _ShuffledButPoisson(**vars(plan))
+            plan = replace(plan, scheme=_ShuffledButPoisson(n, q))
         elif not correct and bug == "steps_counted_in_epochs":
-            plan = _EpochsAsSteps(**vars(plan), epochs=epochs)
+            plan = replace(plan, scheme=_EpochsAsSteps(n, q, epochs=epochs))
         elif not correct:                              # class-balanced: each class fills half a batch on average
             share = np.where(y > 0, 0.5 / np.mean(y > 0), 0.5 / np.mean(y < 0))
-            plan = _Oversampling(**vars(plan), rates=tuple(np.minimum(1.0, sampling_rate * share)))
+            plan = replace(plan, scheme=_Oversampling(n, q, rates=np.minimum(1.0, sampling_rate * share)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ShuffledBatchesWarning)
             return run_dp_sgd(X, y, plan, rng=rng)

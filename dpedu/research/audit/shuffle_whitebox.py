@@ -35,11 +35,11 @@ import numpy as np
 
 from ...accountants import make_accountant
 from ...events import REPLACE_ONE, SubsampledGaussianEvent, check_relation
-from ...models import LogisticModel
 from ...engine.parallel import check_n_jobs, map_seeded
-from ...training import ShuffledBatchesWarning, dp_sgd_step, plan_dp_sgd, training_data
-from ...engine.validation import check_choice, check_delta, check_noise_multiplier, check_positive_int, check_rng
+from ...training import ShuffledBatchesWarning, plan_dp_sgd, run_dp_sgd
+from ...engine.validation import check_choice, check_delta, check_noise_multiplier, check_positive_int
 from .shuffle import epoch_privacy_losses
+from .whitebox import observe_every_theta
 from .statistics import best_threshold, check_confidence, error_counts, rate_bounds_epsilon
 
 __all__ = ["shuffle_audit_data", "observed_updates", "shuffle_whitebox_audit", "ShuffleAuditResult",
@@ -76,22 +76,13 @@ def shuffle_audit_data(batches_per_epoch, batch_size, relation="add_remove"):
 
 def observed_updates(X, y, plan, *, rng):
     r"""The updates :math:`\tilde g_t = (\theta_{t-1} - \theta_t)\,\mathrm{divisor}/\eta` of one run of
-    :func:`dpedu.training.run_dp_sgd` with ``plan`` on (X, y), logistic regression from 0: the same steps
-    (:func:`dpedu.training.dp_sgd_step`) drawing from ``rng`` in the same order, with every update kept.
+    :func:`dpedu.training.run_dp_sgd` with ``plan`` on (X, y), logistic regression from 0, every update kept.
 
     Returns ``(updates, thetas)``, shapes (T, P) and (T + 1, P).
     """
-    data, rng = training_data(X, y), check_rng(rng)
-    model = LogisticModel(data.X.shape[1])
-    theta = model.init(rng)
-    thetas = [theta]
-    batches = plan.batches(rng)
-    for t in range(plan.steps):
-        theta = dp_sgd_step(theta, data[next(batches)], model=model, clip_norm=plan.clip_norm,
-                            noise_multiplier=plan.noise_multiplier, expected_batch_size=plan.divisor,
-                            learning_rate=plan.learning_rate_at(t), rng=rng)
-        thetas.append(theta)
-    thetas = np.array(thetas)
+    theta0 = np.zeros(np.shape(X)[1])
+    thetas = observe_every_theta(lambda observe: run_dp_sgd(X, y, plan, theta0=theta0, rng=rng, observe=observe),
+                                 theta0)
     return (thetas[:-1] - thetas[1:]) * (plan.divisor / plan.learning_rate), thetas
 
 

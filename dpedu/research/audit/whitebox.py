@@ -40,9 +40,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...clipping import L2_clip
-from ...events import GaussianEvent, SubsampledGaussianEvent
-from ...models import LogisticModel, is_model
-from ...training import dp_sgd_step, poisson_sample, training_data
+from ...models import LogisticModel, Model
+from ...training import plan_dp_sgd, run_dp_sgd
+from ...training.sampling import Poisson
 from ...engine.validation import (
     check_choice,
     check_features,
@@ -95,21 +95,27 @@ class ObservedRun:
     sampling_rate: float
 
 
-def claimed_ledger(noise_multiplier, sampling_rate, steps):
-    """The ledger a correct run with these settings reports (None without noise)."""
+def claimed_ledger(noise_multiplier, sampling_rate, steps, n=1):
+    """The ledger a correct Poisson run with these settings reports (None without noise): the Poisson scheme's."""
     if noise_multiplier == 0:
         return None
-    if sampling_rate == 1.0:
-        return [(GaussianEvent(noise_multiplier), steps)]
-    return [(SubsampledGaussianEvent(noise_multiplier, sampling_rate), steps)]
+    return Poisson(n, sampling_rate).ledger(noise_multiplier, steps)
+
+
+def observe_every_theta(run, theta0):
+    """Run ``run(observe)`` and return every parameter vector, theta_0 first: (T + 1, P)."""
+    thetas = [theta0]
+    run(lambda t, theta: thetas.append(theta))
+    return np.array(thetas)
 
 
 def observed_run(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate=0.01, model=None,
-                 rng=None):
-    r"""DP-SGD (T Poisson samples, each followed by :func:`dpedu.training.dp_sgd_step`) with every update recorded.
+                 rng=None, step=None, noise=None):
+    r"""DP-SGD (:func:`dpedu.training.run_dp_sgd`, Poisson batches) with every update recorded.
 
     ``sampling_rate=1`` is full-batch noisy gradient descent. The auditor reads the updates off the
-    parameter deltas, as an observer of the training would.
+    parameter deltas, as an observer of the training would. ``step`` and ``noise`` are passed to the loop (a
+    planted bug is a step or a noise source: :mod:`dpedu.research.audit.bugs`); the ledger is the correct run's.
 
     Returns
     -------
@@ -118,23 +124,18 @@ def observed_run(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps, lea
     X = check_features(X)
     y = check_labels(y, X.shape[0])
     model = LogisticModel(X.shape[1]) if model is None else model
-    if not is_model(model):
+    if not isinstance(model, Model):
         raise TypeError(f"model must be None, LogisticModel or MLP; got {model!r}")
-    steps = check_positive_int(steps, "steps")
-    data, n = training_data(X, y), X.shape[0]
+    plan = plan_dp_sgd(X.shape[0], noise_multiplier=noise_multiplier, clip_norm=clip_norm,
+                       sampling_rate=sampling_rate, steps=check_positive_int(steps, "steps"),
+                       learning_rate=learning_rate)
     rng_init, rng_steps = check_rng(rng).spawn(2)
-    theta = model.init(rng_init)
-    thetas = [theta]
-    for _ in range(steps):
-        batch = data[poisson_sample(n, sampling_rate, rng_steps)]          # B = {i : U_i < q}
-        theta = dp_sgd_step(theta, batch, model=model, clip_norm=clip_norm, noise_multiplier=noise_multiplier,
-                            expected_batch_size=sampling_rate * n, learning_rate=learning_rate, rng=rng_steps)
-        thetas.append(theta)
-    thetas = np.array(thetas)
-    updates = (thetas[:-1] - thetas[1:]) * (sampling_rate * X.shape[0] / learning_rate)
-    return ObservedRun(thetas=thetas, updates=updates, ledger=claimed_ledger(noise_multiplier, sampling_rate, steps),
-                       model=model, clip_norm=clip_norm, noise_std=noise_multiplier * clip_norm,
-                       sampling_rate=sampling_rate)
+    theta0 = model.init(rng_init)
+    thetas = observe_every_theta(lambda observe: run_dp_sgd(X, y, plan, model=model, theta0=theta0, rng=rng_steps,
+                                                            step=step, noise=noise, observe=observe), theta0)
+    updates = (thetas[:-1] - thetas[1:]) * (plan.divisor / learning_rate)
+    return ObservedRun(thetas=thetas, updates=updates, ledger=plan.ledger, model=model, clip_norm=clip_norm,
+                       noise_std=noise_multiplier * clip_norm, sampling_rate=sampling_rate)
 
 
 def observed_trainer(*, noise_multiplier, sampling_rate, steps, clip_norm=1.0, learning_rate=0.01, model=None):
