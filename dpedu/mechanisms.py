@@ -185,12 +185,22 @@ def gaussian_mechanism(value, *, l2_sensitivity, noise_multiplier=None, epsilon=
 
 # --- the book's spellings (Programming Differential Privacy, ch. 3, 6, 12) -------------------------
 
+def l1_sensitivity_of_the_book(value, name):
+    """The book's ``sensitivity`` of a Laplace release: its L1 sensitivity, > 0."""
+    return check_positive(value, f"{name} (l1_sensitivity)")
+
+
+def l2_sensitivity_of_the_book(value, name):
+    """The book's ``sensitivity`` of a Gaussian release: its L2 sensitivity, > 0."""
+    return check_positive(value, f"{name} (l2_sensitivity)")
+
+
 def book_laplace_arguments(arguments):
     """The noise scale of the book's Laplace release must be representable."""
     laplace_scale(arguments["sensitivity"], arguments["epsilon"])
 
 
-@door(book_laplace_arguments, v=answer, sensitivity=positive, epsilon=positive, rng=generator,
+@door(book_laplace_arguments, v=answer, sensitivity=l1_sensitivity_of_the_book, epsilon=positive, rng=generator,
       budget=budget_or_none)
 def laplace_mech(v, sensitivity, epsilon, rng=None, *, budget=None):
     """The book's call shape ``laplace_mech(v, sensitivity, epsilon)``: :func:`laplace_mechanism` under another name.
@@ -214,7 +224,7 @@ def scalar_answer(arguments):
                          f"got shape {np.shape(arguments['v'])}")
 
 
-@door(scalar_answer, book_gaussian_arguments, v=answer, sensitivity=positive, epsilon=positive,
+@door(scalar_answer, book_gaussian_arguments, v=answer, sensitivity=l2_sensitivity_of_the_book, epsilon=positive,
       delta=open_unit, rng=generator, budget=budget_or_none)
 def gaussian_mech(v, sensitivity, epsilon, delta, rng=None, *, budget=None):
     r"""The book's call shape ``gaussian_mech(v, sensitivity, epsilon, delta)`` for a scalar answer.
@@ -235,7 +245,8 @@ def one_vector(value, name):
     return check_array(value, name, ndim=1, allow_empty=True)
 
 
-@door(book_gaussian_arguments, vec=one_vector, sensitivity=positive, epsilon=positive, delta=open_unit,
+@door(book_gaussian_arguments, vec=one_vector, sensitivity=l2_sensitivity_of_the_book, epsilon=positive,
+      delta=open_unit,
       rng=generator, budget=budget_or_none)
 def gaussian_mech_vec(vec, sensitivity, epsilon, delta, rng=None, *, budget=None):
     r"""The book's call shape ``gaussian_mech_vec``: independent classic-calibrated noise on every coordinate.

@@ -11,7 +11,8 @@ from dpedu.accountants import account
 from dpedu.clipping import l2_norms
 from dpedu.datasets import make_toy
 from dpedu.events import GaussianEvent, SubsampledGaussianEvent
-from dpedu.training import ClipState, dp_sgd, gradient_noise_multiplier, plan_dp_sgd, run_dp_sgd
+from dpedu.training import dp_sgd, gradient_noise_multiplier, plan_dp_sgd, run_dp_sgd
+from dpedu.training.adaptive import ClipState
 
 
 def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings):

@@ -12,19 +12,21 @@ from scipy.stats import chisquare
 from dpedu.accountants import UnsupportedEventError, make_accountant
 from dpedu.accountants.balls_in_bins import (LABEL, balls_in_bins_delta, balls_in_bins_epsilon,
                                              balls_in_bins_upper_bound)
-from dpedu.events_allocation import BallsInBinsGaussianEvent, balls_in_bins_batches
+from dpedu.events_allocation import BallsInBinsGaussianEvent
+from dpedu.training.sampling import BallsInBins
+from dpedu.training.sampling.balls_in_bins import balls_in_bins_epoch
 from dpedu.gaussian import gaussian_delta_exact, gaussian_epsilon_exact
 
 
 def test_an_epoch_is_a_partition_and_is_seeded():
-    batches = list(balls_in_bins_batches(1_000, 7, rng=3))
+    batches = balls_in_bins_epoch(1_000, 7, np.random.default_rng(3))
     assert len(batches) == 7
     assert np.array_equal(np.sort(np.concatenate(batches)), np.arange(1_000))
     assert all(np.all(np.diff(b) > 0) for b in batches if b.size > 1)
-    again = list(balls_in_bins_batches(1_000, 7, rng=3))
+    again = balls_in_bins_epoch(1_000, 7, np.random.default_rng(3))
     assert all(np.array_equal(a, b) for a, b in zip(batches, again))
     generator = np.random.default_rng(3)
-    first, second = list(balls_in_bins_batches(50, 5, generator)), list(balls_in_bins_batches(50, 5, generator))
+    first, second = balls_in_bins_epoch(50, 5, generator), balls_in_bins_epoch(50, 5, generator)
     assert any(not np.array_equal(a, b) for a, b in zip(first, second))   # the caller's stream advances
 
 
@@ -33,7 +35,7 @@ def test_each_record_lands_in_a_uniform_bin_independently_of_the_others():
     b, epochs = 5, 4_000
     where = np.empty((epochs, 3), dtype=int)
     for e in range(epochs):
-        for j, batch in enumerate(balls_in_bins_batches(3, b, rng)):
+        for j, batch in enumerate(balls_in_bins_epoch(3, b, rng)):
             where[e, batch] = j
     for record in range(3):       # uniform over the b bins
         assert chisquare(np.bincount(where[:, record], minlength=b)).pvalue > 1e-3
@@ -41,13 +43,13 @@ def test_each_record_lands_in_a_uniform_bin_independently_of_the_others():
     assert chisquare(np.bincount(pairs, minlength=b * b)).pvalue > 1e-3
 
 
-def test_sampler_refuses_bad_arguments_by_name():
-    with pytest.raises(ValueError, match="batches_per_epoch"):
-        list(balls_in_bins_batches(10, 0, rng=0))
-    with pytest.raises((TypeError, ValueError), match="n"):
-        list(balls_in_bins_batches(2.5, 3, rng=0))
-    with pytest.raises(TypeError, match="rng"):
-        list(balls_in_bins_batches(10, 3, rng="seed"))
+def test_the_plan_refuses_bad_arguments_of_the_scheme_by_name():
+    from dpedu.training import plan_dp_sgd
+
+    for bad, name in ((dict(n=2.5), "n"), (dict(sampling_rate=0.0), "sampling_rate")):
+        with pytest.raises((TypeError, ValueError), match=name):
+            plan_dp_sgd(**{"n": 10, "noise_multiplier": 1.0, "clip_norm": 1.0, "sampling_rate": 0.3, "steps": 3,
+                           "sampling": "balls_in_bins", **bad})
 
 
 def test_the_event_is_checked_and_refused_by_every_accountant_with_the_reason():
@@ -94,14 +96,14 @@ def test_estimates_refuse_what_cannot_be_reproduced_or_afforded():
 
 # --- trained by the plan: plan_dp_sgd(..., sampling="balls_in_bins") ----------------------------------------------
 
-from dataclasses import dataclass  # noqa: E402
+from dataclasses import replace  # noqa: E402
 
 from dpedu.accountants import ACCOUNTANT_NAMES, account  # noqa: E402
 from dpedu.accountants.balls_in_bins import balls_in_bins_ledger  # noqa: E402
 from dpedu.datasets import make_toy  # noqa: E402
-from dpedu.events_allocation import balls_in_bins_epochs  # noqa: E402
 from dpedu.research.audit import check_claims  # noqa: E402
-from dpedu.training import DPSGDPlan, plan_dp_sgd, run_dp_sgd, shuffled_batches  # noqa: E402
+from dpedu.training import plan_dp_sgd, run_dp_sgd  # noqa: E402
+from dpedu.training.sampling import Shuffle  # noqa: E402
 
 SETTINGS = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, sampling="balls_in_bins")
 
@@ -118,7 +120,7 @@ def test_the_plan_trains_on_balls_in_bins_batches_that_partition_every_epoch(toy
     sizes = result.details.batch_sizes.reshape(3, 10)
     assert np.all(sizes.sum(axis=1) == 400) and sizes.std() > 2          # each epoch holds n; sizes vary
     np.testing.assert_array_equal(result.details.inclusions, np.full(400, 3))
-    batches = balls_in_bins_epochs(400, 10, np.random.default_rng(2))
+    batches = BallsInBins(400, 0.1).batches(np.random.default_rng(2))
     for _ in range(3):                                                   # epoch by epoch: a partition each time
         epoch = np.concatenate([next(batches) for _ in range(10)])
         np.testing.assert_array_equal(np.sort(epoch), np.arange(400))
@@ -155,10 +157,9 @@ def test_the_ledgers_estimate_is_labelled_an_estimate_beside_the_proven_bound():
                              n_samples=100, rng=0)
 
 
-@dataclass(frozen=True)
-class _ShuffledButBallsInBins(DPSGDPlan):
+class _ShuffledButBallsInBins(BallsInBins):
     def batches(self, rng):
-        return shuffled_batches(self.n, 40, rng)           # equal sizes: not balls-in-bins
+        return Shuffle(self.n, 0.1).batches(rng)           # equal sizes: not balls-in-bins
 
 
 def test_check_claims_accepts_balls_in_bins_runs_and_refuses_a_disguised_shuffle(toy):
@@ -166,7 +167,7 @@ def test_check_claims_accepts_balls_in_bins_runs_and_refuses_a_disguised_shuffle
         for steps in (30, 25):
             assert check_claims(run_dp_sgd(*toy, plan_dp_sgd(400, steps=steps, **SETTINGS), rng=seed)).consistent
     plan = plan_dp_sgd(400, epochs=10, **SETTINGS)
-    disguised = check_claims(run_dp_sgd(*toy, _ShuffledButBallsInBins(**vars(plan)), rng=0))
+    disguised = check_claims(run_dp_sgd(*toy, replace(plan, scheme=_ShuffledButBallsInBins(400, 0.1)), rng=0))
     assert not disguised.consistent and "barely vary" in " ".join(disguised.problems)
     wrong_count = run_dp_sgd(*toy, plan, rng=0)
     wrong_count = type(wrong_count)(theta=wrong_count.theta, losses=wrong_count.losses,

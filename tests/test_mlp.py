@@ -6,7 +6,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpedu.clipping import L2_clip
-from dpedu.engine import mlp_fast
 from dpedu.models import LogisticModel, Model, MLP
 from dpedu.models import logistic as lg
 from dpedu.training import dp_sgd
@@ -63,18 +62,23 @@ def test_output_weights_zero_gives_ln2_and_zero_hidden_gradients():
 def test_gradient_sum_and_clipped_sum_agree_with_the_matrix():
     net, theta, X, y = _problem(n=50, scale=2.0)
     grads = net.per_example_gradients(theta, X, y)
-    np.testing.assert_allclose(net.gradient_sum(theta, X, y), grads.sum(axis=0), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(net.clipped_gradient_sum(theta, X, y, np.inf), grads.sum(axis=0), rtol=1e-12,
+                               atol=1e-14)
     for clip_norm in (0.01, 0.3, 1.0, 10.0, np.inf):
         np.testing.assert_allclose(net.clipped_gradient_sum(theta, X, y, clip_norm),
                                    L2_clip(grads, clip_norm).sum(axis=0), rtol=1e-10, atol=1e-13)
 
 
 def test_per_example_norms_without_the_matrix():
-    # ||grad_i||^2 = ||delta_i||^2 (||x_i||^2 + 1) + r_i^2 (||a_i||^2 + 1)  (Goodfellow 2015)
+    # ||grad_i||^2 = ||delta_i||^2 (||x_i||^2 + 1) + r_i^2 (||a_i||^2 + 1)  (Goodfellow 2015): with C at a record's
+    # own gradient norm, the clipped sum of that record alone is its gradient, unchanged (factor exactly 1)
     net, theta, X, y = _problem(n=30, scale=1.5)
-    hidden, r, delta = net.backward(theta, X, y)
-    norms = mlp_fast.per_example_norms(hidden, r, delta, np.linalg.norm(X, axis=1))
-    np.testing.assert_allclose(norms, np.linalg.norm(net.per_example_gradients(theta, X, y), axis=1), rtol=1e-12)
+    norms = np.linalg.norm(net.per_example_gradients(theta, X, y), axis=1)
+    for i in range(30):
+        one = net.clipped_gradient_sum(theta, X[i:i + 1], y[i:i + 1], norms[i] * (1 + 1e-12))
+        np.testing.assert_allclose(one, net.per_example_gradients(theta, X[i:i + 1], y[i:i + 1])[0], rtol=1e-12)
+        smaller = net.clipped_gradient_sum(theta, X[i:i + 1], y[i:i + 1], norms[i] / 2)
+        assert np.linalg.norm(smaller) == pytest.approx(norms[i] / 2, rel=1e-12)
 
 
 @settings(max_examples=60, deadline=None)
@@ -101,11 +105,11 @@ def test_init_uses_only_the_rng():
 
 
 def test_empty_batch_gives_zero_sums():
-    # the training-loop kernel must accept an empty Poisson batch (the public method refuses empty X)
+    # a training step must accept an empty Poisson batch: its clipped sum is zero (its loss is refused)
     net, theta, X, y = _problem()
-    from dpedu.training import training_data
-    np.testing.assert_array_equal(net.batch_clipped_gradient_sum(theta, training_data(X, y)[np.arange(0)], 1.0),
-                                  np.zeros(net.n_params))
+    np.testing.assert_array_equal(net.clipped_gradient_sum(theta, X[:0], y[:0], 1.0), np.zeros(net.n_params))
+    with pytest.raises(ValueError, match="empty"):
+        net.loss(theta, X[:0], y[:0])
 
 
 def test_both_models_follow_the_protocol():
@@ -169,20 +173,26 @@ def test_unpack_names_theta_and_the_expected_length():
     assert [part.shape for part in net.unpack(np.zeros(11))] == [(2, 3), (2,), (2,), ()]
 
 
-def test_model_protocol_is_public_methods_only():
+def test_a_new_model_says_four_things_and_gets_the_rest():
     from dpedu.models import Model
 
-    class Minimal:                                             # only the documented public methods
-        n_params = 1
+    class Linear(Model):                                       # the four things a model says
+        n_features = 2
+        n_params = 2
 
-        def init(self, rng=None): ...
-        def loss(self, theta, X, y): ...
-        def batch_loss(self, theta, batch): ...
-        def per_example_gradients(self, theta, X, y): ...
-        def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None): ...
-        def batch_clipped_gradient_sum(self, theta, batch, clip_norm): ...
-        def decision_function(self, theta, X): ...
-        def predict(self, theta, X): ...
+        def init(self, rng=None):
+            return np.zeros(2)
 
-    assert isinstance(Minimal(), Model)
-    assert isinstance(MLP(2, 2), Model)
+        def decision_function(self, theta, X):
+            return X @ theta
+
+        def per_example_gradients(self, theta, X, y):
+            return lg.per_example_gradients(theta, X, y)
+
+    X, y, theta = np.array([[3.0, 4.0], [0.1, 0.0]]), np.array([1.0, -1.0]), np.array([0.2, -0.1])
+    model = Linear()
+    assert model.loss(theta, X, y) == lg.loss(theta, X, y)
+    np.testing.assert_array_equal(model.predict(theta, X), lg.predict(theta, X))
+    np.testing.assert_array_equal(model.clipped_gradient_sum(theta, X, y, 1.0), lg.clipped_gradient_sum(theta, X, y, 1.0))
+    result = dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=1.0, steps=2, model=model, rng=0)
+    assert result.theta.shape == (2,)

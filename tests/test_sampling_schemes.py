@@ -17,16 +17,8 @@ from dpedu.events import (
     SubsampledGaussianEvent,
     TruncatedPoissonGaussianEvent,
 )
-from dpedu.training import (
-    SAMPLINGS,
-    ShuffledBatchesWarning,
-    dp_sgd,
-    fixed_size_batches,
-    plan_dp_sgd,
-    poisson_batches,
-    run_dp_sgd,
-    truncated_poisson_batches,
-)
+from dpedu.training import SAMPLINGS, ShuffledBatchesWarning, dp_sgd, plan_dp_sgd, run_dp_sgd
+from dpedu.training.sampling import FixedSize, Poisson, TruncatedPoisson
 
 
 def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings):
@@ -36,7 +28,8 @@ def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings)
 
 N, Q = 400, 0.1
 BASE = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=Q)
-EXTRA = {"poisson": {}, "fixed": {}, "truncated_poisson": {"max_batch_size": 45}, "shuffle": {}, "balls_in_bins": {}}
+EXTRA = {"poisson": {}, "fixed": {}, "truncated_poisson": {"max_batch_size": 45}, "shuffle": {}, "balls_in_bins": {},
+         "cyclic": {"relation": "zero_out"}}
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +44,7 @@ def train(X, y, sampling, **kwargs):
 
 
 def test_every_scheme_is_listed():
-    assert SAMPLINGS == ("poisson", "fixed", "truncated_poisson", "shuffle", "balls_in_bins")
+    assert tuple(SAMPLINGS) == ("poisson", "fixed", "truncated_poisson", "shuffle", "balls_in_bins", "cyclic")
 
 
 def test_poisson_batch_sizes_have_the_binomial_mean_and_variance(toy):
@@ -64,7 +57,7 @@ def test_poisson_batch_sizes_have_the_binomial_mean_and_variance(toy):
 def test_fixed_batches_always_have_m_distinct_records(toy):
     result = train(*toy, "fixed", steps=200, rng=2)
     assert set(result.details.batch_sizes.tolist()) == {round(Q * N)}
-    batches = fixed_size_batches(N, 40, np.random.default_rng(0))
+    batches = FixedSize(N, 0.1).batches(np.random.default_rng(0))
     drawn = [next(batches) for _ in range(300)]
     assert all(np.unique(b).size == 40 for b in drawn)         # without replacement
     counts = np.bincount(np.concatenate(drawn), minlength=N)   # every record is equally likely: 30 in expectation
@@ -74,8 +67,8 @@ def test_fixed_batches_always_have_m_distinct_records(toy):
 def test_truncated_poisson_never_exceeds_the_cap_and_is_poisson_below_it(toy):
     sizes = train(*toy, "truncated_poisson", steps=300, rng=3).details.batch_sizes
     assert sizes.max() == 45 and (sizes == 45).sum() > 10      # the cap binds (P(Bin(400, .1) > 45) ~ 0.18)
-    capped = truncated_poisson_batches(N, Q, N, np.random.default_rng(7))   # a cap of n never binds:
-    poisson = poisson_batches(N, Q, np.random.default_rng(7))                # the very same batches as Poisson
+    capped = TruncatedPoisson(N, Q, N).batches(np.random.default_rng(7))   # a cap of n never binds:
+    poisson = Poisson(N, Q).batches(np.random.default_rng(7))              # the very same batches as Poisson
     for _ in range(20):
         np.testing.assert_array_equal(next(capped), next(poisson))
 
@@ -94,8 +87,12 @@ def test_steps_per_epoch(toy, sampling, epochs, steps):
 
 
 @pytest.mark.parametrize("sampling", SAMPLINGS)
-@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
+@pytest.mark.parametrize("relation", ["add_remove", "replace_one", "zero_out"])
 def test_each_scheme_records_its_own_event_under_the_relation(toy, sampling, relation):
+    if relation not in SAMPLINGS[sampling].relations:          # cyclic batches move when a record is added
+        with pytest.raises(ValueError, match=f"does not hold under relation='{relation}'"):
+            train(*toy, sampling, steps=5, rng=0, relation=relation)
+        return
     result = train(*toy, sampling, steps=5, rng=0, relation=relation)
     expected = {
         "poisson": SubsampledGaussianEvent(1.0, Q, relation=relation),
@@ -103,8 +100,10 @@ def test_each_scheme_records_its_own_event_under_the_relation(toy, sampling, rel
         "truncated_poisson": TruncatedPoissonGaussianEvent(1.0, Q, 45, N, relation=relation),
         "shuffle": ShuffledBatchGaussianEvent(1.0, 40, N, relation=relation),
         "balls_in_bins": BallsInBinsGaussianEvent(1.0, 10, relation=relation),
+        "cyclic": GaussianEvent(1.0, relation=relation),
     }[sampling]
-    assert result.ledger == [(expected, 1 if sampling == "balls_in_bins" else 5)]   # balls-in-bins: per epoch
+    per_epoch = sampling in ("balls_in_bins", "cyclic")                             # one event per epoch
+    assert result.ledger == [(expected, 1 if per_epoch else 5)]
     assert result.details.plan.relation == relation
 
 
@@ -169,14 +168,14 @@ def test_uncovered_pairs_are_refused_by_name(toy, sampling, relation, accountant
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(sampling="balanced"), r"sampling must be one of 'poisson', 'fixed', 'truncated_poisson', 'shuffle', "
-                                r"'balls_in_bins'"),
+                                r"'balls_in_bins', 'cyclic'"),
     (dict(sampling="balls_in_bins", max_batch_size=10), "max_batch_size is used only"),
-    (dict(sampling="balls_in_bins", sampler="binomial"), "sampler='binomial' draws Poisson samples"),
+    (dict(sampling="cyclic"), "does not hold under relation='add_remove'"),
     (dict(sampling="truncated_poisson"), "needs max_batch_size"),
     (dict(sampling="poisson", max_batch_size=10), "max_batch_size is used only with sampling='truncated_poisson'"),
     (dict(sampling="truncated_poisson", max_batch_size=0), "max_batch_size"),
     (dict(sampling="truncated_poisson", max_batch_size=N + 1), "max_batch_size must be at most n=400"),
-    (dict(relation="neighbours"), "relation must be one of 'add_remove', 'replace_one'"),
+    (dict(relation="neighbours"), "relation must be one of 'add_remove', 'replace_one', 'zero_out'"),
 ])
 def test_bad_scheme_settings_are_refused_by_name(toy, kwargs, message):
     with pytest.raises(ValueError, match=message):

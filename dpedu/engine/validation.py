@@ -355,7 +355,7 @@ def check_labels(y, n_samples, name="y"):
     Labels in {0, 1} are *not* converted silently: convert them with ``2 * y - 1`` (or fit
     :class:`dpedu.DPLogisticRegression`, which accepts any two labels).
     """
-    y = check_array(y, name, ndim=1)
+    y = check_array(y, name, ndim=1, allow_empty=n_samples == 0)
     if y.shape[0] != n_samples:
         raise ValueError(f"{name} has {y.shape[0]} labels but X has {n_samples} rows")
     values = np.unique(y)
@@ -476,7 +476,7 @@ def inside_a_call():
     return getattr(_CALL, "inside", False)
 
 
-def door(*relations, **contract):
+def door(*relations, overflow=None, **contract):
     r"""Declare what a public function accepts; the checks run once, at the door where a user calls it.
 
     ``contract`` maps a parameter to a check ``check(value, name) -> value`` (e.g. ``positive``,
@@ -490,6 +490,10 @@ def door(*relations, **contract):
 
     Code a user hands to a run (a step, a model, a noise source) runs inside the call too: what it passes to
     dpedu's functions is trusted, as the run's own values are.
+
+    ``overflow="X"``: a body that overflows the float range at the door (finite inputs too large in magnitude)
+    is refused with a ``ValueError`` naming ``X``, never returned as inf or NaN (a training loop does the same for
+    its steps: :func:`dpedu.training.common.overflow_guard`).
 
     >>> @door(x=positive)
     ... def half(x):
@@ -520,7 +524,13 @@ def door(*relations, **contract):
                 relation(arguments)
             _CALL.inside = True
             try:
-                return fn(*bound.args, **bound.kwargs)
+                if overflow is None:
+                    return fn(*bound.args, **bound.kwargs)
+                with np.errstate(over="raise", invalid="raise", under="ignore"):
+                    return fn(*bound.args, **bound.kwargs)
+            except FloatingPointError as exc:
+                raise ValueError(f"{fn.__name__} overflowed the float range ({exc}): {overflow} is too large in "
+                                 f"magnitude for these arguments; rescale {overflow}") from None
             finally:
                 _CALL.inside = False
 

@@ -13,15 +13,28 @@ import abc
 import numpy as np
 
 from ..clipping import L2_clip
-from ..engine.validation import check_features, check_labels, check_norms, check_theta, door, positive_or_inf
+from ..engine.validation import check_array, check_features, check_labels, check_norms, check_theta, door
+from ..engine.validation import positive_or_inf
 
-__all__ = ["Model", "model_arguments"]
+__all__ = ["Model", "model_arguments", "batch_arguments"]
 
 
 def model_arguments(arguments):
     """A model method's ``theta``, ``X`` (and ``y``, ``row_norms``) checked against the model's shapes."""
     model = arguments["self"]
     X = arguments["X"] = check_features(arguments["X"])
+    fits_model(model, X, arguments)
+
+
+def batch_arguments(arguments):
+    """As :func:`model_arguments`, and ``X`` may have no rows (an empty batch: the sums are zero)."""
+    model = arguments["self"]
+    X = arguments["X"] = check_array(arguments["X"], "X", ndim=2, allow_empty=True)
+    fits_model(model, X, arguments)
+
+
+def fits_model(model, X, arguments):
+    """``X``'s width, ``theta``'s length, the labels and the row norms against the model."""
     if X.shape[1] != model.n_features:
         raise ValueError(f"X has {X.shape[1]} features but the model expects n_features={model.n_features}")
     arguments["theta"] = check_theta(arguments["theta"], model.n_params)
@@ -59,7 +72,7 @@ class Model(abc.ABC):
     def per_example_gradients(self, theta, X, y):
         """The (n, n_params) matrix of per-example gradients of the logistic loss."""
 
-    @door(model_arguments)
+    @door(model_arguments, overflow="X")
     def loss(self, theta, X, y):
         r"""The mean logistic loss :math:`\frac1n\sum_i \ln(1 + e^{-y_i s_i})` of the scores."""
         return float(np.mean(np.logaddexp(0.0, -y * self.decision_function(theta, X))))
@@ -69,7 +82,7 @@ class Model(abc.ABC):
         """Labels in {-1, +1}: the sign of the score (a score of exactly 0 predicts +1)."""
         return np.where(self.decision_function(theta, X) >= 0, 1.0, -1.0)
 
-    @door(model_arguments, clip_norm=positive_or_inf)
+    @door(batch_arguments, clip_norm=positive_or_inf, overflow="X")
     def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None):
         r""":math:`\sum_i \mathrm{L2\_clip}(\nabla\ell(\theta; x_i, y_i), C)`: the sum whose sensitivity is C.
 

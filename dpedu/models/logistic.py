@@ -29,8 +29,10 @@ import numpy as np
 from scipy.special import expit
 
 from ..clipping import L2_clip, clip_factor, l2_norms
-from ..engine.validation import check_features, check_labels, check_theta, count, door, positive_or_inf
+from ..engine.validation import check_array, check_features, check_labels, check_theta, count, door
+from ..engine.validation import positive_or_inf
 from .base import Model, model_arguments
+from .base import batch_arguments as model_batch_arguments
 
 __all__ = ["LogisticModel", "per_example_loss", "loss", "per_example_gradients", "gradient",
            "clipped_gradient_sum", "predict", "accuracy"]
@@ -39,38 +41,51 @@ __all__ = ["LogisticModel", "per_example_loss", "loss", "per_example_gradients",
 def data_arguments(arguments):
     """``X`` (n, d) finite, ``y`` in {-1, +1} of length n (when given) and ``theta`` of length d."""
     X = arguments["X"] = check_features(arguments["X"])
+    labels_and_theta(X, arguments)
+
+
+def batch_arguments(arguments):
+    """As :func:`data_arguments`, and ``X`` may have no rows (an empty batch: its gradients sum to zero)."""
+    X = arguments["X"] = check_array(arguments["X"], "X", ndim=2, allow_empty=True)
+    if X.shape[1] == 0:
+        raise ValueError(f"X must have at least one feature column; got shape {X.shape}")
+    labels_and_theta(X, arguments)
+
+
+def labels_and_theta(X, arguments):
+    """``y`` (when given) and ``theta`` against ``X``."""
     if "y" in arguments:
         arguments["y"] = check_labels(arguments["y"], X.shape[0])
     arguments["theta"] = check_theta(arguments["theta"], X.shape[1])
 
 
-@door(data_arguments)
+@door(data_arguments, overflow="X")
 def per_example_loss(theta, X, y):
     r"""Logistic loss of each example, ln(1 + exp(-m_i)) with m_i = y_i θ·x_i, shape (n,)."""
     m = y * (X @ theta)                                # margins m_i = y_i theta . x_i
     return np.logaddexp(0.0, -m)                       # ln(1 + exp(-m)), finite for every margin
 
 
-@door(data_arguments)
+@door(data_arguments, overflow="X")
 def loss(theta, X, y):
     """Mean logistic loss over the rows of ``X`` (``ln 2`` at ``theta = 0``)."""
     return float(np.mean(per_example_loss(theta, X, y)))
 
 
-@door(data_arguments)
+@door(batch_arguments, overflow="X")
 def per_example_gradients(theta, X, y):
     r"""Per-example gradients, row i is -y_i σ(-m_i) x_i with m_i = y_i θ·x_i, shape (n, d)."""
     m = y * (X @ theta)                                # margins m_i = y_i theta . x_i
     return (-y * expit(-m))[:, None] * X               # row i: -y_i sigmoid(-m_i) x_i
 
 
-@door(data_arguments)
+@door(data_arguments, overflow="X")
 def gradient(theta, X, y):
     """Mean gradient of the logistic loss (the gradient of :func:`loss`)."""
     return per_example_gradients(theta, X, y).mean(axis=0)
 
 
-@door(data_arguments, clip_norm=positive_or_inf)
+@door(batch_arguments, clip_norm=positive_or_inf, overflow="X")
 def clipped_gradient_sum(theta, X, y, clip_norm):
     r""":math:`\sum_i \mathrm{L2\_clip}(\nabla\ell(\theta;x_i,y_i), C)`: the sum whose L2 sensitivity is C.
 
@@ -81,13 +96,13 @@ def clipped_gradient_sum(theta, X, y, clip_norm):
     return L2_clip(per_example_gradients(theta, X, y), clip_norm).sum(axis=0)
 
 
-@door(data_arguments)
+@door(data_arguments, overflow="X")
 def predict(theta, X):
     """Labels in {-1, +1}: the sign of ``X @ theta`` (a score of exactly 0 predicts +1)."""
     return np.where(X @ theta >= 0, 1.0, -1.0)
 
 
-@door(data_arguments)
+@door(data_arguments, overflow="X")
 def accuracy(theta, X, y):
     """Fraction of rows where :func:`predict` equals ``y`` (labels in {-1, +1})."""
     return float(np.mean(predict(theta, X) == y))
@@ -115,17 +130,17 @@ class LogisticModel(Model):
         """Zeros: the loss is convex, so no random start is needed (``rng`` is accepted and unused)."""
         return np.zeros(self.n_features)
 
-    @door(model_arguments)
+    @door(model_arguments, overflow="X")
     def decision_function(self, theta, X):
         """Scores ``X @ theta``."""
         return X @ theta
 
-    @door(model_arguments)
+    @door(model_batch_arguments, overflow="X")
     def per_example_gradients(self, theta, X, y):
         """(n, d) matrix of per-example gradients (:func:`per_example_gradients`)."""
         return per_example_gradients(theta, X, y)
 
-    @door(model_arguments, clip_norm=positive_or_inf)
+    @door(model_batch_arguments, clip_norm=positive_or_inf, overflow="X")
     def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None):
         r""":math:`\sum_i \mathrm{L2\_clip}(g_i, C)` in two matrix-vector products, without the n x d gradients.
 

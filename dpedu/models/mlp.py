@@ -56,7 +56,7 @@ from scipy.special import expit
 
 from ..clipping import clip_factor, l2_norms
 from ..engine.validation import count, door, generator, positive_or_inf
-from .base import Model, model_arguments
+from .base import Model, batch_arguments, model_arguments
 
 __all__ = ["MLP"]
 
@@ -123,7 +123,7 @@ class MLP(Model):
         hidden = np.tanh(X @ W1.T + b1)
         return hidden, hidden @ w2 + b2
 
-    @door(model_arguments)
+    @door(batch_arguments, overflow="X")
     def backward(self, theta, X, y):
         r"""The per-example pieces of the gradient: hidden :math:`a` (n, h), :math:`r = \partial\ell/\partial s` (n,)
         and :math:`\delta = r\,w_2\odot(1 - a^2)` (n, h) (the module docstring)."""
@@ -133,19 +133,19 @@ class MLP(Model):
         delta = r[:, None] * w2 * (1.0 - hidden**2)           # d loss / d hidden pre-activation
         return hidden, r, delta
 
-    @door(model_arguments)
+    @door(model_arguments, overflow="X")
     def decision_function(self, theta, X):
         r"""Output scores :math:`s = w_2\cdot\tanh(W_1x+b_1) + b_2`, shape (n,)."""
         return self.forward(theta, X)[1]
 
-    @door(model_arguments)
+    @door(batch_arguments, overflow="X")
     def per_example_gradients(self, theta, X, y):
         """Matrix of per-example gradients of the flat vector, shape (n, n_params), built with ``einsum``."""
         hidden, r, delta = self.backward(theta, X, y)
         grad_W1 = np.einsum("nh,nd->nhd", delta, X).reshape(X.shape[0], -1)   # delta_i x_i^T per example
         return np.concatenate([grad_W1, delta, r[:, None] * hidden, r[:, None]], axis=1)
 
-    @door(model_arguments, clip_norm=positive_or_inf)
+    @door(batch_arguments, clip_norm=positive_or_inf, overflow="X")
     def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None):
         r""":math:`\sum_i \mathrm{L2\_clip}(\nabla_\theta\ell(\theta; x_i, y_i), C)` from the per-example norms.
 
