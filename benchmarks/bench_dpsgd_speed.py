@@ -1,26 +1,23 @@
-"""Time of one epoch of DP-SGD on the full Adult training set: logistic regression and the MLP.
+"""Time of one epoch of DP-SGD on the full Adult training set: logistic regression and the MLP, beside their floors.
 
 Run:  python benchmarks/bench_dpsgd_speed.py [--repeat 7] [--samplers-only] [--no-opacus] [--threads N]
 
 Each row is the best of ``--repeat`` runs of ``dp_sgd(..., epochs=1)`` (n = 30,162 rows, 105 columns with the
 constant feature), measured side by side with the floor of any full-data gradient method: one bare pass
-``u = X @ v; X.T @ u`` over the whole training set. The ratio column is time / bare pass. Target for
-logistic regression at the default sampling rate: under 0.1 s per epoch.
+``u = X @ v; X.T @ u`` over the whole training set. The ratio column is time / bare pass.
 
-What one epoch costs besides the two matrix-vector products on the sampled rows: one pass over X for its
-checks and row norms (finite norms prove finite rows), 1/q Poisson draws of n uniforms each (so small q costs
-more), copying the sampled rows, each step's argument checks and noise, and one full-data loss evaluation (the
-per-epoch diagnostic). Targets (at q = 0.01): logistic regression within 10x the bare pass and the 16-unit MLP
-within 40x, on a machine with a fast BLAS; on a small machine the bare pass is itself slow, and the sampler table
-is the figure to quote. The row ``sampler="binomial"`` draws the same Poisson batches by their size
-(docs/math.md §8.1). The row below it is that epoch hand-written (``handwritten_epoch``: the step's arithmetic on
-the same kind of batches, no checks, no diagnostics), the floor of any NumPy loop of this shape on the machine: the
-distance between the two rows is what dpedu adds, the distance from the floor to the bare pass is the machine's.
+**The floors.** Below dpedu's row at the rate the targets name, the same epoch written by hand in NumPy
+(``handwritten_epoch`` for logistic regression, ``handwritten_mlp_epoch`` for the 16-unit MLP): the step's
+arithmetic on the same kind of batches (Poisson, drawn by their binomial size as ``poisson_sample`` draws them),
+no checks, no diagnostics, one full-data loss at the end as ``dp_sgd`` records one per epoch. The last column is
+dpedu's time over its floor, measured in paired rounds (dpedu's epoch and the floor's back to back, the median of
+their ratios): the target is at most 1.3 for both models. What one epoch costs besides the floor: checking X and
+computing its row norms once, each step's batch object, the loop's records (batch sizes, inclusions) and the calls
+through ``dp_sgd_step``, the model's clipped sum and ``gaussian_mechanism``.
 
 The first table times 100 Poisson samples at q = 0.01 from the n rows, side by side: the two calls of the
-binomial-size form alone (``rng.binomial``, ``rng.choice(..., replace=False)``), dpedu's
-``binomial_poisson_sample`` (argument checks and the sort included; target: at most 3x the two calls alone)
-and the textbook ``poisson_sample`` (n uniforms per sample).
+binomial-size form alone (``rng.binomial``, ``rng.choice(..., replace=False)``) and dpedu's ``poisson_sample``
+(which sorts the indices too).
 
 **Opacus beside dpedu** (the last table). torch and opacus are benchmark-only: dpedu never imports them, and
 without them the table is one line saying so. With them (``pip install -r benchmarks/requirements.txt``, best in a
@@ -62,7 +59,7 @@ sys.path.insert(0, os.environ.get("DPEDU_BENCH_TREE") or os.path.join(os.path.di
 from dpedu.datasets import load_adult  # noqa: E402
 from dpedu.estimator import tuned_defaults  # noqa: E402
 from dpedu.models import MLP, LogisticModel  # noqa: E402
-from dpedu.training import binomial_poisson_sample, dp_sgd, plan_dp_sgd, poisson_sample, run_dp_sgd  # noqa: E402
+from dpedu.training import dp_sgd, poisson_sample  # noqa: E402
 
 try:  # benchmark-only: torch and opacus are never needed by dpedu
     import opacus
@@ -71,6 +68,9 @@ except ImportError:
     opacus = torch = None
 
 OPACUS_MISSING = "Opacus: not installed (pip install -r benchmarks/requirements.txt)"
+
+#: The settings of every epoch in this benchmark: noise multiplier z, clipping norm C and dp_sgd's learning rate.
+Z, C, LEARNING_RATE = 1.0, 0.5, 1.0
 
 
 def best_time(fn, repeat):
@@ -126,41 +126,53 @@ def main(argv=None):
         return X.T @ u
 
     bare = best_time(bare_pass, 50)
-    rows = [("bare pass X @ v, X.T @ u", "-", bare)]
+    rows = [("bare pass X @ v, X.T @ u", "-", bare, None)]
     for q in (0.01, 0.05, 0.2, 1.0):  # the tuned defaults use 0.01 or 0.05 (dpedu.estimator.TUNED_DEFAULTS)
         def epoch(q=q):
-            return dp_sgd(X, y_train, noise_multiplier=1.0, clip_norm=0.5, sampling_rate=q, epochs=1, rng=0)
-        rows.append(("DP-SGD logistic regression", f"{q:g}", best_time(epoch, args.repeat)))
+            return dp_sgd(X, y_train, noise_multiplier=Z, clip_norm=C, sampling_rate=q, epochs=1, rng=0)
+        rows.append(("DP-SGD logistic regression", f"{q:g}", best_time(epoch, args.repeat), None))
         if q == 0.01:
-            plan = plan_dp_sgd(n, noise_multiplier=1.0, clip_norm=0.5, sampling_rate=q, epochs=1, sampler="binomial")
-            rows.append(('DP-SGD logistic regression, sampler="binomial"', f"{q:g}",
-                         best_time(lambda: run_dp_sgd(X, y_train, plan, rng=0), args.repeat)))
-            rows.append(("  the same epoch hand-written (no checks, no diagnostics)", f"{q:g}",
-                         best_time(lambda: handwritten_epoch(X, y_train, q), args.repeat)))
+            floor = lambda: handwritten_epoch(X, y_train, q)  # noqa: E731
+            rows.append(("  the same epoch hand-written (the floor)", f"{q:g}", best_time(floor, args.repeat),
+                         paired_ratio(epoch, floor, args.repeat)))
     for hidden in (16, 64):
         model = MLP(n_features=d, hidden_units=hidden)
         for q in (tuned_defaults(1.0).sampling_rate, 1.0):
             def epoch(q=q, model=model):
-                return dp_sgd(X, y_train, noise_multiplier=1.0, clip_norm=0.5, sampling_rate=q, epochs=1,
+                return dp_sgd(X, y_train, noise_multiplier=Z, clip_norm=C, sampling_rate=q, epochs=1,
                               model=model, rng=0)
             rows.append((f"DP-SGD MLP, {hidden} tanh units ({model.n_params} params)", f"{q:g}",
-                         best_time(epoch, args.repeat)))
+                         best_time(epoch, args.repeat), None))
+            if hidden == 16 and q < 1:
+                floor = lambda q=q, model=model: handwritten_mlp_epoch(X, y_train, q, model)  # noqa: E731
+                rows.append(("  the same epoch hand-written (the floor)", f"{q:g}", best_time(floor, args.repeat),
+                             paired_ratio(epoch, floor, args.repeat)))
 
     print(f"One epoch of DP-SGD on Adult (n = {n}, d = {d} with the intercept column), best of {args.repeat}; "
           f"numpy {np.__version__}")
-    width = max(len(name) for name, _, _ in rows)
-    print(f"{'what':<{width}}  {'q':>5}  {'time/epoch':>11}  {'x bare pass':>11}")
-    for name, q, seconds in rows:
-        print(f"{name:<{width}}  {q:>5}  {1e3 * seconds:8.2f} ms  {seconds / bare:11.1f}")
+    width = max(len(name) for name, _, _, _ in rows)
+    print(f"{'what':<{width}}  {'q':>5}  {'time/epoch':>11}  {'x bare pass':>11}  {'dpedu / floor (paired)':>22}")
+    for name, q, seconds, ratio in rows:
+        shown = "" if ratio is None else f"{ratio:22.2f}"
+        print(f"{name:<{width}}  {q:>5}  {1e3 * seconds:8.2f} ms  {seconds / bare:11.1f}  {shown}")
     if not args.no_opacus:
         print()
         opacus_table(X, y_train, np.hstack([X_test, np.ones((len(X_test), 1))]), y_test, args.repeat)
 
 
-def handwritten_epoch(X, y, q, noise_multiplier=1.0, clip_norm=0.5, learning_rate=1.0, seed=0):
-    """The floor of a NumPy DP-SGD epoch: ``dp_sgd_step``'s arithmetic on binomial-size Poisson batches, written
-    out with nothing else (no argument checks, no batch sizes or inclusions recorded); one full-data loss at the
-    end, as ``dp_sgd`` records one per epoch. The row norms are computed once, as a run does."""
+def paired_ratio(dpedu_epoch, floor_epoch, rounds):
+    """The median over ``rounds`` of (dpedu's epoch time / the floor's), the two timed back to back each round."""
+    ratios = []
+    for _ in range(rounds):
+        ratios.append(best_time(dpedu_epoch, 1) / best_time(floor_epoch, 1))
+    return float(np.median(ratios))
+
+
+def handwritten_epoch(X, y, q, noise_multiplier=Z, clip_norm=C, learning_rate=LEARNING_RATE, seed=0):
+    """The floor of a NumPy DP-SGD epoch of logistic regression: ``dp_sgd_step``'s arithmetic on Poisson batches
+    drawn by their size, written out with nothing else (no argument checks, no batch sizes or inclusions
+    recorded); one full-data loss at the end, as ``dp_sgd`` records one per epoch. The row norms are computed once,
+    as a run does."""
     rng = np.random.default_rng(seed)
     n, d = X.shape
     row_norms = np.sqrt(np.einsum("ij,ij->i", X, X))
@@ -174,8 +186,36 @@ def handwritten_epoch(X, y, q, noise_multiplier=1.0, clip_norm=0.5, learning_rat
     return theta, np.mean(np.logaddexp(0.0, -y * (X @ theta)))
 
 
+def handwritten_mlp_epoch(X, y, q, model, noise_multiplier=Z, clip_norm=C, learning_rate=LEARNING_RATE, seed=0):
+    """The floor of a NumPy DP-SGD epoch of the one-hidden-layer tanh network: forward, backward, the per-example
+    gradient norms without the gradient matrix (Goodfellow 2015), the clip weights, the weighted backward pass and
+    the noise, on Poisson batches drawn by their size; one full-data loss at the end. Nothing else."""
+    rng = np.random.default_rng(seed)
+    n, d = X.shape
+    h = model.hidden_units
+    row_norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    theta = model.init(rng)
+    for _ in range(max(1, round(1 / q))):
+        B = np.sort(rng.choice(n, size=rng.binomial(n, q), replace=False))
+        X_B, y_B = X.take(B, axis=0), y.take(B)
+        W1, b1, w2 = theta[: h * d].reshape(h, d), theta[h * d : h * d + h], theta[h * d + h : h * d + 2 * h]
+        hidden = np.tanh(X_B @ W1.T + b1)
+        scores = hidden @ w2 + theta[-1]
+        r = -y_B / (1.0 + np.exp(y_B * scores))                               # d loss / d score
+        delta = r[:, None] * w2 * (1.0 - hidden**2)
+        norms = np.sqrt(np.einsum("ij,ij->i", delta, delta) * (row_norms.take(B) ** 2 + 1.0)
+                        + r**2 * (np.einsum("ij,ij->i", hidden, hidden) + 1.0))
+        weights = np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))
+        wd, wr = weights[:, None] * delta, weights * r
+        clipped_sum = np.concatenate([(wd.T @ X_B).ravel(), wd.sum(axis=0), wr @ hidden, [wr.sum()]])
+        noise = rng.normal(0.0, noise_multiplier * clip_norm, size=theta.size)
+        theta = theta - learning_rate * (clipped_sum + noise) / (q * n)
+    W1, b1, w2 = theta[: h * d].reshape(h, d), theta[h * d : h * d + h], theta[h * d + h : h * d + 2 * h]
+    return theta, np.mean(np.logaddexp(0.0, -y * (np.tanh(X @ W1.T + b1) @ w2 + theta[-1])))
+
+
 def epoch_only(repeat):
-    """One --against process: print the bare pass and the logistic epoch at q = 0.01 (both samplers), best of
+    """One --against process: print the bare pass, the default logistic epoch at q = 0.01 and its floor, best of
     ``repeat``, in milliseconds, for the dpedu imported from the checkout named by ``DPEDU_BENCH_TREE``."""
     import dpedu
 
@@ -185,13 +225,11 @@ def epoch_only(repeat):
     X_train, y_train, _, _ = load_adult()
     X = np.hstack([X_train, np.ones((len(X_train), 1))])
     v = np.random.default_rng(0).normal(size=X.shape[1])
-    settings = dict(noise_multiplier=1.0, clip_norm=0.5, sampling_rate=0.01, epochs=1)
-    plan = plan_dp_sgd(len(X), sampler="binomial", **settings)
-    default = best_time(lambda: dp_sgd(X, y_train, rng=0, **settings), repeat)
-    binomial = best_time(lambda: run_dp_sgd(X, y_train, plan, rng=0), repeat)
+    default = best_time(lambda: dp_sgd(X, y_train, noise_multiplier=Z, clip_norm=C, sampling_rate=0.01, epochs=1,
+                                       rng=0), repeat)
     bare = best_time(lambda: X.T @ (X @ v), 30)
     floor = best_time(lambda: handwritten_epoch(X, y_train, 0.01), repeat)
-    print(f"{1e3 * bare:.4f} {1e3 * default:.4f} {1e3 * binomial:.4f} {1e3 * floor:.4f}")
+    print(f"{1e3 * bare:.4f} {1e3 * default:.4f} {1e3 * floor:.4f}")
 
 
 def compare_checkouts(against, rounds, repeat):
@@ -207,18 +245,15 @@ def compare_checkouts(against, rounds, repeat):
                                  capture_output=True, text=True, check=True,
                                  env=dict(os.environ, DPEDU_BENCH_TREE=tree)).stdout
             times[tree].append([float(value) for value in out.split()])
-    print(f"One epoch of DP-SGD logistic regression on Adult at q = 0.01: {rounds} paired rounds, each a fresh "
-          f"process per checkout, best of {repeat} epochs; medians over the rounds (numpy {np.__version__})")
-    print(f"{'checkout':<44}  {'bare pass':>9}  {'epoch':>9}  {'x bare':>6}  {'binomial':>9}  {'x bare':>6}  "
-          f"{'hand-written':>12}  {'binomial / hand-written':>23}")
+    print(f"One epoch of DP-SGD logistic regression on Adult at q = 0.01 (dp_sgd's defaults): {rounds} paired rounds, "
+          f"each a fresh process per checkout, best of {repeat} epochs; medians over the rounds (numpy {np.__version__})")
+    print(f"{'checkout':<44}  {'bare pass':>9}  {'epoch':>9}  {'x bare':>6}  {'hand-written':>12}  {'epoch / floor':>13}")
     medians = {tree: np.median(np.array(times[tree]), axis=0) for tree in (against, here)}
     for tree in (against, here):
-        bare, default, binomial, floor = medians[tree]
-        print(f"{tree[-44:]:<44}  {bare:6.2f} ms  {default:6.1f} ms  {default / bare:6.1f}  {binomial:6.1f} ms  "
-              f"{binomial / bare:6.1f}  {floor:9.1f} ms  {binomial / floor:23.2f}")
-    (_, old, old_binomial, _), (_, new, new_binomial, _) = medians[against], medians[here]
-    print(f"this checkout / the other: {new / old:.2f} (default sampler), {new_binomial / old_binomial:.2f} "
-          f"(sampler=\"binomial\"). hand-written: the same epoch with nothing but its arithmetic (handwritten_epoch)")
+        bare, default, floor = medians[tree]
+        print(f"{tree[-44:]:<44}  {bare:6.2f} ms  {default:6.1f} ms  {default / bare:6.1f}  {floor:9.1f} ms  "
+              f"{default / floor:13.2f}")
+    print(f"this checkout / the other: {medians[here][1] / medians[against][1]:.2f}")
 
 
 def sampler_table(n, rounds, q=0.01, samples=100):
@@ -236,15 +271,10 @@ def sampler_table(n, rounds, q=0.01, samples=100):
 
     def by_size():
         for _ in range(samples):
-            binomial_poisson_sample(n, q, rng)
-
-    def by_uniforms():
-        for _ in range(samples):
             poisson_sample(n, q, rng)
 
-    names = ("rng.binomial + rng.choice alone", "binomial_poisson_sample (checked, sorted)",
-             "poisson_sample (n uniforms)")
-    times = np.array([[best_time(fn, 1) for fn in (two_calls, by_size, by_uniforms)] for _ in range(rounds)])
+    names = ("rng.binomial + rng.choice alone", "poisson_sample (checked at the door, sorted)")
+    times = np.array([[best_time(fn, 1) for fn in (two_calls, by_size)] for _ in range(rounds)])
     ratios = np.median(times / times[:, :1], axis=0)
     print(f"{samples} Poisson samples at q = {q:g} from n = {n:,} ({rounds} paired rounds; numpy {np.__version__})")
     width = max(len(name) for name in names)
@@ -256,8 +286,6 @@ def sampler_table(n, rounds, q=0.01, samples=100):
 
 # --- Opacus beside dpedu (benchmark-only: runs when torch and opacus import) ------------------------------------
 
-#: The settings of every epoch in this benchmark: noise multiplier z, clipping norm C and dp_sgd's learning rate.
-Z, C, LEARNING_RATE = 1.0, 0.5, 1.0
 
 
 def blas_threads():

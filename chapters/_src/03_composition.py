@@ -38,7 +38,8 @@ from dpedu.course import checks
 from dpedu.course.notebook import fast_mode, pick, show_source
 from dpedu.accountants import (EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, compare,
                                make_accountant, zcdp)
-from dpedu.accountants.advanced import advanced_composition, advanced_composition_simplified
+from dpedu.accountants.advanced import (advanced_composition, advanced_composition_bound,
+                                        advanced_composition_simplified)
 from dpedu.models import logistic
 
 FAST = fast_mode()
@@ -156,10 +157,13 @@ def advanced_composition_theorem(epsilon, delta, k, delta_prime):
 checks.check_advanced_composition(advanced_composition_theorem)
 
 # %% [markdown]
-# *Compare with dpedu's version*, which also checks its arguments:
+# *Compare with what dpedu's advanced accountant runs.* It composes releases of different ε too, with the
+# heterogeneous form of the theorem (Kairouz, Oh & Viswanath 2015, Thm 3.5): it needs only two sums over the
+# releases, $\sum_i \varepsilon_i^2$ and $\sum_i \varepsilon_i(e^{\varepsilon_i} - 1)$, which for k equal releases
+# are $k\varepsilon^2$ and $k\varepsilon(e^\varepsilon - 1)$, your formula:
 
 # %%
-show_source(advanced_composition)
+show_source(advanced_composition_bound)
 
 # %% [markdown]
 # It is not always better. With $\varepsilon = 1$ the drift alone is $k(e - 1) > k$: the book's example, $k = 500$ steps of

@@ -214,13 +214,15 @@ class MomentsAccountant(CurveAccountant):
         r"""``(moment_orders, alpha)``: the composed log-moments, each event's α(λ) times its count, summed.
 
         That is :math:`\sum_t \text{count}_t\,\alpha_t(\lambda)`: log-moments of adaptively composed
-        mechanisms add ([ACG16]_ Thm 2, part 1).
+        mechanisms add ([ACG16]_ Thm 2, part 1). Every conversion to (ε, δ) reads this sum.
         """
         lambdas = tuple(self.moment_orders.tolist())
         total = np.zeros(len(lambdas))
         for event, count in self.ledger:                         # alpha(lambda) = sum_t count_t alpha_t(lambda)
             total += count * event_log_moments(event, lambdas, self.method)
         return self.moment_orders.copy(), total
+
+    composed_curve = log_moments                                 # what get_epsilon and get_delta convert
 
     def get_epsilon_and_moment_order(self, delta):
         """``(epsilon, best_lambda)`` at ``delta``; ``(0.0, None)`` for an empty ledger.

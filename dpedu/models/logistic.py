@@ -153,4 +153,4 @@ class LogisticModel(Model):
             row_norms = l2_norms(X)[:, 0]                            # ||x_i||
         sigmoids = expit(-y * (X @ theta))                           # sigma(-m_i)
         factors = clip_factor(sigmoids * row_norms, clip_norm)       # ||g_i|| = sigma(-m_i) ||x_i||
-        return X.T @ (-y * sigmoids * factors)                       # sum_i s_i f_i x_i
+        return -(X.T @ (y * sigmoids * factors))                     # sum_i s_i f_i x_i, s_i = -y_i sigma(-m_i)

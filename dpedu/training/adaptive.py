@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..events import MIN_EVENT_NOISE_MULTIPLIER
 from ..mechanisms import gaussian_mechanism
 from ..engine.validation import check_in_interval, check_nonnegative, check_positive
 from .step import dp_sgd_step
@@ -52,6 +53,9 @@ def gradient_noise_multiplier(noise_multiplier, count_noise_std):
     count_noise_std = check_nonnegative(count_noise_std, "count_noise_std")
     if z == 0:
         return 0.0
+    if z < MIN_EVENT_NOISE_MULTIPLIER:
+        raise ValueError(f"noise_multiplier must be 0 or in [{MIN_EVENT_NOISE_MULTIPLIER:g}, inf) (below it the "
+                         f"privacy loss is beyond the float range); got {z!r}")
     if not 2.0 * count_noise_std > z:
         raise ValueError(
             f"count_noise_std must exceed noise_multiplier / 2 = {z / 2:g}: the noisy count alone would then spend the "

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..clipping import L2_clip, l2_norms
-from ..engine.validation import MAX_STEPS, check_features, check_labels, check_theta
+from ..engine.validation import MAX_STEPS, check_features, check_labels, check_positive, check_theta
 
 __all__ = ["TrainingResult", "TrainingData", "DPSGDDiagnostics", "NoisyGDDiagnostics", "NotAccountedError",
            "MAX_STEPS", "CLIP_MODES", "training_data", "initial_theta", "overflow_guard", "RunLog"]
@@ -56,6 +56,7 @@ def training_data(X, y, *, clip_inputs_to=None):
     y = check_labels(y, X.shape[0])
     row_norms = l2_norms(X, name="X")[:, 0]             # one pass: finite norms prove finite rows, else refused
     if clip_inputs_to is not None:
+        clip_inputs_to = check_positive(clip_inputs_to, "clip_inputs_to")
         X = L2_clip(X, clip_inputs_to)                 # once: every row now has norm <= C
         row_norms = l2_norms(X, name="X")[:, 0]
     return TrainingData(X, y, row_norms)

@@ -262,5 +262,5 @@ def plan_dp_sgd(n, *, noise_multiplier, clip_norm, sampling_rate, steps=None, ep
     plan = DPSGDPlan(n, noise_multiplier, clip_norm, scheme, steps, learning_rate, lr_schedule, clip_mode,
                      loss_every, relation, *adaptive)
     if plan.private:
-        _ = plan.gradient_noise_multiplier, plan.event  # refuses count_noise_std <= z / 2; checks the event's fields
+        _ = plan.event, plan.gradient_noise_multiplier  # checks the event's fields; refuses count_noise_std <= z / 2
     return plan

@@ -94,12 +94,12 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None, st
     theta = model.init(rng) if theta0 is None else theta0
     step = AdaptiveClipping(plan) if plan.adaptive else (step or dp_sgd_step)
     batches, log = plan.scheme.batches(rng), RunLog(plan, data, model, step)
+    C, z, divisor, source = plan.clip_norm, plan.gradient_noise_multiplier, plan.divisor, noise or rng
     with overflow_guard():
         for t in range(plan.steps):
             B = next(batches)                          # B_t: the scheme's sampler (poisson_sample for Poisson)
-            theta = step(theta, data[B], model=model, clip_norm=plan.clip_norm,
-                         noise_multiplier=plan.gradient_noise_multiplier, expected_batch_size=plan.divisor,
-                         learning_rate=plan.learning_rate_at(t), rng=noise or rng)
+            theta = step(theta, data[B], model=model, clip_norm=C, noise_multiplier=z,
+                         expected_batch_size=divisor, learning_rate=plan.learning_rate_at(t), rng=source)
             log.after(t, B, theta)
             if observe is not None:
                 observe(t, theta)
