@@ -23,6 +23,7 @@ import math
 
 from scipy.special import log_ndtr
 
+from .engine.search import monotone_search
 from .engine.validation import check_delta, check_epsilon, check_noise_multiplier, check_nonnegative
 
 __all__ = [
@@ -105,19 +106,9 @@ def gaussian_epsilon_exact(delta, noise_multiplier):
     z = check_noise_multiplier(noise_multiplier)
     if gaussian_delta_exact(0.0, z) <= delta:
         return 0.0
-    lo, hi = 0.0, 1.0
-    while gaussian_delta_exact(hi, z) > delta:
-        lo, hi = hi, 2.0 * hi
-    # delta_G(lo) > delta >= delta_G(hi); halve until the bracket is at machine resolution
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
-            break
-        if gaussian_delta_exact(mid, z) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    # delta_G(0) > delta: the feasible epsilons are those above the boundary; bisect to machine resolution
+    return monotone_search(lambda epsilon: gaussian_delta_exact(epsilon, z) <= delta, 1.0, feasible_when="large",
+                           lowest=0.0, highest=math.inf, rtol=0.0, at_limit=None)
 
 
 def analytic_noise_multiplier(epsilon, delta):
@@ -129,11 +120,8 @@ def analytic_noise_multiplier(epsilon, delta):
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    lo, hi = 1e-3, 1.0
-    while gaussian_delta_exact(epsilon, lo) <= delta:
-        hi, lo = lo, lo / 2.0
-        if lo < 1e-12:
-            return hi
+    return monotone_search(lambda z: gaussian_delta_exact(epsilon, z) <= delta, 1.0, feasible_when="large",
+                           lowest=1e-12, highest=math.inf, rtol=1e-12, at_limit=lambda z, feasible: z)
     while gaussian_delta_exact(epsilon, hi) > delta:
         lo, hi = hi, 2.0 * hi
     while hi - lo > 1e-12 * hi:

@@ -14,8 +14,8 @@ from dpedu.accountants.gdp import (
     clt_mu,
     gdp_delta,
     group_mu,
-    mu_from_epsilon,
 )
+from dpedu.gaussian import analytic_noise_multiplier
 from dpedu.accountants.tradeoff import (
     default_alphas,
     default_epsilons,
@@ -176,7 +176,7 @@ def test_clt_mu_formula_and_overflow():
 
 
 def test_mu_from_epsilon_inverts_the_gaussian_curve():
-    assert mu_from_epsilon(4.3772, delta=1e-5) == pytest.approx(1.0, abs=2e-5)
+    assert 1 / analytic_noise_multiplier(4.3772, 1e-5) == pytest.approx(1.0, abs=2e-5)
     assert gdp_delta(gaussian_epsilon_exact(1e-5, 1 / 0.7), 0.7) == pytest.approx(1e-5, rel=1e-9)
 
 

@@ -119,7 +119,7 @@ def one_run_pair():
 
 def test_one_run_bound_is_a_violation_exactly_when_the_claim_certifies_it():
     """Flagged iff the curve certifies (eps_lb, delta): a profile pair with eps_j <= eps_lb and delta_j <= delta."""
-    from dpedu.accountants.gdp import mu_from_epsilon
+    from dpedu.gaussian import analytic_noise_multiplier
     from dpedu.accountants.tradeoff import TradeoffCurve
 
     region = AuditRegion("one-run", math.nan, math.nan, (math.nan,) * 2, (math.nan,) * 2, 0.95, 0.95,
@@ -134,8 +134,8 @@ def test_one_run_bound_is_a_violation_exactly_when_the_claim_certifies_it():
     assert region.violates(pair(0.99, 1e-5))                    # certifies (0.99, 1e-5): contradicts eps >= 1
     assert not region.violates(pair(1.01, 1e-5))                # a weaker claim is not refuted
     assert not region.violates(pair(0.5, 1e-3))                 # small eps but at a larger delta: not refuted
-    assert region.violates(gaussian_curve(mu_from_epsilon(0.99, delta=1e-5)))
-    assert not region.violates(gaussian_curve(mu_from_epsilon(1.01, delta=1e-5)))
+    assert region.violates(gaussian_curve(1 / analytic_noise_multiplier(0.99, 1e-5)))
+    assert not region.violates(gaussian_curve(1 / analytic_noise_multiplier(1.01, 1e-5)))
     # a claim crossing f_{1, 1e-5} (below it near FPR 0, above in the middle) is not refuted
     crossing = pair(0.5, 1e-2)
     floor = epsilon_delta_tradeoff(alphas, 1.0, 1e-5)

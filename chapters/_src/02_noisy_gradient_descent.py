@@ -290,11 +290,14 @@ def L2_clip(v, clip_norm):
 checks.check_L2_clip(L2_clip)
 
 # %% [markdown]
-# *Compare with dpedu's version.* It also refuses bad input, including a vector whose norm exceeds the largest
-# float:
+# *Compare with dpedu's version.* The line above it, `@door(...)`, says what it accepts: when you call it, those
+# checks run first (a vector whose norm exceeds the largest float is refused too); when a training run calls it,
+# they are skipped, because the run checked its inputs once. The factor it scales by is `clip_factor`, the one
+# clip factor every clipped sum in dpedu uses:
 
 # %%
 show_source(dp.clipping.L2_clip)
+show_source(dp.clipping.clip_factor)
 
 # %% [markdown]
 # **Exercise 2.3 — a noisy count.** Write `noisy_count(true_count, epsilon, rng)`: the count plus Laplace noise
@@ -348,8 +351,19 @@ checks.check_noisy_gradient_sum(noisy_gradient_sum)
 
 # %% [markdown]
 # *Compare with dpedu's version*: the book's noisy gradient descent releases one such noisy sum per iteration,
-# divided by the noisy count. (Sweeps over many runs use `run_noisy_gradient_descent`, which computes the same
-# clipped sum in two matrix-vector products without forming every gradient; a test pins the two together.)
+# divided by the noisy count. `noisy_gradient_descent` fixes the run as a plan (the noise multiplier from ε and δ,
+# checked before any noise is drawn) and runs its loop, `run_noisy_gradient_descent`, which every noisy-GD run in
+# dpedu takes, the sweeps and benchmarks too:
 
 # %%
 show_source(dp.training.noisy_gradient_descent)
+show_source(dp.training.run_noisy_gradient_descent)
+
+# %% [markdown]
+# The clipped sum is the model's. It is `L2_clip(per_example_gradients(theta, X, y), C).sum(0)`, computed
+# without the n × d matrix of gradients: each gradient is a number times its row, $g_i = s_i x_i$, so its norm is
+# $|s_i|\,\lVert x_i\rVert$ and clipping scales the number, by the same `clip_factor`. Two matrix-vector products
+# per iteration instead of building every gradient; a test pins the two forms together.
+
+# %%
+show_source(dp.models.LogisticModel.clipped_gradient_sum)

@@ -62,9 +62,10 @@ print(f"{n} training rows, {d} features")
 # $$\theta_t = \theta_{t-1} - \frac{\eta}{qn}\Bigl(\sum_{i\in B_t}\mathrm{L2\_clip}\bigl(\nabla\ell(\theta_{t-1}; x_i, y_i), C\bigr)
 # + \mathcal N(0, z^2C^2 I)\Bigr)$$
 #
-# dpedu's step, `dp.training.dp_sgd_step` (the step `dp_sgd`'s loop takes after drawing $B_t$), reads like the list above; you write one step yourself in Exercise 4.3,
-# and its listing follows that exercise. For logistic regression the loop runs the same step without checking its
-# arguments again at every step: the same numbers to the bit, a test pins them.
+# dpedu's step, `dp.training.dp_sgd_step`, reads like the list above, and it is the step every DP-SGD run takes
+# after drawing $B_t$. You write one step yourself in Exercise 4.3; its listing, and the loop's, follow that
+# exercise. A listing starts with the checks dpedu runs when *you* call the function (`@door(...)`); inside a
+# training run they are skipped, because the run checked its data and settings once, before the first step.
 #
 # The whole run's privacy depends only on (q, z, T) and on the neighbouring relation (add/remove). It does not
 # depend on η, C, the model or its size: those change *what* is released, not how well it is hidden.
@@ -304,11 +305,11 @@ checks.check_poisson_sample(poisson_sample)
 show_source(dp.training.poisson_sample)
 
 # %% [markdown]
-# `dp_sgd` draws its batches exactly this way, so with the same seed it samples what this function samples. The
-# same distribution can be drawn faster: the size first, $|B_t| \sim \mathrm{Binomial}(n, q)$, then a uniformly
-# random subset of that size (`binomial_poisson_sample`, about $qn$ random numbers instead of $n$;
-# [notes §8.1](../docs/math.md#81-poisson-sampling-by-a-binomial-size) shows that every subset gets the same
-# probability). `plan_dp_sgd(..., sampler="binomial")` trains with it: the same privacy, other batches for a seed.
+# dpedu draws the same distribution by its size: first $|B_t| \sim \mathrm{Binomial}(n, q)$, then a uniformly
+# random subset of that size. Every subset S of the records gets the same probability $q^{|S|}(1-q)^{n-|S|}$ either
+# way ([notes §8.1](../docs/math.md#81-poisson-sampling-by-a-binomial-size) shows it), so every Poisson accountant
+# covers it; it draws about $qn$ random numbers instead of $n$ (300 instead of 30,162 on Adult at $q = 0.01$). This
+# is the sampler `dp_sgd` calls at every step; with the same seed it draws other batches than your function.
 #
 # **Exercise 4.2 — the clipped sum.** Write `clipped_gradient_sum(per_example_gradients, clip_norm)`: clip each
 # row (one example's gradient) to L2 norm at most C, then sum the rows. An empty batch (zero rows) must give
@@ -350,10 +351,20 @@ checks.check_dp_sgd_step(dp_sgd_step)
 # %% [markdown]
 # *Compare with dpedu's version*, for any model: it takes the batch as `data[B]`, the records of B with their
 # row norms (computed once per run), and the model whose `clipped_gradient_sum` is the clipped sum of Exercise 4.2
-# (for logistic regression computed in `dpedu.models.logistic`, chapter 2):
+# (for logistic regression the form chapter 2 shows, two matrix-vector products):
 
 # %%
 show_source(dp.training.dp_sgd_step)
+
+# %% [markdown]
+# And the loop every DP-SGD run in dpedu takes, `run_dp_sgd`. The plan fixes the run before the data is touched
+# (z, C, the sampling scheme, T, the learning rate, the events the run will record); each step draws $B_t$ from the
+# plan's scheme (`poisson_sample` here) and calls `dp_sgd_step`. A variant of the algorithm is something the loop is
+# given, never a copy of it: another sampling scheme, a `step` (a projection after it, a planted bug in chapter 9),
+# a `noise` source (correlated noise in chapter 11) or an `observe`r (an auditor reading every update).
+
+# %%
+show_source(dp.training.run_dp_sgd)
 
 # %% [markdown]
 # **Exercise 4.4 — steps and ε.** Write `steps_and_epsilon(epochs, sampling_rate, noise_multiplier, delta)`

@@ -12,14 +12,16 @@ Three mus for a DP-SGD ledger:
   (:math:`T\to\infty`, :math:`q\sqrt T\to\nu`), not a bound: it can under-report (docs/math.md §21.5);
 * :func:`certified_mu` - the smallest mu whose curve :math:`G_\mu` lies below the PLD's pessimistic curve
   (checked through the privacy profiles, between grid points too): a guarantee (§21.4);
-* :func:`mu_from_epsilon` - the mu whose single :math:`(\varepsilon, \delta)` matches a reported pair.
+* the mu whose single :math:`(\varepsilon, \delta)` matches a reported pair is the Gaussian's:
+  ``1 / dpedu.gaussian.analytic_noise_multiplier(epsilon, delta)``.
 
 >>> round(clt_mu(noise_multiplier=4.0, sampling_rate=0.01, steps=10_000), 4)
 0.254
 >>> from dpedu.events import GaussianEvent
 >>> certified_mu([(GaussianEvent(2.0), 4)])            # exact for full-batch Gaussians: sqrt(4) / 2
 1.0
->>> round(mu_from_epsilon(4.3772, delta=1e-5), 3)
+>>> from dpedu.gaussian import analytic_noise_multiplier
+>>> round(1 / analytic_noise_multiplier(4.3772, 1e-5), 3)
 1.0
 """
 
@@ -31,6 +33,7 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from ..gaussian import gaussian_delta_exact
+from ..engine.search import monotone_search
 from ..engine.validation import (
     check_delta,
     check_epsilon,
@@ -43,7 +46,7 @@ from ..engine.validation import (
 from .base import check_epsilons
 from .tradeoff import gaussian_ledger_mu, pld_delta_bracket, privacy_profile
 
-__all__ = ["clt_mu", "certified_mu", "certification_epsilons", "mu_from_epsilon", "gdp_delta", "group_mu", "MAX_MU"]
+__all__ = ["clt_mu", "certified_mu", "certification_epsilons", "gdp_delta", "group_mu", "MAX_MU"]
 
 #: mus above this are reported as "no useful guarantee" (G_mu is below 1e-300 at every FPR above 1e-300).
 MAX_MU = 64.0
@@ -74,29 +77,6 @@ def gdp_delta(epsilon, mu):
     """
     mu = check_nonnegative(mu, "mu")
     return 0.0 if mu == 0 else gaussian_delta_exact(epsilon, 1.0 / mu)
-
-
-def mu_from_epsilon(epsilon, *, delta):
-    r"""The mu whose GDP curve passes through ``(epsilon, delta)``: :math:`\delta_\mu(\varepsilon) = \delta`.
-
-    :math:`\delta_\mu(\varepsilon)` increases with mu, so this is a bisection (to relative 1e-12). It is
-    the mu of a *Gaussian* mechanism with that one (epsilon, delta); a non-Gaussian mechanism with the
-    same (epsilon, delta) can have a larger or smaller certified mu.
-    """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    lo, hi = 0.0, 1.0
-    while gaussian_delta_exact(epsilon, 1.0 / hi) < delta:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e6:
-            return math.inf
-    while hi - lo > 1e-12 * hi:
-        mid = 0.5 * (lo + hi)
-        if gaussian_delta_exact(epsilon, 1.0 / mid) < delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
 
 
 def _gdp_deltas(epsilons, mu):
@@ -182,16 +162,8 @@ def certified_mu(history, *, slack=1e-10, epsilons=None, accountant_options=None
             raise ValueError(f"accountant {accountant!r} gives no delta for this history: {'; '.join(notes)}")
     if not _certifies(MAX_MU, epsilons, pessimistic, slack):
         return math.inf
-    lo, hi = 0.0, 1.0
-    while not _certifies(hi, epsilons, pessimistic, slack):
-        lo, hi = hi, 2.0 * hi
-    while hi - lo > 1e-9 * max(hi, 1e-3):
-        mid = 0.5 * (lo + hi)
-        if _certifies(mid, epsilons, pessimistic, slack):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return monotone_search(lambda mu: _certifies(mu, epsilons, pessimistic, slack), 1.0, feasible_when="large",
+                           lowest=1e-12, highest=MAX_MU, rtol=1e-9, at_limit=lambda mu, feasible: mu)
 
 
 def group_mu(mu, group_size):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 
+from ..engine.search import monotone_search
 from ..engine.validation import check_delta
 from .analysis.composition import (
     SHUFFLED_BATCH,
@@ -165,17 +166,10 @@ class SequentialAccountant(Accountant):
             steps = self._compose(0.0, 0.0, gaussians, step_delta=step_delta).gaussian_steps
             return math.fsum(step.count * step.epsilon1 for step in steps)
 
-        # At step delta q * delta_G(0) every Gaussian is (0, delta_G(0))-DP: it spends no epsilon.
-        feasible = max(gaussian_step(event, 1, 1.0).delta1 for event in gaussians)
-        infeasible = 1e-300
-        if gaussian_spend(infeasible) <= budget:
-            feasible = infeasible
-        # The spend decreases as the step delta grows: bisect on log(step delta), keep the feasible end.
-        while feasible > infeasible * (1 + 1e-12):
-            middle = math.sqrt(feasible) * math.sqrt(infeasible)
-            if gaussian_spend(middle) > budget:
-                infeasible = middle
-            else:
-                feasible = middle
-        spent = self._compose(pure_epsilon, given_delta, gaussians, step_delta=feasible)
+        # At step delta q * delta_G(0) every Gaussian is (0, delta_G(0))-DP: it spends no epsilon. The spend
+        # decreases as the step delta grows: search log(step delta) for the smallest that fits, keep that end.
+        highest = max(gaussian_step(event, 1, 1.0).delta1 for event in gaussians)
+        step_delta = monotone_search(lambda d: gaussian_spend(d) <= budget, highest, feasible_when="large",
+                                     lowest=1e-300, highest=highest, rtol=1e-12, at_limit=lambda d, feasible: d)
+        spent = self._compose(pure_epsilon, given_delta, gaussians, step_delta=step_delta)
         return min(spent.delta, 1.0)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...calibrate import noise_multiplier as calibrated_noise_multiplier
+from ...engine.search import monotone_search
 from ...engine.validation import (check_choice, check_delta, check_epsilon, check_features,
                           check_labels, check_positive, check_positive_int, check_rng)
 from .canary import upper_bounds
@@ -89,16 +90,12 @@ def one_run_epsilon_lower_bound(*, m, r, v, delta, confidence=0.95):
     if not 0 <= delta < 1:
         raise ValueError(f"delta must be in [0, 1); got {delta!r}")
     level = 1.0 - check_confidence(confidence)
-    from scipy import optimize  # imported when used: workers that only train skip it
-
     if one_run_p_value(m, r, v, 0.0, delta) > level:
         return 0.0
-    hi = 1.0
-    while one_run_p_value(m, r, v, hi, delta) <= level:
-        hi *= 2.0
-        if hi > 1e3:
-            return math.inf
-    return float(optimize.brentq(lambda e: one_run_p_value(m, r, v, e, delta) - level, 0.0, hi, xtol=1e-6))
+    # the largest epsilon the guesses still reject (p <= level): a lower bound, never above the exact one
+    return float(monotone_search(lambda e: one_run_p_value(m, r, v, e, delta) <= level, 1.0, feasible_when="small",
+                                 lowest=0.0, highest=1024.0, rtol=1e-6,
+                                 at_limit=lambda e, feasible: math.inf if feasible else e))
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from scipy.special import logsumexp
 
 from ...accountants import make_accountant
 from ...events import REPLACE_ONE, SubsampledGaussianEvent, check_relation
+from ...engine.search import monotone_search
 from ...engine.validation import check_array, check_delta, check_noise_multiplier, check_positive_int, check_rng
 from .statistics import check_confidence, clopper_pearson
 
@@ -130,11 +131,9 @@ def shuffle_epsilon_lower_bound(noise_multiplier, *, batches_per_epoch, epochs, 
 
     if not certifies(trials):
         return 0.0
-    low, high = 0, trials                                      # certifies(high), not certifies(low)
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if certifies(middle) else (middle, high)
-    return max(0.0, float(thresholds[high - 1]))               # largest epsilon with at least `high` hits
+    hits = monotone_search(certifies, trials, feasible_when="large", lowest=0, highest=trials, rtol=None,
+                           at_limit=lambda k, feasible: k)     # the fewest hits that certify
+    return max(0.0, float(thresholds[hits - 1]))               # largest epsilon with at least that many hits
 
 
 def shuffle_gap(noise_multipliers, *, batches_per_epoch, epochs, delta, n_samples=200_000, confidence=0.95,

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ...gaussian import gaussian_epsilon_exact
+from ...engine.search import monotone_search
 from ...engine.validation import (check_choice, check_array, check_delta, check_in_interval,
                           check_nonnegative, check_positive_int, check_scalar)
 
@@ -313,7 +314,7 @@ def gaussian_mu_lower_bound(scores_in, scores_out, *, confidence=0.95):
     n1, n0 = s_in.size, s_out.size
     if n1 < 2 or n0 < 2:
         raise ValueError(f"scores_in and scores_out need at least 2 values each; got {n1} and {n0}")
-    from scipy import optimize, stats  # imported when used: workers that only train skip it
+    from scipy import stats  # imported when used: workers that only train skip it
     df = n1 + n0 - 2
     pooled = math.sqrt((np.sum((s_in - s_in.mean()) ** 2) + np.sum((s_out - s_out.mean()) ** 2)) / df)
     if not pooled > 0:
@@ -327,10 +328,9 @@ def gaussian_mu_lower_bound(scores_in, scores_out, *, confidence=0.95):
 
     if excess(0.0) >= 0:
         return 0.0
-    hi = max(1.0, 2.0 * t_obs * scale)
-    while excess(hi) < 0:
-        hi *= 2.0
-    return float(optimize.brentq(excess, 0.0, hi, xtol=1e-10))
+    # the largest mu still rejected (excess < 0): at most the bound's exact value, so never above it
+    return float(monotone_search(lambda mu: excess(mu) < 0, max(1.0, 2.0 * t_obs * scale), feasible_when="small",
+                                 lowest=0.0, highest=math.inf, rtol=1e-10, at_limit=lambda mu, feasible: mu))
 
 
 def epsilon_from_mu(mu, *, delta):
