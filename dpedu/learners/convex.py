@@ -70,6 +70,7 @@ __all__ = [
 MAX_NEWTON_STEPS = 10_000
 #: The largest row norm the Newton solver accepts: its Hessian sums n products of two rows, finite far beyond this.
 MAX_ROW_NORM = 1e100
+_MAX_OBJECTIVE = 1e250          # objective perturbation's expected zeta^2 d / Delta: far from overflow in the solver
 
 #: Losses of a generalised linear model and, for each, whether objective perturbation's conditions hold
 #: (docs/math.md §25.3): (twice differentiable, bounded gradient, curvature bound per unit of ||x||^2).
@@ -133,8 +134,10 @@ def minimise_regularised_logistic(X, y, regularization, *, linear=None, scale="m
     ``scale="sum"`` minimises N times that objective (the form of objective perturbation), where
     ``regularization`` is then :math:`\Delta = N\Lambda` and ``linear`` is :math:`b`.
 
-    Returns ``(theta, gradient_norm)``. Raises ``RuntimeError`` if ``max_iterations`` steps do not reach the
-    tolerance (a point that misses it has no sensitivity bound, so none is returned).
+    Returns ``(theta, gradient_norm)``. Raises ``RuntimeError`` if ``max_iterations`` steps (at most
+    :data:`MAX_NEWTON_STEPS`, each with at most 34 halvings of its length) do not reach the tolerance (a point that
+    misses it has no sensitivity bound, so none is returned), and ``ValueError`` if the objective overflows. Rows
+    of X of norm at most :data:`MAX_ROW_NORM`; no refusal prints a value or statistic of X or y.
 
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]); y = np.array([1.0, -1.0, 1.0])
     >>> theta, g = minimise_regularised_logistic(X, y, 0.1)
@@ -162,21 +165,27 @@ def minimise_regularised_logistic(X, y, regularization, *, linear=None, scale="m
         return factor * n * logistic_loss(theta, X, y) + 0.5 * lam * theta @ theta + b @ theta
 
     theta = np.zeros(d)
-    for _ in range(max_iterations):
-        margins = y * (X @ theta)
-        s = 0.5 * (1.0 - np.tanh(0.5 * margins))          # sigma(-m), no overflow at any margin
-        grad = factor * (X.T @ (-y * s)) + lam * theta + b
-        norm = float(np.linalg.norm(grad))
-        if norm <= tolerance:
-            return theta, norm
-        weighted = X * np.sqrt(factor * s * (1.0 - s))[:, None]
-        hessian = weighted.T @ weighted + lam * np.eye(d)
-        step = np.linalg.solve(hessian, grad)
-        value, t = objective(theta), 1.0
-        if grad @ step > 1e-12 * max(1.0, abs(value)):   # far from the minimum: backtrack (Armijo)
-            while objective(theta - t * step) > value - 0.25 * t * grad @ step and t > 1e-10:
-                t *= 0.5                                  # (near it, the full Newton step; rounding hides decrease)
-        theta = theta - t * step
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            for _ in range(max_iterations):
+                margins = y * (X @ theta)
+                s = 0.5 * (1.0 - np.tanh(0.5 * margins))      # sigma(-m), no overflow at any margin
+                grad = factor * (X.T @ (-y * s)) + lam * theta + b
+                norm = math.hypot(*grad)                      # no overflow in squaring a large gradient
+                if norm <= tolerance:
+                    return theta, norm
+                weighted = X * np.sqrt(factor * s * (1.0 - s))[:, None]
+                hessian = weighted.T @ weighted + lam * np.eye(d)
+                step = np.linalg.solve(hessian, grad)
+                value, t = objective(theta), 1.0
+                if grad @ step > 1e-12 * max(1.0, abs(value)):   # far from the minimum: backtrack (Armijo)
+                    while objective(theta - t * step) > value - 0.25 * t * grad @ step and t > 1e-10:
+                        t *= 0.5                  # at most 34 halvings (near the minimum, the full Newton step)
+                theta = theta - t * step
+    except FloatingPointError:
+        raise ValueError(f"the objective overflows during the solve: a linear term of size s with regularization="
+                         f"{lam!r} puts s^2 / regularization into it; use a larger regularization or a smaller "
+                         f"linear term (objective perturbation: a larger epsilon)") from None
     raise RuntimeError(f"the solver did not reach gradient norm <= tolerance={tolerance:g} in {max_iterations} "
                        f"Newton steps: raise max_iterations or tolerance (the gradient's rounding error grows with "
                        f"the size of its terms: a large linear term or regularization needs a larger tolerance)")
@@ -337,6 +346,11 @@ def objective_perturbation(X, y, *, epsilon, delta, row_bound, regularization=No
     rng = check_rng(rng)
     n, d = X.shape
     zeta = objective_perturbation_noise_std(eps1, delta1, row_bound)
+    scale = zeta * (zeta / reg) * d                      # b^T theta is about |b|^2 / Delta at the minimum
+    if not scale < _MAX_OBJECTIVE:
+        raise ValueError(f"epsilon={epsilon!r} is too small for the solver: the perturbed objective holds about "
+                         f"zeta^2 d / Delta = {scale:.3g} (zeta = {zeta:.3g}, Delta = {reg:.3g}), above "
+                         f"{_MAX_OBJECTIVE:g}; use a larger epsilon or regularization")
     z_out = analytic_noise_multiplier(share * epsilon, share * delta)
     sensitivity = 2.0 * tolerance / reg
     noise_std = check_noise_scale(z_out * sensitivity, f"std z * 2 gamma / Delta = {z_out!r} * {sensitivity!r}",
