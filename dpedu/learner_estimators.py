@@ -183,6 +183,8 @@ class FactorizedNoiseClassifier(_PrivateLinearClassifier):
     batches : int
         Fixed batches per epoch (the minimum separation); at most the number of rows.
     epochs : int
+        Passes: ``batches * epochs`` steps, at most 1,000,000 for the identity and the trees and 4,096 for the
+        dense ``"square_root"`` and ``"banded"`` (:data:`dpedu.learners.factorization.MAX_STEPS_BY_KIND`).
     learning_rate : float
     row_bound : float
         Rows of X are clipped to it (keeps the features on the scale the learning rate expects).
