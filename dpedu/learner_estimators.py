@@ -9,7 +9,14 @@ r"""Scikit-learn estimators for the learners of :mod:`dpedu.learners` (docs/math
 All three are binary logistic regression with an intercept (a constant feature 1, clipped and noised like
 the others). Rows of X are first clipped to L2 norm ``row_bound`` (a per-record step: it costs no privacy),
 so the Lipschitz constant is :math:`\sqrt{R^2+1}`. ``fit`` is atomic: a refused argument leaves the
-estimator as it was.
+estimator as it was. No refusal shows a value or statistic of X or y (complex, non-numeric and non-finite X are
+refused by dpedu before scikit-learn, whose messages print the data).
+
+What ``relation="add_remove"`` assumes about n: output perturbation divides by n (n public: a record replaced
+by one that contributes nothing; a literal addition or removal also changes n); objective perturbation does not use n (literal add/remove);
+factorised training divides each prefix sum by the batch size n / b, and its b fixed batches are cut from a
+random permutation of the n records, so its add/remove means a record replaced by one with zero gradient, n
+public (docs/math.md §25.1, §25.3, §25.6).
 
 >>> from dpedu.datasets import make_toy
 >>> X, y = make_toy(n=2000, d=3, rng=0)
@@ -34,8 +41,9 @@ from .accountants import account
 from .clipping import L2_clip
 from .gaussian import analytic_noise_multiplier
 from .learners.convex import objective_perturbation, output_perturbation
-from .learners.factorization import FACTORIZATIONS, make_factorization
-from .learners.ftrl import factorized_gradient_descent, factorized_sensitivity
+from .learners.factorization import FACTORIZATIONS, MAX_STEPS_BY_KIND, make_factorization
+from .learners.ftrl import factorized_gradient_descent
+from .engine.validation import check_array as check_numeric_array
 from .engine.validation import check_choice, check_delta, check_epsilon, check_positive, check_positive_int
 
 __all__ = ["OutputPerturbationClassifier", "ObjectivePerturbationClassifier", "FactorizedNoiseClassifier"]
@@ -52,10 +60,20 @@ class _PrivateLinearClassifier(ClassifierMixin, BaseEstimator):
     def _design(self, X, row_bound):
         return np.hstack([L2_clip(X, row_bound), np.ones((X.shape[0], 1))])
 
+    @staticmethod
+    def _check_real(X, y=None):
+        """Refuse complex, non-numeric or non-finite X (and complex y) by name, before scikit-learn, whose messages
+        for these print the data (the whole array, or an entry) or do not name X: no message may show a value of the
+        private data."""
+        check_numeric_array(X, "X", ndim=2, allow_empty=True)
+        if y is not None and np.iscomplexobj(y):
+            raise TypeError("y must hold class labels, not complex numbers")
+
     def fit(self, X, y):
         """Check everything, train once, then set every fitted attribute together."""
         epsilon, delta = check_epsilon(self.epsilon), check_delta(self.delta)
         row_bound = check_positive(self.row_bound, "row_bound")
+        self._check_real(X, y)
         X, y = check_X_y(X, y, dtype=float)
         if type_of_target(y) != "binary":
             raise ValueError(f"y must hold exactly 2 classes (binary classification); got {type_of_target(y)}")
@@ -73,6 +91,7 @@ class _PrivateLinearClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         r"""Scores :math:`\theta\cdot x + b` (X clipped to ``row_bound`` as in training); positive: ``classes_[1]``."""
         check_is_fitted(self)
+        self._check_real(X)
         X = check_array(X, dtype=float)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features; this model was fitted with {self.n_features_in_}")
@@ -164,6 +183,8 @@ class FactorizedNoiseClassifier(_PrivateLinearClassifier):
     batches : int
         Fixed batches per epoch (the minimum separation); at most the number of rows.
     epochs : int
+        Passes: ``batches * epochs`` steps, at most 1,000,000 for the identity and the trees and 4,096 for the
+        dense ``"square_root"`` and ``"banded"`` (:data:`dpedu.learners.factorization.MAX_STEPS_BY_KIND`).
     learning_rate : float
     row_bound : float
         Rows of X are clipped to it (keeps the features on the scale the learning rate expects).
@@ -179,9 +200,11 @@ class FactorizedNoiseClassifier(_PrivateLinearClassifier):
     def _train(self, X, y, epsilon, delta, lipschitz):
         check_choice(self.factorization, "factorization", FACTORIZATIONS)
         batches = check_positive_int(self.batches, "batches", maximum=X.shape[0])
-        epochs = check_positive_int(self.epochs, "epochs")
-        factorization = make_factorization(self.factorization, batches * epochs, bands=min(batches, 4))
-        sens = factorized_sensitivity(factorization, batches, epochs)
+        most = max(1, MAX_STEPS_BY_KIND[self.factorization] // batches)      # steps = batches * epochs
+        epochs = check_positive_int(self.epochs, "epochs", maximum=most)
+        bands = {"bands": min(batches, 4)} if self.factorization == "banded" else {}
+        factorization = make_factorization(self.factorization, batches * epochs, **bands)
+        sens = factorization.cyclic_sensitivity(batches)
         z = sens * analytic_noise_multiplier(epsilon, delta)
         result = factorized_gradient_descent(X, y, kind=self.factorization, noise_multiplier=z,
                                              clip_norm=self.clip_norm, batches=batches, epochs=epochs,

@@ -353,7 +353,8 @@ def check_labels(y, n_samples, name="y"):
     """Labels in {-1, +1} as a float array of length ``n_samples``.
 
     Labels in {0, 1} are *not* converted silently: convert them with ``2 * y - 1`` (or fit
-    :class:`dpedu.DPLogisticRegression`, which accepts any two labels).
+    :class:`dpedu.DPLogisticRegression`, which accepts any two labels). The refusal does not print the labels
+    found: they are private data.
     """
     y = check_array(y, name, ndim=1, allow_empty=n_samples == 0)
     if y.shape[0] != n_samples:
@@ -361,7 +362,7 @@ def check_labels(y, n_samples, name="y"):
     values = np.unique(y)
     if not np.all(np.isin(values, (-1.0, 1.0))):
         hint = " (labels in {0, 1}: pass 2 * y - 1)" if np.all(np.isin(values, (0.0, 1.0))) else ""
-        raise ValueError(f"{name} must contain only -1 and +1{hint}; got values {values[:5].tolist()}")
+        raise ValueError(f"{name} must contain only -1 and +1{hint}; it holds other values")
     return y
 
 

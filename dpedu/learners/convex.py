@@ -10,6 +10,14 @@ with one noise draw, not one per step:
 * **objective perturbation** (Kifer, Smith & Thakurta 2012, Thm 2) adds a random linear term
   :math:`b^\top\theta` to the objective and releases its minimiser.
 
+**What add/remove assumes about N.** Output perturbation divides by N = ``len(X)``: its add/remove sensitivity
+:math:`L/(N\Lambda)` holds with N public (a record replaced by one that contributes nothing, N unchanged); a
+literal addition or removal also changes the divisor and can move the minimiser by up to :math:`2L/((N-1)\Lambda)`
+(N the larger size), which no relation here covers exactly (docs/math.md §1.2, §25.1). Objective perturbation's objective is a sum and its
+:math:`\Delta`, :math:`\zeta` do not involve N: its add/remove is a literal addition or removal (§25.3).
+
+No refusal prints a statistic of the private data (a norm, a value of X or y): only the arguments and the bounds.
+
 >>> import numpy as np
 >>> output_perturbation_sensitivity(1000, 0.01, 1.0), output_perturbation_sensitivity(1000, 0.01, 1.0, "replace_one")
 (0.1, 0.2)
@@ -24,24 +32,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..clipping import l2_norms
 from ..events import REPLACE_ONE, EpsilonDeltaEvent, GaussianEvent, check_relation
 from ..gaussian import analytic_noise_multiplier
 from ..models.logistic import loss as logistic_loss
 from ..engine.validation import (
+    MAX_NOISE_SCALE,
+    check_array,
     check_choice,
     check_delta,
     check_epsilon,
     check_features,
     check_labels,
     check_noise_multiplier,
+    check_noise_scale,
+    check_nonnegative,
     check_positive,
     check_positive_int,
+    check_real_entries,
     check_rng,
 )
 
 __all__ = [
     "ConvexResult",
     "GLM_LOSSES",
+    "MAX_NEWTON_STEPS",
+    "MAX_ROW_NORM",
     "minimise_regularised_logistic",
     "output_perturbation_sensitivity",
     "output_perturbation",
@@ -49,6 +65,12 @@ __all__ = [
     "objective_perturbation_regularization",
     "objective_perturbation",
 ]
+
+#: The most Newton steps :func:`minimise_regularised_logistic` takes (each O(n d^2 + d^3)).
+MAX_NEWTON_STEPS = 10_000
+#: The largest row norm the Newton solver accepts: its Hessian sums n products of two rows, finite far beyond this.
+MAX_ROW_NORM = 1e100
+_MAX_OBJECTIVE = 1e250          # objective perturbation's expected zeta^2 d / Delta: far from overflow in the solver
 
 #: Losses of a generalised linear model and, for each, whether objective perturbation's conditions hold
 #: (docs/math.md §25.3): (twice differentiable, bounded gradient, curvature bound per unit of ||x||^2).
@@ -90,13 +112,14 @@ class ConvexResult:
 
 
 def _check_data(X, y, row_bound):
+    """X, y and R checked; a row longer than R is refused without saying how long (the message carries only what
+    the caller passed: a statistic of the private data, such as the largest norm, is never printed)."""
+    row_bound = check_positive(row_bound, "row_bound")
     X = check_features(X)
     y = check_labels(y, X.shape[0])
-    row_bound = check_positive(row_bound, "row_bound")
-    largest = float(np.max(np.linalg.norm(X, axis=1)))
-    if largest > row_bound * (1 + 1e-12):
-        raise ValueError(f"every row of X must have L2 norm at most row_bound={row_bound:g} (the Lipschitz constant "
-                         f"of the logistic loss); the largest is {largest:.6g}. Clip the rows first "
+    if not np.all(l2_norms(X, name="X")[:, 0] <= row_bound * (1 + 1e-12)):     # no overflow at any scale
+        raise ValueError(f"every row of X must have L2 norm at most row_bound={row_bound!r} (the Lipschitz constant "
+                         f"of the logistic loss); some row is longer. Clip the rows first "
                          f"(dpedu.clipping.L2_clip(X, row_bound)): a per-record step, so it costs no privacy")
     return X, y, row_bound
 
@@ -111,52 +134,71 @@ def minimise_regularised_logistic(X, y, regularization, *, linear=None, scale="m
     ``scale="sum"`` minimises N times that objective (the form of objective perturbation), where
     ``regularization`` is then :math:`\Delta = N\Lambda` and ``linear`` is :math:`b`.
 
-    Returns ``(theta, gradient_norm)``. Raises ``RuntimeError`` if ``max_iterations`` steps do not reach the
-    tolerance (a point that misses it has no sensitivity bound, so none is returned).
+    Returns ``(theta, gradient_norm)``. Raises ``RuntimeError`` if ``max_iterations`` steps (at most
+    :data:`MAX_NEWTON_STEPS`, each with at most 34 halvings of its length) do not reach the tolerance (a point that
+    misses it has no sensitivity bound, so none is returned), and ``ValueError`` if the objective overflows. Rows
+    of X of norm at most :data:`MAX_ROW_NORM`; no refusal prints a value or statistic of X or y.
 
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]); y = np.array([1.0, -1.0, 1.0])
     >>> theta, g = minimise_regularised_logistic(X, y, 0.1)
     >>> bool(g <= 1e-8), np.round(theta, 3)
     (True, array([ 1.484, -0.439]))
     """
-    X = check_features(X)
-    y = check_labels(y, X.shape[0])
     lam = check_positive(regularization, "regularization")
     check_choice(scale, "scale", ("mean", "sum"))
     tolerance = check_positive(tolerance, "tolerance")
-    max_iterations = check_positive_int(max_iterations, "max_iterations")
+    max_iterations = check_positive_int(max_iterations, "max_iterations", maximum=MAX_NEWTON_STEPS)
+    X = check_features(X)
+    y = check_labels(y, X.shape[0])
     n, d = X.shape
+    b = np.zeros(d) if linear is None else check_array(check_real_entries(linear, "linear"), "linear", ndim=1)
+    if b.shape != (d,) or not np.all(np.abs(b) < MAX_NOISE_SCALE):
+        raise ValueError(f"linear must be a vector of length {d} with entries below {MAX_NOISE_SCALE:g} in size; got "
+                         f"shape {b.shape}")
+    if not np.all(l2_norms(X, name="X")[:, 0] <= MAX_ROW_NORM):
+        raise ValueError(f"every row of X must have L2 norm at most {MAX_ROW_NORM:g} for the Newton solver (its "
+                         f"Hessian sums products of two rows); some row is longer: rescale X")
     factor = 1.0 if scale == "sum" else 1.0 / n            # the loss term's weight
-    b = np.zeros(d) if linear is None else np.asarray(linear, dtype=float) * factor
-    if b.shape != (d,) or not np.all(np.isfinite(b)):
-        raise ValueError(f"linear must be a finite vector of length {d}; got shape {b.shape}")
+    b = b * factor
 
     def objective(theta):
         return factor * n * logistic_loss(theta, X, y) + 0.5 * lam * theta @ theta + b @ theta
 
     theta = np.zeros(d)
-    for _ in range(max_iterations):
-        margins = y * (X @ theta)
-        s = 0.5 * (1.0 - np.tanh(0.5 * margins))          # sigma(-m), no overflow at any margin
-        grad = factor * (X.T @ (-y * s)) + lam * theta + b
-        norm = float(np.linalg.norm(grad))
-        if norm <= tolerance:
-            return theta, norm
-        weighted = X * np.sqrt(factor * s * (1.0 - s))[:, None]
-        hessian = weighted.T @ weighted + lam * np.eye(d)
-        step = np.linalg.solve(hessian, grad)
-        value, t = objective(theta), 1.0
-        if grad @ step > 1e-12 * max(1.0, abs(value)):   # far from the minimum: backtrack (Armijo)
-            while objective(theta - t * step) > value - 0.25 * t * grad @ step and t > 1e-10:
-                t *= 0.5                                  # (near it, the full Newton step; rounding hides decrease)
-        theta = theta - t * step
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            for _ in range(max_iterations):
+                margins = y * (X @ theta)
+                s = 0.5 * (1.0 - np.tanh(0.5 * margins))      # sigma(-m), no overflow at any margin
+                grad = factor * (X.T @ (-y * s)) + lam * theta + b
+                norm = math.hypot(*grad)                      # no overflow in squaring a large gradient
+                if norm <= tolerance:
+                    return theta, norm
+                weighted = X * np.sqrt(factor * s * (1.0 - s))[:, None]
+                hessian = weighted.T @ weighted + lam * np.eye(d)
+                step = np.linalg.solve(hessian, grad)
+                value, t = objective(theta), 1.0
+                if grad @ step > 1e-12 * max(1.0, abs(value)):   # far from the minimum: backtrack (Armijo)
+                    while objective(theta - t * step) > value - 0.25 * t * grad @ step and t > 1e-10:
+                        t *= 0.5                  # at most 34 halvings (near the minimum, the full Newton step)
+                theta = theta - t * step
+    except FloatingPointError:
+        raise ValueError(f"the objective overflows during the solve: a linear term of size s with regularization="
+                         f"{lam!r} puts s^2 / regularization into it; use a larger regularization or a smaller "
+                         f"linear term (objective perturbation: a larger epsilon)") from None
     raise RuntimeError(f"the solver did not reach gradient norm <= tolerance={tolerance:g} in {max_iterations} "
-                       f"Newton steps (last {norm:.3g}): raise max_iterations or tolerance")
+                       f"Newton steps: raise max_iterations or tolerance (the gradient's rounding error grows with "
+                       f"the size of its terms: a large linear term or regularization needs a larger tolerance)")
 
 
 def output_perturbation_sensitivity(n, regularization, lipschitz, relation="add_remove", tolerance=0.0):
     r"""L2 sensitivity of the solver's point: :math:`gL/(N\Lambda) + 2\gamma/\Lambda`, g = 1 (add/remove, N public)
     or 2 (replace-one); docs/math.md §25.1-25.2 (Chaudhuri et al. 2011, §3).
+
+    ``n`` is N, public: under add/remove the record is replaced by one that adds nothing to the loss sum while
+    the mean still divides by N. A literal removal also changes N: with :math:`\lVert\theta^\ast\rVert \le L/\Lambda`
+    the minimiser can move by up to :math:`2L/((N-1)\Lambda)` (N the larger size), above even replace-one's
+    :math:`2L/(N\Lambda)`. ``tolerance`` :math:`\gamma \ge 0`.
 
     >>> output_perturbation_sensitivity(100, 0.1, 2.0, tolerance=1e-3)     # 2/10 + 2e-3/0.1
     0.22
@@ -165,9 +207,13 @@ def output_perturbation_sensitivity(n, regularization, lipschitz, relation="add_
     lam = check_positive(regularization, "regularization")
     lipschitz = check_positive(lipschitz, "lipschitz")
     relation = check_relation(relation)
-    tolerance = 0.0 if tolerance == 0 else check_positive(tolerance, "tolerance")
+    tolerance = check_nonnegative(tolerance, "tolerance")
     g = 2.0 if relation == REPLACE_ONE else 1.0
-    return g * lipschitz / (n * lam) + 2.0 * tolerance / lam
+    value = g * lipschitz / n / lam + 2.0 * tolerance / lam
+    if not value < MAX_NOISE_SCALE:
+        raise ValueError(f"the sensitivity g L / (n Lambda) + 2 gamma / Lambda overflows at lipschitz={lipschitz!r}, "
+                         f"regularization={lam!r}, tolerance={tolerance!r}: use a larger regularization")
+    return value
 
 
 def _gaussian_event(noise_multiplier, relation):
@@ -182,7 +228,12 @@ def output_perturbation(X, y, *, regularization, row_bound, noise_multiplier=Non
     :math:`\Delta = gR/(N\Lambda) + 2\gamma/\Lambda` (docs/math.md §25.2).
 
     Give ``noise_multiplier`` z, or ``epsilon`` and ``delta`` (then z is the analytic Gaussian's,
-    Balle & Wang 2018). Rows of X must have norm at most ``row_bound`` R (the Lipschitz constant).
+    Balle & Wang 2018). Rows of X must have norm at most ``row_bound`` R (the Lipschitz constant); a longer row is
+    refused without saying how long.
+
+    **N is public.** The sensitivity uses N = ``len(X)``: ``relation="add_remove"`` is a record replaced by one that
+    contributes nothing with N unchanged (docs/math.md §25.1); a literal addition or removal changes N as well and
+    can move the minimiser by up to :math:`2L/((N-1)\Lambda)`, which neither relation here covers exactly.
 
     >>> from dpedu.datasets import make_toy
     >>> X, y = make_toy(n=2000, d=3, rng=0); X = X / np.linalg.norm(X, axis=1).max()
@@ -196,8 +247,9 @@ def output_perturbation(X, y, *, regularization, row_bound, noise_multiplier=Non
     rng = check_rng(rng)
     n, d = X.shape
     sensitivity = output_perturbation_sensitivity(n, regularization, row_bound, relation, tolerance)
+    noise_std = check_noise_scale(z * sensitivity, f"std noise_multiplier * sensitivity = {z!r} * {sensitivity!r}",
+                                  "a smaller noise_multiplier, a larger epsilon or a larger regularization")
     theta_hat, gradient_norm = minimise_regularised_logistic(X, y, regularization, tolerance=tolerance)
-    noise_std = z * sensitivity
     theta = theta_hat + rng.normal(0.0, noise_std, size=d)
     return ConvexResult(theta, theta_hat, sensitivity, noise_std, [(_gaussian_event(z, relation), 1)], relation,
                         gradient_norm)
@@ -223,14 +275,22 @@ def objective_perturbation_noise_std(epsilon, delta, lipschitz):
     That is :math:`\zeta = L\sqrt{8\ln(2/\delta) + 4\varepsilon}/\varepsilon`.
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    return check_positive(lipschitz, "lipschitz") * math.sqrt(8.0 * math.log(2.0 / delta) + 4.0 * epsilon) / epsilon
+    lipschitz = check_positive(lipschitz, "lipschitz")
+    zeta = lipschitz * math.sqrt(8.0 * math.log(2.0 / delta) + 4.0 * epsilon) / epsilon
+    return check_noise_scale(zeta, f"std L sqrt(8 ln(2/delta) + 4 epsilon) / epsilon at lipschitz={lipschitz!r}, "
+                                   f"epsilon={epsilon!r}", "a larger epsilon or a smaller lipschitz")
 
 
 def objective_perturbation_regularization(epsilon, row_bound, loss="logistic"):
     r"""The smallest regulariser of the *sum* objective the theorem allows: :math:`\Delta = 2\beta/\varepsilon` with
     :math:`\beta` = (curvature bound) :math:`R^2` (logistic: :math:`R^2/4`)."""
     curvature = _check_glm_loss(loss)
-    return 2.0 * curvature * check_positive(row_bound, "row_bound") ** 2 / check_epsilon(epsilon)
+    row_bound, epsilon = check_positive(row_bound, "row_bound"), check_epsilon(epsilon)
+    value = 2.0 * curvature * row_bound * row_bound / epsilon        # a product: inf, not OverflowError, past the range
+    if not value < MAX_NOISE_SCALE:
+        raise ValueError(f"the regulariser 2 beta / epsilon = 2 c R^2 / epsilon overflows at row_bound={row_bound!r}, "
+                         f"epsilon={epsilon!r}: use a smaller row_bound (rescale X) or a larger epsilon")
+    return value
 
 
 def _check_glm_loss(loss):
@@ -259,7 +319,9 @@ def objective_perturbation(X, y, *, epsilon, delta, row_bound, regularization=No
     al. (2019, approximate minima perturbation) its point gets Gaussian noise for sensitivity
     :math:`2\gamma/\Delta` at :math:`(\varepsilon_2, \delta_2)`, the ``output_share`` of the budget.
 
-    The ledger holds both releases: ``EpsilonDeltaEvent(eps_1, delta_1)`` and the Gaussian.
+    The ledger holds both releases: ``EpsilonDeltaEvent(eps_1, delta_1)`` and the Gaussian. N is not used:
+    the objective is a sum and :math:`\Delta`, :math:`\zeta`, :math:`\gamma` do not depend on it, so
+    ``relation="add_remove"`` holds for a literal addition or removal of a record (docs/math.md §25.3).
 
     >>> from dpedu.datasets import make_toy
     >>> X, y = make_toy(n=2000, d=3, rng=0); X = X / np.linalg.norm(X, axis=1).max()
@@ -284,11 +346,17 @@ def objective_perturbation(X, y, *, epsilon, delta, row_bound, regularization=No
     rng = check_rng(rng)
     n, d = X.shape
     zeta = objective_perturbation_noise_std(eps1, delta1, row_bound)
-    b = rng.normal(0.0, zeta, size=d)
-    theta_hat, gradient_norm = minimise_regularised_logistic(X, y, reg, linear=b, scale="sum", tolerance=tolerance)
+    scale = zeta * (zeta / reg) * d                      # b^T theta is about |b|^2 / Delta at the minimum
+    if not scale < _MAX_OBJECTIVE:
+        raise ValueError(f"epsilon={epsilon!r} is too small for the solver: the perturbed objective holds about "
+                         f"zeta^2 d / Delta = {scale:.3g} (zeta = {zeta:.3g}, Delta = {reg:.3g}), above "
+                         f"{_MAX_OBJECTIVE:g}; use a larger epsilon or regularization")
     z_out = analytic_noise_multiplier(share * epsilon, share * delta)
     sensitivity = 2.0 * tolerance / reg
-    noise_std = z_out * sensitivity
+    noise_std = check_noise_scale(z_out * sensitivity, f"std z * 2 gamma / Delta = {z_out!r} * {sensitivity!r}",
+                                  "a smaller tolerance or a larger output_share")
+    b = rng.normal(0.0, zeta, size=d)
+    theta_hat, gradient_norm = minimise_regularised_logistic(X, y, reg, linear=b, scale="sum", tolerance=tolerance)
     theta = theta_hat + rng.normal(0.0, noise_std, size=d)
     ledger = [(EpsilonDeltaEvent(eps1, delta1, relation=relation), 1), (_gaussian_event(z_out, relation), 1)]
     return ConvexResult(theta, theta_hat, sensitivity, noise_std, ledger, relation, gradient_norm)
