@@ -11,7 +11,8 @@ from dpedu.accountants import account
 from dpedu.datasets import make_toy
 from dpedu.events import GaussianEvent
 from dpedu.research.experiments import non_private_accuracy
-from dpedu.research.experiments.learners import (LEARNER_SPECS, LEARNERS, calibrate_learner, compare_learners,
+from dpedu.research.experiments.learners import (LEARNER_SPECS, LEARNERS, RELATIONS, calibrate_learner,
+                                                 compare_learners,
                                                  run_learner, with_intercept)
 
 DELTA = 1e-5
@@ -30,7 +31,9 @@ def test_the_whole_selection_is_paid_inside_the_target(toy, learner):
     calibration = calibrate_learner(learner, 1.0, DELTA, len(X_train))
     run = run_learner(calibration, with_intercept(X_train), y_train, with_intercept(X_test), y_test, rng=0)
     k = len(LEARNER_SPECS[learner].grid)
-    scores = [entry for entry in run.ledger if entry == (GaussianEvent(calibration.score_z), 1)]
+    relation = RELATIONS[learner]                     # DP-FTRL and MF: zero-out, their fixed batches (docs §1.2)
+    scores = [entry for entry in run.ledger if entry == (GaussianEvent(calibration.score_z, relation=relation), 1)]
+    assert {event.relation for event, _ in run.ledger} == {relation}
     assert len(scores) == k and len(run.ledger) > k                 # k noisy scores and the k trainings' events
     spent = account(list(run.ledger), "pld", delta=DELTA).epsilon
     assert spent == pytest.approx(calibration.epsilon, rel=1e-9)   # the ledger run is the ledger calibrated

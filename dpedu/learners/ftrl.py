@@ -28,10 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine.validation import check_array, check_noise_multiplier, check_positive, check_positive_int, check_rng
+from ..engine.validation import (check_array, check_choice, check_noise_multiplier, check_noise_scale, check_positive,
+                                 check_positive_int, check_real_entries, check_rng, check_theta)
 from ..events import ZERO_OUT, check_relation
 from ..training import plan_dp_sgd, run_dp_sgd
-from .factorization import FactorizedGaussianEvent, cyclic_participations, make_factorization, sensitivity
+from .factorization import FACTORIZATIONS, MAX_STEPS_BY_KIND, FactorizedGaussianEvent, make_factorization
 
 __all__ = ["factorized_gradient_descent", "factorized_sensitivity", "FactorizedDiagnostics", "FactorizedNoise"]
 
@@ -62,18 +63,16 @@ class FactorizedDiagnostics:
 def factorized_sensitivity(factorization, batches, epochs):
     """Sensitivity of ``C G`` per unit clip norm when each record is in one of ``batches`` fixed batches,
     every epoch: the cyclic participation patterns (single participation when ``epochs`` is 1)."""
-    steps = factorization.steps
-    if epochs == 1:
-        return sensitivity(factorization.C)
-    return sensitivity(factorization.C, cyclic_participations(steps, batches))
+    return factorization.cyclic_sensitivity(batches)  # batches == steps (one epoch): single participation
 
 
 class FactorizedNoise:
     r"""A noise source for the DP-SGD loop: step t gets :math:`(BZ)_t - (BZ)_{t-1}`, so the noise of the first t
     steps sums to :math:`(BZ)_t`, with :math:`Z \sim \mathcal N(0, \sigma^2)` (one row per row of C).
 
-    ``normal(loc, scale, size)`` is what :func:`~dpedu.mechanisms.gaussian_mechanism` calls; ``scale`` must be the
-    run's :math:`\sigma = z C`, and Z is drawn from ``rng`` at the first call (after the first batch).
+    ``normal(loc, scale, size)`` is what :func:`~dpedu.mechanisms.gaussian_mechanism` calls; ``scale`` is the run's
+    :math:`\sigma = z C`, and :math:`BZ` is drawn from ``rng`` at the first call (after the first batch), by the
+    factorisation itself (no dense B for the tree and the identity: :mod:`dpedu.learners.prefix_sums`).
     ``ledger(plan)`` is the run's one :class:`FactorizedGaussianEvent`.
     """
 
@@ -83,8 +82,7 @@ class FactorizedNoise:
 
     def normal(self, loc, scale, size):
         if self.rows is None:                         # B Z, Z ~ N(0, scale^2): the whole run's noise
-            shape = (self.factorization.C.shape[0],) + tuple(np.atleast_1d(size))
-            self.rows = self.factorization.B @ self.rng.normal(0.0, scale, size=shape)
+            self.rows = self.factorization.noise(scale, int(np.prod(size)), self.rng)
         previous = self.rows[self.t - 1] if self.t > 0 else 0.0
         increment = self.rows[self.t] - previous
         self.t += 1
@@ -113,11 +111,13 @@ def factorized_gradient_descent(X, y, *, kind, noise_multiplier, clip_norm, batc
     batches : int
         b, fixed batches per epoch (the minimum separation between a record's steps), at most n.
     epochs : int
-        Passes; the run has T = epochs * batches steps.
+        Passes; the run has T = epochs * batches steps: at most 1,000,000 for ``"identity"`` and the trees
+        (no dense matrix), 4,096 for ``"square_root"`` and ``"banded"`` (dense n x n matrices;
+        :data:`dpedu.learners.factorization.MAX_STEPS_BY_KIND`).
     learning_rate : float
         eta, applied to the noisy prefix sum divided by the batch size n / b (n is public).
     bands : int, optional
-        For ``"banded"``: the number of bands (default min(b, 4)).
+        For ``"banded"`` only (refused for the other kinds): the number of bands (default min(b, 4)).
     theta0 : array_like, optional
         The starting point (zeros by default; it must not depend on the data).
     relation : {"zero_out", "replace_one"}
@@ -135,13 +135,18 @@ def factorized_gradient_descent(X, y, *, kind, noise_multiplier, clip_norm, batc
     n, d = X.shape
     z = check_noise_multiplier(noise_multiplier)
     clip_norm = check_positive(clip_norm, "clip_norm")
+    check_noise_scale(z * clip_norm, f"std z * clip_norm = {z!r} * {clip_norm!r}", "a smaller noise_multiplier or "
+                      "clip_norm")
+    check_choice(kind, "kind", FACTORIZATIONS)
     batches = check_positive_int(batches, "batches", maximum=n)
-    epochs = check_positive_int(epochs, "epochs")
+    epochs = check_positive_int(epochs, "epochs", maximum=max(1, MAX_STEPS_BY_KIND[kind] // batches))
     relation = check_relation(relation)
-    if bands is not None:
-        bands = check_positive_int(bands, "bands")
-    factorization = make_factorization(kind, batches * epochs, bands=min(batches, 4) if bands is None else bands)
+    if kind == "banded":
+        bands = min(batches, 4) if bands is None else bands
+    factorization = make_factorization(kind, batches * epochs, bands=bands)   # bands with another kind: refused
     sens = factorized_sensitivity(factorization, batches, epochs)
+    if theta0 is not None:
+        theta0 = check_theta(check_real_entries(theta0, "theta0"), d, "theta0")
     plan = plan_dp_sgd(n, noise_multiplier=z, clip_norm=clip_norm, sampling_rate=1.0 / batches,
                        steps=batches * epochs, learning_rate=learning_rate, sampling="cyclic", relation=relation)
     rng = check_rng(rng)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...accountants import account
-from ...calibrate import monotone_search
-from ...events import EpsilonDeltaEvent, GaussianEvent, SubsampledGaussianEvent
+from ...engine.search import monotone_search
+from ...events import ADD_REMOVE, ZERO_OUT, EpsilonDeltaEvent, GaussianEvent, gaussian_step_event
 from ...gaussian import analytic_noise_multiplier
 from ...learners.convex import objective_perturbation, objective_perturbation_regularization, output_perturbation
 from ...learners.ftrl import factorized_gradient_descent, factorized_sensitivity
@@ -80,6 +80,12 @@ FTRL_BATCHES = 30
 #: The public bound on a row's norm after the intercept column: Adult's sqrt(14) (dpedu.datasets) and 1.
 _ROW_BOUND = math.sqrt(15.0)
 _FACTORIZED_KIND = {"noisy_gd": "identity", "dp_ftrl": "tree_efficient", "matrix_factorization": "square_root"}
+#: The relation each learner's runs (and the selection's scores) are accounted under: DP-FTRL and matrix
+#: factorisation train on fixed batches from one random split of the n records, which adding a record would move,
+#: so their claim is zero-out (a record replaced by one with zero gradient, n public), not add/remove
+#: (docs/math.md §1.2); noisy GD is one batch of every record, which holds under add/remove (n public).
+RELATIONS = {"noisy_gd": ADD_REMOVE, "dp_sgd": ADD_REMOVE, "output_perturbation": ADD_REMOVE,
+             "objective_perturbation": ADD_REMOVE, "dp_ftrl": ZERO_OUT, "matrix_factorization": ZERO_OUT}
 
 
 @dataclass(frozen=True)
@@ -158,7 +164,7 @@ def _run_ledger(learner, setting, noise, n, delta):
     options = dict(setting)
     if learner == "dp_sgd":
         q = BATCH_SIZE / n
-        return [(GaussianEvent(noise) if q == 1 else SubsampledGaussianEvent(noise, q), max(1, round(options["epochs"] / q)))]
+        return [(gaussian_step_event(noise, q), max(1, round(options["epochs"] / q)))]
     if learner == "output_perturbation":
         return [(GaussianEvent(noise), 1)]
     if learner == "objective_perturbation":   # each run (eps_r, delta / 8): the 3 runs leave PLD room below delta
@@ -167,13 +173,19 @@ def _run_ledger(learner, setting, noise, n, delta):
     batches = 1 if learner == "noisy_gd" else FTRL_BATCHES
     epochs = options["epochs"]
     factorization = make_factorization(_FACTORIZED_KIND[learner], batches * epochs)
-    return [(FactorizedGaussianEvent(noise, factorized_sensitivity(factorization, batches, epochs)), 1)]
+    return [(FactorizedGaussianEvent(noise, factorized_sensitivity(factorization, batches, epochs),
+                                     relation=RELATIONS[learner]), 1)]
+
+
+def _score_event(learner, score_z):
+    """The noisy count of correct training predictions: sensitivity 1 under every relation, stated under the run's."""
+    return GaussianEvent(score_z, relation=RELATIONS[learner])
 
 
 def _selection_ledger(learner, noise, score_z, n, delta):
     ledger = []
     for setting in LEARNER_SPECS[learner].grid:
-        ledger += _run_ledger(learner, setting, noise, n, delta) + [(GaussianEvent(score_z), 1)]
+        ledger += _run_ledger(learner, setting, noise, n, delta) + [(_score_event(learner, score_z), 1)]
     return ledger
 
 
@@ -214,7 +226,7 @@ def _train(learner, setting, noise, X, y, delta, rng):
     batches = 1 if learner == "noisy_gd" else FTRL_BATCHES
     return factorized_gradient_descent(X, y, kind=_FACTORIZED_KIND[learner], noise_multiplier=noise,
                                        clip_norm=CLIP_NORM, batches=batches, epochs=options["epochs"],
-                                       learning_rate=options["learning_rate"], rng=rng)
+                                       learning_rate=options["learning_rate"], relation=RELATIONS[learner], rng=rng)
 
 
 def run_learner(calibration, X_train, y_train, X_test, y_test, rng=None):
@@ -225,7 +237,7 @@ def run_learner(calibration, X_train, y_train, X_test, y_test, rng=None):
     best, best_score, chosen, ledger = None, -math.inf, -1, []
     for index, setting in enumerate(LEARNER_SPECS[learner].grid):
         trained = _train(learner, setting, calibration.noise, X_train, y_train, calibration.delta, rng)
-        ledger += list(trained.ledger) + [(GaussianEvent(calibration.score_z), 1)]
+        ledger += list(trained.ledger) + [(_score_event(learner, calibration.score_z), 1)]
         theta = trained.theta
         if not np.all(np.isfinite(theta)):
             theta = np.zeros_like(theta)                # a diverged run predicts nothing useful (still paid for)

@@ -5,8 +5,8 @@ the batches are visited in the same order every epoch, so record j takes part in
 (minimum separation b). Each epoch, each record is in exactly one batch, so with independent Gaussian noise an
 epoch is one Gaussian release per record (parallel composition): one ``GaussianEvent`` per epoch.
 
-The split depends on n: adding a record changes which batch the others are in, so the events do **not** hold
-under add/remove (docs/math.md §1.2). They hold under replace-one (the split is the same for two data sets of
+The split depends on n: adding a record changes which batch the others are in, so with b > 1 batches the events
+do **not** hold under add/remove (docs/math.md §1.2); with one batch (every record at every step) they do. They hold under replace-one (the split is the same for two data sets of
 one size; the changed record moves its batch's sum by at most 2C) and under zero-out (the record replaced by one
 whose gradient is zero: n and the split unchanged).
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...events import REPLACE_ONE, ZERO_OUT, GaussianEvent
+from ...events import ADD_REMOVE, REPLACE_ONE, ZERO_OUT, GaussianEvent
 from .base import Sampling
 
 __all__ = ["Cyclic"]
@@ -31,11 +31,15 @@ class Cyclic(Sampling):
     """b = ``max(1, round(1/q))`` fixed batches from one random split, visited in turn; divide by n / b."""
 
     name = "cyclic"
-    relations = (ZERO_OUT, REPLACE_ONE)
 
     def __init__(self, n, sampling_rate):
         super().__init__(n, sampling_rate)
         self.batches_per_epoch = min(n, max(1, round(1.0 / sampling_rate)))
+
+    @property
+    def relations(self):
+        """Zero-out and replace-one; add/remove too when there is one batch (nothing for an added record to move)."""
+        return (ZERO_OUT, REPLACE_ONE) if self.batches_per_epoch > 1 else (ADD_REMOVE, REPLACE_ONE, ZERO_OUT)
 
     @property
     def steps_per_event(self):
