@@ -238,6 +238,6 @@ def test_plain_call_is_its_plan_and_the_plan_is_checked_first(toy):
     # the printed loop (L2_clip of the per-example gradients) and the engine's run: the same noise, equal to rounding
     np.testing.assert_allclose(direct.theta, run_noisy_gradient_descent(X, y, plan, rng=4).theta, rtol=1e-12, atol=1e-15)
     assert isinstance(direct.details.plan, NoisyGDPlan) and direct.details.plan == plan
-    assert direct.details.noise_std == pytest.approx(plan.noise_multiplier * 0.7)
+    assert direct.details.plan.noise_std == pytest.approx(plan.noise_multiplier * 0.7)
     with pytest.raises(TypeError, match=r"\bplan\b"):
         run_noisy_gradient_descent(X, y, {"iterations": 3}, rng=0)

@@ -117,7 +117,7 @@ for k in pick([1, 3, 10, 30, 100], [1, 10, 100]):
     plan = dp.training.plan_noisy_gradient_descent(k, 1.1, 1e-4, budget_split="total")
     run = dp.training.run_noisy_gradient_descent(X_train, y_train, plan, rng=0)
     print(f"{k:12d}   {run.epsilon_per_iteration:21.4f}   {run.details.plan.noise_multiplier:18.1f}"
-          f"   {run.details.noise_std:13.0f}"
+          f"   {run.details.plan.noise_std:13.0f}"
           f"   {logistic.accuracy(run.theta, X_test, y_test):13.4f}")
 
 # %% [markdown]

@@ -100,11 +100,6 @@ class DPSGDDiagnostics:
     clip_norms: np.ndarray
     gradient_norm_quantiles: np.ndarray
 
-    @property
-    def noise_std(self) -> float:
-        """The std z C of the noise on the clipped gradient sum (0 for a non-private run)."""
-        return self.plan.noise_multiplier * self.plan.clip_norm if self.plan.private else 0.0
-
 
 @dataclass(frozen=True)
 class NoisyGDDiagnostics:
@@ -123,11 +118,6 @@ class NoisyGDDiagnostics:
     plan: object
     noisy_count: float
     loss_steps: np.ndarray
-
-    @property
-    def noise_std(self) -> float:
-        """The std z C of the noise on each gradient sum."""
-        return self.plan.noise_multiplier * self.plan.clip_norm
 
 
 @dataclass
