@@ -16,6 +16,8 @@ array([[0.6, 0.8],
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .engine.validation import check_array, door, positive_or_inf, vectors
@@ -75,7 +77,7 @@ def clip_factor(norms, clip_norm):
     >>> clip_factor(np.array([0.0, 0.5, 4.0]), 2.0)
     array([1. , 1. , 0.5])
     """
-    if np.isinf(clip_norm):
+    if math.isinf(clip_norm):
         return np.ones_like(norms)                         # no clipping
     factor = clip_norm / np.maximum(norms, clip_norm)      # = min(1, C / ||v||)
     return np.where(factor < FLOAT_TINY, 0.0, factor)      # subnormal: 0 is in the ball

@@ -359,9 +359,8 @@ def check_labels(y, n_samples, name="y"):
     y = check_array(y, name, ndim=1, allow_empty=n_samples == 0)
     if y.shape[0] != n_samples:
         raise ValueError(f"{name} has {y.shape[0]} labels but X has {n_samples} rows")
-    values = np.unique(y)
-    if not np.all(np.isin(values, (-1.0, 1.0))):
-        hint = " (labels in {0, 1}: pass 2 * y - 1)" if np.all(np.isin(values, (0.0, 1.0))) else ""
+    if not np.all(np.abs(y) == 1.0):                  # one pass, no sort: every label is -1 or +1
+        hint = " (labels in {0, 1}: pass 2 * y - 1)" if np.all((y == 0.0) | (y == 1.0)) else ""
         raise ValueError(f"{name} must contain only -1 and +1{hint}; it holds other values")
     return y
 
