@@ -19,8 +19,8 @@ import itertools
 import time
 
 from dpedu.accountants import SubsampledGaussianEvent, make_accountant
-from dpedu.accountants.gdp import certified_mu, clt_mu, mu_from_epsilon
-from dpedu.gaussian import gaussian_epsilon_exact
+from dpedu.accountants.gdp import certified_mu, clt_mu
+from dpedu.gaussian import analytic_noise_multiplier, gaussian_epsilon_exact
 
 DELTA = 1e-5
 SETTINGS = [(q, z, t) for q, z, t in itertools.product((1e-3, 0.01, 0.1, 1.0), (0.8, 1.1, 4.0), (1, 100, 10_000, 100_000))
@@ -33,7 +33,7 @@ def row(q, z, steps):
     clt = clt_mu(z, q, steps)
     certified = certified_mu(ledger)
     epsilon = make_accountant("pld").compose(*ledger[0]).get_epsilon(DELTA)
-    matched = mu_from_epsilon(epsilon, delta=DELTA)
+    matched = 1.0 / analytic_noise_multiplier(epsilon, DELTA)     # the Gaussian through (epsilon, delta)
     clt_epsilon = gaussian_epsilon_exact(DELTA, 1.0 / clt)
     return dict(q=q, z=z, T=steps, clt=clt, cert=certified, matched=matched, ratio=clt / certified,
                 eps_clt=clt_epsilon, eps_pld=epsilon, seconds=time.perf_counter() - start)

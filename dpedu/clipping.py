@@ -109,4 +109,4 @@ def L2_clip(v, clip_norm):
     >>> L2_clip([1e300, 1e300], 1.0)
     array([0.70710678, 0.70710678])
     """
-    return v * clip_factor(l2_norms(v), clip_norm)         # v * min(1, C / ||v||), row by row
+    return v * clip_factor(l2_norms(v), clip_norm)   # v * min(1, C / ||v||), row by row

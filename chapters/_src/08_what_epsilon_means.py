@@ -42,7 +42,7 @@ from dpedu.research import audit
 from dpedu.course import checks
 from dpedu.accountants import (ACCOUNTANT_NAMES, GaussianEvent, SubsampledGaussianEvent,
                                make_accountant)
-from dpedu.accountants.gdp import certified_mu, clt_mu, group_mu, mu_from_epsilon
+from dpedu.accountants.gdp import certified_mu, clt_mu, group_mu
 from dpedu.accountants.tradeoff import (epsilon_delta_tradeoff, gaussian_curve,
                                         pld_tradeoff_bracket, tradeoff_curve)
 from dpedu.research.audit.regions import audit_region, result_ledger

@@ -62,8 +62,8 @@ def labels_and_theta(X, arguments):
 @door(data_arguments, overflow="X")
 def per_example_loss(theta, X, y):
     r"""Logistic loss of each example, ln(1 + exp(-m_i)) with m_i = y_i θ·x_i, shape (n,)."""
-    m = y * (X @ theta)                                # margins m_i = y_i theta . x_i
-    return np.logaddexp(0.0, -m)                       # ln(1 + exp(-m)), finite for every margin
+    m = y * (X @ theta)                     # margins m_i = y_i theta . x_i
+    return np.logaddexp(0.0, -m)            # ln(1 + exp(-m)), finite for every margin
 
 
 @door(data_arguments, overflow="X")
@@ -75,8 +75,8 @@ def loss(theta, X, y):
 @door(batch_arguments, overflow="X")
 def per_example_gradients(theta, X, y):
     r"""Per-example gradients, row i is -y_i σ(-m_i) x_i with m_i = y_i θ·x_i, shape (n, d)."""
-    m = y * (X @ theta)                                # margins m_i = y_i theta . x_i
-    return (-y * expit(-m))[:, None] * X               # row i: -y_i sigmoid(-m_i) x_i
+    m = y * (X @ theta)                     # margins m_i = y_i theta . x_i
+    return (-y * expit(-m))[:, None] * X    # row i: -y_i sigmoid(-m_i) x_i
 
 
 @door(data_arguments, overflow="X")
@@ -150,7 +150,8 @@ class LogisticModel(Model):
         :math:`\min(1, C/\lVert g_i\rVert)`. Equals :func:`clipped_gradient_sum` to rounding.
         """
         if row_norms is None:
-            row_norms = l2_norms(X)[:, 0]                            # ||x_i||
-        sigmoids = expit(-y * (X @ theta))                           # sigma(-m_i)
-        factors = clip_factor(sigmoids * row_norms, clip_norm)       # ||g_i|| = sigma(-m_i) ||x_i||
-        return -(X.T @ (y * sigmoids * factors))                     # sum_i s_i f_i x_i, s_i = -y_i sigma(-m_i)
+            row_norms = l2_norms(X)[:, 0]                     # ||x_i||
+        sigmoids = expit(-y * (X @ theta))                    # sigma(-m_i)
+        # ||g_i|| = sigma(-m_i) ||x_i||: the clip factor of each scalar s_i = -y_i sigma(-m_i)
+        factors = clip_factor(sigmoids * row_norms, clip_norm)
+        return -(X.T @ (y * sigmoids * factors))              # sum_i f_i s_i x_i

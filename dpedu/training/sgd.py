@@ -67,7 +67,8 @@ def run_arguments(arguments):
 
 
 @door(run_arguments, rng=generator)
-def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None, step=None, noise=None, observe=None):
+def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None, step=None,
+               noise=None, observe=None):
     """Train by DP-SGD as ``plan`` (a :class:`DPSGDPlan` from :func:`plan_dp_sgd`) fixes the run.
 
     The rows of X are checked, clipped (``clip_mode="inputs"``) and their norms computed once
@@ -79,31 +80,45 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None, st
     are what a variant injects (the module docstring). ``rng`` is used in this order: the initialisation, then
     per step the batch and the noise (and, with adaptive clipping, the count's noise).
     """
-    data = training_data(X, y, clip_inputs_to=plan.clip_norm if plan.clip_mode == "inputs" else None)
-    if plan.n != data.n:
-        raise ValueError(f"plan is for n={plan.n} records but X has {data.n} rows")
-    model = LogisticModel(data.X.shape[1]) if model is None else model
-    if model.n_features != data.X.shape[1]:
-        raise ValueError(f"model expects n_features={model.n_features} but X has {data.X.shape[1]} columns")
+    data = run_data(X, y, plan)                 # checked, rows clipped (clip_mode="inputs"), norms
+    model = run_model(model, data)              # None: logistic regression on the columns of X
     theta0 = None if theta0 is None else check_theta(theta0, model.n_params, "theta0").copy()
-    if plan.scheme.warning is not None:
+    if plan.scheme.warning is not None:         # shuffled batches: no accountant covers them
         warnings.warn(plan.scheme.warning, ShuffledBatchesWarning, stacklevel=3)
-    ledger = noise.ledger(plan) if hasattr(noise, "ledger") else plan.ledger   # correlated noise: its own event
+    # correlated noise (DP-FTRL) records its own event
+    ledger = noise.ledger(plan) if hasattr(noise, "ledger") else plan.ledger
     if budget is not None:
-        budget.spend(ledger)                           # last check: raises before any step if it would overspend
+        budget.spend(ledger)                    # raises before any step if it would overspend
     theta = model.init(rng) if theta0 is None else theta0
     step = AdaptiveClipping(plan) if plan.adaptive else (step or dp_sgd_step)
     batches, log = plan.scheme.batches(rng), RunLog(plan, data, model, step)
-    C, z, divisor, source = plan.clip_norm, plan.gradient_noise_multiplier, plan.divisor, noise or rng
+    C, z, divisor = plan.clip_norm, plan.gradient_noise_multiplier, plan.divisor
     with overflow_guard():
         for t in range(plan.steps):
-            B = next(batches)                          # B_t: the scheme's sampler (poisson_sample for Poisson)
+            B = next(batches)                   # B_t: poisson_sample(n, q, rng) for Poisson
             theta = step(theta, data[B], model=model, clip_norm=C, noise_multiplier=z,
-                         expected_batch_size=divisor, learning_rate=plan.learning_rate_at(t), rng=source)
-            log.after(t, B, theta)
+                         expected_batch_size=divisor, learning_rate=plan.learning_rate_at(t),
+                         rng=noise or rng)
+            log.after(t, B, theta)              # batch sizes, inclusions, the loss
             if observe is not None:
                 observe(t, theta)
     return log.result(theta, ledger)
+
+
+def run_data(X, y, plan):
+    """The run's :class:`TrainingData` (rows clipped once for ``clip_mode="inputs"``), of the plan's size."""
+    data = training_data(X, y, clip_inputs_to=plan.clip_norm if plan.clip_mode == "inputs" else None)
+    if plan.n != data.n:
+        raise ValueError(f"plan is for n={plan.n} records but X has {data.n} rows")
+    return data
+
+
+def run_model(model, data):
+    """``model``, or logistic regression on the columns of the data when it is None; of the data's width."""
+    model = LogisticModel(data.X.shape[1]) if model is None else model
+    if model.n_features != data.X.shape[1]:
+        raise ValueError(f"model expects n_features={model.n_features} but X has {data.X.shape[1]} columns")
+    return model
 
 
 def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epochs=None, learning_rate=1.0,

@@ -34,9 +34,10 @@ def step_arguments(arguments):
     check_noise_and_clip(arguments["noise_multiplier"], arguments["clip_norm"])
 
 
-@door(step_arguments, clip_norm=positive_or_inf, noise_multiplier=nonnegative, expected_batch_size=positive,
-      learning_rate=positive, rng=generator)
-def dp_sgd_step(theta, batch, *, model, clip_norm, noise_multiplier, expected_batch_size, learning_rate, rng):
+@door(step_arguments, clip_norm=positive_or_inf, noise_multiplier=nonnegative,
+      expected_batch_size=positive, learning_rate=positive, rng=generator)
+def dp_sgd_step(theta, batch, *, model, clip_norm, noise_multiplier, expected_batch_size,
+                learning_rate, rng):
     r"""One step of DP-SGD (Abadi et al. 2016, Alg. 1; docs/math.md §8) on the batch B already drawn.
 
     .. math::
@@ -46,8 +47,9 @@ def dp_sgd_step(theta, batch, *, model, clip_norm, noise_multiplier, expected_ba
     ``batch`` is ``data[B]``: the records of B with their row norms (computed once per run). ``expected_batch_size``
     is q n, a public constant, never :math:`|B|` (which is not noised: docs/math.md §8). ``rng`` draws the noise.
     """
-    # sum_i L2_clip(grad l(theta; x_i, y_i), C), with the row norms computed once per run
-    clipped_sum = model.clipped_gradient_sum(theta, batch.X, batch.y, clip_norm, batch.row_norms)
-    noisy_sum = gaussian_mechanism(clipped_sum, l2_sensitivity=clip_norm,     # + N(0, z^2 C^2 I)
+    # sum_i L2_clip(grad l(theta; x_i, y_i), C); the row norms were computed once per run
+    clipped_sum = model.clipped_gradient_sum(theta, batch.X, batch.y, clip_norm,
+                                             batch.row_norms)
+    noisy_sum = gaussian_mechanism(clipped_sum, l2_sensitivity=clip_norm,  # + N(0, z^2 C^2 I)
                                    noise_multiplier=noise_multiplier, rng=rng)
-    return theta - learning_rate * noisy_sum / expected_batch_size             # / q n, never / |B|
+    return theta - learning_rate * noisy_sum / expected_batch_size   # / q n, never / |B|
