@@ -45,8 +45,8 @@ from ...events import REPLACE_ONE, add_remove_equivalent, check_relation
 from ...gaussian import analytic_noise_multiplier, gaussian_delta_exact
 from ...mechanisms import gaussian_mechanism
 from ...training import plan_dp_sgd
-from ...engine.validation import check_choice, check_delta, check_epsilon, check_noise_multiplier, check_positive
-from ...engine.validation import check_positive_int, check_rng
+from ...engine.validation import check_choice, check_delta, check_epsilon, check_in_interval, check_noise_multiplier
+from ...engine.validation import check_positive, check_positive_int, check_rng
 from .claims import ClaimCheck, claim_hunt
 
 __all__ = ["Pitfall", "PITFALLS", "NoiseCheck", "check_noise", "GaussianClaimCheck", "check_gaussian_claim",
@@ -127,6 +127,56 @@ def _neighbours(relation, clip_norm):
     return base, np.vstack([base, [clip_norm, 0.0]])     # one record of norm C added: shift C, count 1/2
 
 
+#: The claimed multipliers :func:`check_noise` accepts: below 1e-6 a step claims almost no noise (its ε is in the
+#: millions), above 1e6 no feasible number of draws measures it; outside, the statistic's arithmetic overflows.
+CLAIMED_MULTIPLIER_RANGE = (1e-6, 1e6)
+#: The largest clip norm :func:`check_noise` accepts (the auditor's gradients are multiples of it up to 2C).
+MAX_CLIP_NORM = 1e100
+
+
+def _released(value, draw, shape):
+    """One output of ``release`` as a flat float array; refused by name unless it is finite, real, non-empty and of
+    the first draw's ``shape`` (None at the first draw)."""
+    try:
+        released = np.asarray(value)
+    except (ValueError, TypeError):                   # ragged nested lists and the like
+        released = None
+    if released is None or released.dtype.kind not in "iuf":
+        raise TypeError(f"release must return a real numeric array (the step's released vector); draw {draw} returned "
+                        f"{type(value).__name__}" + ("" if released is None else f" of dtype {released.dtype}"))
+    released = released.astype(float, copy=False)
+    if released.size == 0:
+        raise ValueError(f"release returned an empty array at draw {draw}: there is nothing to measure")
+    if shape is not None and released.shape != shape:
+        raise ValueError(f"release must return arrays of one shape; the first draw had shape {shape}, draw {draw} "
+                         f"{released.shape}")
+    if not np.all(np.isfinite(released)):
+        raise ValueError(f"release returned NaN or inf at draw {draw}: a Gaussian release is finite (check the "
+                         f"release, its clipping and its noise scale)")
+    return released
+
+
+def _draw_world(release, gradients, generator, draws):
+    """``draws`` checked outputs of ``release`` on one neighbouring batch, as a (draws, k) array."""
+    first = _released(release(gradients, generator), 0, None)
+    rows = [first.ravel()]
+    for draw in range(1, draws):
+        rows.append(_released(release(gradients, generator), draw, first.shape).ravel())
+    return np.array(rows)
+
+
+#: The draws per neighbouring batch :func:`check_noise` accepts: the statistic's normal approximation needs 100; a
+#: million releases per world is hours of the slowest releases here.
+DRAWS_RANGE = (100, 10**6)
+
+
+def _check_draws(draws):
+    draws = check_positive_int(draws, "draws", maximum=DRAWS_RANGE[1])
+    if draws < DRAWS_RANGE[0]:
+        raise ValueError(f"draws must be at least {DRAWS_RANGE[0]} (the test uses normal approximations); got {draws}")
+    return draws
+
+
 def check_noise(release, *, claimed_multiplier, relation="add_remove", clip_norm=1.0, draws=2000, threshold=5.0,
                 rng=None, description=""):
     r"""Measure the noise multiplier of ``release`` and compare it with ``claimed_multiplier`` (module docstring).
@@ -138,16 +188,17 @@ def check_noise(release, *, claimed_multiplier, relation="add_remove", clip_norm
     """
     if not callable(release):
         raise TypeError(f"release must be a callable (gradients, rng) -> array; got {type(release).__name__}")
-    claimed = check_positive(claimed_multiplier, "claimed_multiplier")
+    claimed = check_in_interval(claimed_multiplier, "claimed_multiplier", *CLAIMED_MULTIPLIER_RANGE)
     relation = check_relation(relation)
-    clip_norm = check_positive(clip_norm, "clip_norm")
-    draws = check_positive_int(draws, "draws", maximum=10**6)
-    if draws < 100:
-        raise ValueError(f"draws must be at least 100 (the test uses normal approximations); got {draws}")
+    clip_norm = check_in_interval(clip_norm, "clip_norm", 0.0, MAX_CLIP_NORM, low_open=True)
+    draws = _check_draws(draws)
     threshold = check_positive(threshold, "threshold")
     generator = check_rng(rng)
     pair = _neighbours(relation, clip_norm)
-    worlds = [np.array([np.ravel(release(g, generator)) for _ in range(draws)]) for g in pair]
+    worlds = [_draw_world(release, g, generator, draws) for g in pair]
+    if worlds[0].shape != worlds[1].shape:
+        raise ValueError(f"release must return arrays of one shape; it returned {worlds[0].shape[1]} coordinates "
+                         f"without the record and {worlds[1].shape[1]} with it")
     shift = worlds[1].mean(axis=0) - worlds[0].mean(axis=0)
     spread = np.sqrt(0.5 * (worlds[0].var(axis=0, ddof=1) + worlds[1].var(axis=0, ddof=1)))
     noiseless = spread == 0
@@ -278,6 +329,7 @@ def pitfall_hunt(pitfall, *, correct=False, draws=2000, rng=None):
     pitfall = check_choice(pitfall, "pitfall", PITFALLS)
     if not isinstance(correct, bool):
         raise TypeError(f"correct must be True or False; got {correct!r}")
+    draws, rng = _check_draws(draws), check_rng(rng)           # checked whether or not this pitfall uses them
     label = f"{'correct' if correct else 'PLANTED'} {pitfall}"
     if pitfall == "accumulation_at_microbatch_rate":
         check = claim_hunt(pitfall, correct=correct, rng=rng)
