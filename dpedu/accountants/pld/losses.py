@@ -44,7 +44,9 @@ SNAP = 1e-9  # an atom within SNAP grid steps of a grid point is on it (floating
 @dataclass(frozen=True)
 class GridPMF:
     """Masses ``pmf[k]`` at losses ``(start + k) * spacing + offset``; ``infinity_mass`` at :math:`+\\infty`;
-    ``roundoff``: the part of ``infinity_mass`` that bounds the FFT round-off so far (docs/math.md §15.8)."""
+    ``roundoff``: the part of ``infinity_mass`` that bounds the FFT round-off so far (docs/math.md §15.8);
+    ``top_infinity``: a bound on :math:`\\delta(\\varepsilon)` at every ε at or above the top grid loss, where no
+    round-off can sit (docs/math.md §15.10); ``None``: ``infinity_mass`` (a PMF no FFT touched)."""
 
     spacing: float
     start: int
@@ -52,6 +54,13 @@ class GridPMF:
     pmf: np.ndarray
     infinity_mass: float
     roundoff: float = 0.0
+    top_infinity: float | None = None
+
+    @property
+    def infinity_beyond_top(self):
+        """:math:`\\delta(\\varepsilon)` at every ε at or above the top grid loss: ``top_infinity``, or
+        ``infinity_mass``."""
+        return self.infinity_mass if self.top_infinity is None else min(self.top_infinity, self.infinity_mass)
 
 
 @dataclass(frozen=True)
