@@ -155,7 +155,7 @@ def _delta(draws, epsilon):
 
 def balls_in_bins_delta(noise_multiplier, batches_per_epoch, *, epochs, epsilon, n_samples, rng, confidence=0.95):
     """``(estimate, standard error, upper limit at confidence)`` of δ(``epsilon``) by Monte Carlo (the worse direction):
-    an estimate, not a guarantee."""
+    an estimate, not a guarantee. ``epsilon`` is at most :data:`MAX_EPSILON_PER_EPOCH` times ``epochs``."""
     z, b, epochs, n, generator = _check(noise_multiplier, batches_per_epoch, epochs, n_samples, rng)
     epsilon = check_epsilon(epsilon)
     if epsilon > MAX_EPSILON_PER_EPOCH * epochs:
@@ -189,7 +189,9 @@ def _solve(draws, delta, high):
 
 def balls_in_bins_epsilon(noise_multiplier, batches_per_epoch, *, epochs, delta, n_samples, rng, confidence=0.95):
     """Estimate, then verify (Chua et al. 2025): ε̂ at ``delta`` on ``n_samples`` draws, δ(ε̂) again on as many fresh
-    draws; a :class:`BallsInBinsEstimate` (an estimate, not a guarantee) with the proven upper bound beside it."""
+    draws; a :class:`BallsInBinsEstimate` (an estimate, not a guarantee) with the proven upper bound beside it. A
+    setting whose proven bound exceeds :data:`MAX_EPSILON_PER_EPOCH` times ``epochs`` is refused (tiny noise: the
+    bound is then the answer)."""
     z, b, epochs, n, generator = _check(noise_multiplier, batches_per_epoch, epochs, n_samples, rng)
     delta = check_delta(delta)
     confidence = check_in_interval(confidence, "confidence", 0.0, 1.0, low_open=True, high_open=True)
