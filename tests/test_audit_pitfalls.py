@@ -9,7 +9,7 @@ import pytest
 from dpedu.gaussian import gaussian_delta_exact
 from dpedu.research.audit import (CLAIM_BUGS, PITFALLS, check_gaussian_claim, check_noise, claim_hunt,
                                   pitfall_hunt)
-from dpedu.research.audit.pitfalls import classic_noise_anywhere
+from dpedu.research.audit.pitfalls import classic_noise_anywhere, draws_to_detect, noise_check_power
 from dpedu.training.adaptive import gradient_noise_multiplier
 
 NOISE_PITFALLS = [name for name, p in PITFALLS.items() if p.check == "check_noise"]
@@ -163,3 +163,56 @@ def test_accumulation_is_refused_through_the_batch_sizes():
     check = claim_hunt("accumulation_at_microbatch_rate", rng=0)
     assert not check.consistent and "records in all" in check.problems[0]
     assert np.all([claim_hunt("accumulation_at_microbatch_rate", correct=True, rng=s).consistent for s in range(4)])
+
+
+
+# --- the noise check's power (docs/math.md §27.1) ---------------------------------------------------------------
+
+def test_draws_is_honoured():
+    calls = []
+
+    def release(gradients, rng):
+        calls.append(len(gradients))
+        return _gaussian_release(gradients, rng)
+    check = check_noise(release, claimed_multiplier=1.0, draws=321, rng=0)
+    assert check.draws == 321 and calls == [10] * 321 + [11] * 321 and "321 draws per world" in str(check)
+
+
+@pytest.mark.parametrize("claimed, draws", [(1.25, 300), (1 / 1.25, 300), (1.1, 600)])
+def test_the_statistic_follows_its_stated_law(claimed, draws):
+    # check_noise itself, 40 seeds, true z = 1: the statistic's mean and spread are those noise_check_power uses
+    from dpedu.research.audit.pitfalls import _statistic_law
+    mean, spread = _statistic_law(1.0, claimed, draws, 2)
+    stats = np.array([check_noise(_gaussian_release, claimed_multiplier=claimed, draws=draws, rng=s).statistic
+                      for s in range(40)])
+    assert abs(stats.mean() - mean) < 3.0 * spread / math.sqrt(40)
+    assert 0.6 * spread < stats.std(ddof=1) < 1.4 * spread
+
+
+def test_the_power_stated_in_the_docstring_and_the_notes():
+    # docs/math.md §27.1's table
+    assert noise_check_power(1.0, 1.1) == pytest.approx(0.028, abs=5e-4)         # 2,000 draws miss 10 %
+    assert noise_check_power(1.0, 1.25) == pytest.approx(0.926, abs=5e-4)        # and catch 25 %
+    assert (draws_to_detect(1.0, 1.1), draws_to_detect(1.0, 1.25)) == (9995, 1881)
+    assert (draws_to_detect(1.0, 1 / 1.1), draws_to_detect(1.0, 1 / 1.25)) == (9565, 1699)
+    assert [draws_to_detect(1.0, c, power=0.5) for c in (1.1, 1.25, 1 / 1.1, 1 / 1.25)] == [6057, 1070, 6319, 1182]
+    assert (draws_to_detect(2.0, 2.2), draws_to_detect(2.0, 2.5)) == (37056, 7056)
+    assert noise_check_power(1.0, 1 / 1.1) == pytest.approx(0.007, abs=5e-4)
+    assert noise_check_power(1.0, 1 / 1.25) == pytest.approx(0.974, abs=5e-4)
+    n = draws_to_detect(1.0, 1.1)
+    assert noise_check_power(1.0, 1.1, draws=n) >= 0.9 > noise_check_power(1.0, 1.1, draws=n - 1)
+    assert noise_check_power(1.0, 1.0, draws=2000) < 1e-5                       # a correct claim: false alarms only
+
+
+@pytest.mark.parametrize("call, kind, match", [
+    (lambda: noise_check_power(0.0, 1.0), ValueError, r"^true_multiplier must be in \[1e-06, 1e\+06\]"),
+    (lambda: noise_check_power(1.0, 1e-300), ValueError, r"^claimed_multiplier must be in"),
+    (lambda: noise_check_power(1.0, 1.1, draws=50), ValueError, r"^draws must be at least 100"),
+    (lambda: noise_check_power(1.0, 1.1, threshold=-1.0), ValueError, r"^threshold"),
+    (lambda: noise_check_power(1.0, 1.1, coordinates=0), ValueError, r"^coordinates"),
+    (lambda: draws_to_detect(1.0, 1.1, power=1.0), ValueError, r"^power must be in \(0, 1\)"),
+    (lambda: draws_to_detect(1.0, 1.0001), ValueError, r"^no number of draws up to 1,000,000 detects"),
+], ids=["true", "claimed", "draws", "threshold", "coordinates", "power", "undetectable"])
+def test_the_power_functions_refuse_by_name(call, kind, match):
+    with pytest.raises(kind, match=match):
+        call()
