@@ -400,3 +400,18 @@ def test_bounded_losses_at_a_delta_below_the_roundoff_bound_are_answered():
 def test_an_uncertifiable_delta_is_refused_with_its_real_cause(ledger, options, delta, match):
     with pytest.raises(ValueError, match=match):
         pld(ledger, **options).get_epsilon(delta)
+
+
+def test_the_mass_beyond_the_top_is_the_mass_at_infinity_less_what_cannot_sit_there():
+    from dataclasses import replace
+
+    from dpedu.accountants.pld.compose import _slack
+    from dpedu.accountants.pld.losses import GridPMF
+    g = GridPMF(0.5, 0, 0.0, np.ones(3) / 3, 0.3, roundoff=0.1, top_slack=0.1)
+    assert g.infinity_beyond_top == pytest.approx(0.2)
+    assert replace(g, infinity_mass=0.5).infinity_beyond_top == pytest.approx(0.4)   # more mass: more beyond the top
+    assert GridPMF(0.5, 0, 0.0, np.ones(1), 0.25).infinity_beyond_top == 0.25          # no FFT: all of it
+    rng = np.random.default_rng(0)
+    for top, extra in zip(rng.uniform(0, 1, 200) ** 8, rng.uniform(0, 1, 200) ** 30):
+        slack = _slack(top + extra, top)
+        assert 0.0 <= slack and (top + extra) - slack >= top                          # rounding never lowers it

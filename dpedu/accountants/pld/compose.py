@@ -123,7 +123,19 @@ def self_compose(g, count, tail, pessimistic, max_size, window=None):
         bound = self_compose_bound(spectrum, error, size, width, rest)
         roundoff = count * g.roundoff + bound  # g's own is inside its infinity mass, composed above
         infinity += bound
-    return GridPMF(g.spacing, count * g.start + low, count * g.offset, kept, min(infinity, 1.0), roundoff, top)
+    infinity = min(infinity, 1.0)
+    return GridPMF(g.spacing, count * g.start + low, count * g.offset, kept, infinity, roundoff,
+                   _slack(infinity, top))
+
+
+def _slack(infinity, top):
+    """``infinity - top``, rounded so that ``infinity - slack`` is never below ``top`` (0 when ``top`` is None)."""
+    if top is None:
+        return 0.0
+    slack = max(infinity - top, 0.0)
+    while slack > 0.0 and infinity - slack < top:
+        slack = float(np.nextafter(slack, 0.0))
+    return slack
 
 
 def _composed_infinity(mass, count):
@@ -139,7 +151,7 @@ def on_finer_grid(g, spacing):
         return g
     pmf = np.zeros((g.pmf.size - 1) * ratio + 1)
     pmf[::ratio] = g.pmf
-    return GridPMF(spacing, g.start * ratio, g.offset, pmf, g.infinity_mass, g.roundoff, g.top_infinity)
+    return GridPMF(spacing, g.start * ratio, g.offset, pmf, g.infinity_mass, g.roundoff, g.top_slack)
 
 
 def convolve(a, b, pessimistic=True):
@@ -159,8 +171,9 @@ def convolve(a, b, pessimistic=True):
         # without round-off (docs/math.md §15.10)
         ta, tb = a.infinity_beyond_top, b.infinity_beyond_top
         top = min(ta + tb - ta * tb, 1.0)
-    return GridPMF(a.spacing, a.start + b.start, a.offset + b.offset, np.maximum(out, 0.0), min(infinity, 1.0),
-                   roundoff, top)
+    infinity = min(infinity, 1.0)
+    return GridPMF(a.spacing, a.start + b.start, a.offset + b.offset, np.maximum(out, 0.0), infinity, roundoff,
+                   _slack(infinity, top))
 
 
 class PrivacyCurve:

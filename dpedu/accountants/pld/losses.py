@@ -45,8 +45,8 @@ SNAP = 1e-9  # an atom within SNAP grid steps of a grid point is on it (floating
 class GridPMF:
     """Masses ``pmf[k]`` at losses ``(start + k) * spacing + offset``; ``infinity_mass`` at :math:`+\\infty`;
     ``roundoff``: the part of ``infinity_mass`` that bounds the FFT round-off so far (docs/math.md §15.8);
-    ``top_infinity``: a bound on :math:`\\delta(\\varepsilon)` at every ε at or above the top grid loss, where no
-    round-off can sit (docs/math.md §15.10); ``None``: ``infinity_mass`` (a PMF no FFT touched)."""
+    ``top_slack``: the part of ``infinity_mass`` that cannot sit at or above the top grid loss (the round-off bound,
+    the FFT margin's mass; docs/math.md §15.10), 0 for a PMF no FFT touched."""
 
     spacing: float
     start: int
@@ -54,13 +54,13 @@ class GridPMF:
     pmf: np.ndarray
     infinity_mass: float
     roundoff: float = 0.0
-    top_infinity: float | None = None
+    top_slack: float = 0.0
 
     @property
     def infinity_beyond_top(self):
-        """:math:`\\delta(\\varepsilon)` at every ε at or above the top grid loss: ``top_infinity``, or
-        ``infinity_mass``."""
-        return self.infinity_mass if self.top_infinity is None else min(self.top_infinity, self.infinity_mass)
+        """A bound on :math:`\\delta(\\varepsilon)` at every ε at or above the top grid loss:
+        ``infinity_mass - top_slack``."""
+        return max(self.infinity_mass - self.top_slack, 0.0)
 
 
 @dataclass(frozen=True)
