@@ -7,6 +7,8 @@
    the replace-one sensitivity 2C), and a valid lower bound (the Poisson add/remove pair at z / 2, optimistic PLD).
 2. Truncated Poisson by PLD under both relations: dpedu's PLD, dp_accounting's ``TruncatedSubsampledGaussianDpEvent``
    (same multiplier convention: relative to C under both relations), and dpedu's RDP bound (add/remove).
+3. Under add/remove, how far dpedu's PLD (the add/remove pair for the cut branch) is below dp_accounting's (the
+   replace-one pair for it) over a small grid of settings (``GAP_SETTINGS``; ``--no-gap`` leaves it out).
 
 dp_accounting is a benchmark/test-only dependency (``pip install dp-accounting``); without it its columns are nan.
 """
@@ -103,6 +105,29 @@ def truncated_rows():
     return rows
 
 
+#: a small grid for the add/remove gap between dpedu's PLD and dp_accounting's (docs/math.md §22.7): (n, q) with the
+#: cap at the mean batch and 2 and 4 standard deviations above it, two noise multipliers, T = 300 steps
+GAP_SETTINGS = tuple((n, q, cap, z, 300) for n, q, caps in ((2_000, 0.05, (100, 120, 140)),
+                                                            (60_000, 0.01, (600, 649, 697)))
+                     for cap in caps for z in (1.0, 2.0)) + ((60_000, 0.01, 600, 1.0, 1_000),)
+
+
+def gap_rows(settings=GAP_SETTINGS, delta=DELTA):
+    """``[(n, q, cap, z, T, dpedu PLD, dp_accounting, 1 - dpedu / dp_accounting)]`` under add/remove at ``delta``."""
+    dpa = _dp_accounting()
+    rows = []
+    for n, q, cap, z, steps in settings:
+        ours = make_accountant("pld").compose(TruncatedPoissonGaussianEvent(z, q, cap, n), steps).get_epsilon(delta)
+        theirs = float("nan")
+        if dpa is not None:
+            from dp_accounting import pld
+            other = pld.PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=1e-4)
+            other.compose(dpa.TruncatedSubsampledGaussianDpEvent(n, q, cap, z), steps)
+            theirs = other.get_epsilon(delta)
+        rows.append((n, q, cap, z, steps, ours, theirs, 1.0 - ours / theirs))
+    return rows
+
+
 def main():
     print(f"Sampling without replacement, replace-one, RDP, delta = {DELTA:g}")
     print(f"{'n':>7} {'m':>6} {'T':>6} {'z':>4}  {'dpedu':>9} {'Thm 9':>9} {'dp_acc':>9} {'ratio':>9} {'lower':>9}")
@@ -117,6 +142,13 @@ def main():
     for relation, cap, high, low, built, theirs, rdp in truncated_rows():
         print(f"{relation:<12} {cap:5d}  {high:9.4f} {low:9.4f} {built:9.4f} {theirs:9.4f} {built / theirs:9.6f} "
               f"{rdp:9.4f}")
+    if "--no-gap" not in sys.argv:
+        print()
+        print(f"Truncated Poisson, add/remove, PLD, delta = {DELTA:g}: dpedu (its own cut-branch pair) below "
+              f"dp_accounting")
+        print(f"{'n':>7} {'q':>5} {'cap':>5} {'z':>4} {'T':>6}  {'dpedu':>9} {'dp_acc':>9} {'below':>7}")
+        for n, q, cap, z, steps, ours, theirs, gap in gap_rows():
+            print(f"{n:7d} {q:5g} {cap:5d} {z:4g} {steps:6d}  {ours:9.4f} {theirs:9.4f} {100 * gap:6.1f}%")
 
 
 if __name__ == "__main__":

@@ -23,8 +23,9 @@ higher one, not even inside a function; no module imports another module's priva
 5. models - logistic regression and a small MLP, as their formulas
 6. training, learners - gradient descent, noisy gradient descent, DP-SGD; the other private learners
 7. accountants - the privacy of a ledger of events, seven ways
-8. calibrate, proactive, budget, estimator, learner_estimators, research.selection, research.tuning,
-   research.statement - choosing noise from a budget; spending it; private hyperparameter selection; reporting it
+8. calibrate, proactive, budget, estimator, estimator_input, learner_estimators, research.selection,
+   research.tuning, research.statement - choosing noise from a budget; spending it; private hyperparameter
+   selection; reporting it
 9. research.audit, research.experiments - empirical lower bounds; accounting tables and training sweeps
 10. plotting, course - figures; the course machinery
 11. cli - ``python -m dpedu``

@@ -21,21 +21,19 @@ True
 
 from __future__ import annotations
 
-import copy
 import math
-import numbers
 import warnings
 from typing import NamedTuple
 
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from . import calibrate
 from .engine.validation import check_budget, check_delta, check_epsilon, check_positive_int, check_rng, check_sampling_rate
 from .accountants import ACCOUNTANT_NAMES, UnsupportedEventError, account
+from .estimator_input import MAX_ABS_FEATURE, feature_attributes, fit_data, predict_data
 from .training import plan_dp_sgd, run_dp_sgd
 
 __all__ = ["DPLogisticRegression", "NonPrivateWarning", "TUNED_DEFAULTS", "TunedDefaults",
@@ -43,10 +41,6 @@ __all__ = ["DPLogisticRegression", "NonPrivateWarning", "TUNED_DEFAULTS", "Tuned
 
 #: The sampling schemes the estimator offers: those an accountant covers (under some relation).
 ESTIMATOR_SAMPLINGS = ("poisson", "fixed")
-
-#: The largest absolute feature value ``fit`` accepts. Beyond it the margins x . theta overflow float64 and
-#: training returns inf/NaN weights; standardise the features instead (no real data set needs 1e100).
-MAX_ABS_FEATURE = 1e100
 
 
 class TunedDefaults(NamedTuple):
@@ -96,64 +90,6 @@ class _Settings(NamedTuple):
 
 class NonPrivateWarning(UserWarning):
     """A model was trained without noise (the epsilon = inf sanity setting): it carries no privacy guarantee."""
-
-
-def _check_X_kind(X, name="X"):
-    """Refuse complex and wrongly-dimensioned X with a message naming X (before scikit-learn's checks)."""
-    try:
-        complex_input = np.iscomplexobj(X)
-        ndim = np.ndim(X) if hasattr(X, "ndim") or isinstance(X, (list, tuple)) else None
-    except (ValueError, TypeError):                    # ragged lists and the like: scikit-learn explains
-        return
-    if complex_input:
-        dtype = getattr(X, "dtype", "complex")
-        raise ValueError(f"{name} must be real, got complex dtype {dtype} (Complex data not supported)")
-    if ndim is not None and ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features); got {ndim} dimension(s), "
-                         f"shape {np.shape(X)}. Expected 2D array. Reshape your data with X.reshape(-1, 1) "
-                         f"(one feature) or X.reshape(1, -1) (one sample)")
-
-
-def _check_magnitude(X, name="X"):
-    """Refuse |x| > MAX_ABS_FEATURE: the scores x . theta would overflow float64 (then inf, -inf or NaN at random)."""
-    largest = float(np.max(np.abs(X))) if X.size else 0.0
-    if largest > MAX_ABS_FEATURE:
-        raise ValueError(f"{name} has a value of magnitude {largest:.3g}, above MAX_ABS_FEATURE = {MAX_ABS_FEATURE:g}: "
-                         f"x . theta would overflow; standardise the features")
-
-
-def _check_label_types(y, name="y"):
-    """Labels must be all strings or all numbers: ``['a', 1]`` cannot be ordered into ``classes_``."""
-    values = np.asarray(y, dtype=object).ravel() if not hasattr(y, "dtype") or y.dtype == object else None
-    if values is None:
-        return
-    kinds = {"str" if isinstance(v, str) else "number" if isinstance(v, numbers.Number) else "other"
-             for v in values}
-    if len(kinds) > 1:
-        names = sorted({type(v).__name__ for v in values})
-        raise ValueError(f"{name} must have labels of one type; got {' and '.join(names)}")
-
-
-_NO_Y = object()                                        # predict: no y (y=None in fit is an error)
-
-
-def _sklearn_validate(estimator, X, y=_NO_Y, *, reset):
-    """scikit-learn's ``validate_data`` (scikit-learn >= 1.6, the floor in requirements.txt), naming X or y."""
-    _check_X_kind(X)
-    try:
-        # scikit-learn's quick finiteness test sums X: rows of +-1.7e308 make that sum inf - inf, a bare NumPy
-        # warning, although X is finite; _check_magnitude then refuses such X by name.
-        with np.errstate(over="ignore", invalid="ignore"):
-            if y is _NO_Y:
-                return validate_data(estimator, X, dtype=np.float64, reset=reset)
-            return validate_data(estimator, X, y, dtype=np.float64, reset=reset)
-    except (ValueError, TypeError) as exc:  # scikit-learn's messages do not always say which argument
-        message = str(exc).splitlines()[0]
-        named = "X" if y is _NO_Y else "X or y"
-        if message.startswith(("X ", "y ", "X has", "Input y", "Input X")):
-            named = ""
-        kind = ValueError if isinstance(exc, ValueError) else TypeError
-        raise kind(f"invalid {named}: {message}" if named else message) from None
 
 
 class DPLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -314,22 +250,6 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         return _Settings(epsilon, check_delta(self.delta), tuned_defaults(epsilon), check_budget(self.budget),
                          check_rng(self.random_state, "random_state"))  # named as the user knows it
 
-    def _checked_data(self, X, y):
-        """(X, classes, labels in {-1, +1}, the estimator carrying n_features_in_ / feature_names_in_)."""
-        _check_label_types(y)
-        scratch = copy.copy(self)                        # scikit-learn's checks record n_features_in_ on it
-        X, y = _sklearn_validate(scratch, X, y, reset=True)
-        check_classification_targets(y)
-        y_type = type_of_target(y, input_name="y")
-        if y_type != "binary":
-            raise ValueError(f"Only binary classification is supported. The type of the target y is {y_type}.")
-        classes, y_index = np.unique(y, return_inverse=True)
-        if len(classes) != 2:
-            raise ValueError(f"DPLogisticRegression needs exactly 2 classes in y; got {len(classes)} class "
-                             f"({classes.tolist()})")
-        _check_magnitude(X)
-        return X, classes, 2.0 * y_index - 1.0, scratch   # classes[0] -> -1, classes[1] -> +1
-
     def _run_epsilon(self, ledger, delta):
         """Epsilon of ``ledger`` at ``delta`` by the estimator's accountant (the one accounting call)."""
         if ledger is None:
@@ -386,7 +306,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         not fitted. The budget is charged only after every check passed.
         """
         settings = self._checked_hyperparameters()
-        X, classes, y_pm, scratch = self._checked_data(X, y)
+        X, classes, y_pm, scratch = fit_data(self, X, y)
         n, d = X.shape
         plan, run_epsilon = self._plan(settings, n)
         design = np.hstack([X, np.ones((n, 1))]) if self.fit_intercept else X
@@ -406,11 +326,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             defaults_used_=tuple(name for name, value in (("sampling_rate", self.sampling_rate or self.batch_size),
                                  ("epochs", self.epochs), ("clip_norm", self.clip_norm),
                                  ("learning_rate", self.learning_rate)) if value is None))
-        for name in ("n_features_in_", "feature_names_in_"):   # set (or cleared) by scikit-learn's checks
-            if hasattr(scratch, name):
-                fitted[name] = getattr(scratch, name)
-            elif name in vars(self):
-                delattr(self, name)
+        fitted.update(feature_attributes(scratch, self))   # scikit-learn's n_features_in_, feature_names_in_
         vars(self).update(fitted)
         return self
 
@@ -418,9 +334,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         r"""Scores :math:`\theta\cdot x + b`; positive means ``classes_[1]``. Shape (n,)."""
-        check_is_fitted(self)
-        X = _sklearn_validate(self, X, reset=False)
-        _check_magnitude(X)                              # an overflowing score has no reliable sign
+        X = predict_data(self, X)                        # NotFittedError before fit; X checked by name
         return X @ self.coef_[0] + self.intercept_[0]
 
     def predict(self, X):

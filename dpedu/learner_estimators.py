@@ -9,14 +9,16 @@ r"""Scikit-learn estimators for the learners of :mod:`dpedu.learners` (docs/math
 All three are binary logistic regression with an intercept (a constant feature 1, clipped and noised like
 the others). Rows of X are first clipped to L2 norm ``row_bound`` (a per-record step: it costs no privacy),
 so the Lipschitz constant is :math:`\sqrt{R^2+1}`. ``fit`` is atomic: a refused argument leaves the
-estimator as it was. No refusal shows a value or statistic of X or y (complex, non-numeric and non-finite X are
-refused by dpedu before scikit-learn, whose messages print the data).
+estimator as it was. X and y follow :mod:`dpedu.estimator_input` (scikit-learn's conventions, refusals by name);
+``random_state`` is checked under its own name before anything is drawn. ``epsilon_`` is :func:`spent_epsilon`, the
+smaller of two valid bounds (docs/math.md §25.3), so it never exceeds ``epsilon``. ``tests/test_learner_estimators.py``
+runs every one of scikit-learn's estimator checks on all three at epsilon = 1 (none is skipped; the configuration
+that makes a randomised estimator pass them, a fixed ``random_state``, is stated there).
 
-What ``relation="add_remove"`` assumes about n: output perturbation divides by n (n public: a record replaced
-by one that contributes nothing; a literal addition or removal also changes n); objective perturbation does not use n (literal add/remove);
-factorised training divides each prefix sum by the batch size n / b, and its b fixed batches are cut from a
-random permutation of the n records, so its add/remove means a record replaced by one with zero gradient, n
-public (docs/math.md §25.1, §25.3, §25.6).
+What ``relation`` each assumes: output perturbation divides by n (add/remove with n public; a literal addition or
+removal also changes n); objective perturbation does not use n; factorised training's b fixed batches are cut from
+one random split of the n records, which adding a record would move, so it records zero-out (a record replaced by
+one with zero gradient, n public; docs/math.md §1.2, §25.1, §25.3, §25.6).
 
 >>> from dpedu.datasets import make_toy
 >>> X, y = make_toy(n=2000, d=3, rng=0)
@@ -34,19 +36,40 @@ import math
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
+from sklearn.utils.validation import check_is_fitted
 
 from .accountants import account
 from .clipping import L2_clip
+from .estimator_input import MAX_ABS_FEATURE, feature_attributes, fit_data, predict_data
 from .gaussian import analytic_noise_multiplier
 from .learners.convex import objective_perturbation, output_perturbation
 from .learners.factorization import FACTORIZATIONS, MAX_STEPS_BY_KIND, make_factorization
 from .learners.ftrl import factorized_gradient_descent
-from .engine.validation import check_array as check_numeric_array
-from .engine.validation import check_choice, check_delta, check_epsilon, check_positive, check_positive_int
+from .engine.validation import check_choice, check_delta, check_epsilon, check_in_interval, check_positive_int
+from .engine.validation import check_rng
 
-__all__ = ["OutputPerturbationClassifier", "ObjectivePerturbationClassifier", "FactorizedNoiseClassifier"]
+__all__ = ["OutputPerturbationClassifier", "ObjectivePerturbationClassifier", "FactorizedNoiseClassifier",
+           "spent_epsilon"]
+
+
+def spent_epsilon(ledger, delta):
+    r"""The epsilon a fit reports at ``delta``: the smaller of two valid upper bounds, the PLD accountant's
+    (docs/math.md §15) and basic composition's (docs/math.md §9; where it covers the ledger).
+
+    Both hold for the same run, so the smaller holds. The PLD's grid is pessimistic: for a run calibrated by basic
+    composition (objective perturbation: an (ε₁, δ₁) release and a Gaussian at (ε₂, δ₂), ε₁ + ε₂ = ε) it can
+    exceed the budget by a little (1.000325 at ε = 1, δ = 1e-9), while basic composition gives ε itself; for one
+    Gaussian the two are equal. So ``epsilon_`` never exceeds the ``epsilon`` the fit was given.
+
+    >>> from dpedu.events import EpsilonDeltaEvent, GaussianEvent
+    >>> from dpedu.gaussian import analytic_noise_multiplier
+    >>> ledger = [(EpsilonDeltaEvent(0.99, 0.99e-9), 1), (GaussianEvent(analytic_noise_multiplier(0.01, 0.01e-9)), 1)]
+    >>> round(account(ledger, "pld", delta=1e-9).epsilon, 6), round(spent_epsilon(ledger, 1e-9), 12)
+    (1.000325, 1.0)
+    """
+    tight = account(ledger, "pld", delta=delta, strict=True).epsilon
+    basic = account(ledger, "sequential", delta=delta).epsilon      # nan where basic composition does not apply
+    return min(tight, basic) if math.isfinite(basic) else tight
 
 
 class _PrivateLinearClassifier(ClassifierMixin, BaseEstimator):
@@ -57,49 +80,31 @@ class _PrivateLinearClassifier(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False
         return tags
 
-    def _design(self, X, row_bound):
-        return np.hstack([L2_clip(X, row_bound), np.ones((X.shape[0], 1))])
-
-    @staticmethod
-    def _check_real(X, y=None):
-        """Refuse complex, non-numeric or non-finite X (and complex y) by name, before scikit-learn, whose messages
-        for these print the data (the whole array, or an entry) or do not name X: no message may show a value of the
-        private data."""
-        check_numeric_array(X, "X", ndim=2, allow_empty=True)
-        if y is not None and np.iscomplexobj(y):
-            raise TypeError("y must hold class labels, not complex numbers")
-
     def fit(self, X, y):
-        """Check everything, train once, then set every fitted attribute together."""
+        """Check everything, train once, then set every fitted attribute together (a refused fit changes nothing)."""
         epsilon, delta = check_epsilon(self.epsilon), check_delta(self.delta)
-        row_bound = check_positive(self.row_bound, "row_bound")
-        self._check_real(X, y)
-        X, y = check_X_y(X, y, dtype=float)
-        if type_of_target(y) != "binary":
-            raise ValueError(f"y must hold exactly 2 classes (binary classification); got {type_of_target(y)}")
-        classes, index = np.unique(y, return_inverse=True)
-        y_pm = 2.0 * index - 1.0
-        result, fitted = self._train(self._design(X, row_bound), y_pm, epsilon, delta, math.sqrt(row_bound ** 2 + 1))
-        theta = result.theta
-        ledger = result.ledger
+        row_bound = check_in_interval(self.row_bound, "row_bound", 0.0, MAX_ABS_FEATURE, low_open=True)
+        rng = check_rng(self.random_state, "random_state")            # named as the user knows it
+        X, classes, y_pm, scratch = fit_data(self, X, y)
+        design = np.hstack([L2_clip(X, row_bound), np.ones((X.shape[0], 1))])
+        result, fitted = self._train(design, y_pm, epsilon, delta, math.hypot(row_bound, 1.0), rng)
+        theta, ledger = result.theta, result.ledger
         fitted.update(coef_=theta[:-1].reshape(1, -1).copy(), intercept_=theta[-1:].copy(), classes_=classes,
-                      ledger_=ledger, delta_=delta, n_samples_=X.shape[0], n_features_in_=X.shape[1],
-                      epsilon_=account(ledger, "pld", delta=delta, strict=True).epsilon)
+                      ledger_=ledger, delta_=delta, n_samples_=X.shape[0], row_bound_=row_bound,
+                      epsilon_=spent_epsilon(ledger, delta))
+        fitted.update(feature_attributes(scratch, self))
         vars(self).update(fitted)
         return self
 
     def decision_function(self, X):
-        r"""Scores :math:`\theta\cdot x + b` (X clipped to ``row_bound`` as in training); positive: ``classes_[1]``."""
-        check_is_fitted(self)
-        self._check_real(X)
-        X = check_array(X, dtype=float)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; this model was fitted with {self.n_features_in_}")
-        return L2_clip(X, self.row_bound) @ self.coef_[0] + self.intercept_[0]
+        r"""Scores :math:`\theta\cdot x + b` (X clipped to ``row_bound_`` as in training); positive: ``classes_[1]``."""
+        X = predict_data(self, X)                       # NotFittedError before fit; X checked by name
+        return L2_clip(X, self.row_bound_) @ self.coef_[0] + self.intercept_[0]
 
     def predict(self, X):
         """``classes_[1]`` where the score is >= 0, else ``classes_[0]``."""
-        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+        scores = self.decision_function(X)              # checks that the model is fitted
+        return self.classes_[(scores >= 0).astype(int)]
 
     def predict_proba(self, X):
         """Columns :math:`1-\\sigma(s)` and :math:`\\sigma(s)`."""
@@ -126,7 +131,7 @@ class OutputPerturbationClassifier(_PrivateLinearClassifier):
     regularization : float
         :math:`\Lambda` > 0 (per-record scale). Larger: less noise, more bias.
     row_bound : float
-        R: rows of X are clipped to it.
+        R in (0, :data:`~dpedu.estimator_input.MAX_ABS_FEATURE`]: rows of X are clipped to it (``row_bound_``).
     relation : {"add_remove", "replace_one"}
     tolerance : float
         :math:`\gamma`, the solver's gradient-norm threshold.
@@ -138,10 +143,9 @@ class OutputPerturbationClassifier(_PrivateLinearClassifier):
         self.epsilon, self.delta, self.regularization, self.row_bound = epsilon, delta, regularization, row_bound
         self.relation, self.tolerance, self.random_state = relation, tolerance, random_state
 
-    def _train(self, X, y, epsilon, delta, lipschitz):
+    def _train(self, X, y, epsilon, delta, lipschitz, rng):
         result = output_perturbation(X, y, regularization=self.regularization, row_bound=lipschitz, epsilon=epsilon,
-                                     delta=delta, relation=self.relation, tolerance=self.tolerance,
-                                     rng=self.random_state)
+                                     delta=delta, relation=self.relation, tolerance=self.tolerance, rng=rng)
         return result, {"sensitivity_": result.sensitivity, "noise_std_": result.noise_std}
 
 
@@ -160,11 +164,10 @@ class ObjectivePerturbationClassifier(_PrivateLinearClassifier):
         self.relation, self.tolerance, self.output_share = relation, tolerance, output_share
         self.random_state = random_state
 
-    def _train(self, X, y, epsilon, delta, lipschitz):
+    def _train(self, X, y, epsilon, delta, lipschitz, rng):
         result = objective_perturbation(X, y, epsilon=epsilon, delta=delta, row_bound=lipschitz,
                                         regularization=self.regularization, relation=self.relation,
-                                        tolerance=self.tolerance, output_share=self.output_share,
-                                        rng=self.random_state)
+                                        tolerance=self.tolerance, output_share=self.output_share, rng=rng)
         return result, {"noise_std_": result.noise_std}
 
 
@@ -184,10 +187,12 @@ class FactorizedNoiseClassifier(_PrivateLinearClassifier):
         Fixed batches per epoch (the minimum separation); at most the number of rows.
     epochs : int
         Passes: ``batches * epochs`` steps, at most 1,000,000 for the identity and the trees and 4,096 for the
-        dense ``"square_root"`` and ``"banded"`` (:data:`dpedu.learners.factorization.MAX_STEPS_BY_KIND`).
+        dense ``"square_root"`` and ``"banded"`` (:data:`dpedu.learners.factorization.MAX_STEPS_BY_KIND`); more is
+        refused naming epochs.
     learning_rate : float
     row_bound : float
-        Rows of X are clipped to it (keeps the features on the scale the learning rate expects).
+        In (0, :data:`~dpedu.estimator_input.MAX_ABS_FEATURE`]: rows of X are clipped to it (keeps the features on
+        the scale the learning rate expects).
     random_state : None, int or Generator
     """
 
@@ -197,17 +202,21 @@ class FactorizedNoiseClassifier(_PrivateLinearClassifier):
         self.batches, self.epochs, self.learning_rate = batches, epochs, learning_rate
         self.row_bound, self.random_state = row_bound, random_state
 
-    def _train(self, X, y, epsilon, delta, lipschitz):
-        check_choice(self.factorization, "factorization", FACTORIZATIONS)
-        batches = check_positive_int(self.batches, "batches", maximum=X.shape[0])
-        most = max(1, MAX_STEPS_BY_KIND[self.factorization] // batches)      # steps = batches * epochs
+    def _train(self, X, y, epsilon, delta, lipschitz, rng):
+        kind = check_choice(self.factorization, "factorization", FACTORIZATIONS)
+        n = X.shape[0]
+        batches = check_positive_int(self.batches, "batches")
+        if batches > n:
+            raise ValueError(f"batches must be at most the number of samples (n_samples={n}); got {batches}")
+        most = max(1, MAX_STEPS_BY_KIND[kind] // batches)                 # steps = batches * epochs
         epochs = check_positive_int(self.epochs, "epochs", maximum=most)
-        bands = {"bands": min(batches, 4)} if self.factorization == "banded" else {}
-        factorization = make_factorization(self.factorization, batches * epochs, **bands)
+        steps = batches * epochs
+        bands = {"bands": min(batches, 4)} if kind == "banded" else {}
+        factorization = make_factorization(kind, steps, **bands)
         sens = factorization.cyclic_sensitivity(batches)
         z = sens * analytic_noise_multiplier(epsilon, delta)
-        result = factorized_gradient_descent(X, y, kind=self.factorization, noise_multiplier=z,
-                                             clip_norm=self.clip_norm, batches=batches, epochs=epochs,
-                                             learning_rate=self.learning_rate, rng=self.random_state)
-        return result, {"noise_multiplier_": z, "sensitivity_": sens, "steps_": batches * epochs,
+        result = factorized_gradient_descent(X, y, kind=kind, noise_multiplier=z, clip_norm=self.clip_norm,
+                                             batches=batches, epochs=epochs, learning_rate=self.learning_rate,
+                                             rng=rng)
+        return result, {"noise_multiplier_": z, "sensitivity_": sens, "steps_": steps,
                         "clip_norm_": float(self.clip_norm)}

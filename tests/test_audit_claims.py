@@ -73,3 +73,22 @@ def test_bad_arguments(toy):
     for alpha in (0.0, 1.0, np.nan):
         with pytest.raises(ValueError, match="alpha"):
             check_claims(result, alpha=alpha)
+
+
+@pytest.mark.parametrize("call, kind, match", [
+    (lambda: claim_hunt("steps_counted_in_epochs", correct="no"), TypeError, r"^correct must be True or False"),
+    (lambda: claim_hunt("steps_counted_in_epochs", correct=0), TypeError, r"^correct must be True or False"),
+    (lambda: claim_buggy_trainer("steps_counted_in_epochs", correct="yes"), TypeError, r"^correct must be True"),
+    (lambda: claim_hunt("forgot_the_noise"), ValueError, r"^bug must be one of"),
+    (lambda: claim_hunt("steps_counted_in_epochs", alpha=0.0), ValueError, r"^alpha"),
+    (lambda: claim_hunt("steps_counted_in_epochs", rng="x"), TypeError, r"^rng"),
+    (lambda: check_claims("x"), TypeError, r"^result must be a TrainingResult .* got str"),
+    (lambda: check_claims(None), TypeError, r"^result must be a TrainingResult .* got NoneType"),
+    (lambda: check_claims(type("Run", (), {"ledger": None, "details": None})()), TypeError,
+     r"^result must be a TrainingResult .* got Run"),
+], ids=["correct-str", "correct-int", "trainer-correct", "bug", "alpha", "rng", "str", "None", "no-details"])
+def test_claim_checks_refuse_by_name(call, kind, match):
+    # before: claim_hunt(correct="no") ran the correct code (a truthy string) and check_claims("x") raised
+    # AttributeError
+    with pytest.raises(kind, match=match):
+        call()

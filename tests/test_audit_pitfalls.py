@@ -9,7 +9,7 @@ import pytest
 from dpedu.gaussian import gaussian_delta_exact
 from dpedu.research.audit import (CLAIM_BUGS, PITFALLS, check_gaussian_claim, check_noise, claim_hunt,
                                   pitfall_hunt)
-from dpedu.research.audit.pitfalls import classic_noise_anywhere
+from dpedu.research.audit.pitfalls import classic_noise_anywhere, draws_to_detect, noise_check_power
 from dpedu.training.adaptive import gradient_noise_multiplier
 
 NOISE_PITFALLS = [name for name, p in PITFALLS.items() if p.check == "check_noise"]
@@ -76,6 +76,73 @@ def test_the_noise_check_refuses_bad_arguments_by_name():
         pitfall_hunt("classic_gaussian_above_one", correct="yes")
 
 
+
+def _gaussian_release(gradients, rng):
+    return gradients.sum(axis=0) + rng.normal(0.0, 1.0, size=2)
+
+
+def _sometimes(value, every=7):
+    """A release that returns ``value`` at one draw in ``every`` (the first draw is a good one)."""
+    calls = []
+
+    def release(gradients, rng):
+        calls.append(None)
+        return value if len(calls) % every == 0 else _gaussian_release(gradients, rng)
+    return release
+
+
+@pytest.mark.parametrize("release, kind, match", [
+    (lambda g, rng: np.full(2, np.nan), ValueError, r"^release returned NaN or inf at draw 0"),
+    (_sometimes(np.array([np.inf, 0.0])), ValueError, r"^release returned NaN or inf at draw 6"),
+    (lambda g, rng: np.zeros(0), ValueError, r"^release returned an empty array at draw 0"),
+    (lambda g, rng: "noisy sum", TypeError, r"^release must return a real numeric array.* str of dtype <U9"),
+    (lambda g, rng: None, TypeError, r"^release must return a real numeric array.* NoneType"),
+    (lambda g, rng: np.ones(2) + 1j, TypeError, r"^release must return a real numeric array.* complex128"),
+    (lambda g, rng: np.ones(2, dtype=bool), TypeError, r"^release must return a real numeric array.* bool"),
+    (lambda g, rng: [[1.0, 2.0], [3.0]], TypeError, r"^release must return a real numeric array.* list"),
+    (_sometimes(np.zeros(3)), ValueError, r"^release must return arrays of one shape; the first draw had shape "
+                                          r"\(2,\), draw 6 \(3,\)"),
+    (lambda g, rng: _gaussian_release(g, rng)[: len(g) % 2 + 1], ValueError,
+     r"^release must return arrays of one shape; it returned 1 coordinates without the record and 2 with it"),
+], ids=["nan", "inf-later", "empty", "str", "None", "complex", "bool", "ragged", "length-varies", "length-by-world"])
+def test_the_noise_check_refuses_what_is_not_a_release_by_name(release, kind, match):
+    # before: a NaN release was "measured z = inf: UNDER-REPORTS", an empty one "OVER-NOISED", the others raw NumPy
+    with pytest.raises(kind, match=match):
+        check_noise(release, claimed_multiplier=1.0, draws=100, rng=0)
+
+
+@pytest.mark.parametrize("arguments, kind, match", [
+    (dict(claimed_multiplier=1e-300), ValueError, r"^claimed_multiplier must be in \[1e-06, 1e\+06\]; got 1e-300"),
+    (dict(claimed_multiplier=1e7), ValueError, r"^claimed_multiplier must be in \[1e-06, 1e\+06\]"),
+    (dict(claimed_multiplier=0.0), ValueError, r"^claimed_multiplier"),
+    (dict(claimed_multiplier=np.nan), ValueError, r"^claimed_multiplier"),
+    (dict(claimed_multiplier="1"), TypeError, r"^claimed_multiplier"),
+    (dict(clip_norm=1e300), ValueError, r"^clip_norm must be in \(0, 1e\+100\]"),
+    (dict(draws=99), ValueError, r"^draws must be at least 100"),
+    (dict(draws=10**6 + 1), ValueError, r"^draws must be at most 1,000,000"),
+    (dict(draws=2000.0), TypeError, r"^draws must be an integer"),
+    (dict(threshold=0.0), ValueError, r"^threshold"),
+    (dict(relation="swap"), ValueError, r"relation"),
+    (dict(rng="seed"), TypeError, r"^rng"),
+], ids=lambda value: str(value)[:28])
+def test_the_noise_check_refuses_bad_settings_by_name(arguments, kind, match):
+    with pytest.raises(kind, match=match):
+        check_noise(_gaussian_release, **{"claimed_multiplier": 1.0, "rng": 0, **arguments})
+
+
+@pytest.mark.parametrize("pitfall", sorted(PITFALLS))
+@pytest.mark.parametrize("arguments, kind, match", [
+    (dict(correct="no"), TypeError, r"^correct must be True or False"),
+    (dict(correct=1), TypeError, r"^correct must be True or False"),
+    (dict(draws=10), ValueError, r"^draws must be at least 100"),
+    (dict(draws="many"), TypeError, r"^draws must be an integer"),
+    (dict(rng=-1), ValueError, r"^rng"),
+], ids=["correct-str", "correct-int", "draws-few", "draws-str", "rng"])
+def test_every_hunt_checks_every_argument_by_name(pitfall, arguments, kind, match):
+    # draws and rng are checked even where the pitfall does not use them (nothing is silently ignored)
+    with pytest.raises(kind, match=match):
+        pitfall_hunt(pitfall, **arguments)
+
 def test_the_gaussian_claim_check_and_the_numbers_in_the_notes():
     z = classic_noise_anywhere(10.0, 1e-5)
     assert z == pytest.approx(0.4845, abs=1e-4)
@@ -96,3 +163,56 @@ def test_accumulation_is_refused_through_the_batch_sizes():
     check = claim_hunt("accumulation_at_microbatch_rate", rng=0)
     assert not check.consistent and "records in all" in check.problems[0]
     assert np.all([claim_hunt("accumulation_at_microbatch_rate", correct=True, rng=s).consistent for s in range(4)])
+
+
+
+# --- the noise check's power (docs/math.md §27.1) ---------------------------------------------------------------
+
+def test_draws_is_honoured():
+    calls = []
+
+    def release(gradients, rng):
+        calls.append(len(gradients))
+        return _gaussian_release(gradients, rng)
+    check = check_noise(release, claimed_multiplier=1.0, draws=321, rng=0)
+    assert check.draws == 321 and calls == [10] * 321 + [11] * 321 and "321 draws per world" in str(check)
+
+
+@pytest.mark.parametrize("claimed, draws", [(1.25, 300), (1 / 1.25, 300), (1.1, 600)])
+def test_the_statistic_follows_its_stated_law(claimed, draws):
+    # check_noise itself, 40 seeds, true z = 1: the statistic's mean and spread are those noise_check_power uses
+    from dpedu.research.audit.pitfalls import _statistic_law
+    mean, spread = _statistic_law(1.0, claimed, draws, 2)
+    stats = np.array([check_noise(_gaussian_release, claimed_multiplier=claimed, draws=draws, rng=s).statistic
+                      for s in range(40)])
+    assert abs(stats.mean() - mean) < 3.0 * spread / math.sqrt(40)
+    assert 0.6 * spread < stats.std(ddof=1) < 1.4 * spread
+
+
+def test_the_power_stated_in_the_docstring_and_the_notes():
+    # docs/math.md §27.1's table
+    assert noise_check_power(1.0, 1.1) == pytest.approx(0.028, abs=5e-4)         # 2,000 draws miss 10 %
+    assert noise_check_power(1.0, 1.25) == pytest.approx(0.926, abs=5e-4)        # and catch 25 %
+    assert (draws_to_detect(1.0, 1.1), draws_to_detect(1.0, 1.25)) == (9995, 1881)
+    assert (draws_to_detect(1.0, 1 / 1.1), draws_to_detect(1.0, 1 / 1.25)) == (9565, 1699)
+    assert [draws_to_detect(1.0, c, power=0.5) for c in (1.1, 1.25, 1 / 1.1, 1 / 1.25)] == [6057, 1070, 6319, 1182]
+    assert (draws_to_detect(2.0, 2.2), draws_to_detect(2.0, 2.5)) == (37056, 7056)
+    assert noise_check_power(1.0, 1 / 1.1) == pytest.approx(0.007, abs=5e-4)
+    assert noise_check_power(1.0, 1 / 1.25) == pytest.approx(0.974, abs=5e-4)
+    n = draws_to_detect(1.0, 1.1)
+    assert noise_check_power(1.0, 1.1, draws=n) >= 0.9 > noise_check_power(1.0, 1.1, draws=n - 1)
+    assert noise_check_power(1.0, 1.0, draws=2000) < 1e-5                       # a correct claim: false alarms only
+
+
+@pytest.mark.parametrize("call, kind, match", [
+    (lambda: noise_check_power(0.0, 1.0), ValueError, r"^true_multiplier must be in \[1e-06, 1e\+06\]"),
+    (lambda: noise_check_power(1.0, 1e-300), ValueError, r"^claimed_multiplier must be in"),
+    (lambda: noise_check_power(1.0, 1.1, draws=50), ValueError, r"^draws must be at least 100"),
+    (lambda: noise_check_power(1.0, 1.1, threshold=-1.0), ValueError, r"^threshold"),
+    (lambda: noise_check_power(1.0, 1.1, coordinates=0), ValueError, r"^coordinates"),
+    (lambda: draws_to_detect(1.0, 1.1, power=1.0), ValueError, r"^power must be in \(0, 1\)"),
+    (lambda: draws_to_detect(1.0, 1.0001), ValueError, r"^no number of draws up to 1,000,000 detects"),
+], ids=["true", "claimed", "draws", "threshold", "coordinates", "power", "undetectable"])
+def test_the_power_functions_refuse_by_name(call, kind, match):
+    with pytest.raises(kind, match=match):
+        call()

@@ -94,6 +94,27 @@ def test_estimates_refuse_what_cannot_be_reproduced_or_afforded():
     assert math.isfinite(balls_in_bins_upper_bound(1e-3, 1, 1e-5))
 
 
+
+@pytest.mark.parametrize("call, kind, match", [
+    (lambda: balls_in_bins_delta(1, 10, epochs=1, epsilon=1e300, n_samples=2000, rng=0), ValueError,
+     r"^epsilon must be at most MAX_EPSILON_PER_EPOCH \* epochs = 500 .*got 1e\+300"),
+    (lambda: balls_in_bins_delta(1, 10, epochs=2, epsilon=1000.5, n_samples=200, rng=0), ValueError,
+     r"^epsilon must be at most MAX_EPSILON_PER_EPOCH \* epochs = 1000 "),
+    (lambda: balls_in_bins_delta(1, 10, epochs=1, epsilon=math.inf, n_samples=200, rng=0), ValueError, r"^epsilon"),
+    (lambda: balls_in_bins_delta(1, 10, epochs=1, epsilon="1", n_samples=200, rng=0), TypeError, r"^epsilon"),
+    (lambda: balls_in_bins_epsilon(0.01, 10, epochs=1, delta=1e-5, n_samples=200, rng=0), ValueError,
+     r"^noise_multiplier=0.01 is too small for a Monte Carlo estimate .* proven bound is epsilon = 5426"),
+], ids=["1e300", "per-epoch", "inf", "str", "tiny-z"])
+def test_estimates_refuse_an_epsilon_beyond_their_range_by_name(call, kind, match):
+    # before: OverflowError from math.expm1 in the proposal's shift
+    with pytest.raises(kind, match=match):
+        call()
+
+
+def test_at_the_largest_epsilon_allowed_the_estimate_is_finite():
+    estimate, error, upper = balls_in_bins_delta(1, 10, epochs=1, epsilon=500.0, n_samples=500, rng=0)
+    assert 0.0 <= estimate <= upper <= 1.0 and math.isfinite(error)
+
 # --- trained by the plan: plan_dp_sgd(..., sampling="balls_in_bins") ----------------------------------------------
 
 from dataclasses import replace  # noqa: E402

@@ -22,6 +22,7 @@ from dpedu.estimator import TUNED_DEFAULTS, DPLogisticRegression, NonPrivateWarn
 # A fixed, fast configuration for scikit-learn's generic checks: small data sets, full batches, modest noise
 # (z = 0.5), so every check is deterministic (random_state) and quick. Its epsilon is large, and stated: the
 # checks test the API, not privacy (a noise multiplier that costs more than epsilon is refused).
+# No check is skipped or expected to fail (the three learner classifiers: tests/test_learner_estimators.py).
 CHECK_CONFIG = dict(epsilon=1e6, noise_multiplier=0.5, clip_norm=1.0, sampling_rate=0.5, epochs=50, learning_rate=2.0,
                     random_state=0)
 

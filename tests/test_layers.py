@@ -25,7 +25,8 @@ LAYERS = [
     ("dpedu.models",),
     ("dpedu.training", "dpedu.learners"),                                    # gradient descent, noisy GD, DP-SGD
     ("dpedu.accountants",),
-    ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator", "dpedu.learner_estimators",
+    ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator", "dpedu.estimator_input",
+     "dpedu.learner_estimators",
      "dpedu.research.selection", "dpedu.research.tuning", "dpedu.research.statement"),
     ("dpedu.research.audit", "dpedu.research.experiments", "dpedu.research"),
     ("dpedu.plotting", "dpedu.course"),                                      # figures; the course machinery

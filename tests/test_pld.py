@@ -345,3 +345,73 @@ def test_entry_spacing_is_a_power_of_two_that_never_gets_finer_with_the_count(ev
     spacings = [entry_spacing(mean, variance, count, 1e-3, atom) for count in (1, 2, 10, 10**3, 10**5, 10**8)]
     assert all(math.log2(s) == round(math.log2(s)) for s in spacings)
     assert all(a <= b for a, b in zip(spacings, spacings[1:]))
+
+
+# ---- refusals that name their cause (docs/math.md §15.10) -----------------------------------------------------
+
+PURE_PAIR = [(EpsilonDeltaEvent(1.0, 0.1), 1), (EpsilonDeltaEvent(2.0, 0.2), 1)]   # dp_accounting's test_epsilon_delta
+LAPLACES = [(LaplaceEvent(1.0), 3), (LaplaceEvent(0.5), 2)]                 # its test_laplace_basic: b = 1 x3, b = 2 x2
+
+
+def test_the_mass_at_infinity_is_answered_as_dp_accounting_answers_it():
+    # (1, 0.1) and (2, 0.2): mass 1 - 0.9 * 0.8 = 0.28 at +infinity, finite losses at most 1 + 2 = 3, so delta(3) is
+    # 0.28 exactly and 3 is the smallest epsilon at delta = 0.28 (dp_accounting's test asserts both). Before: delta(3)
+    # = 0.280000000000138 (the round-off bound, 1.4e-13, where no round-off can sit) and "below the truncated tail mass"
+    acc = pld(PURE_PAIR)
+    mass = 0.28
+    assert mass == pytest.approx(1.0 - (1.0 - 0.1) * (1.0 - 0.2), abs=1e-15) and acc.roundoff_bound() > 1e-14
+    assert acc.get_delta(3.0) == mass and acc.get_epsilon(mass) == 3.0
+    assert acc.get_epsilon(0.27) == math.inf                 # below the events' own mass: no epsilon, as dp_accounting
+    # just above it, never below the truth: delta(3 - x) = 0.28 + p (1 - e^{-x}), p the mass at loss 3
+    p = (1.0 - 0.1) * (1.0 - 0.2) / ((1.0 + math.exp(-1.0)) * (1.0 + math.exp(-2.0)))
+    answers = [acc.get_epsilon(mass + extra) for extra in (1e-15, 1e-13, 1e-11, 1e-9, 1e-6)]
+    assert all(a >= b for a, b in zip(answers, answers[1:]))
+    for extra, answer in zip((1e-15, 1e-13, 1e-11, 1e-9, 1e-6), answers):
+        assert 3.0 + math.log1p(-extra / p) - 1e-12 <= answer <= 3.0
+
+
+def test_bounded_losses_at_a_delta_below_the_roundoff_bound_are_answered():
+    # the composed Laplace losses end at 3 * 1 + 2 * 0.5 = 4: delta(4) = 0, so epsilon(1e-14) = 4 (dp_accounting: 4),
+    # though the round-off bound (2.9e-12) is far above 1e-14: no round-off sits at the grid's top
+    acc = pld(LAPLACES, tail_mass=1e-15)
+    assert acc.roundoff_bound() > 1e-12 and acc.get_delta(4.0) == 0.0
+    epsilon = acc.get_epsilon(1e-14)
+    # the atom at loss 4 holds (1/2)^5, so the true epsilon at 1e-14 is above 4 - 32e-14 / (1 - ...) > 4 - 3.3e-13
+    assert 4.0 - 3.3e-13 <= epsilon <= 4.0
+    dpa = pytest.importorskip("dp_accounting")
+    from dp_accounting import pld as dpa_pld
+    theirs = dpa_pld.PLDAccountant()
+    theirs.compose(dpa.LaplaceDpEvent(noise_multiplier=1), 3)
+    theirs.compose(dpa.LaplaceDpEvent(noise_multiplier=2), 2)
+    assert epsilon == pytest.approx(theirs.get_epsilon(1e-14), abs=1e-6)
+
+
+@pytest.mark.parametrize("ledger, options, delta, match", [
+    ([(SubsampledGaussianEvent(1.0, 0.01), 1000)], {}, 1e-16,
+     r"^PLD cannot certify delta=1e-16 below the top of its grid: the bound on its FFT round-off, 5\.\de-14, .*"
+     r"Pass a delta of at least 5\.\d+e-14 .*or use an accountant without FFT round-off \(e\.g\. 'rdp'\)$"),
+    ([(SubsampledGaussianEvent(1.0, 0.01), 1000)], {}, 1e-19,
+     r"^PLD cannot certify delta=1e-19: the mass its truncation puts at \+infinity \(6\.\de-19 beyond the events' own "
+     r"0\) exceeds what delta allows; pass a smaller tail_mass \(now 1e-18\) or a larger delta$"),
+    ([(SubsampledGaussianEvent(1.0, 0.01), 1000)], {"tail_mass": 1e-6}, 1e-7, r"tail_mass \(now 1e-06\)"),
+    ([(EpsilonDeltaEvent(1.0, 0.1), 1), (SubsampledGaussianEvent(1.0, 0.01), 100)], {}, 0.1,
+     r"FFT round-off, 3\.\de-12.*at least 0\.100000000003"),
+], ids=["roundoff", "tails", "tail_mass", "roundoff-beside-a-mass"])
+def test_an_uncertifiable_delta_is_refused_with_its_real_cause(ledger, options, delta, match):
+    with pytest.raises(ValueError, match=match):
+        pld(ledger, **options).get_epsilon(delta)
+
+
+def test_the_mass_beyond_the_top_is_the_mass_at_infinity_less_what_cannot_sit_there():
+    from dataclasses import replace
+
+    from dpedu.accountants.pld.compose import _slack
+    from dpedu.accountants.pld.losses import GridPMF
+    g = GridPMF(0.5, 0, 0.0, np.ones(3) / 3, 0.3, roundoff=0.1, top_slack=0.1)
+    assert g.infinity_beyond_top == pytest.approx(0.2)
+    assert replace(g, infinity_mass=0.5).infinity_beyond_top == pytest.approx(0.4)   # more mass: more beyond the top
+    assert GridPMF(0.5, 0, 0.0, np.ones(1), 0.25).infinity_beyond_top == 0.25          # no FFT: all of it
+    rng = np.random.default_rng(0)
+    for top, extra in zip(rng.uniform(0, 1, 200) ** 8, rng.uniform(0, 1, 200) ** 30):
+        slack = _slack(top + extra, top)
+        assert 0.0 <= slack and (top + extra) - slack >= top                          # rounding never lowers it

@@ -112,7 +112,11 @@ def test_pessimistic_delta_counts_the_bound_and_the_optimistic_does_not():
     optimistic = composed_curves(*group_ledger(acc.ledger), options, False).curves
     assert all(c.roundoff > 0 and c.infinity_mass >= c.roundoff for c in pessimistic)
     assert all(c.roundoff == 0 for c in optimistic)
-    assert float(acc.get_delta(50.0)) >= max(c.roundoff for c in pessimistic)   # delta never below it
+    for c in pessimistic:                           # below the top of the grid delta is never below the bound
+        assert float(c.delta(c.top_loss - c.spacing)) >= c.roundoff > c.top_infinity
+    # at and above the top no round-off can sit (docs/math.md §15.10): only the truncated tails remain at +infinity
+    assert 50.0 > max(c.top_loss for c in pessimistic)
+    assert float(acc.get_delta(50.0)) == max(c.top_infinity for c in pessimistic) < 1e-18
 
 
 def test_the_bounds_grow_with_the_size_and_refuse_nothing():

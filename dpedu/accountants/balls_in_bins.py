@@ -41,10 +41,13 @@ from ..gaussian import gaussian_epsilon_exact
 from ..engine.validation import check_delta, check_epsilon, check_in_interval, check_positive_int, check_rng
 
 __all__ = ["BallsInBinsEstimate", "balls_in_bins_delta", "balls_in_bins_epsilon", "balls_in_bins_upper_bound",
-           "balls_in_bins_ledger", "MAX_DRAWS"]
+           "balls_in_bins_ledger", "MAX_DRAWS", "MAX_EPSILON_PER_EPOCH"]
 
 #: at most this many normal draws (samples x epochs x batches) per call: refused above, by name
 MAX_DRAWS = 2 * 10**9
+#: the largest epsilon per epoch the estimates take (an argument above it, or a proven bound above it, is refused by
+#: name): the proposal's shift solves e^{(1+2θ)/(2z²)} = 1 + b(e^{ε/E} - 1), which must stay a finite float
+MAX_EPSILON_PER_EPOCH = 500.0
 _CHUNK_DRAWS = 2 * 10**6
 LABEL = "Monte Carlo estimate (not a guarantee)"
 
@@ -152,9 +155,12 @@ def _delta(draws, epsilon):
 
 def balls_in_bins_delta(noise_multiplier, batches_per_epoch, *, epochs, epsilon, n_samples, rng, confidence=0.95):
     """``(estimate, standard error, upper limit at confidence)`` of δ(``epsilon``) by Monte Carlo (the worse direction):
-    an estimate, not a guarantee."""
+    an estimate, not a guarantee. ``epsilon`` is at most :data:`MAX_EPSILON_PER_EPOCH` times ``epochs``."""
     z, b, epochs, n, generator = _check(noise_multiplier, batches_per_epoch, epochs, n_samples, rng)
     epsilon = check_epsilon(epsilon)
+    if epsilon > MAX_EPSILON_PER_EPOCH * epochs:
+        raise ValueError(f"epsilon must be at most MAX_EPSILON_PER_EPOCH * epochs = {MAX_EPSILON_PER_EPOCH * epochs:g} "
+                         f"for a Monte Carlo estimate; got {epsilon:g}")
     confidence = check_in_interval(confidence, "confidence", 0.0, 1.0, low_open=True, high_open=True)
     draws = _draws(z, b, epochs, n, _shift(z, b, epochs, epsilon, generator), generator)
     return _summary(draws, epsilon, n, confidence)
@@ -183,11 +189,17 @@ def _solve(draws, delta, high):
 
 def balls_in_bins_epsilon(noise_multiplier, batches_per_epoch, *, epochs, delta, n_samples, rng, confidence=0.95):
     """Estimate, then verify (Chua et al. 2025): ε̂ at ``delta`` on ``n_samples`` draws, δ(ε̂) again on as many fresh
-    draws; a :class:`BallsInBinsEstimate` (an estimate, not a guarantee) with the proven upper bound beside it."""
+    draws; a :class:`BallsInBinsEstimate` (an estimate, not a guarantee) with the proven upper bound beside it. A
+    setting whose proven bound exceeds :data:`MAX_EPSILON_PER_EPOCH` times ``epochs`` is refused (tiny noise: the
+    bound is then the answer)."""
     z, b, epochs, n, generator = _check(noise_multiplier, batches_per_epoch, epochs, n_samples, rng)
     delta = check_delta(delta)
     confidence = check_in_interval(confidence, "confidence", 0.0, 1.0, low_open=True, high_open=True)
     bound = balls_in_bins_upper_bound(z, epochs, delta)
+    if bound > MAX_EPSILON_PER_EPOCH * epochs:
+        raise ValueError(f"noise_multiplier={z:g} is too small for a Monte Carlo estimate at delta={delta:g}: the proven "
+                         f"bound is epsilon = {bound:.4g}, above MAX_EPSILON_PER_EPOCH * epochs = "
+                         f"{MAX_EPSILON_PER_EPOCH * epochs:g} (balls_in_bins_upper_bound gives it)")
     guess = _solve(_draws(z, b, epochs, max(1, n // 4), _shift(z, b, epochs, bound / 4), generator), delta, bound)
     epsilon = _solve(_draws(z, b, epochs, n, _shift(z, b, epochs, guess, generator), generator), delta,
                      max(bound, guess))

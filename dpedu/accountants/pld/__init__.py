@@ -26,7 +26,9 @@ and composing mechanisms *adds* independent losses, so PLDs *convolve*.
    discarded tails go to :math:`+\infty` (``docs/math.md §15.8``), as does a rigorous bound on the FFT's
    round-off (:mod:`.roundoff`); different events by convolution on the
    finest of their grids (:mod:`.ledger`). The accountant (:mod:`.accountant`) only reads the curves off.
-4. *Read off* :math:`\delta(\varepsilon)`, and :math:`\varepsilon(\delta)` exactly between grid points.
+4. *Read off* :math:`\delta(\varepsilon)`, and :math:`\varepsilon(\delta)` exactly between grid points; a δ that
+   cannot be certified is refused naming its cause, the round-off bound or the truncated tails
+   (``docs/math.md §15.10``).
    Poisson subsampling has two directions, *remove* and *add* (``docs/math.md §15.2``): each is composed
    over the whole ledger and the worse one is reported.
 
@@ -34,13 +36,14 @@ and composing mechanisms *adds* independent losses, so PLDs *convolve*.
 :math:`-1` with mass :math:`e^{-1}/2`, and a continuous part in between. With :math:`\Delta = 1/4`, the
 atoms sit on the grid points 4 and -4, and a loss 0.1 between 0 and 0.25 goes up with weight
 :math:`(1-e^{-0.1})/(1-e^{-0.25}) = 0.43` and down with 0.57. Two (1, 0) releases and one (2, 0) release
-compose to a largest loss of exactly 4, so :math:`\delta(4) = 0`, up to the bound on the FFT's round-off that
-the pessimistic δ counts (``docs/math.md §15.8``):
+compose to a largest loss of exactly 4, so :math:`\delta(4) = 0`: below the top of the grid the pessimistic δ
+counts a bound on the FFT's round-off (``docs/math.md §15.8``), at and above it no round-off can sit
+(``docs/math.md §15.10``):
 
 >>> from dpedu.accountants import EpsilonDeltaEvent
 >>> acc = PLDAccountant().compose(EpsilonDeltaEvent(1.0), 2).compose(EpsilonDeltaEvent(2.0))
->>> bool(acc.get_delta(4.0) < 1e-11), round(acc.get_epsilon(1e-10), 6)
-(True, 4.0)
+>>> float(acc.get_delta(4.0)), bool(0 < acc.get_delta(3.99) < 1e-2), round(acc.get_epsilon(1e-10), 6)
+(0.0, True, 4.0)
 >>> from dpedu.accountants import SubsampledGaussianEvent
 >>> acc = PLDAccountant().compose(SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01), 10_000)
 >>> round(acc.get_epsilon(1e-5), 3)

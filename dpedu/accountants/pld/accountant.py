@@ -122,13 +122,32 @@ class PLDAccountant(Accountant):
         mu = self._closed_form_mu()
         if mu is not None:
             return gaussian_epsilon_exact(delta, 1.0 / mu)
-        epsilon = max(curve.epsilon(delta) for curve in self._curves(pessimistic))
+        curves = self._curves(pessimistic)
+        epsilon = max(curve.epsilon(delta) for curve in curves)
         if math.isinf(epsilon) and pessimistic:
-            log_no_inf = sum(c * math.log1p(-e.delta) for e, c in self.ledger if isinstance(e, EpsilonDeltaEvent))
-            if -math.expm1(log_no_inf) <= delta:
-                raise ValueError(f"PLD cannot certify delta={delta:g}: it is below the truncated tail mass; pass a "
-                                 f"smaller tail_mass (now {self.tail_mass:g})")
+            self._refuse(delta, curves)
         return epsilon
+
+    def _refuse(self, delta, curves):
+        """Why no finite epsilon is certified at ``delta`` (docs/math.md §15.10): below the events' own mass at
+        infinity there is none (``inf`` is returned, as dp_accounting does); otherwise a ``ValueError`` naming the
+        real cause, the FFT round-off bound or the truncated tails, with its size and what to do."""
+        log_no_inf = sum(c * math.log1p(-e.delta) for e, c in self.ledger if isinstance(e, EpsilonDeltaEvent))
+        own = max(0.0, -math.expm1(log_no_inf))
+        if delta < own:
+            return                                          # the events' deltas alone exceed it: epsilon = inf
+        for curve in curves:
+            if curve.roundoff_in_the_way(delta):
+                raise ValueError(
+                    f"PLD cannot certify delta={delta:g} below the top of its grid: the bound on its FFT round-off, "
+                    f"{curve.roundoff:.2g}, is more than delta leaves after the mass at +infinity without it "
+                    f"({curve.top_infinity:.2g}); only epsilon = {curve.top_loss:.6g}, where no round-off can sit, "
+                    f"is certified. Pass a delta of at least {curve.infinity_mass:.15g} (the round-off bound more than "
+                    f"the mass at +infinity), or use an accountant without FFT round-off (e.g. 'rdp')")
+        tails = max(0.0, max(curve.top_infinity for curve in curves) - own)
+        raise ValueError(f"PLD cannot certify delta={delta:g}: the mass its truncation puts at +infinity ({tails:.2g} "
+                         f"beyond the events' own {own:.2g}) exceeds what delta allows; pass a smaller tail_mass "
+                         f"(now {self.tail_mass:g}) or a larger delta")
 
     def _delta_at(self, epsilon, pessimistic):
         mu = self._closed_form_mu()

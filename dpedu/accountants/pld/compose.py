@@ -111,17 +111,37 @@ def self_compose(g, count, tail, pessimistic, max_size, window=None):
     circular = sp_fft.irfft(spectrum, size)  # the composed PMF, index mod size
     out = np.roll(circular, -(low % size))  # from the window's first point on
     kept = np.maximum(out[:width], 0.0)  # round-off below zero is no probability
-    log_finite = count * math.log1p(-g.infinity_mass) if g.infinity_mass < 1 else -math.inf
-    infinity = -math.expm1(log_finite)
-    roundoff = 0.0
+    infinity = _composed_infinity(g.infinity_mass, count)
+    roundoff, top = 0.0, None
     if pessimistic:
         cut = (tail if low > 0 else 0.0) + (tail if high < count * (g.pmf.size - 1) else 0.0)
+        # at and above the window's top no round-off can sit: only the copies' own mass at +infinity and the
+        # upper tail cut off (at most `tail`) count there (docs/math.md §15.10)
+        top = min(_composed_infinity(g.infinity_beyond_top, count) + cut, 1.0)
         infinity += cut + float(np.maximum(out[width:], 0.0).sum()) * (cut > 0)
         # the FFT's round-off, bounded (docs/math.md §15.8): counted at +infinity
         bound = self_compose_bound(spectrum, error, size, width, rest)
         roundoff = count * g.roundoff + bound  # g's own is inside its infinity mass, composed above
         infinity += bound
-    return GridPMF(g.spacing, count * g.start + low, count * g.offset, kept, min(infinity, 1.0), roundoff)
+    infinity = min(infinity, 1.0)
+    return GridPMF(g.spacing, count * g.start + low, count * g.offset, kept, infinity, roundoff,
+                   _slack(infinity, top))
+
+
+def _slack(infinity, top):
+    """``infinity - top``, rounded so that ``infinity - slack`` is never below ``top`` (0 when ``top`` is None)."""
+    if top is None:
+        return 0.0
+    slack = max(infinity - top, 0.0)
+    while slack > 0.0 and infinity - slack < top:
+        slack = float(np.nextafter(slack, 0.0))
+    return slack
+
+
+def _composed_infinity(mass, count):
+    """The mass at +infinity of ``count`` independent copies with ``mass`` each: :math:`1 - (1 - m)^T`."""
+    log_finite = count * math.log1p(-mass) if mass < 1 else -math.inf
+    return -math.expm1(log_finite)
 
 
 def on_finer_grid(g, spacing):
@@ -131,7 +151,7 @@ def on_finer_grid(g, spacing):
         return g
     pmf = np.zeros((g.pmf.size - 1) * ratio + 1)
     pmf[::ratio] = g.pmf
-    return GridPMF(spacing, g.start * ratio, g.offset, pmf, g.infinity_mass, g.roundoff)
+    return GridPMF(spacing, g.start * ratio, g.offset, pmf, g.infinity_mass, g.roundoff, g.top_slack)
 
 
 def convolve(a, b, pessimistic=True):
@@ -142,12 +162,18 @@ def convolve(a, b, pessimistic=True):
     full = sp_fft.irfft(sp_fft.rfft(a.pmf, fft_size) * sp_fft.rfft(b.pmf, fft_size), fft_size)
     out = full[:size]
     infinity = a.infinity_mass + b.infinity_mass - a.infinity_mass * b.infinity_mass
-    roundoff = 0.0
+    roundoff, top = 0.0, None
     if pessimistic:
         roundoff = a.roundoff + b.roundoff + convolve_bound(float(a.pmf.sum()), float(b.pmf.sum()), fft_size, size,
                                                             float(np.sqrt(np.sum(full**2))))
         infinity += roundoff - a.roundoff - b.roundoff  # theirs are in their infinity masses already
-    return GridPMF(a.spacing, a.start + b.start, a.offset + b.offset, np.maximum(out, 0.0), min(infinity, 1.0), roundoff)
+        # the output holds every sum of the two grids: at and above its top, only the two masses at +infinity
+        # without round-off (docs/math.md §15.10)
+        ta, tb = a.infinity_beyond_top, b.infinity_beyond_top
+        top = min(ta + tb - ta * tb, 1.0)
+    infinity = min(infinity, 1.0)
+    return GridPMF(a.spacing, a.start + b.start, a.offset + b.offset, np.maximum(out, 0.0), infinity, roundoff,
+                   _slack(infinity, top))
 
 
 class PrivacyCurve:
@@ -156,38 +182,65 @@ class PrivacyCurve:
     With suffix sums :math:`A_k = \sum_{i\ge k} p_i` and :math:`B_k = \sum_{i \ge k} p_i e^{-\ell_i}` over the
     positive losses, :math:`\delta(\varepsilon) = m_\infty + A_k - e^{\varepsilon} B_k` for
     :math:`\ell_{k-1} \le \varepsilon < \ell_k`; on that segment the inverse is
-    :math:`\varepsilon = \ln((m_\infty + A_k - \delta)/B_k)`, exact (no bisection).
+    :math:`\varepsilon = \ln((m_\infty + A_k - \delta)/B_k)`, exact (no bisection). At and above the top grid loss
+    ``top_loss`` no FFT round-off can sit, so there :math:`\delta = ` ``top_infinity``, the mass at
+    :math:`+\infty` without the round-off bound (docs/math.md §15.10).
     """
 
     def __init__(self, g):
         loss = (float(g.start) + np.arange(g.pmf.size)) * g.spacing + g.offset  # floats: no integer overflow
         positive = (loss > 0) & (g.pmf > 0)
         self.loss, pmf = loss[positive], g.pmf[positive]
+        self.spacing = g.spacing
         self.infinity_mass = g.infinity_mass
         self.roundoff = g.roundoff  # the FFT round-off bound inside infinity_mass (docs/math.md §15.8)
+        self.top_loss = float(loss[-1])  # the array's top, whatever its computed mass: round-off sits below
+        self.top_infinity = g.infinity_beyond_top
         self.suffix_mass = np.append(np.cumsum(pmf[::-1])[::-1], 0.0)
         with np.errstate(divide="ignore"):  # log of the Q-mass suffix sums: e^{-loss} underflows for huge losses
             log_q = np.log(pmf) - self.loss
         self.log_suffix_q = np.append(np.logaddexp.accumulate(log_q[::-1])[::-1], -np.inf)
 
-    def delta(self, epsilon):
-        """:math:`\\delta(\\varepsilon)` for an array of epsilons >= 0."""
+    def _delta(self, epsilon, infinity):
         epsilon = np.asarray(epsilon, dtype=float)
         k = np.searchsorted(self.loss, epsilon, side="right")
         q_part = np.exp(epsilon + self.log_suffix_q[k])
         finite = np.maximum(self.suffix_mass[k] - q_part, 0.0)
-        return np.minimum(self.infinity_mass + finite, 1.0)
+        return np.minimum(infinity + finite, 1.0)
 
-    def epsilon(self, delta):
-        r"""Smallest :math:`\varepsilon \ge 0` with :math:`\delta(\varepsilon) \le` ``delta`` (``inf`` if none)."""
-        if self.delta(0.0) <= delta:
+    def delta(self, epsilon):
+        """:math:`\\delta(\\varepsilon)` for an array of epsilons >= 0."""
+        epsilon = np.asarray(epsilon, dtype=float)
+        return np.where(epsilon >= self.top_loss, self.top_infinity, self._delta(epsilon, self.infinity_mass))
+
+    def _inverse(self, delta, infinity):
+        """Smallest ε >= 0 with ``infinity`` + (the finite losses' part) <= ``delta`` (``inf`` if none)."""
+        if self._delta(0.0, infinity) <= delta:
             return 0.0
-        at_losses = self.delta(self.loss)  # non-increasing
+        at_losses = self._delta(self.loss, infinity)  # non-increasing
         k = int(np.searchsorted(-at_losses, -delta, side="left"))  # first grid loss with delta(l_k) <= delta
         if k == self.loss.size:
             return math.inf  # only m_inf is left above the last loss, and it exceeds delta
         # epsilon lies in [l_{k-1}, l_k]; there the suffix starts at k
-        remaining = self.infinity_mass + self.suffix_mass[k] - delta
+        remaining = infinity + self.suffix_mass[k] - delta
         epsilon = math.log(remaining) - self.log_suffix_q[k] if remaining > 0 else self.loss[k]
         lower = self.loss[k - 1] if k > 0 else 0.0
         return float(min(max(epsilon, lower), self.loss[k]))
+
+    def roundoff_in_the_way(self, delta):
+        """True when ``delta`` is below the mass at infinity with the round-off bound but not without it, and the
+        curve without round-off would answer more than one grid step below the top: the round-off bound, not the
+        ledger, is what leaves nothing below the top certifiable."""
+        if not self.top_infinity <= delta < self.infinity_mass:
+            return False
+        return self._inverse(delta, self.top_infinity) < self.top_loss - self.spacing
+
+    def epsilon(self, delta):
+        r"""Smallest certified :math:`\varepsilon \ge 0` with :math:`\delta(\varepsilon) \le` ``delta`` (``inf`` if
+        none). Between ``top_infinity`` and ``infinity_mass`` only the top grid loss is certified (no round-off
+        reaches it); it is answered when the curve without round-off is within one grid step of it anyway (a ledger
+        whose losses end there), else ``inf`` (:meth:`roundoff_in_the_way` says why)."""
+        epsilon = self._inverse(delta, self.infinity_mass)
+        if math.isinf(epsilon) and self.top_infinity <= delta and not self.roundoff_in_the_way(delta):
+            return self.top_loss
+        return epsilon

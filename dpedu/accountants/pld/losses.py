@@ -44,7 +44,9 @@ SNAP = 1e-9  # an atom within SNAP grid steps of a grid point is on it (floating
 @dataclass(frozen=True)
 class GridPMF:
     """Masses ``pmf[k]`` at losses ``(start + k) * spacing + offset``; ``infinity_mass`` at :math:`+\\infty`;
-    ``roundoff``: the part of ``infinity_mass`` that bounds the FFT round-off so far (docs/math.md §15.8)."""
+    ``roundoff``: the part of ``infinity_mass`` that bounds the FFT round-off so far (docs/math.md §15.8);
+    ``top_slack``: the part of ``infinity_mass`` that cannot sit at or above the top grid loss (the round-off bound,
+    the FFT margin's mass; docs/math.md §15.10), 0 for a PMF no FFT touched."""
 
     spacing: float
     start: int
@@ -52,6 +54,13 @@ class GridPMF:
     pmf: np.ndarray
     infinity_mass: float
     roundoff: float = 0.0
+    top_slack: float = 0.0
+
+    @property
+    def infinity_beyond_top(self):
+        """A bound on :math:`\\delta(\\varepsilon)` at every ε at or above the top grid loss:
+        ``infinity_mass - top_slack``."""
+        return max(self.infinity_mass - self.top_slack, 0.0)
 
 
 @dataclass(frozen=True)

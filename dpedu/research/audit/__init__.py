@@ -74,7 +74,7 @@ References
 from .bugs import BUGS, bug_hunt, buggy_trainer
 from .claims import CLAIM_BUGS, ClaimCheck, check_claims, claim_buggy_trainer, claim_hunt
 from .pitfalls import PITFALLS, GaussianClaimCheck, NoiseCheck, PitfallResult, check_gaussian_claim, check_noise
-from .pitfalls import pitfall_hunt
+from .pitfalls import draws_to_detect, noise_check_power, pitfall_hunt
 from .results import AuditBound
 from .canary import AuditResult, canary_audit, dp_sgd_trainer, noisy_gd_trainer, upper_bounds
 from .data import CANARY_KINDS, SCORES, canary_scores, check_canary, make_audit_data, make_canary
@@ -132,6 +132,8 @@ __all__ = [
     "pitfall_hunt",
     "NoiseCheck",
     "check_noise",
+    "noise_check_power",
+    "draws_to_detect",
     "GaussianClaimCheck",
     "check_gaussian_claim",
     "CANARY_KINDS",

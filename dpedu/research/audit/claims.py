@@ -154,6 +154,10 @@ def check_claims(result, *, alpha=1e-6, description=""):
     recording the same :class:`~dpedu.training.DPSGDDiagnostics`). Returns a :class:`ClaimCheck`.
     """
     alpha = check_in_interval(alpha, "alpha", 0.0, 1.0, low_open=True, high_open=True)
+    details = getattr(result, "details", None)
+    if not hasattr(result, "ledger") or not all(hasattr(details, name) for name in ("batch_sizes", "inclusions")):
+        raise TypeError(f"result must be a TrainingResult of dpedu.training.dp_sgd (a ledger and details recording "
+                        f"batch_sizes and inclusions); got {type(result).__name__}")
     check = ClaimCheck(description=description)
     if result.ledger is None:
         return check                                   # no claim: nothing to contradict
@@ -244,6 +248,7 @@ def claim_buggy_trainer(bug, *, correct=False, noise_multiplier=1.0, sampling_ra
     which may be split into micro-batches without changing the sum). **Teaching only: never train with the buggy
     one.**"""
     bug = check_choice(bug, "bug", CLAIM_BUGS)
+    _check_correct(correct)
     settings = dict(noise_multiplier=noise_multiplier, clip_norm=clip_norm, sampling_rate=sampling_rate,
                     epochs=epochs, learning_rate=0.5)
 
@@ -269,9 +274,19 @@ def claim_buggy_trainer(bug, *, correct=False, noise_multiplier=1.0, sampling_ra
     return train
 
 
+def _check_correct(correct):
+    """``correct`` picks the planted or the correct code: only True or False (a string such as "no" is truthy)."""
+    if not isinstance(correct, bool):
+        raise TypeError(f"correct must be True or False; got {type(correct).__name__} {correct!r}")
+
+
 def claim_hunt(bug, *, correct=False, alpha=1e-6, rng=None):
     """Train once with ``claim_buggy_trainer(bug, correct=correct)`` on imbalanced data and check its claims."""
+    check_choice(bug, "bug", CLAIM_BUGS)
+    _check_correct(correct)
+    alpha = check_in_interval(alpha, "alpha", 0.0, 1.0, low_open=True, high_open=True)
+    rng = check_rng(rng)
     train = claim_buggy_trainer(bug, correct=correct)
     X, y = _imbalanced_data()
-    result = train(X, y, check_rng(rng))
+    result = train(X, y, rng)
     return check_claims(result, alpha=alpha, description=train.description)

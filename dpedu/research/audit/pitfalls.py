@@ -39,18 +39,20 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import ndtr
 
 from ...clipping import L2_clip
 from ...events import REPLACE_ONE, add_remove_equivalent, check_relation
 from ...gaussian import analytic_noise_multiplier, gaussian_delta_exact
 from ...mechanisms import gaussian_mechanism
 from ...training import plan_dp_sgd
-from ...engine.validation import check_choice, check_delta, check_epsilon, check_noise_multiplier, check_positive
-from ...engine.validation import check_positive_int, check_rng
+from ...engine.validation import check_choice, check_delta, check_epsilon, check_in_interval, check_noise_multiplier
+from ...engine.validation import check_positive, check_positive_int, check_rng
 from .claims import ClaimCheck, claim_hunt
 
-__all__ = ["Pitfall", "PITFALLS", "NoiseCheck", "check_noise", "GaussianClaimCheck", "check_gaussian_claim",
-           "classic_noise_anywhere", "PitfallResult", "pitfall_hunt", "BASE_RECORDS"]
+__all__ = ["Pitfall", "PITFALLS", "NoiseCheck", "check_noise", "noise_check_power", "draws_to_detect",
+           "GaussianClaimCheck", "check_gaussian_claim", "classic_noise_anywhere", "PitfallResult", "pitfall_hunt",
+           "BASE_RECORDS"]
 
 
 @dataclass(frozen=True)
@@ -127,27 +129,87 @@ def _neighbours(relation, clip_norm):
     return base, np.vstack([base, [clip_norm, 0.0]])     # one record of norm C added: shift C, count 1/2
 
 
+#: The claimed multipliers :func:`check_noise` accepts: below 1e-6 a step claims almost no noise (its ε is in the
+#: millions), above 1e6 no feasible number of draws measures it; outside, the statistic's arithmetic overflows.
+CLAIMED_MULTIPLIER_RANGE = (1e-6, 1e6)
+#: The largest clip norm :func:`check_noise` accepts (the auditor's gradients are multiples of it up to 2C).
+MAX_CLIP_NORM = 1e100
+
+
+def _released(value, draw, shape):
+    """One output of ``release`` as a flat float array; refused by name unless it is finite, real, non-empty and of
+    the first draw's ``shape`` (None at the first draw)."""
+    try:
+        released = np.asarray(value)
+    except (ValueError, TypeError):                   # ragged nested lists and the like
+        released = None
+    if released is None or released.dtype.kind not in "iuf":
+        raise TypeError(f"release must return a real numeric array (the step's released vector); draw {draw} returned "
+                        f"{type(value).__name__}" + ("" if released is None else f" of dtype {released.dtype}"))
+    released = released.astype(float, copy=False)
+    if released.size == 0:
+        raise ValueError(f"release returned an empty array at draw {draw}: there is nothing to measure")
+    if shape is not None and released.shape != shape:
+        raise ValueError(f"release must return arrays of one shape; the first draw had shape {shape}, draw {draw} "
+                         f"{released.shape}")
+    if not np.all(np.isfinite(released)):
+        raise ValueError(f"release returned NaN or inf at draw {draw}: a Gaussian release is finite (check the "
+                         f"release, its clipping and its noise scale)")
+    return released
+
+
+def _draw_world(release, gradients, generator, draws):
+    """``draws`` checked outputs of ``release`` on one neighbouring batch, as a (draws, k) array."""
+    first = _released(release(gradients, generator), 0, None)
+    rows = [first.ravel()]
+    for draw in range(1, draws):
+        rows.append(_released(release(gradients, generator), draw, first.shape).ravel())
+    return np.array(rows)
+
+
+#: The draws per neighbouring batch :func:`check_noise` accepts: the statistic's normal approximation needs 100; a
+#: million releases per world is hours of the slowest releases here.
+DRAWS_RANGE = (100, 10**6)
+
+
+def _check_draws(draws):
+    draws = check_positive_int(draws, "draws", maximum=DRAWS_RANGE[1])
+    if draws < DRAWS_RANGE[0]:
+        raise ValueError(f"draws must be at least {DRAWS_RANGE[0]} (the test uses normal approximations); got {draws}")
+    return draws
+
+
 def check_noise(release, *, claimed_multiplier, relation="add_remove", clip_norm=1.0, draws=2000, threshold=5.0,
                 rng=None, description=""):
     r"""Measure the noise multiplier of ``release`` and compare it with ``claimed_multiplier`` (module docstring).
 
     ``release(gradients, rng)`` returns the step's released vector (1-D) for per-example gradients (rows, 2
-    columns), clipped at ``clip_norm``; ``claimed_multiplier`` is the multiplier its accountant is fed (noise std
-    over the worst-case change under ``relation``). Returns a :class:`NoiseCheck`; under a correct claim the
-    statistic is about standard normal, so ``threshold=5`` flags correct code with probability about 1e-6.
+    columns), clipped at ``clip_norm``; every output must be finite, real, non-empty and of one shape (refused by
+    name otherwise). ``claimed_multiplier`` (in :data:`CLAIMED_MULTIPLIER_RANGE`) is the multiplier its accountant is
+    fed (noise std over the worst-case change under ``relation``). ``draws`` (in :data:`DRAWS_RANGE`) releases are
+    made per neighbouring batch. Returns a :class:`NoiseCheck`; under a correct claim the statistic is about standard
+    normal, so ``threshold=5`` flags correct code with probability about 1e-6.
+
+    **Power** (docs/math.md §27.1; :func:`noise_check_power`, :func:`draws_to_detect`). At a true multiplier z = 1
+    and the default threshold, the default 2,000 draws flag a claim 10 % too high (z_c = 1.1: the step under-reports)
+    with probability 0.03 and one 25 % too high with 0.93; flagging them with probability 0.9 takes about 10,000 and
+    1,900 draws (claims 10 % and 25 % too low: about 9,600 and 1,700); from z = 1 on they about quadruple each time z
+    doubles (37,000 and 7,100 at z = 2). These are from the statistic's normal approximation;
+    ``benchmarks/bench_noise_check_power.py`` measures the detection rate by running this check (200 trials per row).
     """
     if not callable(release):
         raise TypeError(f"release must be a callable (gradients, rng) -> array; got {type(release).__name__}")
-    claimed = check_positive(claimed_multiplier, "claimed_multiplier")
+    claimed = check_in_interval(claimed_multiplier, "claimed_multiplier", *CLAIMED_MULTIPLIER_RANGE)
     relation = check_relation(relation)
-    clip_norm = check_positive(clip_norm, "clip_norm")
-    draws = check_positive_int(draws, "draws", maximum=10**6)
-    if draws < 100:
-        raise ValueError(f"draws must be at least 100 (the test uses normal approximations); got {draws}")
+    clip_norm = check_in_interval(clip_norm, "clip_norm", 0.0, MAX_CLIP_NORM, low_open=True)
+    draws = _check_draws(draws)
     threshold = check_positive(threshold, "threshold")
     generator = check_rng(rng)
     pair = _neighbours(relation, clip_norm)
-    worlds = [np.array([np.ravel(release(g, generator)) for _ in range(draws)]) for g in pair]
+    worlds = [_draw_world(release, g, generator, draws) for g in pair]
+    if worlds[0].shape != worlds[1].shape:
+        raise ValueError(f"release must return arrays of one shape; it returned {worlds[0].shape[1]} coordinates "
+                         f"without the record and {worlds[1].shape[1]} with it")
     shift = worlds[1].mean(axis=0) - worlds[0].mean(axis=0)
     spread = np.sqrt(0.5 * (worlds[0].var(axis=0, ddof=1) + worlds[1].var(axis=0, ddof=1)))
     noiseless = spread == 0
@@ -162,6 +224,65 @@ def check_noise(release, *, claimed_multiplier, relation="add_remove", clip_norm
     statistic = (mu2 - claim) / standard_error if math.isfinite(mu2) else math.inf
     measured = 1.0 / math.sqrt(mu2) if mu2 > 0 else math.inf
     return NoiseCheck(claimed, measured, statistic, threshold, relation, draws, description)
+
+
+def _statistic_law(true_multiplier, claimed_multiplier, draws, coordinates):
+    """Mean and standard deviation of :func:`check_noise`'s statistic when the step's multiplier is
+    ``true_multiplier`` (docs/math.md §27.1)."""
+    true_mu2, claim = true_multiplier**-2.0, claimed_multiplier**-2.0
+    extra = 8.0 * coordinates / draws**2
+    standard_error = math.sqrt((8.0 * claim + claim**2) / draws + extra)
+    spread = math.sqrt((8.0 * true_mu2 + true_mu2**2) / draws + extra)
+    return (true_mu2 - claim) / standard_error, spread / standard_error
+
+
+def noise_check_power(true_multiplier, claimed_multiplier, *, draws=2000, threshold=5.0, coordinates=2):
+    r"""The probability that :func:`check_noise` flags a claim: a step whose Gaussian release has multiplier
+    ``true_multiplier`` (its whole shift in one coordinate, ``coordinates`` noisy coordinates in all), its accountant
+    fed ``claimed_multiplier``, measured with ``draws`` releases per neighbouring batch.
+
+    :math:`\hat\mu^2` is about normal with mean :math:`\mu^2 = z^{-2}` and variance
+    :math:`(8\mu^2 + \mu^4)/N + 8K/N^2`, so the statistic is about :math:`\mathcal N(m, s^2)` with
+    :math:`m = (\mu^2 - \mu_c^2)/\mathrm{se}_c` and :math:`s` the ratio of the two standard errors, and the power is
+    :math:`\Phi((m - t)/s) + \Phi((-m - t)/s)` at threshold t (docs/math.md §27.1; normal approximation, checked by
+    simulation in ``benchmarks/bench_noise_check_power.py``). The default 2,000 draws rarely catch a claim 10 %
+    above the truth, and usually catch one 25 % above it:
+
+    >>> round(noise_check_power(1.0, 1.1), 3), round(noise_check_power(1.0, 1.25), 3)
+    (0.028, 0.926)
+    """
+    z = check_in_interval(true_multiplier, "true_multiplier", *CLAIMED_MULTIPLIER_RANGE)
+    claimed = check_in_interval(claimed_multiplier, "claimed_multiplier", *CLAIMED_MULTIPLIER_RANGE)
+    draws = _check_draws(draws)
+    threshold = check_positive(threshold, "threshold")
+    coordinates = check_positive_int(coordinates, "coordinates", maximum=10**6)
+    mean, spread = _statistic_law(z, claimed, draws, coordinates)
+    return float(ndtr((mean - threshold) / spread) + ndtr((-mean - threshold) / spread))
+
+
+def draws_to_detect(true_multiplier, claimed_multiplier, *, power=0.9, threshold=5.0, coordinates=2):
+    """The fewest draws per neighbouring batch with which :func:`check_noise` flags the claim with probability at
+    least ``power`` (:func:`noise_check_power`); ``ValueError`` when a million draws are not enough.
+
+    At z = 1 a claim 10 % too high (z_c = 1.1) needs about 10,000 draws, one 25 % too high about 1,900
+    (docs/math.md §27.1):
+
+    >>> draws_to_detect(1.0, 1.1), draws_to_detect(1.0, 1.25)
+    (9995, 1881)
+    """
+    power = check_in_interval(power, "power", 0.0, 1.0, low_open=True, high_open=True)
+    arguments = dict(threshold=threshold, coordinates=coordinates)
+    if noise_check_power(true_multiplier, claimed_multiplier, draws=DRAWS_RANGE[1], **arguments) < power:
+        raise ValueError(f"no number of draws up to {DRAWS_RANGE[1]:,} detects claimed_multiplier="
+                         f"{claimed_multiplier:g} against true_multiplier={true_multiplier:g} with power {power:g}")
+    low, high = DRAWS_RANGE                            # the power grows with the draws: bisection
+    while low < high:
+        middle = (low + high) // 2
+        if noise_check_power(true_multiplier, claimed_multiplier, draws=middle, **arguments) >= power:
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 @dataclass(frozen=True)
@@ -278,6 +399,7 @@ def pitfall_hunt(pitfall, *, correct=False, draws=2000, rng=None):
     pitfall = check_choice(pitfall, "pitfall", PITFALLS)
     if not isinstance(correct, bool):
         raise TypeError(f"correct must be True or False; got {correct!r}")
+    draws, rng = _check_draws(draws), check_rng(rng)           # checked whether or not this pitfall uses them
     label = f"{'correct' if correct else 'PLANTED'} {pitfall}"
     if pitfall == "accumulation_at_microbatch_rate":
         check = claim_hunt(pitfall, correct=correct, rng=rng)
