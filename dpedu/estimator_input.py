@@ -4,7 +4,7 @@ r"""What the scikit-learn estimators accept as X and y: one set of rules for all
 classifiers. They follow scikit-learn's conventions (``validate_data``, ``n_features_in_``,
 ``NotFittedError`` before ``fit``) and refuse, with a message naming the argument:
 
-* X that is complex, not 2-D, empty, holds NaN or inf, or has an entry above :data:`MAX_ABS_FEATURE`
+* X that is complex, holds strings, is not 2-D, empty, holds NaN or inf, or has an entry above :data:`MAX_ABS_FEATURE`
   in absolute value (the scores :math:`x\cdot\theta` would overflow float64);
 * y that does not hold exactly two labels of one type (all strings or all numbers);
 * at prediction time, X with another number of features than at ``fit``.
@@ -50,6 +50,12 @@ def _refuse_kind(X, name="X"):
     if complex_input:
         dtype = getattr(X, "dtype", "complex")
         raise ValueError(f"{name} must be real, got complex dtype {dtype} (Complex data not supported)")
+    try:
+        kind = np.asarray(X).dtype.kind if not hasattr(X, "dtype") or isinstance(X, np.ndarray) else X.dtype.kind
+    except (ValueError, TypeError):
+        return
+    if kind in "USa":                                  # strings are refused, never converted to numbers
+        raise TypeError(f"{name} must hold numbers; got strings (dtype kind {kind!r}): convert the columns yourself")
     if ndim is not None and ndim != 2:
         raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features); got {ndim} dimension(s), "
                          f"shape {np.shape(X)}. Expected 2D array. Reshape your data with X.reshape(-1, 1) "

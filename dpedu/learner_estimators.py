@@ -46,7 +46,7 @@ from .learners.convex import objective_perturbation, output_perturbation
 from .learners.factorization import FACTORIZATIONS, MAX_STEPS_BY_KIND, make_factorization
 from .learners.ftrl import factorized_gradient_descent
 from .engine.validation import check_choice, check_delta, check_epsilon, check_in_interval, check_positive_int
-from .engine.validation import check_rng
+from .engine.validation import MAX_STEPS, check_rng
 
 __all__ = ["OutputPerturbationClassifier", "ObjectivePerturbationClassifier", "FactorizedNoiseClassifier",
            "spent_epsilon"]
@@ -208,9 +208,15 @@ class FactorizedNoiseClassifier(_PrivateLinearClassifier):
         batches = check_positive_int(self.batches, "batches")
         if batches > n:
             raise ValueError(f"batches must be at most the number of samples (n_samples={n}); got {batches}")
-        most = max(1, MAX_STEPS_BY_KIND[kind] // batches)                 # steps = batches * epochs
-        epochs = check_positive_int(self.epochs, "epochs", maximum=most)
+        epochs = check_positive_int(self.epochs, "epochs")
         steps = batches * epochs
+        if steps > MAX_STEPS:
+            raise ValueError(f"epochs={epochs:,} with batches={batches:,} means {steps:,} steps; at most MAX_STEPS = "
+                             f"{MAX_STEPS:,} are allowed (dpedu.engine.validation.MAX_STEPS)")
+        if steps > MAX_STEPS_BY_KIND[kind]:
+            raise ValueError(f"epochs={epochs:,} with batches={batches:,} means {steps:,} steps, more than the {kind!r} "
+                             f"factorization allows (at most {MAX_STEPS_BY_KIND[kind]:,}: it builds dense n x n "
+                             f"matrices): lower epochs or batches")
         bands = {"bands": min(batches, 4)} if kind == "banded" else {}
         factorization = make_factorization(kind, steps, **bands)
         sens = factorization.cyclic_sensitivity(batches)

@@ -225,7 +225,7 @@ FACTORIZED = [
     ("bands with the tree", lambda: _ftrl(bands=3), ValueError, "bands is only for kind='banded'"),
     ("square root past 4,096 steps", lambda: _ftrl(kind="square_root", epochs=2000), ValueError, "epochs"),
     ("estimator epochs", lambda: FactorizedNoiseClassifier(epochs=10 ** 6, batches=3).fit(X, Y), ValueError,
-     "epochs must be at most"),
+     r"^epochs=1,000,000 with batches=3 means"),
 ]
 
 
