@@ -68,7 +68,7 @@ def l2_norms(v, *, name="v", ndim=None):
 
 
 def clip_factor(norms, clip_norm):
-    r"""The factor :math:`\min(1, C/\lVert v\rVert)` that clipping scales each vector by, from its norm.
+    r"""The factor each vector is scaled by when clipped, :math:`\min(1, C/\lVert v\rVert)`, from its norm.
 
     1 for a norm at most C (a zero vector too); ``clip_norm = inf`` means no clipping (every factor 1, the
     non-private sanity setting). A factor below the smallest normal float (a norm ~1e308 times C) has lost digits,

@@ -78,8 +78,8 @@ def gaussian_noise_multiplier(epsilon, delta, calibration="analytic"):
     return classic_noise_multiplier(epsilon, delta)
 
 
-@door(laplace_arguments, value=answer, l1_sensitivity=positive, epsilon=positive, rng=generator,
-      budget=budget_or_none)
+@door(laplace_arguments, value=answer, l1_sensitivity=positive, epsilon=positive,
+      rng=generator, budget=budget_or_none)
 def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None, budget=None):
     r"""Release ``value`` plus i.i.d. Laplace noise of scale Δ₁/ε (L1 sensitivity over epsilon).
 
@@ -108,8 +108,9 @@ def laplace_mechanism(value, *, l1_sensitivity, epsilon, rng=None, budget=None):
     ``LaplaceEvent(epsilon)``.
     """
     if budget is not None:
-        budget.spend(LaplaceEvent(epsilon))                  # charged before any noise is drawn
-    noisy = value + rng.laplace(0.0, l1_sensitivity / epsilon, size=np.shape(value))  # f(D) + Lap(b)
+        budget.spend(LaplaceEvent(epsilon))        # charged before any noise is drawn
+    b = l1_sensitivity / epsilon                   # the scale Delta_1 / epsilon
+    noisy = value + rng.laplace(0.0, b, size=np.shape(value))   # f(D) + Lap(b)
     return float(noisy) if np.ndim(noisy) == 0 else noisy
 
 

@@ -87,8 +87,8 @@ def epsilon_from_log_moments(moment_orders, log_moments, delta):
     """
     lambdas, values = check_moment_curve(moment_orders, log_moments)
     delta = check_delta(delta)
-    eps = (values + math.log(1 / delta)) / lambdas          # (alpha(lambda) + ln(1/delta)) / lambda
-    best = int(np.argmin(eps))                               # the best lambda: the smallest bound
+    eps = (values + math.log(1 / delta)) / lambdas   # (alpha + ln(1/delta)) / lambda
+    best = int(np.argmin(eps))                       # the best lambda: the smallest bound
     return float(eps[best]), int(lambdas[best])
 
 
@@ -218,7 +218,7 @@ class MomentsAccountant(CurveAccountant):
         """
         lambdas = tuple(self.moment_orders.tolist())
         total = np.zeros(len(lambdas))
-        for event, count in self.ledger:                         # alpha(lambda) = sum_t count_t alpha_t(lambda)
+        for event, count in self.ledger:     # alpha(lambda) = sum_t count_t alpha_t(lambda)
             total += count * event_log_moments(event, lambdas, self.method)
         return self.moment_orders.copy(), total
 

@@ -84,10 +84,14 @@ def zcdp_epsilon(rho, delta, conversion="classic"):
         return 0.0
     log_delta = math.log(delta)
     if conversion == "classic":
-        return rho + 2.0 * math.sqrt(rho * -log_delta)                # rho + 2 sqrt(rho ln(1/delta))
-    def epsilon_at(alpha):      # rho alpha + ln((alpha - 1)/alpha) - (ln delta + ln alpha)/(alpha - 1)
-        return rho * alpha + math.log1p(-1.0 / alpha) - (log_delta + math.log(alpha)) / (alpha - 1.0)
-    best = minimise_over_alpha(epsilon_at, 0.5 * math.log(-log_delta / rho))   # from the classic optimum
+        return rho + 2.0 * math.sqrt(rho * -log_delta)     # rho + 2 sqrt(rho ln(1/delta))
+
+    # rho a + ln((a - 1)/a) - (ln delta + ln a)/(a - 1), a = alpha
+    def epsilon_at(alpha):
+        return (rho * alpha + math.log1p(-1.0 / alpha)
+                - (log_delta + math.log(alpha)) / (alpha - 1.0))
+    # from the classic optimum alpha - 1 = sqrt(ln(1/delta) / rho)
+    best = minimise_over_alpha(epsilon_at, 0.5 * math.log(-log_delta / rho))
     return max(best, 0.0)
 
 

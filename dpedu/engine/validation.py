@@ -49,6 +49,8 @@ __all__ = [
     "probability",
     "real",
     "count",
+    "count_or_zero",
+    "delta_or_zero",
     "generator",
     "budget_or_none",
     "features",
@@ -570,6 +572,20 @@ def real(value, name):
 def count(value, name):
     """An integer >= 1."""
     return check_positive_int(value, name)
+
+
+def count_or_zero(value, name):
+    """An integer >= 0 (a count of events that may not have happened)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= 0; got {type(value).__name__} {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be an integer >= 0; got {value}")
+    return int(value)
+
+
+def delta_or_zero(value, name):
+    """A delta in [0, 1) (0: a pure guarantee)."""
+    return check_in_interval(value, name, 0.0, 1.0, high_open=True)
 
 
 def generator(value, name):

@@ -191,7 +191,8 @@ def minimise_regularised_logistic(X, y, regularization, *, linear=None, scale="m
                        f"the size of its terms: a large linear term or regularization needs a larger tolerance)")
 
 
-def output_perturbation_sensitivity(n, regularization, lipschitz, relation="add_remove", tolerance=0.0):
+def output_perturbation_sensitivity(n, regularization, lipschitz, relation="add_remove",
+                                    tolerance=0.0):
     r"""L2 sensitivity of the solver's point: :math:`gL/(N\Lambda) + 2\gamma/\Lambda`, g = 1 (add/remove, N public)
     or 2 (replace-one); docs/math.md §25.1-25.2 (Chaudhuri et al. 2011, §3).
 
@@ -211,8 +212,9 @@ def output_perturbation_sensitivity(n, regularization, lipschitz, relation="add_
     g = 2.0 if relation == REPLACE_ONE else 1.0
     value = g * lipschitz / n / lam + 2.0 * tolerance / lam
     if not value < MAX_NOISE_SCALE:
-        raise ValueError(f"the sensitivity g L / (n Lambda) + 2 gamma / Lambda overflows at lipschitz={lipschitz!r}, "
-                         f"regularization={lam!r}, tolerance={tolerance!r}: use a larger regularization")
+        raise ValueError(f"the sensitivity g L / (n Lambda) + 2 gamma / Lambda overflows "
+                         f"at lipschitz={lipschitz!r}, regularization={lam!r}, "
+                         f"tolerance={tolerance!r}: use a larger regularization")
     return value
 
 
@@ -277,8 +279,9 @@ def objective_perturbation_noise_std(epsilon, delta, lipschitz):
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     lipschitz = check_positive(lipschitz, "lipschitz")
     zeta = lipschitz * math.sqrt(8.0 * math.log(2.0 / delta) + 4.0 * epsilon) / epsilon
-    return check_noise_scale(zeta, f"std L sqrt(8 ln(2/delta) + 4 epsilon) / epsilon at lipschitz={lipschitz!r}, "
-                                   f"epsilon={epsilon!r}", "a larger epsilon or a smaller lipschitz")
+    return check_noise_scale(zeta, f"std L sqrt(8 ln(2/delta) + 4 epsilon) / epsilon at "
+                                   f"lipschitz={lipschitz!r}, epsilon={epsilon!r}",
+                             "a larger epsilon or a smaller lipschitz")
 
 
 def objective_perturbation_regularization(epsilon, row_bound, loss="logistic"):

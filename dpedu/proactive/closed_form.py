@@ -94,11 +94,9 @@ def proactive_noise_multiplier(epsilon, delta, *, strict=True):
     delta = check_delta(delta)
     strict = check_strict(strict)
     if epsilon > EPSILON_LIMIT:
-        refuse_or_warn(
-            f"the pro-active closed form is proven only for epsilon <= 1/2; got epsilon={epsilon!r}. Split the "
-            f"budget, or calibrate on an accountant instead (dpedu.calibrate.noise_multiplier)",
-            strict,
-        )
+        refuse_or_warn(f"the pro-active closed form is proven only for epsilon <= 1/2; "
+                       f"got epsilon={epsilon!r}. Split the budget, or calibrate on an "
+                       f"accountant instead (dpedu.calibrate.noise_multiplier)", strict)
     return closed_form_z(epsilon, delta)
 
 

@@ -179,28 +179,30 @@ def run_noisy_gradient_descent(X, y, plan, *, theta0=None, budget=None, rng=None
     :class:`~dpedu.budget.PrivacyBudget`) is charged with ``plan.ledger`` before the data is touched; it refuses
     (trains nothing) if the run would overspend. ``rng`` draws the noisy count, then each iteration's noise.
     """
-    data = training_data(X, y, clip_inputs_to=plan.clip_norm if plan.clip_mode == "inputs" else None)
+    C, z, eta = plan.clip_norm, plan.noise_multiplier, plan.learning_rate
+    # X and y checked once; every row clipped to C first for clip_mode="inputs"
+    data = training_data(X, y, clip_inputs_to=C if plan.clip_mode == "inputs" else None)
     theta, model = initial_theta(theta0, data.X.shape[1]), LogisticModel(data.X.shape[1])
     if budget is not None:
-        budget.spend(plan.ledger)                  # every argument is valid; nothing has touched the data
-    C, z, eta = plan.clip_norm, plan.noise_multiplier, plan.learning_rate
-    noisy_n = max(laplace_mechanism(data.n, l1_sensitivity=1.0, epsilon=plan.epsilon_count,
-                                    rng=rng), 1.0)                 # n + Lap(1/epsilon), at least 1
+        budget.spend(plan.ledger)                   # before anything touches the data
+    noisy_n = laplace_mechanism(data.n, l1_sensitivity=1.0, epsilon=plan.epsilon_count,
+                                rng=rng)
+    noisy_n = max(noisy_n, 1.0)                     # n + Lap(1/epsilon), at least 1
     losses, loss_steps = [], []
     with overflow_guard():
         for t in range(plan.iterations):
             # G = sum_i L2_clip(grad l(theta; x_i, y_i), C): L2 sensitivity C
             G = model.clipped_gradient_sum(theta, data.X, data.y, C, data.row_norms)
-            noisy_G = gaussian_mechanism(G, l2_sensitivity=C, noise_multiplier=z,
-                                         rng=rng)                  # G + N(0, z^2 C^2 I)
+            noisy_G = gaussian_mechanism(G, l2_sensitivity=C, noise_multiplier=z, rng=rng)
             theta = theta - eta * noisy_G / noisy_n
             if (t + 1) % plan.loss_every == 0 or t + 1 == plan.iterations:
-                losses.append(model.loss(theta, data.X, data.y))   # a diagnostic, not private
+                losses.append(model.loss(theta, data.X, data.y))   # a diagnostic
                 loss_steps.append(t + 1)
     return plan.result(theta, losses, loss_steps, noisy_n)
 
 
-def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0, learning_rate=1.0, rng=None):
+def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0,
+                           learning_rate=1.0, rng=None):
     r"""The book's noisy gradient descent: full batch, add/remove neighbours, n public (docs/math.md §7).
 
     ::

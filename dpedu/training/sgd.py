@@ -80,26 +80,26 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None, st
     are what a variant injects (the module docstring). ``rng`` is used in this order: the initialisation, then
     per step the batch and the noise (and, with adaptive clipping, the count's noise).
     """
-    data = run_data(X, y, plan)                 # checked, rows clipped (clip_mode="inputs"), norms
-    model = run_model(model, data)              # None: logistic regression on the columns of X
-    theta0 = None if theta0 is None else check_theta(theta0, model.n_params, "theta0").copy()
-    if plan.scheme.warning is not None:         # shuffled batches: no accountant covers them
+    data = run_data(X, y, plan)              # checked once (and rows clipped if "inputs")
+    model = run_model(model, data)           # None: logistic regression on X's columns
+    theta0 = None if theta0 is None else check_theta(theta0, model.n_params, "theta0")
+    if plan.scheme.warning is not None:      # shuffled batches: no accountant covers them
         warnings.warn(plan.scheme.warning, ShuffledBatchesWarning, stacklevel=3)
     # correlated noise (DP-FTRL) records its own event
     ledger = noise.ledger(plan) if hasattr(noise, "ledger") else plan.ledger
     if budget is not None:
-        budget.spend(ledger)                    # raises before any step if it would overspend
+        budget.spend(ledger)                 # raises before any step if it overspends
     theta = model.init(rng) if theta0 is None else theta0
     step = AdaptiveClipping(plan) if plan.adaptive else (step or dp_sgd_step)
     batches, log = plan.scheme.batches(rng), RunLog(plan, data, model, step)
     C, z, divisor = plan.clip_norm, plan.gradient_noise_multiplier, plan.divisor
     with overflow_guard():
         for t in range(plan.steps):
-            B = next(batches)                   # B_t: poisson_sample(n, q, rng) for Poisson
+            B = next(batches)                # B_t: poisson_sample(n, q, rng) for Poisson
+            eta = plan.learning_rate_at(t)
             theta = step(theta, data[B], model=model, clip_norm=C, noise_multiplier=z,
-                         expected_batch_size=divisor, learning_rate=plan.learning_rate_at(t),
-                         rng=noise or rng)
-            log.after(t, B, theta)              # batch sizes, inclusions, the loss
+                         expected_batch_size=divisor, learning_rate=eta, rng=noise or rng)
+            log.after(t, B, theta)           # batch sizes, inclusions, the loss
             if observe is not None:
                 observe(t, theta)
     return log.result(theta, ledger)

@@ -50,6 +50,6 @@ def dp_sgd_step(theta, batch, *, model, clip_norm, noise_multiplier, expected_ba
     # sum_i L2_clip(grad l(theta; x_i, y_i), C); the row norms were computed once per run
     clipped_sum = model.clipped_gradient_sum(theta, batch.X, batch.y, clip_norm,
                                              batch.row_norms)
-    noisy_sum = gaussian_mechanism(clipped_sum, l2_sensitivity=clip_norm,  # + N(0, z^2 C^2 I)
+    noisy_sum = gaussian_mechanism(clipped_sum, l2_sensitivity=clip_norm,  # + N(0, z²C²I)
                                    noise_multiplier=noise_multiplier, rng=rng)
     return theta - learning_rate * noisy_sum / expected_batch_size   # / q n, never / |B|

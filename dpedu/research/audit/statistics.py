@@ -28,6 +28,7 @@ from ...gaussian import gaussian_epsilon_exact
 from ...engine.search import monotone_search
 from ...engine.validation import (check_choice, check_array, check_delta, check_in_interval,
                           check_nonnegative, check_positive_int, check_scalar)
+from ...engine.validation import count, count_or_zero, delta_or_zero, door, open_unit
 
 __all__ = [
     "bound_is_consistent",
@@ -192,7 +193,18 @@ def rate_bounds_epsilon(false_positives, n_out, false_negatives, n_in, delta, al
     return epsilon_from_rate_arrays(fpr_upper, fnr_upper, delta), fpr_upper, fnr_upper
 
 
-def epsilon_lower_bound(*, false_positives, n_out, false_negatives, n_in, delta, confidence=0.95, n_thresholds=1):
+def counts_arguments(arguments):
+    """Error counts within their run counts."""
+    for errors, runs in (("false_positives", "n_out"), ("false_negatives", "n_in")):
+        if arguments[errors] > arguments[runs]:
+            raise ValueError(f"{errors} ({arguments[errors]}) must be <= {runs} ({arguments[runs]})")
+
+
+@door(counts_arguments, false_positives=count_or_zero, n_out=count,
+      false_negatives=count_or_zero, n_in=count, delta=delta_or_zero,
+      confidence=open_unit, n_thresholds=count)
+def epsilon_lower_bound(*, false_positives, n_out, false_negatives, n_in, delta,
+                        confidence=0.95, n_thresholds=1):
     r"""A lower bound on epsilon that holds with probability at least ``confidence``.
 
     From ``n_out`` runs *without* the canary (of which ``false_positives`` were called "in") and ``n_in`` runs
@@ -229,18 +241,9 @@ def epsilon_lower_bound(*, false_positives, n_out, false_negatives, n_in, delta,
     >>> round(epsilon_lower_bound(false_positives=0, n_out=500, false_negatives=0, n_in=500, delta=1e-5), 3)
     4.906
     """
-    n_out = check_positive_int(n_out, "n_out")
-    n_in = check_positive_int(n_in, "n_in")
-    fp = check_nonnegative_count(false_positives, "false_positives")
-    fn = check_nonnegative_count(false_negatives, "false_negatives")
-    if fp > n_out:
-        raise ValueError(f"false_positives ({fp}) must be <= n_out ({n_out})")
-    if fn > n_in:
-        raise ValueError(f"false_negatives ({fn}) must be <= n_in ({n_in})")
-    delta = check_in_interval(delta, "delta", 0.0, 1.0, high_open=True)
-    confidence = check_confidence(confidence)
-    m = check_positive_int(n_thresholds, "n_thresholds")
-    eps, _, _ = rate_bounds_epsilon(fp, n_out, fn, n_in, delta, (1.0 - confidence) / (2 * m))
+    alpha = (1.0 - confidence) / (2 * n_thresholds)  # Bonferroni: 2 rates, m thresholds
+    fp, fn = false_positives, false_negatives
+    eps, _, _ = rate_bounds_epsilon(fp, n_out, fn, n_in, delta, alpha)
     return float(eps)
 
 

@@ -199,7 +199,8 @@ def canary_update_scores(run, X, y, canary, *, coordinates=None):
         coordinates = dirac_coordinates(model, run.thetas[0], X, y, canary)
     coordinates = np.asarray(coordinates, dtype=int)
     if coordinates.size == 0:
-        raise ValueError("the canary has no coordinate that the other records leave at 0: give coordinates=")
+        raise ValueError("the canary has no coordinate the other records leave at 0: "
+                         "give coordinates=")
     grads = np.array([model.per_example_gradients(theta, x_c[None, :], np.array([y_c]))[0]
                       for theta in run.thetas[:-1]])
     restricted = L2_clip(grads, run.clip_norm)[:, coordinates]

@@ -302,8 +302,8 @@ class GridSettings:
                                  extra=self.estimator_params)
 
 
-def run_clipping_noise_grid(data, *, clip_norms, noise_multipliers, seeds=3, settings=None, rng=0, progress=None,
-                            n_jobs=1):
+def run_clipping_noise_grid(data, *, clip_norms, noise_multipliers, seeds=3,
+                            settings=None, rng=0, progress=None, n_jobs=1):
     r"""Train at every (C, z) pair of the grid; returns :class:`ClippingNoiseResult`.
 
     The learning rate is scaled as ``learning_rate * reference_clip_norm / C`` (both in ``settings``, a
@@ -313,19 +313,29 @@ def run_clipping_noise_grid(data, *, clip_norms, noise_multipliers, seeds=3, set
     zC grows while the gradients do not). ``n_jobs``: workers for the independent fits.
     """
     data, settings = unpack_data(data), GridSettings() if settings is None else settings
-    clip_grid, noise_grid = check_grid(clip_norms, "clip_norms"), check_grid(noise_multipliers, "noise_multipliers")
-    shared = settings.shared_params()
-    # z fixes what a run costs: pass that as its epsilon (else every fit warns that z overrides the default target)
-    costs = {} if "epsilon" in shared else {float(z): run_epsilon(shared, z, len(data[0])) for z in noise_grid if z > 0}
+    clip_grid = check_grid(clip_norms, "clip_norms")
+    noise_grid = check_grid(noise_multipliers, "noise_multipliers")
+    shared, n = settings.shared_params(), len(data[0])
+    eta, reference = settings.learning_rate, settings.reference_clip_norm
+    # z fixes what a run costs: pass it as the run's epsilon (else each fit warns that z
+    # overrides the default target)
+    costs = {} if "epsilon" in shared else {float(z): run_epsilon(shared, z, n)
+                                            for z in noise_grid if z > 0}
     configs = [dict(shared, clip_norm=float(c), noise_multiplier=float(z),
-                    learning_rate=settings.learning_rate * settings.reference_clip_norm / float(c),   # eta C_ref / C
-                    **({"epsilon": costs[float(z)]} if float(z) in costs else {})) for c in clip_grid for z in noise_grid]
-    accuracies, fitted = fit_grid(configs, seed_sequences(seeds, rng), data, progress,
-                                  lambda p: f"C = {p['clip_norm']:g}, z = {p['noise_multiplier']:g}", n_jobs)
-    epsilons = np.array([clf.epsilon_ for clf in fitted[: len(noise_grid)]])     # privacy depends on z, not C
-    params = dict(shared, learning_rate=settings.learning_rate, reference_clip_norm=settings.reference_clip_norm)
-    return ClippingNoiseResult(clip_norms=clip_grid, noise_multipliers=noise_grid, epsilons=epsilons,
-                               accuracies=accuracies.reshape(len(clip_grid), len(noise_grid), -1),
+                    learning_rate=eta * reference / float(c),              # eta C_ref / C
+                    **({"epsilon": costs[float(z)]} if float(z) in costs else {}))
+               for c in clip_grid for z in noise_grid]
+    def label(p):
+        return f"C = {p['clip_norm']:g}, z = {p['noise_multiplier']:g}"
+
+    seeds = seed_sequences(seeds, rng)
+    accuracies, fitted = fit_grid(configs, seeds, data, progress, label, n_jobs)
+    # privacy depends on z, not C: the first row of fits has every z
+    epsilons = np.array([clf.epsilon_ for clf in fitted[: len(noise_grid)]])
+    params = dict(shared, learning_rate=eta, reference_clip_norm=reference)
+    accuracies = accuracies.reshape(len(clip_grid), len(noise_grid), -1)
+    return ClippingNoiseResult(clip_norms=clip_grid, noise_multipliers=noise_grid,
+                               epsilons=epsilons, accuracies=accuracies,
                                delta=float(settings.delta), params=params)
 
 

@@ -28,8 +28,8 @@ __all__ = ["poisson_sample", "Poisson"]
 @door(n=count, sampling_rate=probability, rng=generator)
 def poisson_sample(n, sampling_rate, rng=None):
     r"""The indices of a Poisson sample of ``n`` records at rate q: each record is in it with probability q."""
-    size = rng.binomial(n, sampling_rate)                     # |B| ~ Binomial(n, q)
-    return np.sort(rng.choice(n, size=size, replace=False))   # a uniform subset of that size
+    size = rng.binomial(n, sampling_rate)                    # |B| ~ Binomial(n, q)
+    return np.sort(rng.choice(n, size=size, replace=False))  # a uniform subset of it
 
 
 class Poisson(Sampling):
