@@ -70,6 +70,11 @@ class ProjectedStep:
     def __call__(self, theta, batch, *, model, clip_norm, noise_multiplier, expected_batch_size, learning_rate, rng):
         noisy = dp_sgd_step(theta, batch, model=model, clip_norm=clip_norm, noise_multiplier=noise_multiplier,
                             expected_batch_size=expected_batch_size, learning_rate=learning_rate, rng=rng)
+        return self.finish(theta, noisy, learning_rate)
+
+    def finish(self, theta, noisy, learning_rate):
+        r"""The end of the step from the noisy DP-SGD update ``noisy`` of ``theta``: the regulariser's step, then
+        :math:`\Pi_R` (an audit that adds a canary's gradient to ``noisy`` finishes the same way)."""
         return project_to_ball(noisy - learning_rate * self.l2 * theta, self.radius)   # + lambda theta, then Pi_R
 
     def __repr__(self):
