@@ -11,7 +11,7 @@ replace-one), :math:`d = D\cdot\text{divisor}/(\eta z C)` and the contraction fa
 * **full batch** (Bok, Su & Altschuler 2024, constrained NoisyGD; tight for quadratics): :math:`\theta_T` is
   :math:`\mu`-GDP with :math:`\mu^2 = \min_{1 \le m \le T} A_m^2/W_m`, :math:`W_m = \sum_{j<m} c^{2j}`,
   :math:`A_m = c^m d + s\sum_{j<m}c^j` for m < T and :math:`A_T = s\sum_{j<T}c^j` (the runs start together);
-* **Poisson sampling**: for every m < T and split :math:`\rho \in (0, 1)` of the noise, :math:`\theta_T` is dominated by
+* **Poisson sampling** (constants derived in docs/math.md §28.6): for every m < T and split :math:`\rho \in (0, 1)` of the noise, :math:`\theta_T` is dominated by
   m Poisson-subsampled Gaussian steps with multiplier :math:`z\sqrt{1-\rho}` composed with one Gaussian of
   :math:`\mu_D = c^m d/\sqrt{\rho W_m}`, plus the probability that some batch is too large for a step to contract
   (added to :math:`\delta`); for m = T the plain composition. The PLD accountant evaluates the ledgers; the
@@ -48,7 +48,8 @@ from .analysis.rdp_curves import rdp_sampled_gaussian
 from .analysis.conversions import epsilon_from_rdp
 from .registry import Accounting, account
 
-__all__ = ["ConvexLastIterateClaim", "convex_last_iterate_bound", "last_iterate_claim", "last_iterate_accountings",
+__all__ = ["ConvexLastIterateClaim", "convex_last_iterate_bound", "convex_last_iterate_rdp", "last_iterate_claim",
+           "last_iterate_accountings",
            "BAD_BATCH_FRACTION", "THEOREM_FULL_BATCH", "THEOREM_POISSON", "HEURISTIC_LABEL", "PROVEN_LABEL"]
 
 #: Poisson batches: the probability that any batch exceeds the size the step contracts for is kept below this
@@ -56,10 +57,10 @@ __all__ = ["ConvexLastIterateClaim", "convex_last_iterate_bound", "last_iterate_
 BAD_BATCH_FRACTION = 1e-3
 THEOREM_FULL_BATCH = ("Bok, Su & Altschuler (ICML 2024), shifted interpolation for constrained (strongly) convex "
                       "NoisyGD, with the window m optimised (docs/math.md §28.5)")
-THEOREM_POISSON = ("privacy amplification by iteration with Poisson sampling (Altschuler & Talwar, NeurIPS 2022, "
-                   "Thm 3.1's noise split; Bok, Su & Altschuler 2024, NoisySGD), constants as derived in "
+THEOREM_POISSON = ("privacy amplification by iteration with Poisson sampling (the noise split of Altschuler & "
+                   "Talwar, NeurIPS 2022, §3, and of Bok, Su & Altschuler 2024's NoisySGD), constants as derived in "
                    "docs/math.md §28.6")
-_SPLITS = (0.03, 0.06, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+_SPLITS = (0.003, 0.01, 0.02, 0.04, 0.07, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 @dataclass(frozen=True)
@@ -178,38 +179,11 @@ def _largest_batch(steps, others, q, delta):
     return high + 1, min(1.0, steps * float(binom.sf(high - 1, others, q)))
 
 
-def convex_last_iterate_bound(*, steps, noise_multiplier, sampling_rate, clip_norm, learning_rate, radius,
-                              dataset_size, delta, l2=0.0, divisor=None, relation="add_remove"):
-    r"""The proven epsilon of :math:`\theta_T` for projected noisy GD (``sampling_rate`` = 1) or DP-SGD with Poisson
-    sampling on an L2-regularised logistic loss whose rows have norm at most C (docs/math.md §28.5-28.6).
-
-    Parameters
-    ----------
-    steps, noise_multiplier, sampling_rate, clip_norm, learning_rate
-        T (at most ``MAX_STEPS``), z > 0, q in (0, 1], C (every row of X has norm at most C: the loss is convex,
-        C-Lipschitz and (C²/4)-smooth per record), and the constant step size :math:`\eta`.
-    radius : float
-        R: every iterate is projected onto the ball of radius R (diameter D = 2R).
-    dataset_size : int
-        n, the records the run trains on (a neighbour may hold n + 1 under add/remove).
-    delta : float
-        In (0, 1).
-    l2 : float
-        :math:`\lambda \ge 0` of the regulariser :math:`\frac\lambda2\lVert\theta\rVert^2` (> 0: strongly convex).
-    divisor : float, optional
-        What the noisy sum is divided by (default q n, the plan's rule; n for a full batch).
-    relation : {"add_remove", "replace_one"}
-
-    Returns
-    -------
-    ConvexLastIterateClaim
-
-    Raises
-    ------
-    ValueError
-        Naming the condition that fails: a step size :math:`\eta(\lambda + bC^2/(4\,\text{divisor})) > 2` for a
-        batch of b records the run can draw (the step would not contract), or a bad argument.
-    """
+def _setup(steps, noise_multiplier, sampling_rate, clip_norm, learning_rate, radius, dataset_size, delta, l2, divisor,
+           relation):
+    """Every argument checked, and the theorem's numbers: the largest batch b, the probability of a larger one, the
+    smoothness there, the contraction factor c, the diameter D and d, D in units of one step's noise. Refuses a
+    step size for which the gradient step does not contract (docs/math.md §28.5)."""
     steps = check_positive_int(steps, "steps")
     if steps > MAX_STEPS:
         raise ValueError(f"steps must be at most MAX_STEPS = {MAX_STEPS:,}; got {steps}")
@@ -242,6 +216,44 @@ def convex_last_iterate_bound(*, steps, noise_multiplier, sampling_rate, clip_no
     c = max(abs(1.0 - eta * lam), abs(1.0 - eta * smoothness))
     D = 2.0 * R
     d = D * divisor / (eta * z * C)                # the diameter in units of one step's noise, eta z C / divisor
+    return steps, z, q, C, eta, R, n, delta, lam, relation, divisor, s_factor, batch, bad, smoothness, c, D, d
+
+
+def convex_last_iterate_bound(*, steps, noise_multiplier, sampling_rate, clip_norm, learning_rate, radius,
+                              dataset_size, delta, l2=0.0, divisor=None, relation="add_remove"):
+    r"""The proven epsilon of :math:`\theta_T` for projected noisy GD (``sampling_rate`` = 1) or DP-SGD with Poisson
+    sampling on an L2-regularised logistic loss whose rows have norm at most C (docs/math.md §28.5-28.6).
+
+    Parameters
+    ----------
+    steps, noise_multiplier, sampling_rate, clip_norm, learning_rate
+        T (at most ``MAX_STEPS``), z > 0, q in (0, 1], C (every row of X has norm at most C: the loss is convex,
+        C-Lipschitz and (C²/4)-smooth per record), and the constant step size :math:`\eta`.
+    radius : float
+        R: every iterate is projected onto the ball of radius R (diameter D = 2R).
+    dataset_size : int
+        n, the records the run trains on (a neighbour may hold n + 1 under add/remove).
+    delta : float
+        In (0, 1).
+    l2 : float
+        :math:`\lambda \ge 0` of the regulariser :math:`\frac\lambda2\lVert\theta\rVert^2` (> 0: strongly convex).
+    divisor : float, optional
+        What the noisy sum is divided by (default q n, the plan's rule; n for a full batch).
+    relation : {"add_remove", "replace_one"}
+
+    Returns
+    -------
+    ConvexLastIterateClaim
+
+    Raises
+    ------
+    ValueError
+        Naming the condition that fails: a step size :math:`\eta(\lambda + bC^2/(4\,\text{divisor})) > 2` for a
+        batch of b records the run can draw (the step would not contract), or a bad argument.
+    """
+    setup = _setup(steps, noise_multiplier, sampling_rate, clip_norm, learning_rate, radius, dataset_size, delta, l2,
+                   divisor, relation)
+    steps, z, q, C, eta, R, n, delta, lam, relation, divisor, s_factor, batch, bad, smoothness, c, D, d = setup
     composition = account([(SubsampledGaussianEvent(z, q, relation=relation), steps)], "pld", delta=delta,
                           strict=True).epsilon
     if q == 1.0:
@@ -362,3 +374,36 @@ def last_iterate_accountings(history, delta):
                                  "(dpedu.learners.run_projected: logistic loss, rows clipped to C, every iterate in a "
                                  "ball)")
     return {HEURISTIC_LABEL: heuristic, PROVEN_LABEL: proven}
+
+
+def convex_last_iterate_rdp(orders, *, steps, noise_multiplier, sampling_rate, clip_norm, learning_rate, radius,
+                            dataset_size, delta, l2=0.0, divisor=None):
+    r"""The same bound as a Rényi-DP curve, under add/remove: ``(rdp, bad)`` at ``orders`` (docs/math.md §28.6).
+
+    Full batch: :math:`\alpha\mu^2/2` (a :math:`\mu`-GDP mechanism is :math:`(\alpha, \alpha\mu^2/2)`-RDP). Poisson:
+    at each order the smallest of :math:`m\,\varepsilon_{\rm SG}(\alpha; q, z\sqrt{1-\rho}) + \alpha\mu_D^2/2` over the
+    windows m and splits :math:`\rho` tried, and T times the sampled Gaussian's curve (composition); the RDP form of
+    the argument holds order by order. ``bad`` is the probability that some batch exceeds the size the steps were
+    checked for (``delta`` sets it: at most ``BAD_BATCH_FRACTION * delta``); whoever converts the curve adds it to
+    delta. For private selection (:func:`dpedu.accountants.analysis.selection.repeat_and_select_rdp`), which needs
+    an RDP curve of one run.
+    """
+    from .analysis.orders import check_orders
+
+    alphas = np.asarray(check_orders(orders), dtype=float).reshape(-1)
+    setup = _setup(steps, noise_multiplier, sampling_rate, clip_norm, learning_rate, radius, dataset_size, delta, l2,
+                   divisor, "add_remove")
+    steps, z, q, _, _, _, _, _, _, _, _, _, _, bad, _, c, _, d = setup
+    if q == 1.0:
+        mu, _ = _full_batch_mu(steps, c, 1.0 / z, d)
+        return alphas * mu * mu / 2.0, 0.0
+    best = steps * np.asarray(rdp_sampled_gaussian(q, z, alphas), dtype=float)
+    windows = np.unique(np.round(np.geomspace(1, max(steps - 1, 1), 60)).astype(int))
+    windows = windows[windows < steps]
+    _, squares = _geometric_sums(c, windows)
+    for rho in _SPLITS:
+        per_step = np.asarray(rdp_sampled_gaussian(q, z * math.sqrt(1.0 - rho), alphas), dtype=float)
+        mu_d2 = (np.exp(windows * math.log(c)) * d) ** 2 / (rho * squares)
+        candidates = windows[:, None] * per_step[None, :] + alphas[None, :] * mu_d2[:, None] / 2.0
+        best = np.minimum(best, candidates.min(axis=0))
+    return best, bad

@@ -73,8 +73,8 @@ class ProjectedStep:
         return self.finish(theta, noisy, learning_rate)
 
     def finish(self, theta, noisy, learning_rate):
-        r"""The end of the step from the noisy DP-SGD update ``noisy`` of ``theta``: the regulariser's step, then
-        :math:`\Pi_R` (an audit that adds a canary's gradient to ``noisy`` finishes the same way)."""
+        """The end of the step from the noisy DP-SGD update ``noisy`` of ``theta``: the regulariser's step, then the
+        projection Π_R (an audit that adds a canary's gradient to ``noisy`` finishes the same way)."""
         return project_to_ball(noisy - learning_rate * self.l2 * theta, self.radius)   # + lambda theta, then Pi_R
 
     def __repr__(self):

@@ -55,7 +55,8 @@ def plot_last_iterate(steps, composition, heuristic, proven, *, delta, audits=No
         raise ValueError(f"steps must be increasing and > 0; got {steps}")
     curves = {"composition": composition, "heuristic": heuristic, "proven": proven}
     styles = {
-        "composition": dict(color="#0072B2", marker="o", label="composition of the T steps (PLD)"),
+        "composition": dict(color="#0072B2", marker="o", linewidth=3.0,
+                            label="composition of the T steps (PLD)"),
         "heuristic": dict(color="#E69F00", marker="^", linestyle="--",
                           label="last iterate, linear loss (exact there; a heuristic otherwise)"),
         "proven": dict(color="#009E73", marker="s", linewidth=2.2, label="last iterate, proven (convex, projected)"),
