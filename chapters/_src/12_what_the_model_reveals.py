@@ -12,6 +12,9 @@
 # >    its conditions, and find where it stops growing with the number of steps;
 # > 5. audit a model from its final parameters alone, and read the audit beside the three upper bounds.
 #
+# *Prerequisites:* chapter 9. *Time:* about 45 min of reading and exercises.
+# *Run time* (measured by `chapters/_times.py`): 35 s in fast mode (`DPEDU_FAST=1`), full mode not yet measured.
+#
 # Every accountant of chapters 3 to 5 charges a training run as if the adversary saw **every** intermediate model
 # $\theta_1, \dots, \theta_T$: composition adds the privacy loss of each step. A deployed model is only $\theta_T$.
 # Does hiding the trajectory help? For convex training, a great deal — provably. For a linear loss there is an
@@ -196,6 +199,20 @@ for target in (1.0, 3.0):
           f"proven last-iterate bound")
 
 # %% [markdown]
+# The benchmark's table (ten seeds, δ = 10⁻⁵, the selection included in the total ε):
+#
+# | run | total ε | z, composition | z, last iterate | accuracy, composition | accuracy, last iterate |
+# |---|---|---|---|---|---|
+# | noisy GD, T = 200 | 1 | 89.2 | 61.7 | 0.8044 ± 0.0011 | 0.8044 ± 0.0009 |
+# | noisy GD, T = 200 | 3 | 30.0 | 20.7 | 0.8045 ± 0.0006 | 0.8045 ± 0.0006 |
+# | DP-SGD, q = 0.01, T = 3000 | 1 | 3.56 | 2.25 | 0.8041 ± 0.0033 | 0.8042 ± 0.0028 |
+# | DP-SGD, q = 0.01, T = 3000 | 3 | 1.37 | 1.03 | 0.8045 ± 0.0039 | 0.8044 ± 0.0047 |
+#
+# The proven bound cuts the noise by a quarter to a third at the same total ε, and the accuracy does not move:
+# with λ = 5·10⁻³ the regularised model's own accuracy (about 0.81 without noise) is the ceiling, and both noises
+# are already small for 24,000 records. The bound buys accuracy where the noise is what limits it: fewer records,
+# a smaller ε, or a longer run, since composition grows with T and the bound does not.
+#
 # ## Exercises
 #
 # **Exercise 12.1 — the linear-loss pair's δ(ε).** Write `last_iterate_delta(epsilon, z, q, T)`:
