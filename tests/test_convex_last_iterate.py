@@ -193,3 +193,41 @@ def test_cli_epsilon_prints_the_last_iterate(capsys):
 def test_cli_refuses_bad_last_iterate_options_by_name(option, value, capsys):
     assert cli.main(["epsilon", "-z", "1", "-q", "0.01", "--steps", "10", option, value]) != 0
     assert option in capsys.readouterr().err
+
+
+def test_the_rdp_form_is_the_same_bound():
+    from dpedu.accountants.analysis.conversions import epsilon_from_rdp
+    from dpedu.accountants.analysis.orders import DEFAULT_ORDERS
+    from dpedu.accountants.analysis.rdp_curves import rdp_sampled_gaussian
+    from dpedu.accountants.convex_last_iterate import convex_last_iterate_rdp
+
+    claim = convex_last_iterate_bound(steps=1000, **FULL)
+    full = dict(FULL)
+    rdp, bad = convex_last_iterate_rdp(DEFAULT_ORDERS, steps=1000, **full)
+    assert bad == 0.0 and np.allclose(rdp, DEFAULT_ORDERS * claim.mu ** 2 / 2)      # mu-GDP is (a, a mu^2/2)-RDP
+    poisson = dict(noise_multiplier=1.5, sampling_rate=0.01, clip_norm=1.0, learning_rate=4.0, radius=3.0, l2=3e-3,
+                   dataset_size=30_000, delta=DELTA)
+    rdp, bad = convex_last_iterate_rdp(DEFAULT_ORDERS, steps=10_000, **poisson)
+    composition = 10_000 * np.asarray(rdp_sampled_gaussian(0.01, 1.5, DEFAULT_ORDERS))
+    assert np.all(rdp <= composition) and np.any(rdp < 0.5 * composition) and 0 < bad <= BAD_BATCH_FRACTION * DELTA
+    # RDP converts to a looser epsilon than the PLD of the same bound, never a smaller one
+    assert epsilon_from_rdp(DEFAULT_ORDERS, rdp, DELTA - bad)[0] >= convex_last_iterate_bound(steps=10_000,
+                                                                                             **poisson).epsilon
+
+
+def test_private_selection_charged_by_the_bound_costs_less_and_runs_reproducibly():
+    from dpedu.research.experiments.last_iterate import select_and_test, selection_epsilon
+
+    configs = ({"learning_rate": 4.0, "radius": 5.0}, {"learning_rate": 2.0, "radius": 5.0})
+    settings = dict(configs=configs, steps=300, sampling_rate=1.0, dataset_size=2000, l2=1e-2)
+    composition = [selection_epsilon(z, accounting="composition", **settings) for z in (20.0, 40.0)]
+    last = [selection_epsilon(z, accounting="last_iterate", **settings) for z in (20.0, 40.0)]
+    assert last[0] < composition[0] and last[1] < composition[1] and composition[1] < composition[0]
+    with pytest.raises(ValueError, match="configs"):
+        selection_epsilon(20.0, accounting="composition", **dict(settings, configs=({"learning_rate": 1.0},)))
+    X, y = make_toy(n=400, d=3, rng=1)
+    a = select_and_test(X, y, X, y, noise_multiplier=5.0, configs=configs, steps=20, sampling_rate=1.0, l2=1e-2,
+                        mean_trials=2.0, rng=7)
+    b = select_and_test(X, y, X, y, noise_multiplier=5.0, configs=configs, steps=20, sampling_rate=1.0, l2=1e-2,
+                        mean_trials=2.0, rng=7)
+    assert a == b and 0.5 < a[0] <= 1.0 and a[1] in configs
