@@ -22,7 +22,7 @@ import pytest
 from scipy.special import expit, gammaln, logsumexp, xlogy
 
 from dpedu.course import checks
-from dpedu.course.checks import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11
+from dpedu.course.checks import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11, ch12
 from dpedu.accountants import GaussianEvent, SubsampledGaussianEvent, make_accountant
 
 
@@ -66,7 +66,7 @@ def _rdp_epsilon(event, steps, delta, name="rdp"):
     return make_accountant(name).compose(event, steps).get_epsilon(delta)
 
 
-CHAPTER_MODULES = (ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11)
+CHAPTER_MODULES = (ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11, ch12)
 CASES: dict[str, Case] = {}
 
 
@@ -769,6 +769,39 @@ case("check_factorization_sensitivity",
      ("squared", lambda C, p: _multi_pass(C, p) ** 2, "take the square root"))
 
 
+# --- chapter 12 -------------------------------------------------------------------------------------------------
+
+def _last_iterate_delta(epsilon, z, q, T, *, sigma=None, shift=None):
+    """The remove direction's delta by the crossing point (sigma and shift change it into plausible mistakes)."""
+    from scipy import optimize, special, stats
+
+    sigma = z * math.sqrt(T) if sigma is None else sigma
+    k = np.arange(T + 1) if shift is None else np.array([shift])
+    log_b = stats.binom.logpmf(k, T, q) if shift is None else np.zeros(1)
+    x = optimize.brentq(lambda x: special.logsumexp(log_b + (2 * k * x - k * k) / (2 * sigma ** 2)) - epsilon,
+                        -40 * sigma - T, T + 40 * sigma)
+    return float(np.sum(np.exp(log_b) * stats.norm.sf((x - k) / sigma)) - math.exp(epsilon) * stats.norm.sf(x / sigma))
+
+
+def _flat_from(d, s, offset=0):
+    plateau = min((d + j * s) ** 2 / j for j in range(1, int(4 * d / s) + 3))
+    T = 1
+    while min([T * s * s] + [(d + j * s) ** 2 / j for j in range(1, T)]) < plateau * (1 - 1e-12):
+        T += 1
+    return T + offset
+
+
+case("check_last_iterate_delta",
+     _last_iterate_delta,
+     ("mean only", lambda e, z, q, T: _last_iterate_delta(e, z, q, T, shift=q * T), "by its mean qT"),
+     ("variance z^2", lambda e, z, q, T: _last_iterate_delta(e, z, q, T, sigma=z), "variance z² T"))
+
+case("check_flat_from",
+     _flat_from,
+     ("too early", lambda d, s: _flat_from(d, s, -1), "still growing"),
+     ("too late", lambda d, s: _flat_from(d, s, 1), "already flat"))
+
+
 # --- the tests -------------------------------------------------------------------------------------------------
 
 
@@ -1045,6 +1078,10 @@ DELEGATIONS = {
     "11.2": "def sqrt_coefficients(n): return dp.learners.factorization.square_root_coefficients(n)",
     "11.3": "def multi_pass_sensitivity(C, participations): "
             "return dp.learners.factorization.sensitivity(C, participations)",
+    "12.1": "def last_iterate_delta(epsilon, z, q, T): return linear_last_iterate_delta(epsilon, noise_multiplier=z, "
+            "sampling_rate=q, steps=T, direction='remove')",
+    "12.2": "def flat_from(d, s): return convex_last_iterate_bound(steps=10, noise_multiplier=1 / s, sampling_rate=1.0, "
+            "clip_norm=1.0, learning_rate=1.0, radius=d * s / 200, dataset_size=100, delta=1e-5).window",
 }
 # exercises with nothing of dpedu's to delegate to: three numbers (2.1), one expression (7.1), numpy on the
 # student's own arrays (7.3)

@@ -446,11 +446,15 @@ def _times_module():
 
 
 def test_course_map_lists_every_chapter():
-    """chapters/_times.py's map names every chapter source, in order, once."""
+    """chapters/_times.py's map names every chapter source once, each after its prerequisites (a chapter added later
+    keeps the next free number and takes its place in the map: 12 follows 9)."""
     times = _times_module()
     numbers = [c.number for c in times.COURSE]
     sources = sorted(p.name[:2] for p in (CHAPTERS_DIR / "_src").glob("[0-9][0-9]_*.py"))
-    assert numbers == sorted(numbers) and set(sources) <= set(numbers), (numbers, sources)
+    assert len(set(numbers)) == len(numbers) and set(sources) <= set(numbers), (numbers, sources)
+    for position, chapter in enumerate(times.COURSE):
+        needed = {int(n) for n in re.findall(r"\b\d+\b", chapter.prerequisites)}
+        assert needed <= {int(c.number) for c in times.COURSE[:position]}, (chapter.number, chapter.prerequisites)
 
 
 def test_chapter_times_and_syllabus_are_current():

@@ -286,6 +286,9 @@ PYPLOT_FREE_CALLS = {
     "plot_tradeoff_panels": lambda ax: _tradeoff_panels(ax),
     "plot_adaptive_clipping": lambda ax: plotting.plot_adaptive_clipping(
         [1.0, 0.8, 0.7, 0.65], [2, 4], [0.7, 0.66], target_quantile=0.5, ax=ax),
+    "plot_last_iterate": lambda ax: plotting.plot_last_iterate(
+        [10, 100, 1000], [0.7, 1.8, 6.0], [0.4, 1.3, 4.4], [0.7, 1.5, 1.5], delta=1e-5,
+        audits={"gradient canary": ([10, 100], [0.2, 0.0])}, ax=ax),
 }
 
 

@@ -49,8 +49,9 @@ from ..events import (
     SubsampledGaussianEvent,
     TruncatedPoissonGaussianEvent,
 )
+from ..events_last_iterate import LinearLastIterateEvent
 
 # The accountants' own names, the event types (re-exported from dpedu.events, so one import gives a ledger and
 # its accounting; a new event type in events.__all__ is imported above too), and the registry's functions.
 __all__ = ["Accountant", "UnsupportedEventError", "ConversionUnavailableError", "OrderGridEdgeWarning",
-           *(name for name in events.__all__ if name.endswith("Event")), *registry.__all__]
+           *(name for name in events.__all__ if name.endswith("Event")), "LinearLastIterateEvent", *registry.__all__]

@@ -250,7 +250,7 @@ class Comparison(dict):
         return "\n".join(lines)
 
 
-def compare(history, delta, *, accountants=ACCOUNTANT_NAMES):
+def compare(history, delta, *, accountants=ACCOUNTANT_NAMES, last_iterate=None):
     """Account the same history with every accountant in ``accountants`` (each by :func:`account`).
 
     Parameters
@@ -261,6 +261,12 @@ def compare(history, delta, *, accountants=ACCOUNTANT_NAMES):
         Target delta in (0, 1).
     accountants : sequence of str
         Registry names, in the order to report them.
+    last_iterate : bool or None
+        Also report what the released model alone reveals (docs/math.md §28), after the composition rows: the
+        linear-loss heuristic and the proven convex bound
+        (:func:`~dpedu.accountants.convex_last_iterate.last_iterate_accountings`; ``nan`` with the reason where
+        the run does not qualify). ``None`` (default): only for a projected run
+        (:class:`~dpedu.learners.projected.ProjectedRun`); ``True``: for any DP-SGD run; ``False``: never.
 
     Returns
     -------
@@ -275,6 +281,15 @@ def compare(history, delta, *, accountants=ACCOUNTANT_NAMES):
     (1.0355, ['zcdp'])
     """
     delta = check_delta(delta)
+    if last_iterate is not None and not isinstance(last_iterate, bool):
+        raise TypeError(f"last_iterate must be None, True or False; got {type(last_iterate).__name__} {last_iterate!r}")
     ledger = as_ledger(history)
     names = check_accountant_names(accountants)
-    return Comparison({name: account(ledger, name, delta=delta) for name in names}, delta)
+    accountings = {name: account(ledger, name, delta=delta) for name in names}
+    if last_iterate is not False:
+        from .convex_last_iterate import last_iterate_accountings
+        from ..learners.projected import ProjectedRun
+
+        if last_iterate or isinstance(history, ProjectedRun):
+            accountings.update(last_iterate_accountings(history, delta))
+    return Comparison(accountings, delta)

@@ -33,6 +33,15 @@ def _add_epsilon(sub):
     p.add_argument("--delta", type=float, default=1e-5, help="total delta (default 1e-5)")
     p.add_argument("--accountants", type=_names, default=ACCOUNTANT_KEYS,
                    help=f"comma-separated subset of {','.join(ACCOUNTANT_KEYS)} (default: all)")
+    last = p.add_argument_group(
+        "the last iterate", "what the released model alone reveals (docs/math.md §28). The linear-loss heuristic is "
+        "always shown; the proven bound needs projected logistic regression on rows clipped to C: give --radius, "
+        "--learning-rate and --dataset-size (and --clip-norm, --l2 if not 1 and 0)")
+    last.add_argument("--radius", type=float, default=None, help="R: every iterate projected onto the ball of radius R")
+    last.add_argument("--learning-rate", type=float, default=None, help="the constant learning rate eta")
+    last.add_argument("--dataset-size", "-n", type=int, default=None, help="n, the number of training records")
+    last.add_argument("--clip-norm", type=float, default=1.0, help="C, the norm rows are clipped to (default 1)")
+    last.add_argument("--l2", type=float, default=0.0, help="lambda of (lambda/2)|theta|^2 (default 0)")
     p.set_defaults(func=cmd_epsilon)
 
 
@@ -40,6 +49,7 @@ def cmd_epsilon(args):
     from ..research.experiments import ACCOUNTANT_LABELS, INVALID_BOUNDS, epsilon_for_run
 
     steps, epochs = _steps_and_epochs(args)
+    _check_last_iterate_options(args)
     values = epsilon_for_run(noise_multiplier=args.noise_multiplier, sampling_rate=args.sampling_rate,
                              steps=steps, delta=args.delta, accountants=args.accountants)
     notes = values.notes
@@ -71,7 +81,58 @@ def cmd_epsilon(args):
     print(_wrap(f"An algorithm that runs {steps:,} {step_text} Gaussian steps with noise multiplier "
                 f"z = {args.noise_multiplier:g} is ({valid[best]:.4g}, {args.delta:g})-DP by the "
                 f"{ACCOUNTANT_LABELS[best]} accountant, the tightest valid bound above.", indent="", hanging=""))
+    _print_last_iterate(args, steps)
     return 0
+
+
+def _check_last_iterate_options(args):
+    """The last-iterate options, each refused by its name before anything is printed."""
+    from ..engine.validation import check_nonnegative, check_positive, check_positive_int
+
+    for value, option in ((args.radius, "--radius"), (args.learning_rate, "--learning-rate"),
+                          (args.clip_norm, "--clip-norm")):
+        if value is not None:
+            check_positive(value, option)
+    if args.dataset_size is not None:
+        check_positive_int(args.dataset_size, "--dataset-size")
+    check_nonnegative(args.l2, "--l2")
+
+
+def _print_last_iterate(args, steps):
+    """The last-iterate lines of ``epsilon``: the linear-loss heuristic, and the proven bound when the options say the
+    run is projected logistic regression (every condition checked by the bound itself)."""
+    from ..accountants import LinearLastIterateEvent, account
+    from ..accountants.convex_last_iterate import convex_last_iterate_bound
+
+    heuristic = account([(LinearLastIterateEvent(args.noise_multiplier, args.sampling_rate, steps), 1)], "pld",
+                        delta=args.delta)
+    print("\nIf only the final model is released (the last iterate, docs/math.md §28):")
+    print(f"  {'linear-loss heuristic (PLD)':<34}{heuristic.epsilon:>10.4f}  [h]")
+    given = {"--radius": args.radius, "--learning-rate": args.learning_rate, "--dataset-size": args.dataset_size}
+    missing = [option for option, value in given.items() if value is None]
+    footnote = ("[h] exact when the loss is linear in theta; for any other loss a heuristic, NOT a guarantee "
+                "(counterexamples exist). Composition above holds for every loss.")
+    if args.sampling_rate == 1:
+        footnote = "[h] with every record in every step this is the composition of the T steps: valid for every loss."
+    if missing:
+        print(f"  {'proven (convex, projected)':<34}{'n/a':>10}")
+        print(_wrap(footnote, indent="  "))
+        print(_wrap(f"The proven bound needs projected logistic regression on rows clipped to C: give "
+                    f"{', '.join(missing)}.", indent="  "))
+        return
+    try:
+        claim = convex_last_iterate_bound(
+            steps=steps, noise_multiplier=args.noise_multiplier, sampling_rate=args.sampling_rate,
+            clip_norm=args.clip_norm, learning_rate=args.learning_rate, radius=args.radius,
+            dataset_size=args.dataset_size, l2=args.l2, delta=args.delta)
+    except ValueError as exc:
+        print(f"  {'proven (convex, projected)':<34}{'n/a':>10}")
+        print(_wrap(footnote, indent="  "))
+        print(_wrap(f"The proven bound does not apply: {exc}", indent="  "))
+        return
+    print(f"  {'proven (convex, projected)':<34}{claim.epsilon:>10.4f}  [p]")
+    print(_wrap(footnote, indent="  "))
+    print(_wrap(f"[p] {claim.theorem}. Conditions: " + "; ".join(claim.conditions) + ".", indent="  "))
 
 
 ADULT_TRAIN_SIZE = 30_162

@@ -15,6 +15,8 @@ r"""Plot helpers for the course: each takes an optional matplotlib ``Axes`` and 
   its mu-GDP curve and audits on the same axes (:mod:`dpedu.plotting.tradeoff`).
 * :func:`plot_adaptive_clipping` - the adaptive clip norm over the steps beside the gradient-norm quantile
   it tracks (:mod:`dpedu.plotting.clipping`).
+* :func:`plot_last_iterate` - epsilon against the number of steps: composition, the linear-loss last iterate,
+  the proven last-iterate bound and audits of the final model (:mod:`dpedu.plotting.last_iterate`).
 
 No ``plt.show()`` and no global style changes: the caller owns the figure. Every helper checks its arguments
 (``TypeError``/``ValueError`` naming the argument) and places its legend where it covers no data: in the
@@ -31,6 +33,7 @@ from __future__ import annotations
 from .accounting import plot_epsilon_vs_epochs, plot_figure2, plot_privacy_curves
 from .accuracy import plot_accuracy_vs_epochs, plot_accuracy_vs_epsilon, plot_clipping_noise_tradeoff
 from .clipping import plot_adaptive_clipping
+from .last_iterate import plot_last_iterate
 from .common import ACCOUNTANT_STYLES, place_legend
 from .losses import plot_loss_curves
 from .tradeoff import plot_tradeoff, plot_tradeoff_panels
@@ -48,4 +51,5 @@ __all__ = [
     "plot_tradeoff",
     "plot_tradeoff_panels",
     "plot_adaptive_clipping",
+    "plot_last_iterate",
 ]

@@ -13,6 +13,7 @@ import numpy as np
 from ...events import (ADD_REMOVE, REPLACE_ONE, EpsilonDeltaEvent, GaussianEvent, LaplaceEvent,
                        SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent,
                        TruncatedPoissonGaussianEvent)
+from ...events_last_iterate import LAST_ITERATE_CAVEAT, LinearLastIterateEvent
 from ...gaussian import gaussian_delta_exact, gaussian_epsilon_exact
 from ...engine.validation import check_delta, check_epsilon, check_in_interval, check_positive, check_positive_int
 from ..base import Accountant, check_epsilons
@@ -29,8 +30,10 @@ class PLDAccountant(Accountant):
     Supports :class:`GaussianEvent` (in closed form), :class:`SubsampledGaussianEvent` (Poisson,
     add/remove: both directions, the worse reported, ``docs/math.md §15.2``; replace-one: the symmetric
     pair of ``docs/math.md §22.4``), :class:`TruncatedPoissonGaussianEvent` (both relations: a two-branch mixture,
-    ``docs/math.md §22.7``), :class:`LaplaceEvent` and
-    :class:`EpsilonDeltaEvent` (through Kairouz, Oh & Viswanath's dominating pair, 2015, Thm 3.3).
+    ``docs/math.md §22.7``), :class:`LaplaceEvent`,
+    :class:`EpsilonDeltaEvent` (through Kairouz, Oh & Viswanath's dominating pair, 2015, Thm 3.3) and
+    :class:`~dpedu.events_last_iterate.LinearLastIterateEvent` (add/remove, both directions: a binomial mixture of
+    Gaussians, ``docs/math.md §28.2``; exact for linear losses, a heuristic otherwise, which ``caveat`` says).
 
     Parameters
     ----------
@@ -62,11 +65,16 @@ class PLDAccountant(Accountant):
 
     name = "pld"
     supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent,
-                        TruncatedPoissonGaussianEvent)
-    # replace-one: docs/math.md §22.4; truncated Poisson, both relations: §22.7
+                        TruncatedPoissonGaussianEvent, LinearLastIterateEvent)
+    # replace-one: docs/math.md §22.4; truncated Poisson, both relations: §22.7; the last iterate: add/remove, §28.2
     relations = {SubsampledGaussianEvent: (ADD_REMOVE, REPLACE_ONE),
                  TruncatedPoissonGaussianEvent: (ADD_REMOVE, REPLACE_ONE)}
     unsupported_reasons = {
+        (LinearLastIterateEvent, REPLACE_ONE): (
+            "under replace-one the sampled last iterate has no one-dimensional dominating pair here (the two "
+            "records' gradients need not be opposite, and their count K is shared); account it under add/remove "
+            "(docs/math.md §28.2)"
+        ),
         SampledWithoutReplacementGaussianEvent: (
             "no dominating pair for fixed-size sampling without replacement is implemented here; under "
             "replace-one the 'rdp' accountant bounds it (docs/math.md §22.3)"
@@ -95,13 +103,17 @@ class PLDAccountant(Accountant):
 
     @property
     def caveat(self):
-        """What to know about the numbers: the optimistic estimate is no guarantee; a coarsened grid is looser."""
+        """What to know about the numbers: the optimistic estimate is no guarantee; a coarsened grid is looser; a
+        linear-loss last iterate is a heuristic for any other loss."""
+        notes = []
+        if any(isinstance(event, LinearLastIterateEvent) for event, _ in self.ledger):
+            notes.append(LAST_ITERATE_CAVEAT)
         if not self.pessimistic:
-            return "optimistic PLD: a LOWER bound on epsilon, not a privacy guarantee"
-        if self._closed_form_mu() is not None or not self._composition(True).coarsened:
-            return None
-        return (f"PLD grid coarsened to fit max_grid_size={self.max_grid_size}: looser than the default "
-                f"accuracy (see epsilon_bracket)")
+            notes.append("optimistic PLD: a LOWER bound on epsilon, not a privacy guarantee")
+        elif self._closed_form_mu() is None and self.ledger and self._composition(True).coarsened:
+            notes.append(f"PLD grid coarsened to fit max_grid_size={self.max_grid_size}: looser than the default "
+                         f"accuracy (see epsilon_bracket)")
+        return "; ".join(notes) or None
 
     def _composition(self, pessimistic):
         mu2, entries = group_ledger(self.ledger)

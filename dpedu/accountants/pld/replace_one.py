@@ -36,6 +36,8 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from ...events import REPLACE_ONE, SubsampledGaussianEvent
+from ...events_last_iterate import LinearLastIterateEvent
+from .last_iterate import last_iterate_loss_model
 from .losses import LossModel, loss_model
 
 __all__ = ["replace_one_model", "event_loss_model"]
@@ -85,7 +87,10 @@ def replace_one_model(noise_multiplier, sampling_rate, tail):
 
 def event_loss_model(event, direction, tail):
     """The :class:`LossModel` of ``event``: the pair above for a replace-one Poisson-subsampled Gaussian
-    (both directions are the same), :func:`~dpedu.accountants.pld.losses.loss_model` otherwise."""
+    (both directions are the same), the binomial mixture of :mod:`.last_iterate` for the linear-loss last iterate,
+    :func:`~dpedu.accountants.pld.losses.loss_model` otherwise."""
     if isinstance(event, SubsampledGaussianEvent) and event.relation == REPLACE_ONE:
         return replace_one_model(event.noise_multiplier, event.sampling_rate, tail)
+    if isinstance(event, LinearLastIterateEvent):
+        return last_iterate_loss_model(event, direction, tail)
     return loss_model(event, direction, tail)

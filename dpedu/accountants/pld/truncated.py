@@ -33,6 +33,7 @@ import numpy as np
 
 from ...events import (REPLACE_ONE, GaussianEvent, SubsampledGaussianEvent, TruncatedPoissonGaussianEvent,
                        check_relation)
+from ...events_last_iterate import LinearLastIterateEvent
 from ..analysis.rdp_truncated_poisson import truncation_branches
 from .losses import GridPMF, connect_the_dots, grid_binning, loss_model, loss_moments, loss_range
 from .replace_one import event_loss_model, replace_one_model
@@ -84,8 +85,8 @@ def scenarios(events):
     add_remove_truncated = any(isinstance(e, TruncatedPoissonGaussianEvent) and e.relation != REPLACE_ONE
                                for e in events)
     directions = ["remove"]
-    if add_remove_truncated or any(isinstance(e, SubsampledGaussianEvent) and e.sampling_rate < 1
-                                   and e.relation != REPLACE_ONE for e in events):
+    if add_remove_truncated or any(isinstance(e, (SubsampledGaussianEvent, LinearLastIterateEvent))
+                                   and e.sampling_rate < 1 and e.relation != REPLACE_ONE for e in events):
         directions.append("add")
     extras = (0, 1) if add_remove_truncated else (0,)
     return [(d, x) for x in extras for d in directions]

@@ -132,6 +132,9 @@ EXERCISES = {spec.number: spec for spec in (
     ExerciseSpec("11.2", "check_square_root_coefficients", ("dpedu.learners.factorization.square_root_coefficients",
                                                             "dpedu.learners.factorization.square_root_factorization")),
     ExerciseSpec("11.3", "check_factorization_sensitivity", ("dpedu.learners.factorization.sensitivity",)),
+    ExerciseSpec("12.1", "check_last_iterate_delta", ("dpedu.accountants.last_iterate.linear_last_iterate_delta",
+                                                      "dpedu.accountants.last_iterate.linear_last_iterate_epsilon")),
+    ExerciseSpec("12.2", "check_flat_from", ("dpedu.accountants.convex_last_iterate.convex_last_iterate_bound",)),
 )}
 
 _BY_CHECK = {spec.check: spec.number for spec in EXERCISES.values()}

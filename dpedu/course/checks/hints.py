@@ -87,6 +87,10 @@ GENERAL = {
             "by L when added or removed and by 2L when replaced.",
     "11.2": "r₀ = 1 and each next coefficient is the previous one times (2k − 1) / (2k): the coefficients of 1/√(1 − x).",
     "11.3": "for each participation pattern add up the columns of C it touches, take the norm, keep the largest.",
+    "12.1": "P is a mixture: sum over k of C(T, k) q^k (1 − q)^(T − k) times N(k, z² T); find the x where the log "
+            "density ratio equals ε, then δ = P(X > x) − e^ε Q(X > x), both sums of normal tails.",
+    "12.2": "compute the plateau, the smallest (d + j s)² / j over j ≥ 1; the bound at T is the smaller of T s² and the "
+            "best window below T; walk T up until it reaches the plateau.",
 }
 
 
