@@ -1021,7 +1021,7 @@ DELEGATIONS = {
            "return zcdp.zcdp_epsilon(steps / (2 * noise_multiplier ** 2), delta)",
     "3.4": "def per_iteration_epsilon(total_epsilon, k, delta_prime): return max(e for e in np.linspace("
            "total_epsilon / k, total_epsilon, 20001) if advanced_composition(e, 0.0, k, delta_prime)[0] <= total_epsilon)",
-    "4.1": "def poisson_sample(n, sampling_rate, rng): return dp.training.plan.poisson_sample(n, sampling_rate, rng)",
+    "4.1": "def poisson_sample(n, sampling_rate, rng): return dp.training.poisson_sample(n, sampling_rate, rng)",
     "4.2": "def clipped_gradient_sum(per_example_gradients, clip_norm): "
            "return dp.L2_clip(per_example_gradients, clip_norm).sum(axis=0)",
     "4.3": "def dp_sgd_step(theta, X_batch, y_batch, *, clip_norm, noise_multiplier, expected_batch_size, "

@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "dpedu"
 
 # Lowest first. A new module must be placed here (the test fails for a module in no layer).
 LAYERS = [
-    ("dpedu.engine.validation", "dpedu.engine.parallel", "dpedu.datasets"),  # checks; seeded tasks; data
+    ("dpedu.engine.validation", "dpedu.engine.search", "dpedu.engine.parallel", "dpedu.datasets"),
     ("dpedu.events", "dpedu.events_allocation", "dpedu.events_last_iterate", "dpedu.gaussian"),  # what happened
     ("dpedu.clipping", "dpedu.mechanisms", "dpedu.snapping"),
     ("dpedu.engine",),                                                       # fast forms, pinned to the textbook

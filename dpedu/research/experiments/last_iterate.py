@@ -121,8 +121,7 @@ def select_and_test(X, y, X_test, y_test, *, noise_multiplier, configs, steps, s
         config = configs[int(rng.integers(len(configs)))]
         plan = plan_dp_sgd(train.size, noise_multiplier=noise_multiplier, clip_norm=clip_norm,
                            sampling_rate=sampling_rate, steps=steps, learning_rate=config["learning_rate"],
-                           clip_mode="inputs", loss_every=steps,
-                           sampler="binomial" if sampling_rate < 1 else "uniforms")   # the same Poisson law, faster
+                           clip_mode="inputs", loss_every=steps)
         run = run_projected(X[train], y[train], plan, radius=config["radius"], l2=l2,
                             theta0=np.zeros(X.shape[1]), rng=rng)
         correct = float(np.sum(np.where(X[valid] @ run.theta >= 0, 1.0, -1.0) == y[valid]))
