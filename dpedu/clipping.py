@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .engine.validation import check_array, door, positive_or_inf, vectors
+from .engine.validation import check_array, door, norms, positive_or_inf, vectors
 
 __all__ = ["L2_clip", "clip_factor", "l2_norms"]
 
@@ -67,6 +67,7 @@ def l2_norms(v, *, name="v", ndim=None):
     return norms
 
 
+@door(norms=norms, clip_norm=positive_or_inf)
 def clip_factor(norms, clip_norm):
     r"""The factor each vector is scaled by when clipped, :math:`\min(1, C/\lVert v\rVert)`, from its norm.
 

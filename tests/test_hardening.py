@@ -129,7 +129,7 @@ SCALAR_ARGUMENTS = [
     ("gaussian_mech_vec.delta", "delta", "delta", lambda v: dpedu.gaussian_mech_vec([1.0, 2.0], 1.0, 0.5, v)),
     # clipping
     ("L2_clip.C", "clip_norm", "positive_or_inf", lambda v: dpedu.L2_clip([3.0, 4.0], v)),
-    ("clip_factors.C", "clip_norm", "positive_or_inf", lambda v: clipping.clip_factors([1.0, 5.0], v)),
+    ("clip_factor.C", "clip_norm", "positive_or_inf", lambda v: clipping.clip_factor([1.0, 5.0], v)),
     # snapping
     ("snapping.eps", "epsilon", "positive", lambda v: snapping.snapping_mechanism(1.0, epsilon=v, bound=100.0, rng=0)),
     ("snapping.bound", "bound", "positive", lambda v: snapping.snapping_mechanism(1.0, epsilon=1.0, bound=v, rng=0)),
@@ -367,14 +367,14 @@ ARRAY_ARGUMENTS = [
      "any_shape"),
     ("L2_clip.v", "v", (2, 3), lambda a: dpedu.L2_clip(a, 1.0)),
     ("l2_norms.v", "v", (2, 3), lambda a: clipping.l2_norms(a), "any_shape"),
-    ("clip_factors.norms", "norms", (3,), lambda a: clipping.clip_factors(a, 1.0), "any_shape"),
+    ("clip_factor.norms", "norms", (3,), lambda a: clipping.clip_factor(a, 1.0), "any_shape"),
     ("logistic.loss.X", "X", (4, 2), lambda a: logistic.loss(THETA2, a, Y3)),
     ("logistic.loss.y", "y", (4,), lambda a: logistic.loss(THETA2, X3, a)),
     ("logistic.loss.theta", "theta", (2,), lambda a: logistic.loss(a, X3, Y3)),
     ("logistic.per_example_loss.X", "X", (4, 2), lambda a: logistic.per_example_loss(THETA2, a, Y3)),
     ("logistic.per_example_gradients.X", "X", (4, 2), lambda a: logistic.per_example_gradients(THETA2, a, Y3)),
     ("logistic.gradient.theta", "theta", (2,), lambda a: logistic.gradient(a, X3, Y3)),
-    ("logistic.gradient_sum.y", "y", (4,), lambda a: logistic.gradient_sum(THETA2, X3, a)),
+    ("logistic.gradient.y", "y", (4,), lambda a: logistic.gradient(THETA2, X3, a)),
     ("logistic.cgs.X", "X", (4, 2), lambda a: logistic.clipped_gradient_sum(THETA2, a, Y3, 1.0)),
     ("logistic.cgs.row_norms", "row_norms", (4,),
      lambda a: LogisticModel(2).clipped_gradient_sum(THETA2, X3, Y3, 1.0, row_norms=a)),
@@ -385,7 +385,7 @@ ARRAY_ARGUMENTS = [
     ("MLP.loss.X", "X", (4, 2), lambda a: NET.loss(_mlp_theta(NET), a, Y3)),
     ("MLP.loss.theta", "theta", (NET.n_params,), lambda a: NET.loss(a, X3, Y3)),
     ("MLP.per_example_gradients.y", "y", (4,), lambda a: NET.per_example_gradients(_mlp_theta(NET), X3, a)),
-    ("MLP.gradient_sum.X", "X", (4, 2), lambda a: NET.gradient_sum(_mlp_theta(NET), a, Y3)),
+    ("MLP.per_example_gradients.X", "X", (4, 2), lambda a: NET.per_example_gradients(_mlp_theta(NET), a, Y3)),
     ("MLP.cgs.X", "X", (4, 2), lambda a: NET.clipped_gradient_sum(_mlp_theta(NET), a, Y3, 1.0)),
     ("MLP.predict.X", "X", (4, 2), lambda a: NET.predict(_mlp_theta(NET), a)),
     ("gd.X", "X", (4, 2), lambda a: dpedu.gradient_descent(a, Y3, 2)),
@@ -417,9 +417,9 @@ ARRAY_CASES = [(args[0], args[1], bad, error, args[3])
                          ids=[f"{c[0]}-{i % 6}" for i, c in enumerate(ARRAY_CASES)])
 def test_bad_arrays_are_refused_by_name(case_id, name, bad, error, call):
     if case_id.startswith("DPLR"):
-        # scikit-learn's validation converts numeric strings and objects ("1.0") to floats, as every
-        # scikit-learn estimator does: that must then work; everything else is a clear error naming X.
-        if bad.dtype.kind in "OU":
+        # strings are refused naming X (never converted to numbers); an object array of numbers is what
+        # scikit-learn's validation converts, as for every scikit-learn estimator: that must then work
+        if bad.dtype.kind == "O":
             clf = call(bad)
             assert np.all(np.isfinite(clf.coef_))
             return
@@ -614,8 +614,8 @@ def test_L2_clip_empty_is_empty(v):
 @QUICK
 @given(norms=st.lists(st.one_of(st.floats(0, 1e300), st.just(math.inf)), min_size=0, max_size=5),
        clip_norm=st.floats(-300, 300).map(lambda e: 10.0**e))
-def test_clip_factors_are_in_unit_interval(norms, clip_norm):
-    factors = clipping.clip_factors(norms, clip_norm)
+def test_clip_factor_is_in_unit_interval(norms, clip_norm):
+    factors = clipping.clip_factor(norms, clip_norm)
     norms = np.asarray(norms, dtype=float)
     assert factors.shape == norms.shape
     assert np.all((0 <= factors) & (factors <= 1))

@@ -57,6 +57,7 @@ __all__ = [
     "vectors",
     "open_unit",
     "answer",
+    "norms",
     "check_norms",
     "check_noise_and_clip",
     "MAX_STEPS",
@@ -601,6 +602,11 @@ def budget_or_none(value, name):
 def vectors(value, name):
     """A finite float array of one vector (d,) or of row vectors (n, d); empty allowed."""
     return check_array(value, name, ndim=(1, 2), allow_empty=True)
+
+
+def norms(value, name):
+    """An array of norms: real, >= 0, not NaN (``inf`` allowed)."""
+    return check_norms(value, name)
 
 
 def open_unit(value, name):
