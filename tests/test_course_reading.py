@@ -419,10 +419,14 @@ def test_a_reveal_before_the_exercise_is_found(reveal):
 
 
 def test_a_renamed_reveal_is_found_by_its_solution_lines():
-    # the solution's lines are lines of dpedu's L2_clip, so showing L2_clip shows this answer under another name
-    exercise = ("def clip_rows(v, c):\n    ### BEGIN SOLUTION\n    factor = C / np.maximum(norms, C)\n"
-                "    return v * np.where(factor < FLOAT_TINY, 0.0, factor)\n    ### END SOLUTION")
-    shown = "from dpedu.course.notebook import show_source\nfrom dpedu.clipping import L2_clip\nshow_source(L2_clip)"
+    # the solution's lines are lines of the logistic model's clipped sum, so showing that method shows this
+    # answer under another name (the method is not among exercise 2.2's counterparts: only its lines give it away)
+    exercise = ("def clip_rows(v, c):\n    ### BEGIN SOLUTION\n"
+                "    sigmoids = expit(-y * (X @ theta))\n"
+                "    factors = clip_factor(sigmoids * row_norms, clip_norm)\n"
+                "    ### END SOLUTION")
+    shown = ("from dpedu.course.notebook import show_source\nfrom dpedu.models import LogisticModel\n"
+             "show_source(LogisticModel.clipped_gradient_sum)")
     problems = reveals(_notebook_with([("code", shown, {}), ("code", exercise, EXERCISE)]))
     assert [(where, number) for where, number, _ in problems] == [(0, "2.2")]
     assert "contains the reference solution" in problems[0][2]
