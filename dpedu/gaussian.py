@@ -122,12 +122,3 @@ def analytic_noise_multiplier(epsilon, delta):
     delta = check_delta(delta)
     return monotone_search(lambda z: gaussian_delta_exact(epsilon, z) <= delta, 1.0, feasible_when="large",
                            lowest=1e-12, highest=math.inf, rtol=1e-12, at_limit=lambda z, feasible: z)
-    while gaussian_delta_exact(epsilon, hi) > delta:
-        lo, hi = hi, 2.0 * hi
-    while hi - lo > 1e-12 * hi:
-        mid = 0.5 * (lo + hi)
-        if gaussian_delta_exact(epsilon, mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binom
 
+from ..engine.search import monotone_search
 from ..engine.validation import MAX_STEPS, check_delta, check_noise_multiplier, check_positive, check_positive_int
 from ..engine.validation import check_nonnegative, check_sampling_rate
 from ..events import REPLACE_ONE, GaussianEvent, SubsampledGaussianEvent, check_relation
@@ -168,14 +169,10 @@ def _poisson_epsilon(steps, z, q, relation, c, d, delta, composition):
 def _largest_batch(steps, others, q, delta):
     """(b, p): the smallest batch size b whose excess over the run, T P[Bin(others, q) >= b], is at most
     BAD_BATCH_FRACTION delta, and that probability (batches hold at most b records: b - 1 others and the record)."""
-    target = BAD_BATCH_FRACTION * delta
-    low, high = 0, others + 1                        # P[Bin >= others + 1] = 0
-    while high - low > 1:
-        middle = (low + high) // 2
-        if steps * float(binom.sf(middle - 1, others, q)) <= target:
-            high = middle
-        else:
-            low = middle
+    target = BAD_BATCH_FRACTION * delta                # P[Bin >= others + 1] = 0: others + 1 always fits
+    high = monotone_search(lambda b: steps * float(binom.sf(b - 1, others, q)) <= target, max(1, round(q * others)),
+                           feasible_when="large", lowest=1, highest=others + 1, rtol=None,
+                           at_limit=lambda b, feasible: b)
     return high + 1, min(1.0, steps * float(binom.sf(high - 1, others, q)))
 
 

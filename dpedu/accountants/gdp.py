@@ -35,8 +35,6 @@ from scipy.special import log_ndtr
 from ..gaussian import gaussian_delta_exact
 from ..engine.search import monotone_search
 from ..engine.validation import (
-    check_delta,
-    check_epsilon,
     check_in_interval,
     check_noise_multiplier,
     check_nonnegative,

@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-from scipy.optimize import brentq
 from scipy.special import log_ndtr, logsumexp
 
+from ..engine.search import monotone_search
 from ..engine.validation import check_choice, check_delta, check_epsilon
 from ..events_last_iterate import LinearLastIterateEvent
 from ..gaussian import gaussian_delta_exact, gaussian_epsilon_exact
@@ -56,12 +55,8 @@ def _crossing(target, k, log_b, sigma):
     def excess(x):
         return logsumexp(log_b + (2.0 * k * x - k * k) / (2.0 * sigma * sigma)) - target
 
-    low, high = -sigma, k[-1] + sigma
-    while excess(low) > 0:
-        low = 2.0 * low - 1.0
-    while excess(high) < 0:
-        high = 2.0 * high + 1.0
-    return brentq(excess, low, high, xtol=1e-13 * max(1.0, sigma), rtol=1e-15, maxiter=500)
+    return monotone_search(lambda x: excess(x) >= 0, 0.0, feasible_when="large", lowest=-math.inf,
+                           highest=math.inf, rtol=0.0, at_limit=None, step=sigma)
 
 
 def _difference(log_a, log_b):
@@ -119,7 +114,8 @@ def linear_last_iterate_epsilon(delta, *, noise_multiplier, sampling_rate, steps
 
     ``delta`` in (0, 1); the other arguments as in :func:`linear_last_iterate_delta`. Each direction's
     :math:`\delta(\varepsilon)` decreases in :math:`\varepsilon`; it is inverted by Brent's method on a bracket found by
-    doubling, to an absolute tolerance of 1e-12.
+    doubling (the one search, :mod:`dpedu.engine.search`), to a relative tolerance of 1e-12, on the side whose
+    :math:`\delta` is at most ``delta``.
     """
     delta = check_delta(delta)
     direction = check_choice(direction, "direction", _DIRECTIONS)
@@ -133,8 +129,6 @@ def linear_last_iterate_epsilon(delta, *, noise_multiplier, sampling_rate, steps
         if curve(1e-12, k, log_b, sigma) <= delta:
             found.append(0.0)
             continue
-        high = 1.0
-        while curve(high, k, log_b, sigma) > delta:
-            high *= 2.0
-        found.append(brentq(lambda e: curve(e, k, log_b, sigma) - delta, 1e-12, high, xtol=1e-12, maxiter=500))
+        found.append(monotone_search(lambda e: curve(e, k, log_b, sigma) <= delta, 1.0, feasible_when="large",
+                                     lowest=1e-12, highest=math.inf, rtol=1e-12, at_limit=lambda e, feasible: e))
     return float(max(found))

@@ -10,14 +10,13 @@ upper bound is never too small, a lower bound never too large (docs/math.md §17
 
 from __future__ import annotations
 
-import math
 
 from .validation import check_choice
 
 __all__ = ["monotone_search"]
 
 
-def monotone_search(feasible, start, *, feasible_when, lowest, highest, rtol=None, at_limit):
+def monotone_search(feasible, start, *, feasible_when, lowest, highest, rtol=None, at_limit, step=None):
     r"""The evaluated feasible end of a bracket around the boundary of a monotone feasibility.
 
     Parameters
@@ -34,7 +33,11 @@ def monotone_search(feasible, start, *, feasible_when, lowest, highest, rtol=Non
         The search never probes outside this range. Integers (with ``rtol=None``) make an integer
         search: probes are whole numbers and the bracket shrinks to two neighbours.
     rtol : float, optional
-        Continuous search: stop when the bracket is at most ``rtol`` times its feasible end.
+        Continuous search: stop when the bracket is at most ``rtol`` times its feasible end (0: when the midpoint
+        equals an end, the float resolution).
+    step : float, optional
+        Bracket by steps instead of factors: move ``step``, then twice that, four times, ... from ``start`` (for a
+        condition on any real line, negative numbers too). By default the bracket doubles or halves x (x > 0).
     at_limit : callable
         ``at_limit(x, is_feasible)`` is called when the bracket cannot be closed inside the range: the
         probe x at ``lowest`` or ``highest`` is still feasible where an infeasible point was looked for
@@ -67,7 +70,12 @@ def monotone_search(feasible, start, *, feasible_when, lowest, highest, rtol=Non
     check_choice(feasible_when, "feasible_when", ("large", "small"))
     integer = rtol is None
 
+    moves = [step]
+
     def towards(x, larger):
+        if step is not None:                       # additive: +- step, +- 2 step, ... (any real x)
+            moves[0] *= 2
+            return min(x + moves[0] / 2, highest) if larger else max(x - moves[0] / 2, lowest)
         if larger:
             return min(2 * x, highest)
         return max(x // 2 if integer else x / 2.0, lowest)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import functools
 import math
 
+from ...engine.search import monotone_search
 from ...engine.validation import check_rng
 
 __all__ = ["log_inverse_gamma", "trials_mean", "trials_pmf", "sample_trials"]
@@ -78,17 +79,8 @@ def log_inverse_gamma(mean, shape):
     target = math.log(mean)
     if shape == 1:
         return target
-    low, high = 0.0, 1.0
-    while _log_mean(high, shape) < target:
-        low, high = high, 2 * high
-    while True:
-        middle = 0.5 * (low + high)
-        if middle in (low, high):
-            return high
-        if _log_mean(middle, shape) < target:
-            low = middle
-        else:
-            high = middle
+    return monotone_search(lambda L: _log_mean(L, shape) >= target, 1.0, feasible_when="large", lowest=0.0,
+                           highest=math.inf, rtol=0.0, at_limit=lambda L, feasible: L)
 
 
 def trials_mean(L, shape):

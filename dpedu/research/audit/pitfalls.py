@@ -46,6 +46,7 @@ from ...events import REPLACE_ONE, add_remove_equivalent, check_relation
 from ...gaussian import analytic_noise_multiplier, gaussian_delta_exact
 from ...mechanisms import gaussian_mechanism
 from ...training import plan_dp_sgd
+from ...engine.search import monotone_search
 from ...engine.validation import check_choice, check_delta, check_epsilon, check_in_interval, check_noise_multiplier
 from ...engine.validation import check_positive, check_positive_int, check_rng
 from .claims import ClaimCheck, claim_hunt
@@ -275,14 +276,10 @@ def draws_to_detect(true_multiplier, claimed_multiplier, *, power=0.9, threshold
     if noise_check_power(true_multiplier, claimed_multiplier, draws=DRAWS_RANGE[1], **arguments) < power:
         raise ValueError(f"no number of draws up to {DRAWS_RANGE[1]:,} detects claimed_multiplier="
                          f"{claimed_multiplier:g} against true_multiplier={true_multiplier:g} with power {power:g}")
-    low, high = DRAWS_RANGE                            # the power grows with the draws: bisection
-    while low < high:
-        middle = (low + high) // 2
-        if noise_check_power(true_multiplier, claimed_multiplier, draws=middle, **arguments) >= power:
-            high = middle
-        else:
-            low = middle + 1
-    return low
+    return monotone_search(lambda draws: noise_check_power(true_multiplier, claimed_multiplier, draws=draws,
+                                                           **arguments) >= power,
+                           2000, feasible_when="large", lowest=DRAWS_RANGE[0], highest=DRAWS_RANGE[1], rtol=None,
+                           at_limit=lambda draws, feasible: draws)   # the power grows with the draws
 
 
 @dataclass(frozen=True)
