@@ -13,6 +13,7 @@ import numpy as np
 from ...events import (ADD_REMOVE, REPLACE_ONE, EpsilonDeltaEvent, GaussianEvent, LaplaceEvent,
                        SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent,
                        TruncatedPoissonGaussianEvent)
+from ...events_allocation import BallsInBinsGaussianEvent
 from ...gaussian import gaussian_delta_exact, gaussian_epsilon_exact
 from ...engine.validation import check_delta, check_epsilon, check_in_interval, check_positive, check_positive_int
 from ..base import Accountant, check_epsilons
@@ -29,8 +30,10 @@ class PLDAccountant(Accountant):
     Supports :class:`GaussianEvent` (in closed form), :class:`SubsampledGaussianEvent` (Poisson,
     add/remove: both directions, the worse reported, ``docs/math.md §15.2``; replace-one: the symmetric
     pair of ``docs/math.md §22.4``), :class:`TruncatedPoissonGaussianEvent` (both relations: a two-branch mixture,
-    ``docs/math.md §22.7``), :class:`LaplaceEvent` and
-    :class:`EpsilonDeltaEvent` (through Kairouz, Oh & Viswanath's dominating pair, 2015, Thm 3.3).
+    ``docs/math.md §22.7``), :class:`~dpedu.events_allocation.BallsInBinsGaussianEvent` (random allocation under
+    add/remove: both directions of one epoch's pair, discretised in convex order, ``docs/math.md §22.9``),
+    :class:`LaplaceEvent` and :class:`EpsilonDeltaEvent` (through Kairouz, Oh & Viswanath's dominating pair, 2015,
+    Thm 3.3).
 
     Parameters
     ----------
@@ -62,7 +65,7 @@ class PLDAccountant(Accountant):
 
     name = "pld"
     supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent,
-                        TruncatedPoissonGaussianEvent)
+                        TruncatedPoissonGaussianEvent, BallsInBinsGaussianEvent)
     # replace-one: docs/math.md §22.4; truncated Poisson, both relations: §22.7
     relations = {SubsampledGaussianEvent: (ADD_REMOVE, REPLACE_ONE),
                  TruncatedPoissonGaussianEvent: (ADD_REMOVE, REPLACE_ONE)}
@@ -74,6 +77,11 @@ class PLDAccountant(Accountant):
         ShuffledBatchGaussianEvent: (
             "fixed-size batches from a shuffled pass have no known dominating pair, and the Poisson-"
             "subsampling PLD does not cover them (docs/math.md §1.3)"
+        ),
+        (BallsInBinsGaussianEvent, REPLACE_ONE): (
+            "the random-allocation pair (docs/math.md §22.8, §22.9) is proven under add/remove only; under "
+            "replace-one what is proven here is no amplification: each epoch changes one batch's sum by at most "
+            "2C, so it is at most one Gaussian release, GaussianEvent(z, relation='replace_one') per epoch"
         ),
     }
 
