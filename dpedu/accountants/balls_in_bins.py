@@ -65,7 +65,8 @@ class BallsInBinsEstimate:
     those draws is at most ``delta`` (so ``delta_upper <= delta`` always). ``delta_estimate`` and
     ``delta_standard_error`` are δ(``epsilon``) on the verify draws (the worse direction); ``delta_upper`` its upper
     limit at ``confidence`` (normal approximation). ``epsilon_lower`` is the lower confidence end: the largest ε
-    whose lower limit on the verify draws is above ``delta``. ``epsilon_upper_bound`` is proven: the PLD bound
+    whose lower limit on the verify draws is above ``delta`` in either direction, each direction's limit at
+    (1 + ``confidence``) / 2 (the two directions' estimates are independent: Bonferroni). ``epsilon_upper_bound`` is proven: the PLD bound
     (docs/math.md §22.9), or the un-amplified :func:`balls_in_bins_upper_bound` where the PLD's grid is too large,
     whichever is smaller. ``label`` says what the rest is.
     """
@@ -255,9 +256,11 @@ def balls_in_bins_epsilon(noise_multiplier, batches_per_epoch, *, epochs, delta,
                 f"+- {error:.2g} (upper limit {upper:.3g} > delta={delta:g}), and the upper limit stays above delta up "
                 f"to epsilon={high:.4g} (at least twice the proven bound {bound:.4g}); pass more n_samples")
         epsilon = _crossing(lambda e: _upper_limit(verify, e, n, k) <= delta, first, high)
+    # the lower end claims delta(e) > delta, true when either direction's is: each at (1 + confidence) / 2
+    k_lower = float(ndtri((1.0 + confidence) / 2.0))
     lower = 0.0
-    if _lower_limit(verify, 0.0, n, k) > delta:
-        lower = _crossing(lambda e: _lower_limit(verify, e, n, k) <= delta, 0.0, epsilon)
+    if _lower_limit(verify, 0.0, n, k_lower) > delta:
+        lower = _crossing(lambda e: _lower_limit(verify, e, n, k_lower) <= delta, 0.0, epsilon)
     estimate, error, upper = _summary(verify, epsilon, n, confidence)
     return BallsInBinsEstimate(z, b, epochs, delta, epsilon, estimate, error, upper, confidence, n, bound, first,
                                min(lower, epsilon))

@@ -28,7 +28,8 @@ and composing mechanisms *adds* independent losses, so PLDs *convolve*.
    finest of their grids (:mod:`.ledger`). The accountant (:mod:`.accountant`) only reads the curves off.
 4. *Read off* :math:`\delta(\varepsilon)`, and :math:`\varepsilon(\delta)` exactly between grid points.
    Poisson subsampling has two directions, *remove* and *add* (``docs/math.md §15.2``): each is composed
-   over the whole ledger and the worse one is reported.
+   over the whole ledger and the worse one is reported. So do balls-in-bins batches (random allocation,
+   :mod:`.allocation`, ``docs/math.md §22.9``), whose epoch PMFs come from a b-fold FFT of a spread lognormal.
 
 **A worked example.** One Laplace release with :math:`\varepsilon=1` has loss :math:`+1` with mass 1/2,
 :math:`-1` with mass :math:`e^{-1}/2`, and a continuous part in between. With :math:`\Delta = 1/4`, the

@@ -186,7 +186,7 @@ def _plan(mu, b, tail, max_points):
         r, n2 = 1, 0
     else:
         m1 = math.exp(y1)
-        r = max(1, math.floor(max(BAND_RATIO * m1, (w_max - m1) / max_points) / h1))
+        r = max(1, math.ceil(max(BAND_RATIO * m1, (w_max - m1) / max_points) / h1))
         n1 = r * math.ceil(m1 / (r * h1))
         n2 = max(1, math.ceil((w_max - n1 * h1) / (r * h1)))
         y1 = math.log(n1 * h1)
@@ -198,7 +198,7 @@ def _plan(mu, b, tail, max_points):
     return h1, n1, r, n2, math.log(w_max), y1
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=4)  # both estimates of two settings (a setting may hold 100 MB)
 def epoch_atoms(noise_multiplier, batches_per_epoch, tail, max_points, pessimistic):
     """The :class:`EpochAtoms` of one epoch of ``BallsInBinsGaussianEvent(noise_multiplier, batches_per_epoch)``.
 
@@ -256,7 +256,8 @@ def _coarsen(masses, first, r, mode="spread"):
     result starting at ``first // r``): split between the two coarse neighbours keeping mass and mean (``spread``),
     or all to the one below (``down``)."""
     fine = first + np.arange(masses.size)
-    below, frac = fine // r, (fine % r) / r if mode == "spread" else np.zeros(masses.size)
+    below = fine // r
+    frac = (fine % r) / r if mode == "spread" else np.zeros(masses.size)
     start = below[0]
     out = np.bincount(below - start, weights=masses * (1.0 - frac), minlength=below[-1] - start + 2)
     out += np.bincount(below - start + 1, weights=masses * frac, minlength=out.size)
