@@ -64,9 +64,10 @@ class BallsInBinsEstimate:
     the verify pass (``n_samples`` fresh draws) does not confirm it, the smallest ε whose one-sided upper limit on
     those draws is at most ``delta`` (so ``delta_upper <= delta`` always). ``delta_estimate`` and
     ``delta_standard_error`` are δ(``epsilon``) on the verify draws (the worse direction); ``delta_upper`` its upper
-    limit at ``confidence`` (normal approximation). ``epsilon_lower`` is the lower confidence end: the largest ε
-    whose lower limit on the verify draws is above ``delta`` in either direction, each direction's limit at
-    (1 + ``confidence``) / 2 (the two directions' estimates are independent: Bonferroni). ``epsilon_upper_bound`` is proven: the PLD bound
+    limit at ``confidence`` (normal approximation; the standard error from the root mean square of the terms, which
+    makes the limit decrease in ε). ``epsilon_lower`` is the lower confidence end: below it, on a grid of 256 steps
+    from 0, some direction's lower limit on the verify draws stays above ``delta`` (each direction at (1 +
+    ``confidence``) / 2: the reported δ is the larger of two estimates). ``epsilon_upper_bound`` is proven: the PLD bound
     (docs/math.md §22.9), or the un-amplified :func:`balls_in_bins_upper_bound` where the PLD's grid is too large,
     whichever is smaller. ``label`` says what the rest is.
     """
@@ -188,12 +189,18 @@ def balls_in_bins_delta(noise_multiplier, batches_per_epoch, *, epochs, epsilon,
     return _summary(draws, epsilon, n, confidence)
 
 
+def _moments(draws, epsilon, n):
+    """Per direction, the estimate of δ(ε) and its standard error, estimated by the root mean square of the terms
+    over √n (at least the usual estimate; it decreases in ε, as the estimate does: so do the upper limits); inf for
+    one draw."""
+    return [(float(t.mean()), math.sqrt(float(np.mean(t * t)) / n) if n > 1 else math.inf)
+            for t in _terms(draws, epsilon)]
+
+
 def _summary(draws, epsilon, n, confidence):
-    r, a = _terms(draws, epsilon)
     k = float(ndtri(confidence))
-    best = max(((float(t.mean()), float(t.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf) for t in (r, a)),
-               key=lambda item: item[0] + k * item[1])
-    return best[0], best[1], min(1.0, best[0] + k * best[1])
+    mean, error = max(_moments(draws, epsilon, n), key=lambda item: item[0] + k * item[1])
+    return mean, error, min(1.0, mean + k * error)
 
 
 def _solve(draws, delta, high):
@@ -210,23 +217,29 @@ def _solve(draws, delta, high):
 
 
 def _upper_limit(draws, epsilon, n, k):
-    """One-sided upper limit on δ(ε) from ``draws`` (the worse direction; normal approximation)."""
-    return max(float(t.mean()) + k * (float(t.std(ddof=1)) / math.sqrt(n) if n > 1 else math.inf)
-               for t in _terms(draws, epsilon))
+    """One-sided upper limit on δ(ε) from ``draws``, the worse direction (normal approximation); decreasing in ε."""
+    return max(mean + k * error for mean, error in _moments(draws, epsilon, n))
 
 
-def _lower_limit(draws, epsilon, n, k):
-    return max(float(t.mean()) - k * (float(t.std(ddof=1)) / math.sqrt(n) if n > 1 else math.inf)
-               for t in _terms(draws, epsilon))
-
-
-def _crossing(limit, low, high):
-    """Bisection for the point where ``limit`` (about decreasing) falls to the target: ``limit(high)`` holds, and the
-    returned ``high`` keeps it."""
+def _raised(draws, delta, low, high, n, k):
+    """The smallest ε in [low, high] whose upper limit is at most ``delta`` (it holds at ``high``): bisection, exact
+    since the limit decreases. Then ε < ε(δ) only if the limit at ε(δ) is at most δ(ε(δ)): a test at one point."""
     for _ in range(60):
         mid = 0.5 * (low + high)
-        low, high = (low, mid) if limit(mid) else (mid, high)
+        low, high = (low, mid) if _upper_limit(draws, mid, n, k) <= delta else (mid, high)
     return high
+
+
+def _lower_end(draws, delta, high, n, k, points=256):
+    """The largest grid point g_m of [0, high] with, for every j <= m, some direction's estimate at g_j minus k times
+    its standard error at g_(j-1) above ``delta``. The estimate and the error decrease in ε, so on (g_(j-1), g_j]
+    that bounds the lower limit from below: ε(δ) <= g_m only if the lower limit at ε(δ) is above δ(ε(δ))."""
+    grid = np.linspace(0.0, high, points + 1)
+    moments = [_moments(draws, e, n) for e in grid]
+    for j in range(1, points + 1):
+        if max(now[0] - k * before[1] for now, before in zip(moments[j], moments[j - 1])) <= delta:
+            return float(grid[j - 1])
+    return float(high)
 
 
 def balls_in_bins_epsilon(noise_multiplier, batches_per_epoch, *, epochs, delta, n_samples, rng, confidence=0.95):
@@ -255,15 +268,11 @@ def balls_in_bins_epsilon(noise_multiplier, batches_per_epoch, *, epochs, delta,
                 f"the Monte Carlo estimate does not verify: on {n} fresh draws delta({first:.4g}) = {estimate:.3g} "
                 f"+- {error:.2g} (upper limit {upper:.3g} > delta={delta:g}), and the upper limit stays above delta up "
                 f"to epsilon={high:.4g} (at least twice the proven bound {bound:.4g}); pass more n_samples")
-        epsilon = _crossing(lambda e: _upper_limit(verify, e, n, k) <= delta, first, high)
+        epsilon = _raised(verify, delta, first, high, n, k)
     # the lower end claims delta(e) > delta, true when either direction's is: each at (1 + confidence) / 2
-    k_lower = float(ndtri((1.0 + confidence) / 2.0))
-    lower = 0.0
-    if _lower_limit(verify, 0.0, n, k_lower) > delta:
-        lower = _crossing(lambda e: _lower_limit(verify, e, n, k_lower) <= delta, 0.0, epsilon)
+    lower = _lower_end(verify, delta, epsilon, n, float(ndtri((1.0 + confidence) / 2.0)))
     estimate, error, upper = _summary(verify, epsilon, n, confidence)
-    return BallsInBinsEstimate(z, b, epochs, delta, epsilon, estimate, error, upper, confidence, n, bound, first,
-                               min(lower, epsilon))
+    return BallsInBinsEstimate(z, b, epochs, delta, epsilon, estimate, error, upper, confidence, n, bound, first, lower)
 
 
 def balls_in_bins_ledger(ledger, *, delta, n_samples, rng, confidence=0.95):

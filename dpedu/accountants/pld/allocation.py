@@ -29,7 +29,7 @@ placed on the grid with an offset that only lowers Λ (remove) or raises it (add
 ...                                                                (atoms.add_mass, atoms.add_infinity))]
 [1.0, 1.0]
 >>> atoms.remove_infinity < 1e-11, atoms.details["h1"], atoms.details["n1"]
-(True, 0.078125, 11979)
+(True, 0.078125, 11976)
 """
 
 from __future__ import annotations
