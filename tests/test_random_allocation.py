@@ -160,6 +160,16 @@ def test_the_mass_at_infinity_holds_the_tails_and_the_roundoff():
     atoms = epoch_atoms(1.0, 100, 1e-18 / 8, 2**22, True)           # the accountant's tail for one epoch
     assert 0 < atoms.remove_roundoff < atoms.remove_infinity < 1e-10
     assert 0 < atoms.add_roundoff < atoms.add_infinity < 1e-11
+    # with a large tail budget the documented bounds are visible (docs/math.md §22.9): one coordinate above w_max
+    # (P <= P_t + (b - 1) Q_t, Q <= b Q_t), two above m1 (P <= (b - 1) P_t Q_t + C(b - 1, 2) Q_t^2, Q <= C(b, 2) Q_t^2)
+    big = epoch_atoms(1.0, 100, 1e-6, 2**22, True)
+
+    def tails(w):                                                     # (Q_t, P_t) of W at w, z = 1
+        return ndtr(-(math.log(w) + 0.5)), ndtr(-(math.log(w) - 0.5))
+    (q_max, p_max), (q_1, p_1) = tails(big.details["w_max"]), tails(big.details["m1"])
+    assert big.details["n2"] > 0 and p_max > 1e-8 and p_1 * q_1 > 1e-12
+    assert big.remove_infinity - big.remove_roundoff >= (p_max + 99 * q_max + 99 * p_1 * q_1 + 99 * 49 * q_1**2) * 0.999
+    assert big.add_infinity - big.add_roundoff >= (100 * q_max + 100 * 99 / 2 * q_1**2) * 0.999
     assert pld(1.0, 100, 1).roundoff_bound() == atoms.remove_roundoff   # reported as the PLD's round-off bound
     optimistic = epoch_atoms(1.0, 100, 1e-18 / 8, 2**22, False)
     assert optimistic.remove_infinity == optimistic.add_infinity == 0.0
