@@ -6,9 +6,10 @@ shuffling, the batch sizes vary (Binomial(n, 1/b) each), which is what makes the
 one record, the others' bins have the same law with or without it, and only its own bin J is secret.
 
 * :func:`balls_in_bins_batches` draws the batches of one epoch from an explicit ``rng``;
-* :class:`BallsInBinsGaussianEvent` records one epoch of b Gaussian steps on such batches. The accountants of
-  :mod:`dpedu.accountants` refuse it; :mod:`dpedu.accountants.balls_in_bins` gives a Monte Carlo *estimate* of its
-  privacy curve (labelled as such) and a proven upper bound.
+* :class:`BallsInBinsGaussianEvent` records one epoch of b Gaussian steps on such batches. The PLD accountant
+  (``make_accountant("pld")``) accounts it under add/remove (random allocation, docs/math.md §22.9: a proven upper
+  bound); the other accountants refuse it; :mod:`dpedu.accountants.balls_in_bins` gives a Monte Carlo *estimate* of
+  its privacy curve (labelled as such), the check beside it.
 
 >>> batches = list(balls_in_bins_batches(10, 3, rng=0))
 >>> len(batches), sorted(int(i) for b in batches for i in b) == list(range(10))
@@ -83,18 +84,21 @@ class BallsInBinsGaussianEvent(Event):
     uniformly at random. Count it once per epoch.
 
     Under add/remove, for one record, the epoch is dominated by :math:`P = \frac1b\sum_j \mathcal N(e_j, z^2I_b)`
-    against :math:`Q = \mathcal N(0, z^2 I_b)` (Chua et al. 2025; docs/math.md §22.8). The accountants refuse it:
-    :func:`dpedu.accountants.balls_in_bins.balls_in_bins_epsilon` estimates its curve by Monte Carlo (an estimate,
-    not a guarantee) beside a proven upper bound. Replace-one is not covered.
+    against :math:`Q = \mathcal N(0, z^2 I_b)` (Chua et al. 2025; docs/math.md §22.8). The PLD accountant accounts
+    it, both directions, with a proven upper bound (random allocation, Feldman & Shenfeld 2025; docs/math.md §22.9);
+    the other accountants refuse it; :func:`dpedu.accountants.balls_in_bins.balls_in_bins_epsilon` estimates its
+    curve by Monte Carlo (an estimate, not a guarantee). Under replace-one only the un-amplified bound is proven
+    (one Gaussian release of sensitivity 2C per epoch): every accountant refuses it, saying so.
     """
 
     noise_multiplier: float
     batches_per_epoch: int
     relation: str = ADD_REMOVE
 
-    unsupported_reason = ("balls-in-bins batches have no analytic accountant here: "
+    unsupported_reason = ("balls-in-bins batches (random allocation) have no theorem in this accountant: the 'pld' "
+                          "accountant accounts them under add/remove (docs/math.md §22.9), and "
                           "dpedu.accountants.balls_in_bins estimates their curve by Monte Carlo (an estimate, not a "
-                          "guarantee) and gives an upper bound (docs/math.md §22.8)")
+                          "guarantee; docs/math.md §22.8)")
 
     def __post_init__(self):
         z = check_noise_multiplier(self.noise_multiplier)

@@ -20,6 +20,7 @@ from dpedu.events import (
     add_remove_equivalent,
     check_relation,
 )
+from dpedu.events_allocation import BallsInBinsGaussianEvent
 from dpedu.gaussian import gaussian_epsilon_exact
 
 
@@ -189,8 +190,10 @@ def test_relations_table_states_every_pair():
     from dpedu.research.experiments.relations import format_relations_table, relations_table
     table = relations_table(steps=10, accountants=("rdp", "pld", "sequential"))
     assert len(table) == 12
-    assert set(table[("balls-in-bins", "add_remove")].values()) == {"refused"} == set(
-        table[("balls-in-bins", "replace_one")].values())                   # its numbers: balls_in_bins_row
+    add_remove = table[("balls-in-bins", "add_remove")]                  # random allocation by PLD: §22.9
+    assert {add_remove["rdp"], add_remove["sequential"]} == {"refused"} == set(
+        table[("balls-in-bins", "replace_one")].values())
+    assert add_remove["pld"] == make_accountant("pld").compose(BallsInBinsGaussianEvent(1.0, 100), 1).get_epsilon(1e-5)
     for (scheme, _), row in table.items():
         if scheme == "shuffled" or (scheme, _) == ("truncated Poisson", "replace_one"):  # PLD: docs/math.md §22.7
             assert {v for k, v in row.items() if not (scheme == "truncated Poisson" and k == "pld")} == {"refused"}
@@ -201,12 +204,13 @@ def test_relations_table_states_every_pair():
 
 
 def test_the_balls_in_bins_row_is_an_estimate_beside_a_proven_bound():
-    from dpedu.accountants.balls_in_bins import LABEL, balls_in_bins_upper_bound
+    from dpedu.accountants.balls_in_bins import LABEL
     from dpedu.research.experiments.relations import (balls_in_bins_note, balls_in_bins_row, format_relations_table,
                                                       relations_table)
     estimate = balls_in_bins_row(dataset_size=1000, batch_size=100, steps=25, delta=1e-4, n_samples=2000, rng=0)
     assert (estimate.batches_per_epoch, estimate.epochs) == (10, 3)        # b = n / m, ceil(T / b) epochs
-    assert estimate.epsilon_upper_bound == pytest.approx(balls_in_bins_upper_bound(1.0, 3, 1e-4))
+    assert estimate.epsilon_upper_bound == make_accountant("pld").compose(BallsInBinsGaussianEvent(1.0, 10),
+                                                                          3).get_epsilon(1e-4)
     note = balls_in_bins_note(estimate)
     assert LABEL in note and "proven upper bound" in note
     table = relations_table(dataset_size=1000, batch_size=100, steps=25, delta=1e-4, accountants=("rdp",))

@@ -6,7 +6,7 @@
 # > After this chapter you can
 # > 1. compare the five ways training code draws its batches (Poisson, fixed-size, truncated Poisson, shuffled,
 # >    balls-in-bins) and say which accountant covers which of them under which neighbouring relation — and that
-# >    shuffled fixed-size batches are covered by none, balls-in-bins only by a loose bound and an estimate;
+# >    shuffled fixed-size batches are covered by none, balls-in-bins by the PLD accountant alone, under add/remove;
 # > 2. read a Monte Carlo *lower* bound on the ε of shuffled batches beside the Poisson upper bound;
 # > 3. say what "one record" means (add/remove or replace-one, one example rather than one user), and why
 # >    fixed-size batches need replace-one;
@@ -48,6 +48,7 @@ from dpedu.research.audit.pitfalls import PITFALLS, pitfall_hunt
 from dpedu.research.audit.shuffle import shuffle_gap
 from dpedu.events import (GaussianEvent, SampledWithoutReplacementGaussianEvent,
                           add_remove_equivalent)
+from dpedu.events_allocation import BallsInBinsGaussianEvent
 from dpedu.research.experiments.relations import (balls_in_bins_note, balls_in_bins_row,
                                                   format_relations_table, relations_table)
 from dpedu.gaussian import gaussian_epsilon_exact
@@ -163,13 +164,13 @@ table_accountants = ("sequential", "moments", "rdp", "zcdp", "pld")
 eps_table = relations_table(dataset_size=n, batch_size=round(q * n), noise_multiplier=1.0,
                             steps=1000, delta=1e-5, accountants=table_accountants)
 eps_table = {key: row for key, row in eps_table.items() if key[0] != "full batch"}
-# balls-in-bins: every accountant refuses;
-# its numbers (b = 100 batches per epoch, 10 epochs) come from elsewhere
+# balls-in-bins (b = 100 batches per epoch, 10 epochs): the PLD accountant's proven number,
+# and under it the Monte Carlo estimate that checks it
 bib_row = balls_in_bins_row(dataset_size=n, batch_size=round(q * n), noise_multiplier=1.0,
                             steps=1000, delta=1e-5, n_samples=pick(20_000, 2_000), rng=0)
 bib_notes = {("balls-in-bins", "add_remove"): balls_in_bins_note(bib_row),
-             ("balls-in-bins", "replace_one"): "not covered: no bound and no estimate "
-                                               "under replace-one here"}
+             ("balls-in-bins", "replace_one"): "refused: only the un-amplified bound is proven "
+                                               "(one Gaussian release of sensitivity 2C per epoch)"}
 print(f"epsilon at delta = 1e-5, z = 1, m = {round(q * n)} of n = {n}, T = 1000 steps:\n")
 print(format_relations_table(eps_table, notes=bib_notes))
 # a lower bound for fixed-size batches under replace-one:
@@ -195,14 +196,18 @@ print(f"\nfixed-size batches, replace-one: epsilon at least {fixed_lower:.2f} "
 #   the Poisson numbers. Poisson sampling under replace-one ([§22.4](../docs/math.md#224-poisson-subsampled-gaussian-under-replace-one-pld)) also costs more than under add/remove,
 #   but much less.
 # * **Shuffled batches** are refused by every accountant under both relations.
-# * **Balls-in-bins batches** are refused too: dpedu has no accountant with a tight theorem for them. Under the
-#   add/remove row are the two numbers it does have ([§22.8](../docs/math.md#228-balls-in-bins-batches-a-monte-carlo-estimate-and-a-proven-bound)). The *proven upper bound* counts every epoch as one
-#   Gaussian release with no amplification at all, so it is valid but far above the Poisson number. The
-#   *Monte Carlo estimate* (Chua et al. 2025: estimate ε on one set of draws, then measure δ at it on fresh
-#   draws) lands close to the Poisson number; it is labelled an estimate because it is one, with the
-#   verify pass's standard error and upper confidence limit beside it. When the verified δ is far from the
-#   target $10^{-5}$, more draws are needed before the estimate means much. Neither number exists under
-#   replace-one here.
+# * **Balls-in-bins batches** are covered by the PLD accountant alone, under add/remove. Each epoch is *random
+#   allocation* (Feldman & Shenfeld 2025): the record's batch is one of b, uniformly; its privacy loss is the log of
+#   a mean of b independent lognormal likelihood ratios, whose law dpedu computes by one FFT on a grid built so
+#   that the discretised pair can only be *less* private than the true one
+#   ([§22.9](../docs/math.md#229-balls-in-bins-batches-by-pld-random-allocation-proven)). The number is a
+#   proven upper bound, and it lands a little below the Poisson number at the same mean batch size. Under the row
+#   is its check, the *Monte Carlo estimate* of Chua et al. (2025)
+#   ([§22.8](../docs/math.md#228-balls-in-bins-batches-a-monte-carlo-estimate-and-a-proven-bound)): estimate ε on
+#   one set of draws, measure δ at it on fresh draws, and raise it until that measurement's upper confidence limit
+#   is at most $10^{-5}$; its lower confidence end must lie below the proven number, and does. Under replace-one
+#   only the un-amplified bound (one Gaussian release of sensitivity $2C$ per epoch) is proven here, so every
+#   accountant refuses.
 #
 # Refused is not "free". How private *are* shuffled batches? No accountant gives an upper bound, but a
 # *lower* bound can be computed: Chua et al. (2024) pick two neighbouring datasets in which every other record
@@ -235,6 +240,8 @@ for ax, (relation, height) in zip(axes, (("add_remove", 1.0), ("replace_one", 2.
     for i, (z, u, low) in enumerate(zip(gap_zs, upper, lower)):
         print(f"{'':>13}{z:4g} {u:12.3f} {low:16.3f}"
               + (f" {bib[i]:26.3f}" if bib is not None else ""))
+bib_proven = make_accountant("pld").compose(BallsInBinsGaussianEvent(1.0, 100)).get_epsilon(1e-3)
+print(f"balls-in-bins at z = 1, proven by the PLD accountant (docs/math.md §22.9): {bib_proven:.3f}")
 axes[0].set_xlabel("")
 fig.tight_layout()
 plt.show()
@@ -247,9 +254,10 @@ plt.show()
 # datasets only, one Gaussian step per epoch; it bounds the Monte Carlo estimate, not shuffled training.)
 #
 # Balls-in-bins batches (add/remove panel, dash-dotted) use every record once per epoch as shuffling does, yet their
-# estimate stays near the Poisson number at every z shown and below the grey line, which under add/remove is
-# also balls-in-bins' proven bound (one Gaussian release per epoch, [§22.8](../docs/math.md#228-balls-in-bins-batches-a-monte-carlo-estimate-and-a-proven-bound)). They train like shuffling and cost
-# about what Poisson sampling costs, but only the loose bound is a guarantee; the curve is an estimate.
+# Monte Carlo estimate stays near the Poisson number at every z shown and below the grey line (one Gaussian release
+# per epoch, balls-in-bins' un-amplified bound). They train like shuffling and cost about what Poisson sampling
+# costs, and that is proven: the PLD accountant's bound ([§22.9](../docs/math.md#229-balls-in-bins-batches-by-pld-random-allocation-proven)), printed under the table for $z = 1$, is the
+# guarantee; the curve is its check.
 #
 # ## 3. Neighbouring relations: what "one record" means
 #

@@ -30,7 +30,8 @@ and composing mechanisms *adds* independent losses, so PLDs *convolve*.
    cannot be certified is refused naming its cause, the round-off bound or the truncated tails
    (``docs/math.md §15.10``).
    Poisson subsampling has two directions, *remove* and *add* (``docs/math.md §15.2``): each is composed
-   over the whole ledger and the worse one is reported.
+   over the whole ledger and the worse one is reported. So do balls-in-bins batches (random allocation,
+   :mod:`.allocation`, ``docs/math.md §22.9``), whose epoch PMFs come from a b-fold FFT of a spread lognormal.
 
 **A worked example.** One Laplace release with :math:`\varepsilon=1` has loss :math:`+1` with mass 1/2,
 :math:`-1` with mass :math:`e^{-1}/2`, and a continuous part in between. With :math:`\Delta = 1/4`, the

@@ -14,6 +14,7 @@ from ...events import (ADD_REMOVE, REPLACE_ONE, EpsilonDeltaEvent, GaussianEvent
                        SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent,
                        TruncatedPoissonGaussianEvent)
 from ...events_last_iterate import LAST_ITERATE_CAVEAT, LinearLastIterateEvent
+from ...events_allocation import BallsInBinsGaussianEvent
 from ...gaussian import gaussian_delta_exact, gaussian_epsilon_exact
 from ...engine.validation import check_delta, check_epsilon, check_in_interval, check_positive, check_positive_int
 from ..base import Accountant, check_epsilons
@@ -30,10 +31,12 @@ class PLDAccountant(Accountant):
     Supports :class:`GaussianEvent` (in closed form), :class:`SubsampledGaussianEvent` (Poisson,
     add/remove: both directions, the worse reported, ``docs/math.md §15.2``; replace-one: the symmetric
     pair of ``docs/math.md §22.4``), :class:`TruncatedPoissonGaussianEvent` (both relations: a two-branch mixture,
-    ``docs/math.md §22.7``), :class:`LaplaceEvent`,
-    :class:`EpsilonDeltaEvent` (through Kairouz, Oh & Viswanath's dominating pair, 2015, Thm 3.3) and
-    :class:`~dpedu.events_last_iterate.LinearLastIterateEvent` (add/remove, both directions: a binomial mixture of
-    Gaussians, ``docs/math.md §28.2``; exact for linear losses, a heuristic otherwise, which ``caveat`` says).
+    ``docs/math.md §22.7``), :class:`~dpedu.events_allocation.BallsInBinsGaussianEvent` (random allocation under
+    add/remove: both directions of one epoch's pair, discretised in convex order, ``docs/math.md §22.9``),
+    :class:`LaplaceEvent`, :class:`EpsilonDeltaEvent` (through Kairouz, Oh & Viswanath's dominating pair, 2015,
+    Thm 3.3) and :class:`~dpedu.events_last_iterate.LinearLastIterateEvent` (add/remove, both directions: a binomial
+    mixture of Gaussians, ``docs/math.md §28.2``; exact for linear losses, a heuristic otherwise, which ``caveat``
+    says).
 
     Parameters
     ----------
@@ -65,7 +68,7 @@ class PLDAccountant(Accountant):
 
     name = "pld"
     supported_events = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent, EpsilonDeltaEvent,
-                        TruncatedPoissonGaussianEvent, LinearLastIterateEvent)
+                        TruncatedPoissonGaussianEvent, BallsInBinsGaussianEvent, LinearLastIterateEvent)
     # replace-one: docs/math.md §22.4; truncated Poisson, both relations: §22.7; the last iterate: add/remove, §28.2
     relations = {SubsampledGaussianEvent: (ADD_REMOVE, REPLACE_ONE),
                  TruncatedPoissonGaussianEvent: (ADD_REMOVE, REPLACE_ONE)}
@@ -82,6 +85,11 @@ class PLDAccountant(Accountant):
         ShuffledBatchGaussianEvent: (
             "fixed-size batches from a shuffled pass have no known dominating pair, and the Poisson-"
             "subsampling PLD does not cover them (docs/math.md §1.3)"
+        ),
+        (BallsInBinsGaussianEvent, REPLACE_ONE): (
+            "the random-allocation pair (docs/math.md §22.8, §22.9) is proven under add/remove only; under "
+            "replace-one what is proven here is no amplification: each epoch changes one batch's sum by at most "
+            "2C, so it is at most one Gaussian release, GaussianEvent(z, relation='replace_one') per epoch"
         ),
     }
 

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 
 from ...events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
+from ...events_allocation import BallsInBinsGaussianEvent
 from . import grid
 from .compose import PrivacyCurve, chernoff_window, convolve, on_finer_grid, self_compose, self_compose_size
 from .truncated import discretise, model_for, model_moments, model_range, scenarios
@@ -26,8 +27,9 @@ _MAX_DOUBLINGS = 80  # the size floor doubles at most this often (2^80: any fini
 
 
 def is_gaussian(event):
-    """A full-batch Gaussian release (composes in closed form)."""
-    return isinstance(event, GaussianEvent) or (isinstance(event, SubsampledGaussianEvent) and event.sampling_rate == 1)
+    """A full-batch Gaussian release (composes in closed form): balls-in-bins with one batch per epoch is one."""
+    return (isinstance(event, GaussianEvent) or (isinstance(event, SubsampledGaussianEvent) and event.sampling_rate == 1)
+            or (isinstance(event, BallsInBinsGaussianEvent) and event.batches_per_epoch == 1))
 
 
 def group_ledger(ledger):
@@ -156,7 +158,7 @@ def composed_curves(mu2, entries, options, pessimistic, refinement=grid.OPTIMIST
     tail = options[2] / 4  # per cut side, whatever the ledger (so adding an event never lowers another's bound)
     curves, coarsened = [], False
     for direction, extra in cases:
-        models = [model_for(e, direction, extra, tail / (2 * c)) for e, c in entries]
+        models = [model_for(e, direction, extra, tail / (2 * c), options[3]) for e, c in entries]
         curve, flag = _curve(models, counts, events, options, pessimistic, tail, refinement)
         curves.append(curve)
         coarsened = coarsened or flag

@@ -34,7 +34,8 @@ from scipy.special import expit, ndtr, ndtri
 
 from ...events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
-__all__ = ["LossModel", "loss_model", "loss_moments", "loss_range", "connect_the_dots", "grid_binning", "GridPMF"]
+__all__ = ["LossModel", "loss_model", "loss_moments", "loss_range", "connect_the_dots", "grid_binning", "GridPMF",
+           "atom_arrays"]
 
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(6)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -66,7 +67,8 @@ class GridPMF:
 @dataclass(frozen=True)
 class LossModel:
     """Continuous part ``loss(x)`` (increasing) with ``log_density(x)`` under P on ``[x_low, x_high]``;
-    ``preimage(l)`` inverts ``loss``; ``atoms`` are ``(loss, P-mass)`` pairs; ``infinity_mass`` is
+    ``preimage(l)`` inverts ``loss``; ``atoms`` are ``(loss, P-mass)`` pairs (or an array of them, shape (n, 2));
+    ``infinity_mass`` is
     P[L = +inf]. ``panel`` is the widest x-panel of the quadrature. ``cut_low`` is the P-mass below
     ``x_low`` (losses at most ``loss(x_low)``) and ``cut_high`` the P-mass above ``x_high``.
     ``interval_masses(edges)``, when known in closed form, gives the P-mass and the Q-mass of x between
@@ -83,6 +85,12 @@ class LossModel:
     cut_low: float = 0.0
     cut_high: float = 0.0
     interval_masses: Callable | None = None
+
+
+def atom_arrays(atoms):
+    """``(losses, P-masses)`` of ``atoms`` as two arrays: a tuple of ``(loss, mass)`` pairs or an array of shape (n, 2)."""
+    pairs = np.asarray(atoms, dtype=float).reshape(-1, 2)
+    return pairs[:, 0], pairs[:, 1]
 
 
 def _log_normal(x, mean, scale):
@@ -171,7 +179,8 @@ def _between(cdf, survival):
 
 def loss_moments(model):
     """``(mean, variance)`` of the loss under P (continuous part by quadrature, plus the finite atoms)."""
-    masses, values = [m for _, m in model.atoms], [a for a, _ in model.atoms]
+    values, masses = atom_arrays(model.atoms)
+    values, masses = [values], [masses]
     if model.loss is not None:
         edges = np.linspace(model.x_low, model.x_high, int((model.x_high - model.x_low) / model.panel) + 2)
         x, w = _panel_nodes(edges)
@@ -212,7 +221,8 @@ def _index(values, spacing):
 
 def loss_range(model):
     """Width of the finite losses ``model`` can take (continuous part and atoms)."""
-    values = [a for a, _ in model.atoms]
+    losses = atom_arrays(model.atoms)[0]
+    values = [float(losses.min()), float(losses.max())] if losses.size else []
     if model.loss is not None:
         values += [float(model.loss(np.array(model.x_low))), float(model.loss(np.array(model.x_high)))]
     return max(values) - min(values)
@@ -232,10 +242,11 @@ def connect_the_dots(model, spacing, max_size=2**24):
     mass up and the rest down (Doroshenko et al. 2022; ``docs/math.md §15.7``); the cut upper tail goes to
     :math:`+\infty`."""
     _check_size(model, spacing, max_size)
-    atoms = model.atoms
+    atom_losses, atom_masses = atom_arrays(model.atoms)
+    values, masses = [atom_losses], [atom_masses]
     if model.cut_low > 0:  # the cut lower tail moves up to the lowest loss kept
-        atoms = atoms + ((float(model.loss(np.array(model.x_low))), model.cut_low),)
-    values, masses = [np.array([a for a, _ in atoms])], [np.array([m for _, m in atoms])]
+        values.append(np.array([float(model.loss(np.array(model.x_low)))]))
+        masses.append(np.array([model.cut_low]))
     index, down, up = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)  # bins done in closed form
     if model.loss is not None:
         low, high = model.loss(np.array(model.x_low)), model.loss(np.array(model.x_high))
@@ -281,7 +292,8 @@ def grid_binning(model, spacing, max_size=2**24):
     delta, for one event and for any composition (the sum of losses only decreases). The cut tails are
     dropped: a lower bound."""
     _check_size(model, spacing, max_size)
-    values, masses = [np.array([a for a, _ in model.atoms])], [np.array([m for _, m in model.atoms])]
+    atom_losses, atom_masses = atom_arrays(model.atoms)
+    values, masses = [atom_losses], [atom_masses]
     if model.loss is not None:
         low, high = model.loss(np.array(model.x_low)), model.loss(np.array(model.x_high))
         edges = (np.arange(math.floor(low / spacing) - 1, math.ceil(high / spacing) + 2) + 0.5) * spacing

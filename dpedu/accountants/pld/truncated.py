@@ -26,6 +26,7 @@ mixed with the branch weights: a mixture of dominating PMFs dominates the mixtur
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -34,8 +35,10 @@ import numpy as np
 from ...events import (REPLACE_ONE, GaussianEvent, SubsampledGaussianEvent, TruncatedPoissonGaussianEvent,
                        check_relation)
 from ...events_last_iterate import LinearLastIterateEvent
+from ...events_allocation import BallsInBinsGaussianEvent
 from ..analysis.rdp_truncated_poisson import truncation_branches
-from .losses import GridPMF, connect_the_dots, grid_binning, loss_model, loss_moments, loss_range
+from .allocation import AllocationModel
+from .losses import GridPMF, atom_arrays, connect_the_dots, grid_binning, loss_model, loss_moments, loss_range
 from .replace_one import event_loss_model, replace_one_model
 
 __all__ = ["MixtureModel", "truncated_poisson_model", "model_for", "model_moments", "model_range", "discretise",
@@ -85,21 +88,28 @@ def scenarios(events):
     add_remove_truncated = any(isinstance(e, TruncatedPoissonGaussianEvent) and e.relation != REPLACE_ONE
                                for e in events)
     directions = ["remove"]
-    if add_remove_truncated or any(isinstance(e, (SubsampledGaussianEvent, LinearLastIterateEvent))
-                                   and e.sampling_rate < 1 and e.relation != REPLACE_ONE for e in events):
+    if add_remove_truncated or any(isinstance(e, BallsInBinsGaussianEvent) for e in events) or any(
+            isinstance(e, (SubsampledGaussianEvent, LinearLastIterateEvent)) and e.sampling_rate < 1
+            and e.relation != REPLACE_ONE for e in events):
         directions.append("add")
     extras = (0, 1) if add_remove_truncated else (0,)
     return [(d, x) for x in extras for d in directions]
 
 
-def model_for(event, direction, extra, tail):
-    """The loss model of any PLD event: a :class:`MixtureModel` for truncated Poisson, a LossModel otherwise."""
+def model_for(event, direction, extra, tail, max_size=2**22):
+    """The loss model of any PLD event: a :class:`MixtureModel` for truncated Poisson, an
+    :class:`~.allocation.AllocationModel` for balls-in-bins (at most ``max_size`` grid points per band), a LossModel
+    otherwise."""
     if isinstance(event, TruncatedPoissonGaussianEvent):
         return truncated_poisson_model(event, direction, extra, tail)
+    if isinstance(event, BallsInBinsGaussianEvent):
+        return AllocationModel(event.noise_multiplier, event.batches_per_epoch, direction, tail, max_size)
     return event_loss_model(event, direction, tail)
 
 
 def _parts(model):
+    if isinstance(model, AllocationModel):      # planning reads the pessimistic atoms
+        return [(1.0, model.loss_model(True))], 0.0
     if isinstance(model, MixtureModel):
         return [(w, m) for w, m in model.components if m is not None], sum(w for w, m in model.components if m is None)
     return [(1.0, model)], 0.0
@@ -114,7 +124,8 @@ def model_moments(model):
 
 
 def _ends(model):
-    values = [a for a, _ in model.atoms]
+    losses = atom_arrays(model.atoms)[0]
+    values = [float(losses.min()), float(losses.max())] if losses.size else []
     if model.loss is not None:
         values += [float(model.loss(np.array(model.x_low))), float(model.loss(np.array(model.x_high)))]
     return min(values), max(values)
@@ -132,7 +143,10 @@ def model_range(model):
 def discretise(model, spacing, pessimistic, max_size):
     """The GridPMF of ``model`` on ``spacing``: connect the dots (pessimistic) or grid binning (optimistic); a
     mixture's branches on the same grid, mixed with their weights (optimistic: all at the lowest branch offset,
-    which only moves losses down)."""
+    which only moves losses down); balls-in-bins: the spread atoms or the contracted ones (docs/math.md §22.9)."""
+    if isinstance(model, AllocationModel):      # its FFTs' round-off bound is part of its mass at infinity
+        g = (connect_the_dots if pessimistic else grid_binning)(model.loss_model(pessimistic), spacing, max_size)
+        return dataclasses.replace(g, roundoff=model.roundoff()) if pessimistic else g
     parts, silent = _parts(model)
     method = connect_the_dots if pessimistic else grid_binning
     pmfs = [(w, method(m, spacing, max_size)) for w, m in parts]

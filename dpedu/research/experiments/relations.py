@@ -4,9 +4,10 @@ One row per (sampling scheme, relation), one column per accountant: the epsilon 
 ``refused`` when it has no theorem for that pair (docs/math.md §22). Full-batch events under replace-one are
 accounted as their add/remove equivalents (sensitivity 2C: z / 2), so every accountant covers them.
 
-Balls-in-bins batches (b = round(n / m) per epoch, one event per epoch) are refused by every accountant; their
-numbers come from :func:`balls_in_bins_row`: a proven upper bound and a Monte Carlo *estimate* with its confidence
-(docs/math.md §22.8), printed under the row by :func:`format_relations_table` with ``notes=``.
+Balls-in-bins batches (b = round(n / m) per epoch, one event per epoch) are accounted by the PLD accountant under
+add/remove (random allocation, docs/math.md §22.9) and refused by the others; :func:`balls_in_bins_row` gives the
+Monte Carlo *estimate* that checks it, with its confidence (docs/math.md §22.8), printed under the row by
+:func:`format_relations_table` with ``notes=``.
 
 >>> table = relations_table(steps=10, accountants=("rdp", "zcdp"))
 >>> table[("Poisson", "add_remove")]["zcdp"]
@@ -93,10 +94,9 @@ def format_relations_table(table, notes=None):
 
 def balls_in_bins_row(*, dataset_size=60_000, batch_size=600, noise_multiplier=1.0, steps=1_000, delta=1e-5,
                       n_samples, rng, confidence=0.95):
-    """The numbers of the balls-in-bins row that no accountant gives, for the table's setting (add/remove):
-    b = round(n / m) batches per epoch, ceil(T / b) epochs; a
-    :class:`~dpedu.accountants.balls_in_bins.BallsInBinsEstimate` (a Monte Carlo estimate, labelled, with the
-    proven upper bound beside it; docs/math.md §22.8)."""
+    """The Monte Carlo check of the balls-in-bins row, for the table's setting (add/remove): b = round(n / m) batches
+    per epoch, ceil(T / b) epochs; a :class:`~dpedu.accountants.balls_in_bins.BallsInBinsEstimate` (a Monte Carlo
+    estimate, labelled, with the proven PLD bound beside it; docs/math.md §22.8, §22.9)."""
     n, m = check_positive_int(dataset_size, "dataset_size"), check_positive_int(batch_size, "batch_size")
     steps = check_positive_int(steps, "steps")
     b = _batches_per_epoch(m, n)
@@ -106,8 +106,8 @@ def balls_in_bins_row(*, dataset_size=60_000, batch_size=600, noise_multiplier=1
 
 def balls_in_bins_note(estimate):
     """Three lines for under the add/remove balls-in-bins row: the proven bound and the labelled estimate."""
-    return (f"proven upper bound {estimate.epsilon_upper_bound:.4g} ({estimate.epochs} Gaussian releases, no "
-            f"amplification: docs/math.md §22.8)\n"
-            f"{estimate.label}: epsilon {estimate.epsilon:.4g}\n"
+    return (f"proven upper bound {estimate.epsilon_upper_bound:.4g} (random allocation by PLD: docs/math.md §22.9)\n"
+            f"check, {estimate.label}: epsilon {estimate.epsilon:.4g} (lower confidence end "
+            f"{estimate.epsilon_lower:.4g})\n"
             f"  verified on {estimate.n_samples} fresh draws: delta {estimate.delta_estimate:.3g} +- "
             f"{estimate.delta_standard_error:.2g} ({estimate.confidence:.0%} upper limit {estimate.delta_upper:.3g})")
