@@ -1,19 +1,16 @@
-r"""Balls-in-bins batches: the sampler and its privacy event (Chua et al. 2025; docs/math.md §22.8).
+r"""Balls-in-bins batches: their privacy event (Chua et al. 2025; docs/math.md §22.8).
 
 Each epoch, every record is put into one of the epoch's b batches uniformly at random, independently of the
 others (a ball thrown into one of b bins). Like shuffling, each record is used exactly once per epoch; unlike
 shuffling, the batch sizes vary (Binomial(n, 1/b) each), which is what makes the privacy analysis tractable: for
 one record, the others' bins have the same law with or without it, and only its own bin J is secret.
 
-* :func:`balls_in_bins_batches` draws the batches of one epoch from an explicit ``rng``;
-* :class:`BallsInBinsGaussianEvent` records one epoch of b Gaussian steps on such batches. The PLD accountant
-  (``make_accountant("pld")``) accounts it under add/remove (random allocation, docs/math.md §22.9: a proven upper
-  bound); the other accountants refuse it; :mod:`dpedu.accountants.balls_in_bins` gives a Monte Carlo *estimate* of
-  its privacy curve (labelled as such), the check beside it.
+The batches are drawn by the ``"balls_in_bins"`` sampling scheme (:mod:`dpedu.training.sampling.balls_in_bins`);
+:class:`BallsInBinsGaussianEvent` records one epoch of b Gaussian steps on such batches. The PLD accountant
+(``make_accountant("pld")``) accounts it under add/remove (random allocation, docs/math.md §22.9: a proven upper
+bound); the other accountants refuse it; :mod:`dpedu.accountants.balls_in_bins` gives a Monte Carlo *estimate* of
+its privacy curve (labelled as such), the check beside it.
 
->>> batches = list(balls_in_bins_batches(10, 3, rng=0))
->>> len(batches), sorted(int(i) for b in batches for i in b) == list(range(10))
-(3, True)
 >>> BallsInBinsGaussianEvent(1.0, 100)
 BallsInBinsGaussianEvent(noise_multiplier=1.0, batches_per_epoch=100)
 """
@@ -22,59 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from .events import ADD_REMOVE, MIN_EVENT_NOISE_MULTIPLIER, Event, check_relation
-from .engine.validation import check_noise_multiplier, check_positive_int, check_rng
+from .engine.validation import check_noise_multiplier, check_positive_int
 
-__all__ = ["balls_in_bins_batches", "balls_in_bins_epochs", "BallsInBinsGaussianEvent"]
-
-
-def balls_in_bins_batches(n, batches_per_epoch, rng):
-    r"""The ``batches_per_epoch`` = b batches of one balls-in-bins epoch over records ``0`` to ``n - 1``, as index arrays.
-
-    Parameters
-    ----------
-    n : int
-        Number of records, >= 1.
-    batches_per_epoch : int
-        b >= 1 (b = 1: one full batch).
-    rng : int or numpy.random.Generator
-        The only source of randomness (a seed makes a fresh generator).
-
-    Yields
-    ------
-    numpy.ndarray of int64
-        b arrays, in batch order, each sorted increasingly; together they hold every index exactly once. A batch may
-        be empty (its size is Binomial(n, 1/b)).
-
-    Notes
-    -----
-    The random stream: one call ``rng.integers(0, b, size=n)`` gives record i its bin; nothing else is drawn, so
-    an epoch consumes the same amount of randomness whatever the batch sizes. Call it once per epoch with the same
-    generator for the next epoch.
-    """
-    n = check_positive_int(n, "n")
-    b = check_positive_int(batches_per_epoch, "batches_per_epoch")
-    generator = check_rng(rng)
-    bins = generator.integers(0, b, size=n)
-    order = np.argsort(bins, kind="stable")  # indices grouped by bin, increasing within each
-    bounds = np.concatenate(([0], np.cumsum(np.bincount(bins, minlength=b))))
-    for j in range(b):
-        yield order[bounds[j]:bounds[j + 1]].astype(np.int64)
-
-
-def balls_in_bins_epochs(n, batches_per_epoch, rng):
-    """Endless balls-in-bins batches (``plan_dp_sgd(..., sampling="balls_in_bins")``): the b batches of one epoch
-    (:func:`balls_in_bins_batches`), then the next epoch's, all from the same ``rng``.
-
-    >>> batches = balls_in_bins_epochs(10, 3, np.random.default_rng(0))
-    >>> sorted(np.concatenate([next(batches) for _ in range(3)]).tolist()) == list(range(10))   # one epoch
-    True
-    """
-    n, b, rng = check_positive_int(n, "n"), check_positive_int(batches_per_epoch, "batches_per_epoch"), check_rng(rng)
-    while True:
-        yield from balls_in_bins_batches(n, b, rng)
+__all__ = ["BallsInBinsGaussianEvent"]
 
 
 @dataclass(frozen=True, repr=False)
