@@ -15,6 +15,8 @@ r"""Plot helpers for the course: each takes an optional matplotlib ``Axes`` and 
   its mu-GDP curve and audits on the same axes (:mod:`dpedu.plotting.tradeoff`).
 * :func:`plot_adaptive_clipping` - the adaptive clip norm over the steps beside the gradient-norm quantile
   it tracks (:mod:`dpedu.plotting.clipping`).
+* :func:`plot_attack_roc`, :func:`plot_attack_grid` - membership attacks (LiRA, RMIA) on log-log ROC axes under
+  the ceiling the run's accountant certifies (:mod:`dpedu.plotting.membership`).
 
 No ``plt.show()`` and no global style changes: the caller owns the figure. Every helper checks its arguments
 (``TypeError``/``ValueError`` naming the argument) and places its legend where it covers no data: in the
@@ -33,6 +35,7 @@ from .accuracy import plot_accuracy_vs_epochs, plot_accuracy_vs_epsilon, plot_cl
 from .clipping import plot_adaptive_clipping
 from .common import ACCOUNTANT_STYLES, place_legend
 from .losses import plot_loss_curves
+from .membership import plot_attack_grid, plot_attack_roc
 from .tradeoff import plot_tradeoff, plot_tradeoff_panels
 
 __all__ = [
@@ -48,4 +51,6 @@ __all__ = [
     "plot_tradeoff",
     "plot_tradeoff_panels",
     "plot_adaptive_clipping",
+    "plot_attack_roc",
+    "plot_attack_grid",
 ]
