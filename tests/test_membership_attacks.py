@@ -355,3 +355,88 @@ def test_every_attack_runs_end_to_end_and_offline_rmia_spares_its_tuning_model(a
     assert report.targets.tolist() == (list(range(1, 10)) if attack == "rmia-offline" else list(range(10)))
     assert (report.offline_a is not None) == (attack == "rmia-offline")
     assert attack in str(report)
+
+
+# --- the Adult pool ---------------------------------------------------------------------------------------------
+
+
+def test_the_adult_pool_holds_outliers_and_canaries_as_documented():
+    from dpedu.datasets import load_adult
+    from dpedu.research.audit import adult_membership_pool
+
+    adult = load_adult()
+    pool = adult_membership_pool(n_records=300, n_canaries=6, n_population=40, rare_count=3, rng=1)
+    n, d = 300, adult.X_train.shape[1]
+    assert pool.X.shape == (306, d + 6) and pool.X_population.shape == (40, d + 6)
+    own = pool.X[:, d:]
+    assert np.all(own[:n] == 0) and np.array_equal(own[n:], np.eye(6)) and np.all(pool.X_population[:, d:] == 0)
+    country = [i for i, name in enumerate(adult.feature_names) if name.startswith("native-country=")]
+    assert np.all(pool.X[n:, country] == 0) and np.all(pool.X[:n][:, country].sum(axis=1) == 1)
+    sources = [np.flatnonzero(np.all(adult.X_test[:, :d] == np.where(np.isin(np.arange(d), country), adult.X_test[:, :d],
+                                                                     row[:d]), axis=1)) for row in pool.X[n:]]
+    assert all(any(adult.y_test[j] == -label for j in s) for s, label in zip(sources, pool.y[n:]))  # label flipped
+    onehot = [i for i, name in enumerate(adult.feature_names) if "=" in name]
+    held = (pool.X[:n][:, onehot] != 0).sum(axis=0)
+    rare = np.array(onehot)[(held > 0) & (held <= 3)]
+    expected = np.flatnonzero((pool.X[:n][:, rare] != 0).any(axis=1))
+    np.testing.assert_array_equal(pool.groups["outliers"], expected)
+    assert pool.group("vulnerable").size == expected.size + 6
+    with pytest.raises(ValueError, match="group"):
+        pool.group("typical")
+    with pytest.raises(ValueError, match="n_records"):
+        adult_membership_pool(n_records=10**6)
+    with pytest.raises(ValueError, match="at least 20|>= 20"):
+        adult_membership_pool(n_records=5, n_canaries=0, n_population=5)
+
+
+# --- the figure and the command line ----------------------------------------------------------------------------
+
+
+def test_the_roc_figure_draws_the_attacks_and_both_ceilings(ceiling_runs, tmp_path):
+    from matplotlib.figure import Figure
+
+    from dpedu.plotting import plot_attack_grid, plot_attack_roc
+
+    ax = plot_attack_roc([ceiling_runs["honest"], ceiling_runs["planted"]], group="vulnerable")
+    labels = [line.get_label() for line in ax.lines]
+    assert any(label.startswith("ceiling: 1") for label in labels) and any("e^\\varepsilon" in label for label in labels)
+    assert labels.count("lira-online") == 2 and ax.get_xscale() == ax.get_yscale() == "log"
+    figure = Figure(figsize=(7, 7))
+    axes = plot_attack_grid({"claims 1": [ceiling_runs["planted"]], "honest": [ceiling_runs["honest"]]}, figure=figure)
+    assert axes.shape == (2, 2)
+    figure.savefig(tmp_path / "roc.png")
+    assert (tmp_path / "roc.png").stat().st_size > 10_000
+    with pytest.raises(ValueError, match="group"):
+        plot_attack_roc(ceiling_runs["honest"], group="outliers")
+    with pytest.raises(TypeError, match="reports"):
+        plot_attack_roc([1, 2])
+
+
+def test_cli_attack_writes_the_figure_and_the_table(capsys, tmp_path):
+    from dpedu import cli
+
+    out = tmp_path / "attack.png"
+    status = cli.main(["attack", "--records", "60", "--canaries", "4", "--population", "40", "--models", "8",
+                       "--epochs", "1", "--bootstrap", "5", "--epsilons", "inf,4", "--attacks", "lira-offline",
+                       "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert status == 0 and out.stat().st_size > 10_000
+    rows = [line for line in printed.splitlines() if "lira-offline" in line]
+    assert len(rows) == 2 and rows[0].endswith("accountant eps    inf")
+    assert float(rows[1].rsplit(" ", 1)[1]) == pytest.approx(4.0, abs=5e-3)
+    assert "does not prove privacy" in printed
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--epsilons", "-1"], "--epsilons must be positive"), (["--models", "4"], "--models must be >= 8"),
+    (["--attacks", "lira,rmia"], "--attacks must be among"), (["--canaries", "-2"], "--canaries must be >= 0"),
+    (["--out", "/nonexistent/x.png"], "--out"), (["--delta", "2"], "--delta"), (["--n-jobs", "0"], "--n-jobs"),
+    (["--epochs", "1e300"], "--epochs"), (["--bootstrap", "0"], "--bootstrap"),
+])
+def test_cli_attack_refuses_bad_options_before_any_work(capsys, monkeypatch, argv, message):
+    from dpedu import cli, datasets
+
+    monkeypatch.setattr(datasets, "load_adult", lambda *a, **k: pytest.fail("Adult was loaded"))
+    assert cli.main(["attack", *argv]) == 1
+    err = capsys.readouterr().err
+    assert message in err.strip().splitlines()[-1] and "Traceback" not in err

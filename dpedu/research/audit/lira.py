@@ -66,7 +66,7 @@ def lira_score(confidence, in_confidences, out_confidences, *, online=True):
     offline (``in_confidences`` ignored): :math:`\ln\Phi((\phi - \mu_{out})/\sigma_{out})` (module docstring).
 
     >>> round(math.exp(lira_score(0.55, [], [0.5, 0.6, 0.4], online=False)), 4)   # Pr[Z <= phi] under OUT
-    0.7148
+    0.6897
     """
     phi = float(_logit(confidence, "confidence"))
     out = _logit(np.atleast_1d(out_confidences), "out_confidences")

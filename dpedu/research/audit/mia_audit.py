@@ -9,7 +9,9 @@ trials (they share its training), so the audit uses one record and independent m
 1. the models are split, before any score is looked at, into a *reference* half (the attacker's shadow
    models) and an *evaluation* half (the targets);
 2. on the reference half alone (each reference model attacked by the other reference models), the audit picks
-   the record and the threshold whose Clopper-Pearson bound is largest there (:func:`best_threshold`);
+   the record and the threshold whose Clopper-Pearson bound is largest there (:func:`best_threshold`), among the
+   records that are IN of some evaluation models and OUT of others (a choice by memberships only, which the
+   counts are conditioned on anyway);
 3. the evaluation models are attacked with Gaussians (or reference averages) fitted on the reference half only,
    so each evaluation model is an independent trial of "trained with the record or not" (each record joins each
    training with probability 1/2, independently); the false positives and false negatives of that one record at
@@ -141,11 +143,13 @@ def attack_audit(shadow, attack="lira-online", *, records=None, delta=1e-5, conf
     if records is None:
         records = "vulnerable" if shadow.group("vulnerable").size else "all"
     candidates = shadow.group(records) if isinstance(records, str) else _record_indices(records, shadow.n_records)
-    if candidates.size == 0:
-        raise ValueError(f"records {records!r} is empty: there is no record to audit")
     start = time.perf_counter()
     half = shadow.n_models // 2
     reference, evaluation = np.arange(half), np.arange(half, shadow.n_models)
+    seen = shadow.memberships[evaluation][:, candidates]            # the counts are conditioned on anyway
+    candidates = candidates[seen.any(axis=0) & ~seen.all(axis=0)]
+    if candidates.size == 0:
+        raise ValueError(f"records {records!r}: no record is both IN and OUT of the evaluation models: train more models")
     alpha = 1.0 - confidence
     options = dict(variance=variance, gamma=gamma)
     if attack == "rmia-offline":
@@ -169,7 +173,8 @@ def attack_audit(shadow, attack="lira-online", *, records=None, delta=1e-5, conf
     ok = np.isfinite(column)
     s_in, s_out = column[ok & members], column[ok & ~members]
     if s_in.size == 0 or s_out.size == 0:
-        raise ValueError(f"record {record} was IN (or OUT) of no evaluation model: train more models")
+        raise ValueError(f"record {record} has no score on the evaluation models (too few reference models saw it IN "
+                         "or OUT): train more models")
     fp, fn = (int(c[0]) for c in error_counts(s_in, s_out, [tau]))
     epsilon = epsilon_lower_bound(false_positives=fp, n_out=s_out.size, false_negatives=fn, n_in=s_in.size,
                                   delta=delta, confidence=confidence)

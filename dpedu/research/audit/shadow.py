@@ -95,7 +95,7 @@ def _is_zero(value):
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value == 0
 
 
-def adult_membership_pool(n_records=1000, n_canaries=50, n_population=1000, *, rare_count=3, rng=0):
+def adult_membership_pool(n_records=1000, n_canaries=50, n_population=1000, *, rare_count=3, rng=0, data_home=None):
     """A :class:`MembershipPool` from the Adult data: ``n_records`` rows of the training file, ``n_canaries``
     inserted canaries and ``n_population`` held-out rows, all drawn with ``rng``.
 
@@ -106,11 +106,11 @@ def adult_membership_pool(n_records=1000, n_canaries=50, n_population=1000, *, r
     and their norms. The population rows are other rows of the test file, disjoint from the canaries' sources.
 
     Bounds: ``n_records`` at most the 30 162 rows of the training file, ``n_canaries + n_population`` at most the
-    15 060 of the test file.
+    15 060 of the test file. ``data_home`` is where :func:`dpedu.datasets.load_adult` looks first.
     """
     from ...datasets import load_adult
 
-    adult = load_adult()
+    adult = load_adult(data_home)
     n_records = check_positive_int(n_records, "n_records", maximum=adult.n_train)
     n_canaries = 0 if _is_zero(n_canaries) else check_positive_int(n_canaries, "n_canaries", maximum=adult.n_test)
     if n_records + n_canaries < MIN_POOL:
