@@ -68,6 +68,7 @@ COURSE = (
     Chapter("10", "Does the accounting match the code?", "further", "4 (9 helps)"),
     Chapter("11", "Beyond DP-SGD: output and objective perturbation, DP-FTRL and matrix factorisation",
             "further", "4"),
+    Chapter("13", "Attacks that measure privacy: LiRA and RMIA under the DP ceiling", "further", "9"),
 )
 
 

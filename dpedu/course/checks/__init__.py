@@ -7,7 +7,7 @@ Checks draw their test data from their own ``seed`` (never from the student's ra
 student's seed cannot make a wrong answer pass, and the same answer always gets the same verdict. A function that still raises
 the stub's ``NotImplementedError`` fails with "not written yet".
 
-One module per chapter (``dpedu.course.checks.ch00`` ... ``ch11``; chapter 10's check lives in ``ch04``), sharing the
+One module per chapter (``dpedu.course.checks.ch00`` ... ``ch13``; chapter 10's check lives in ``ch04``), sharing the
 machinery of ``dpedu.course.checks.common``; this package re-exports every check. Chapter by chapter:
 
 ========  =========================================================================================
@@ -34,6 +34,7 @@ machinery of ``dpedu.course.checks.common``; this package re-exports every check
 10        :func:`check_fixed_batch_event`
 11        :func:`check_output_sensitivity`, :func:`check_square_root_coefficients`,
           :func:`check_factorization_sensitivity`
+13        :func:`check_lira_record_score`, :func:`check_min_fpr_for_tpr`
 ========  =========================================================================================
 
 >>> import numpy as np
@@ -116,6 +117,7 @@ from .ch09 import (
                    check_epsilon_from_rates,
 )
 from .ch11 import check_factorization_sensitivity, check_output_sensitivity, check_square_root_coefficients
+from .ch13 import check_lira_record_score, check_min_fpr_for_tpr
 
 __all__ = [
     "CheckFailed",
@@ -166,4 +168,6 @@ __all__ = [
     "check_output_sensitivity",
     "check_square_root_coefficients",
     "check_factorization_sensitivity",
+    "check_lira_record_score",
+    "check_min_fpr_for_tpr",
 ]

@@ -131,6 +131,9 @@ EXERCISES = {spec.number: spec for spec in (
     ExerciseSpec("11.2", "check_square_root_coefficients", ("dpedu.learners.factorization.square_root_coefficients",
                                                             "dpedu.learners.factorization.square_root_factorization")),
     ExerciseSpec("11.3", "check_factorization_sensitivity", ("dpedu.learners.factorization.sensitivity",)),
+    ExerciseSpec("13.1", "check_lira_record_score", ("dpedu.research.audit.lira.lira_score",
+                                                     "dpedu.research.audit.lira.lira_scores")),
+    ExerciseSpec("13.2", "check_min_fpr_for_tpr", ("dpedu.research.audit.mia_stats.min_fpr_for_tpr",)),
 )}
 
 _BY_CHECK = {spec.check: spec.number for spec in EXERCISES.values()}

@@ -87,6 +87,10 @@ GENERAL = {
             "by L when added or removed and by 2L when replaced.",
     "11.2": "r₀ = 1 and each next coefficient is the previous one times (2k − 1) / (2k): the coefficients of 1/√(1 − x).",
     "11.3": "for each participation pattern add up the columns of C it touches, take the norm, keep the largest.",
+    "13.1": "logit-scale every confidence, fit a mean and an unbiased variance to the IN values and to the OUT "
+            "values, and subtract the OUT Gaussian's log-density at the target's value from the IN one's.",
+    "13.2": "the ceiling has two lines, e^ε·FPR + δ and 1 − e^(−ε)(1 − δ − FPR); solve each for the FPR at which "
+            "it reaches the TPR and keep the larger, never below 0.",
 }
 
 

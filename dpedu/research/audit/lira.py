@@ -82,7 +82,7 @@ def lira_score(confidence, in_confidences, out_confidences, *, online=True):
 
 
 def model_sets(shadow, targets, reference):
-    """``(targets, reference)`` as index arrays of models; defaults: every model is a target, every model a reference."""
+    """``(targets, reference)`` as index arrays of models (defaults: every model is a target and a reference)."""
     k = shadow.n_models
 
     def indices(value, name):

@@ -88,6 +88,8 @@ class AttackAudit(AuditBound):
         The observed (FPR, FNR) with its Clopper-Pearson box, for the trade-off plane.
     n_reference, n_evaluation : int
         Models in each half.
+    scores_in, scores_out : ndarray
+        The record's scores on the evaluation models trained with / without it.
     """
 
     attack: str
@@ -100,14 +102,17 @@ class AttackAudit(AuditBound):
     region: AuditRegion
     n_reference: int
     n_evaluation: int
+    scores_in: np.ndarray
+    scores_out: np.ndarray
 
     def __str__(self):
-        lines = [f"{self.attack} audit of {self.description or 'the shadow models'}",
+        lines = [f"{self.attack} audit of the shadow models", f"  {self.description}" if self.description else "",
                  f"  record {self.record}, threshold {self.threshold:.4g} (both chosen on {self.n_reference} "
-                 f"reference models); counted on {self.n_evaluation} other models:",
+                 f"reference models);", f"  counted on {self.n_evaluation} other models:",
                  f"  false positives {self.false_positives}/{self.n_out}, false negatives "
                  f"{self.false_negatives}/{self.n_in}"]
-        return "\n".join(lines + self.bound_lines(f"attack, {self.confidence:.0%} confidence"))
+        bounds = self.bound_lines(f"attack, {self.confidence:.0%} confidence")
+        return "\n".join([line for line in lines if line] + bounds)
 
 
 def attack_audit(shadow, attack="lira-online", *, records=None, delta=1e-5, confidence=0.95,
@@ -149,7 +154,8 @@ def attack_audit(shadow, attack="lira-online", *, records=None, delta=1e-5, conf
     seen = shadow.memberships[evaluation][:, candidates]            # the counts are conditioned on anyway
     candidates = candidates[seen.any(axis=0) & ~seen.all(axis=0)]
     if candidates.size == 0:
-        raise ValueError(f"records {records!r}: no record is both IN and OUT of the evaluation models: train more models")
+        raise ValueError(f"records {records!r}: no record is both IN and OUT of the evaluation models: "
+                         "train more models")
     alpha = 1.0 - confidence
     options = dict(variance=variance, gamma=gamma)
     if attack == "rmia-offline":
@@ -189,7 +195,7 @@ def attack_audit(shadow, attack="lira-online", *, records=None, delta=1e-5, conf
                        seconds=time.perf_counter() - start, description=shadow.description, notes=notes,
                        attack=attack, record=record, threshold=float(tau), false_positives=fp, n_out=int(s_out.size),
                        false_negatives=fn, n_in=int(s_in.size), region=region, n_reference=reference.size,
-                       n_evaluation=evaluation.size)
+                       n_evaluation=evaluation.size, scores_in=s_in, scores_out=s_out)
 
 
 def _record_indices(records, n_records):
@@ -197,7 +203,8 @@ def _record_indices(records, n_records):
     idx = np.asarray(records)
     if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer) or np.any(idx < 0) or np.any(idx >= n_records) \
             or np.unique(idx).size != idx.size:
-        raise ValueError(f"records must be a group name or distinct record indices in [0, {n_records}); got {records!r}")
+        raise ValueError(f"records must be a group name or distinct record indices in [0, {n_records}); "
+                         f"got {records!r}")
     return idx
 
 
@@ -234,7 +241,7 @@ class MembershipAttackReport:
     audit: object
 
     def violations(self):
-        """``{group: [(fpr, tpr_low, ceiling), ...]}`` where the ROC's interval lies above the ceiling (empty if none)."""
+        """``{group: [(fpr, tpr_low, ceiling), ...]}`` where the ROC's interval lies above the ceiling (empty: none)."""
         if self.ceiling is None:
             return {}
         found = {group: ceiling_violations(roc, self.ceiling) for group, roc in self.rocs.items()}
@@ -243,12 +250,13 @@ class MembershipAttackReport:
     def __str__(self):
         eps = "inf (non-private)" if math.isinf(self.epsilon) else f"{self.epsilon:.3f}"
         lines = [f"{self.attack} against {self.description}", f"  accountant ({self.accountant}): epsilon = {eps} "
-                 f"at delta = {self.delta:g}; {self.targets.size} target models"]
+                 f"at delta = {self.delta:g}; {self.targets.size} target models; [95% bootstrap intervals]"]
         for group, roc in self.rocs.items():
-            lines.append(f"  {group:<11} {roc.row()}  (AUC {roc.auc:.3f}; {roc.n_in} IN / {roc.n_out} OUT pairs)")
+            lines.append(f"  {group:<11} {roc.row()}")
+            lines.append(f"  {'':<11} AUC {roc.auc:.3f}; {roc.n_in} IN / {roc.n_out} OUT pairs")
         for group, found in self.violations().items():
-            lines.append(f"  ABOVE THE CEILING ({group}): " + ", ".join(f"FPR {a:g}: TPR >= {t:.4f} > {c:.4f}"
-                                                                          for a, t, c in found))
+            for a, t, c in found:
+                lines.append(f"  ABOVE THE CEILING ({group}): at FPR {a:g} the TPR is >= {t:.4f}, the ceiling {c:.4f}")
         if self.audit is not None:
             lines.append(f"  audit: epsilon >= {self.audit.epsilon_lower:.3f} ({self.audit.confidence:.0%} confidence)")
         return "\n".join(lines)

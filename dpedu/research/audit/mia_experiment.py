@@ -161,26 +161,31 @@ def attack_experiment(pool, *, settings=None, epsilons=(None, 1.0, 8.0), n_model
 
 
 def attack_table(runs, *, groups=("all", "vulnerable")):
-    """The table model x privacy x attack: TPR at each reported FPR with its interval, per group, the attack's
-    audit lower bound, the canary audit's, and the accountant's epsilon. One string, one line per row."""
+    """The table model x privacy x attack, one block per (model, privacy level), under 100 columns wide.
+
+    A block's header names the model, the privacy level, the accountant's epsilon and (if run) the canary audit's
+    lower bound; each row gives an attack's TPR at each reported FPR with its bootstrap interval, for each group,
+    and the lower bound on epsilon of the audit from that attack.
+    """
     lines = []
     for run in runs:
         if not isinstance(run, ExperimentRun):
             raise TypeError(f"runs must hold ExperimentRun objects; got {type(run).__name__}")
-        model = "logistic" if run.trainer.model == "logistic" else f"MLP-{run.trainer.hidden_units}"
+        model = "logistic regression" if run.trainer.model == "logistic" else f"MLP ({run.trainer.hidden_units} units)"
+        first = next(iter(run.reports.values()))
+        accountant = "inf" if math.isinf(first.epsilon) else f"{first.epsilon:.3f}"
+        header = f"{model}, {run.label}: accountant ({first.accountant}) epsilon {accountant}"
+        if run.canary is not None:
+            header += f"; canary audit epsilon >= {run.canary.epsilon_lower:.3f}"
+        fprs = first.rocs[next(iter(first.rocs))].fprs if first.rocs else ()
+        columns = "".join(f"{f'TPR at FPR {a:.1%} [95%]':<24}" for a in fprs)
+        lines += [header, f"  {'attack':<13} {'records':<10} {columns}attack audit"]
         for attack, report in run.reports.items():
-            cells = [f"{model:<9}", f"{run.label:<14}", f"{attack:<13}"]
-            for group in groups:
-                roc = report.rocs.get(group)
-                if roc is None:
-                    cells.append(f"{group}: -")
-                    continue
-                rates = "  ".join(f"{t:6.2%} [{lo:6.2%}, {hi:6.2%}]" for t, lo, hi in
-                                  zip(roc.tpr_at, roc.tpr_low, roc.tpr_high))
-                cells.append(f"{group[:4]} {rates}")
-            audit = "   -  " if report.audit is None else f"{report.audit.epsilon_lower:6.3f}"
-            canary = "   -  " if run.canary is None else f"{run.canary.epsilon_lower:6.3f}"
-            accountant = "   inf" if math.isinf(report.epsilon) else f"{report.epsilon:6.3f}"
-            lines.append(" | ".join(cells + [f"attack eps >= {audit}", f"canary eps >= {canary}",
-                                             f"accountant eps {accountant}"]))
-    return "\n".join(lines)
+            for k, group in enumerate(g for g in groups if g in report.rocs):
+                roc = report.rocs[group]
+                cells = "".join(f"{f'{100 * t:6.2f}% [{100 * lo:5.2f}, {100 * hi:5.2f}]':<24}"
+                                for t, lo, hi in zip(roc.tpr_at, roc.tpr_low, roc.tpr_high))
+                audit = "" if k or report.audit is None else f"epsilon >= {report.audit.epsilon_lower:.3f}"
+                lines.append(f"  {attack if k == 0 else '':<13} {group[:10]:<10} {cells}{audit}".rstrip())
+        lines.append("")
+    return "\n".join(lines[:-1])

@@ -36,7 +36,8 @@ from ...accountants.tradeoff import TradeoffCurve, check_alphas
 from ...engine.validation import check_array, check_positive_int, check_rng
 from .statistics import check_confidence
 
-__all__ = ["roc_curve", "tpr_at_fpr", "auc", "AttackROC", "evaluate_attack", "epsilon_line", "ceiling_violations",
+__all__ = ["roc_curve", "tpr_at_fpr", "auc", "AttackROC", "evaluate_attack", "epsilon_line", "min_fpr_for_tpr",
+           "ceiling_violations",
            "REPORTED_FPRS", "BAND_FPRS", "MAX_BOOTSTRAP"]
 
 REPORTED_FPRS = (0.001, 0.01)
@@ -126,9 +127,9 @@ class AttackROC:
     n_models: int
 
     def row(self):
-        """``"TPR@0.1% 0.0123 [0.0080, 0.0171]  ..."``: the reported TPRs with their intervals, in one line."""
-        return "  ".join(f"TPR@{a:.3g} {t:.4f} [{lo:.4f}, {hi:.4f}]"
-                         for a, t, lo, hi in zip(self.fprs, self.tpr_at, self.tpr_low, self.tpr_high))
+        """``"TPR at 0.1%:  1.23% [0.80, 1.71]   TPR at 1%: ..."``: the reported TPRs with their intervals (in %)."""
+        return "   ".join(f"TPR at {100 * a:g}%: {100 * t:5.2f}% [{100 * lo:.2f}, {100 * hi:.2f}]"
+                          for a, t, lo, hi in zip(self.fprs, self.tpr_at, self.tpr_low, self.tpr_high))
 
 
 def _weighted_tprs(labels, model_of, ends, weights, alphas):
@@ -211,6 +212,27 @@ def epsilon_line(alpha, epsilon, delta):
     a = check_alphas(np.atleast_1d(alpha), "alpha", sort=False)
     with np.errstate(over="ignore"):
         return np.minimum(1.0, math.exp(min(epsilon, 700.0)) * a + delta)
+
+
+def min_fpr_for_tpr(tpr, epsilon, delta):
+    r"""The smallest FPR at which an :math:`(\varepsilon, \delta)`-DP training lets any attack reach ``tpr``:
+
+    .. math:: \alpha_{\min} = \max\big(0,\ (t - \delta)\,e^{-\varepsilon},\ 1 - \delta - e^{\varepsilon}(1 - t)\big),
+
+    both lines of the testing region solved for the FPR (docs/math.md §20.6). Below it the ceiling stops the attack.
+
+    >>> round(min_fpr_for_tpr(0.5, 1.0, 1e-5), 5)          # (0.5 - 1e-5) / e
+    0.18393
+    """
+    from ...engine.validation import check_in_interval, check_nonnegative
+
+    t = check_in_interval(tpr, "tpr", 0.0, 1.0)
+    epsilon = check_nonnegative(epsilon, "epsilon")
+    delta = check_in_interval(delta, "delta", 0.0, 1.0, high_open=True)
+    with np.errstate(over="ignore"):
+        steep = (t - delta) * math.exp(-epsilon)
+        flat = 1.0 - delta - math.exp(min(epsilon, 700.0)) * (1.0 - t)
+    return float(max(0.0, steep, flat))
 
 
 def ceiling_violations(roc, curve, *, min_false_positives=10):

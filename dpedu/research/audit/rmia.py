@@ -1,4 +1,5 @@
-r"""RMIA, the membership attack of Zarifzadeh, Liu, Cheng & Shokri (ICML 2024), online and offline (docs/math.md §20.5).
+r"""RMIA, the membership attack of Zarifzadeh, Liu, Cheng & Shokri (ICML 2024), online and offline
+(docs/math.md §20.5).
 
 RMIA compares a record x with population records z that no model was trained on. With
 :math:`\Pr(x \mid \theta) = \sigma(\phi)`, the target model's probability of x's label, and :math:`\Pr(x)` its
