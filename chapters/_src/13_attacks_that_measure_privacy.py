@@ -13,7 +13,7 @@
 # > 5. turn an attack into a lower bound on ε with a stated confidence, and say what a failed attack does *not*
 # >    prove.
 #
-# *Prerequisites:* chapter 9. *Time:* about 60 min of reading and exercises.
+# *Prerequisites:* chapter 9. *Time:* about 50 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): fast mode (`DPEDU_FAST=1`) not yet measured, full mode not yet measured.
 #
 # Chapter 0 opened with a differencing attack on counts and promised that membership-inference attacks "do the
@@ -314,7 +314,7 @@ show_source(audit.lira_score)
 # **Exercise 13.2 — where the ceiling stops an attack.** An attacker wants to find members with a true-positive rate
 # `tpr`. Write `min_fpr_for_tpr(tpr, epsilon, delta)`: the smallest false-positive rate at which an
 # (ε, δ)-DP training allows it; below it, the ceiling stops the attack. Both lines of the testing region bound the
-# attack. For example `min_fpr_for_tpr(0.5, 1.0, 1e-5)` → `0.18393`: to find half of the members of a
+# attack. For example `min_fpr_for_tpr(0.5, 1.0, 1e-5)` → `0.18394`: to find half of the members of a
 # (1, 10⁻⁵)-DP training, an attacker must accuse at least 18 % of the non-members.
 
 # %% exercise=13.2

@@ -7,7 +7,7 @@ import math
 
 from ..engine.parallel import check_n_jobs
 from ..engine.validation import check_delta, check_positive, check_positive_int
-from .common import CliError, check_input_dir, check_output, check_steps, floats
+from .common import CliError, check_input_dir, check_output, check_steps, floats, wrap
 from .common import progress as _progress
 
 __all__ = ["COMMANDS", "cmd_attack"]
@@ -91,10 +91,11 @@ def cmd_attack(args):
     runs = attack_experiment(pool, settings=settings, epsilons=levels, n_models=args.models, attacks=args.attacks,
                              delta=args.delta, n_bootstrap=args.bootstrap, rng=args.seed, n_jobs=args.n_jobs,
                              progress=_progress)
-    print(pool.description)
-    print(f"{settings.model}: q = {settings.sampling_rate(n_pool):.4g}, T = {steps}, learning rate "
-          f"{settings.learning_rate:g}; private runs clip at C = {settings.clip_norm:g}; {args.models} shadow models "
-          f"per level; TPR at FPR 0.1% and 1% [95% bootstrap interval over the models]\n")
+    print(wrap(pool.description, indent="", hanging=""))
+    print(wrap(f"{settings.model}: q = {settings.sampling_rate(n_pool):.4g}, T = {steps}, learning rate "
+               f"{settings.learning_rate:g}; private runs clip at C = {settings.clip_norm:g}; {args.models} shadow "
+               "models per level; TPR at FPR 0.1% and 1% [95% bootstrap interval over the models]", indent="",
+               hanging="") + "\n")
     print(attack_table(runs))
     crossed = []
     for run in runs:
@@ -112,7 +113,8 @@ def cmd_attack(args):
     print(f"\nwrote {args.out}")
     print("An attack's success is a lower bound on what the model leaks; its failure does not prove privacy.")
     if crossed:
-        print(f"ABOVE THE DP CEILING: {'; '.join(crossed)}: the implementation or its accounting is wrong.")
+        print(wrap(f"ABOVE THE DP CEILING: {'; '.join(crossed)}: the implementation or its accounting is wrong.",
+                   indent="", hanging=""))
         return 1
     return 0
 

@@ -222,7 +222,7 @@ def min_fpr_for_tpr(tpr, epsilon, delta):
     both lines of the testing region solved for the FPR (docs/math.md §20.6). Below it the ceiling stops the attack.
 
     >>> round(min_fpr_for_tpr(0.5, 1.0, 1e-5), 5)          # (0.5 - 1e-5) / e
-    0.18393
+    0.18394
     """
     from ...engine.validation import check_in_interval, check_nonnegative
 
