@@ -105,7 +105,7 @@ def plot_attack_grid(runs, *, groups=("all", "vulnerable"), figure=None, fontsiz
                                  legend=False, fontsize=fontsize)
             for handle, label in zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(label, handle)
-    figure.tight_layout(rect=(0, 0.1 if len(runs) > 1 else 0.2, 1, 1))
+    figure.tight_layout(rect=(0, min(0.3, 0.75 / figure.get_figheight()), 1, 1))     # 0.75 inch for the legend
     figure.legend(list(handles.values()), list(handles), loc="lower center", ncol=2, fontsize=fontsize,
                   frameon=False)
     return axes
