@@ -206,6 +206,7 @@ def test_bootstrap_resamples_whole_models():
 @pytest.mark.parametrize("kwargs, match", [
     ({"fprs": (1.5,)}, "fprs"), ({"n_bootstrap": 0}, "n_bootstrap"), ({"confidence": 1.0}, "confidence"),
     ({"records": np.array([], dtype=int)}, "records"), ({"memberships": np.ones((3, 4))}, "memberships"),
+    ({"records": np.array([0, 4])}, "records"), ({"records": np.array([-1])}, "records"),
 ])
 def test_evaluate_attack_refuses_bad_arguments(kwargs, match):
     args = {"scores": np.random.default_rng(0).normal(size=(3, 4)), "memberships": np.eye(3, 4, dtype=bool)}

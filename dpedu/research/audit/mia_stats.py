@@ -175,8 +175,10 @@ def evaluate_attack(scores, memberships, *, records=None, fprs=REPORTED_FPRS, n_
                          f"{memberships.dtype} {memberships.shape}")
     if records is not None:
         records = np.asarray(records)
-        if records.ndim != 1 or records.size == 0 or not np.issubdtype(records.dtype, np.integer):
-            raise ValueError(f"records must be a non-empty 1-d array of record indices; got {records!r}")
+        if records.ndim != 1 or records.size == 0 or not np.issubdtype(records.dtype, np.integer) \
+                or records.min() < 0 or records.max() >= scores.shape[1]:
+            raise ValueError(f"records must be a non-empty 1-d array of record indices in [0, {scores.shape[1]}); "
+                             f"got {records!r}")
         scores, memberships = scores[:, records], memberships[:, records]
     reported = check_alphas(fprs, "fprs", sort=False)
     n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap", maximum=MAX_BOOTSTRAP)

@@ -44,9 +44,10 @@ from ...engine.validation import check_array, check_in_interval, check_scalar
 from .lira import model_sets
 from .shadow import ShadowModels
 
-__all__ = ["rmia_scores", "tune_offline_a", "DEFAULT_A_GRID"]
+__all__ = ["rmia_scores", "tune_offline_a", "DEFAULT_A_GRID", "MAX_A_GRID"]
 
 DEFAULT_A_GRID = tuple(np.round(np.linspace(0.0, 1.0, 11), 2))
+MAX_A_GRID = 1001            # values of a tried by tune_offline_a (each is one attack of one model)
 
 
 def _sigmoid_sums(signals, members, reference, targets):
@@ -145,17 +146,18 @@ def rmia_scores(shadow, *, online=True, offline_a=None, gamma=1.0, targets=None,
 
 
 def tune_offline_a(shadow, *, target, reference=None, grid=DEFAULT_A_GRID, gamma=1.0):
-    """The a of the offline attack: the value on ``grid`` whose offline scores against model ``target`` (a model
-    whose memberships the attacker knows, e.g. one of its own reference models) have the largest AUC, every
-    record counted (ties: the smallest a). ``reference`` defaults to every other model.
+    """The a of the offline attack: the value on ``grid`` (at most :data:`MAX_A_GRID` values in [0, 1]) whose
+    offline scores against model ``target`` (a model whose memberships the attacker knows, e.g. one of its own
+    reference models) have the largest AUC, every record counted (ties: the first on the grid). ``reference``
+    defaults to every other model.
 
     Choose a on models that are not attacked afterwards, or the choice has seen the answers.
     """
     from .mia_stats import auc
 
     grid = check_array(grid, "grid", ndim=1)
-    if np.any(grid < 0) or np.any(grid > 1):
-        raise ValueError(f"grid must hold values of a in [0, 1]; got {grid!r}")
+    if np.any(grid < 0) or np.any(grid > 1) or grid.size > MAX_A_GRID:
+        raise ValueError(f"grid must hold at most {MAX_A_GRID} values of a in [0, 1]; got {grid!r}")
     target = int(model_sets(shadow, [target], None)[0][0])
     best, best_auc = None, -1.0
     for a in grid:
