@@ -262,6 +262,24 @@ def _tradeoff_panels(ax):
     return plotting.plot_tradeoff_panels([gaussian_curve(1.0)], figure=figure)[0][1]
 
 
+def _attack_report():
+    """A membership attack on made-up shadow models of a (mu = 2)-GDP run: its ROC and its ceiling."""
+    from dpedu.accountants import GaussianEvent
+    from dpedu.research.audit import ShadowModels, membership_attack
+
+    rng = np.random.default_rng(0)
+    members = rng.random((8, 60)) < 0.5
+    signals = rng.normal(size=(8, 60)) + 0.5 * members
+    shadow = ShadowModels(members, signals, rng.normal(size=(8, 20)), [(GaussianEvent(0.5), 1)])
+    return membership_attack(shadow, "lira-online", groups=("all",), n_bootstrap=5, audit=False, rng=0)
+
+
+def _attack_grid(ax):
+    figure = ax.figure
+    ax.remove()
+    return plotting.plot_attack_grid({"made up": _attack_report()}, groups=("all",), figure=figure)[-1, 0]
+
+
 def _figure2_curves():
     epochs = np.array([1.0, 10.0, 100.0])
     return EpsilonCurves(epochs=epochs, steps=epochs * 100, noise_multiplier=4.0, sampling_rate=0.01, delta=1e-5,
@@ -286,6 +304,8 @@ PYPLOT_FREE_CALLS = {
     "plot_tradeoff_panels": lambda ax: _tradeoff_panels(ax),
     "plot_adaptive_clipping": lambda ax: plotting.plot_adaptive_clipping(
         [1.0, 0.8, 0.7, 0.65], [2, 4], [0.7, 0.66], target_quantile=0.5, ax=ax),
+    "plot_attack_roc": lambda ax: plotting.plot_attack_roc(_attack_report(), ax=ax),
+    "plot_attack_grid": lambda ax: _attack_grid(ax),
 }
 
 

@@ -86,7 +86,8 @@ def plot_attack_roc(reports, *, group="all", ax=None, title=None, band=True, leg
 
 
 def plot_attack_grid(runs, *, groups=("all", "vulnerable"), figure=None, fontsize=8):
-    """One panel per run (rows) and group (columns), one legend below them all: ``runs`` maps a title (e.g.
+    """One panel per run (rows) and group (columns), one legend below them all (held by the bottom-left
+    panel): ``runs`` maps a title (e.g.
     ``"epsilon = 1"``) to the reports of that run. Returns the 2-d array of Axes. ``figure`` (optional) is a
     matplotlib Figure to draw on; by default a new pyplot figure 7.3 inches wide."""
     if not isinstance(runs, dict) or not runs:
@@ -106,6 +107,6 @@ def plot_attack_grid(runs, *, groups=("all", "vulnerable"), figure=None, fontsiz
             for handle, label in zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(label, handle)
     figure.tight_layout(rect=(0, min(0.3, 0.75 / figure.get_figheight()), 1, 1))     # 0.75 inch for the legend
-    figure.legend(list(handles.values()), list(handles), loc="lower center", ncol=2, fontsize=fontsize,
-                  frameon=False)
+    axes[-1, 0].legend(list(handles.values()), list(handles), loc="lower center", bbox_to_anchor=(0.5, 0.0),
+                       bbox_transform=figure.transFigure, ncol=2, fontsize=fontsize, frameon=False)
     return axes
