@@ -259,7 +259,7 @@ def test_shadow_models_report_progress_and_the_signal_is_the_true_label_logit():
 @pytest.mark.parametrize("kwargs, error, match", [
     ({"n_models": 1}, ValueError, "n_models"), ({"n_models": 10**6}, ValueError, "n_models"),
     ({"trainer": "dp_sgd"}, TypeError, "trainer"), ({"pool": np.zeros((30, 2))}, TypeError, "pool"),
-    ({"n_jobs": 0}, ValueError, "n_jobs"),
+    ({"n_jobs": 0}, ValueError, "n_jobs"), ({"trainer": lambda X, y, rng: np.zeros(X.shape[1])}, TypeError, "DP-SGD"),
 ])
 def test_train_shadow_models_refuses_bad_arguments(kwargs, error, match):
     args = {"pool": toy_pool(), "trainer": TRAINER, "n_models": 2}

@@ -230,9 +230,10 @@ class _ShadowTask:
     def __call__(self, rng):
         member = rng.random(self.X.shape[0]) < 0.5                   # Bernoulli(1/2) membership of every record
         result = self.trainer(self.X[member], self.y[member], rng)
-        if not isinstance(result, TrainingResult):
-            raise TypeError(f"trainer must return a TrainingResult; got {type(result).__name__}")
-        model = result.details.model
+        model = getattr(getattr(result, "details", None), "model", None)
+        if not isinstance(result, TrainingResult) or model is None:
+            raise TypeError(f"trainer must return the TrainingResult of a DP-SGD run (its details name the model); "
+                            f"got {type(result).__name__}")
         signals = self.y * model.decision_function(result.theta, self.X)
         population = self.y_population * model.decision_function(result.theta, self.X_population)
         return member, signals, population, result.ledger
@@ -246,8 +247,8 @@ def train_shadow_models(pool, trainer, *, n_models, rng=None, n_jobs=1, progress
     pool : MembershipPool
         At least :data:`MIN_POOL` records and one population record.
     trainer : callable
-        ``trainer(X, y, rng) -> TrainingResult``, e.g. :class:`ShadowTrainer`; it must use only ``rng``. Its
-        ``description`` (if any) is kept.
+        ``trainer(X, y, rng) -> TrainingResult`` of a DP-SGD run (``run_dp_sgd``: its ``details.model`` computes
+        the signals), e.g. :class:`ShadowTrainer`; it must use only ``rng``. Its ``description`` (if any) is kept.
     n_models : int
         K, from 2 to :data:`MAX_MODELS`.
     rng : None, int, SeedSequence or Generator
