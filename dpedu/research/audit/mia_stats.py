@@ -11,7 +11,8 @@ interpolation between thresholds).
 **Confidence intervals** are percentile bootstrap intervals over the *target models*: the pairs of one model share
 its training noise, so a model is resampled with all its pairs (B resamples, each recomputing the ROC). They
 describe the sampling of the models, not a guarantee; the audit of :mod:`dpedu.research.audit.mia_audit` gives
-the statement with a stated confidence (Clopper-Pearson on independent trainings).
+the statement with a stated confidence (Clopper-Pearson on independent trainings). The TPR at a low FPR is a
+maximum over thresholds, so with few models its percentile interval can even exclude the point estimate.
 
 **The ceiling.** Every membership test against an :math:`(\varepsilon, \delta)`-DP training has
 :math:`\mathrm{TPR} \le e^\varepsilon\,\mathrm{FPR} + \delta` (Kairouz, Oh & Viswanath 2015) and, tighter, every
