@@ -65,8 +65,9 @@ COURSE = (
     Chapter("07", "The effect of noise, and tuning", "further", "4"),
     Chapter("08", "What ε means: trade-off curves, Gaussian DP, a privacy statement", "further", "5"),
     Chapter("09", "Auditing: does the guarantee hold?", "further", "8"),
-    # numbered 12 (the next free number, so that chapters 10 and 11 keep theirs) and placed after 9 in the map
+    # numbered 12 and 13 (the next free numbers, so that chapters 10 and 11 keep theirs), placed after 9 in the map
     Chapter("12", "What the released model reveals", "further", "9"),
+    Chapter("13", "Attacks that measure privacy: LiRA and RMIA under the DP ceiling", "further", "9"),
     Chapter("10", "Does the accounting match the code?", "further", "4 (9 helps)"),
     Chapter("11", "Beyond DP-SGD: output and objective perturbation, DP-FTRL and matrix factorisation",
             "further", "4"),

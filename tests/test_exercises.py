@@ -22,7 +22,7 @@ import pytest
 from scipy.special import expit, gammaln, logsumexp, xlogy
 
 from dpedu.course import checks
-from dpedu.course.checks import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11, ch12
+from dpedu.course.checks import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11, ch12, ch13
 from dpedu.accountants import GaussianEvent, SubsampledGaussianEvent, make_accountant
 
 
@@ -66,7 +66,7 @@ def _rdp_epsilon(event, steps, delta, name="rdp"):
     return make_accountant(name).compose(event, steps).get_epsilon(delta)
 
 
-CHAPTER_MODULES = (ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11, ch12)
+CHAPTER_MODULES = (ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch11, ch12, ch13)
 CASES: dict[str, Case] = {}
 
 
@@ -800,6 +800,39 @@ case("check_flat_from",
      _flat_from,
      ("too early", lambda d, s: _flat_from(d, s, -1), "still growing"),
      ("too late", lambda d, s: _flat_from(d, s, 1), "already flat"))
+# --- chapter 13 -------------------------------------------------------------------------------------------------
+
+def _lira(p, inside, outside, *, logit=True, ddof=1, sign=1.0):
+    from scipy.stats import norm
+
+    def scale(q):
+        q = np.asarray(q, dtype=float)
+        return np.log(q / (1 - q)) if logit else q
+
+    x, a, b = scale(p), scale(inside), scale(outside)
+    return sign * float(norm.logpdf(x, a.mean(), a.std(ddof=ddof)) - norm.logpdf(x, b.mean(), b.std(ddof=ddof)))
+
+
+case("check_lira_record_score",
+     _lira,
+     ("raw confidences", lambda p, a, b: _lira(p, a, b, logit=False), "logit-scale"),
+     ("sign", lambda p, a, b: _lira(p, a, b, sign=-1.0), "wrong sign"),
+     ("ddof 0", lambda p, a, b: _lira(p, a, b, ddof=0), "unbiased"),
+     ("density ratio", lambda p, a, b: math.exp(_lira(p, a, b)), "ratio of the densities"))
+
+
+def _min_fpr(t, eps, delta, *, flat=True, with_delta=True):
+    d = delta if with_delta else 0.0
+    lines = [0.0, (t - d) * math.exp(-eps)] + ([1 - d - math.exp(eps) * (1 - t)] if flat else [])
+    return max(lines)
+
+
+case("check_min_fpr_for_tpr",
+     _min_fpr,
+     ("steep line only", lambda t, e, d: _min_fpr(t, e, d, flat=False), "second line"),
+     ("no delta", lambda t, e, d: _min_fpr(t, e, d, with_delta=False), "left delta out"),
+     ("too small", lambda t, e, d: 0.5 * _min_fpr(t, e, d), "too small"),
+     ("too large", lambda t, e, d: min(1.0, 1.5 * _min_fpr(t, e, d) + 0.01), "not the smallest"))
 
 
 # --- the tests -------------------------------------------------------------------------------------------------
@@ -1071,6 +1104,10 @@ DELEGATIONS = {
            "dp.research.audit.statistics.gaussian_mu_lower_bound(np.full(n_in, mean_in / sigma) + np.arange(n_in) * 1e-9, "
            "np.full(n_out, mean_out / sigma), confidence=confidence)",
     "9.5": "def epsilon_from_gdp(mu, delta): return audit.epsilon_from_mu(mu, delta=delta)",
+    "13.1": "def lira_record_score(confidence, in_confidences, out_confidences): "
+            "return audit.lira_score(confidence, in_confidences, out_confidences)",
+    "13.2": "def min_fpr_for_tpr(tpr, epsilon, delta): "
+            "return dp.research.audit.mia_stats.min_fpr_for_tpr(tpr, epsilon, delta)",
     "9.6": "def one_run_bound(r, v, confidence): "
            "return audit.one_run_epsilon_lower_bound(m=r, r=r, v=v, delta=0.0, confidence=confidence)",
     "11.1": "def minimiser_sensitivity(n, regularization, lipschitz, relation): "

@@ -262,6 +262,24 @@ def _tradeoff_panels(ax):
     return plotting.plot_tradeoff_panels([gaussian_curve(1.0)], figure=figure)[0][1]
 
 
+def _attack_report():
+    """A membership attack on made-up shadow models of a (mu = 2)-GDP run: its ROC and its ceiling."""
+    from dpedu.accountants import GaussianEvent
+    from dpedu.research.audit import ShadowModels, membership_attack
+
+    rng = np.random.default_rng(0)
+    members = rng.random((8, 60)) < 0.5
+    signals = rng.normal(size=(8, 60)) + 0.5 * members
+    shadow = ShadowModels(members, signals, rng.normal(size=(8, 20)), [(GaussianEvent(0.5), 1)])
+    return membership_attack(shadow, "lira-online", groups=("all",), n_bootstrap=5, audit=False, rng=0)
+
+
+def _attack_grid(ax):
+    figure = ax.figure
+    ax.remove()
+    return plotting.plot_attack_grid({"made up": _attack_report()}, groups=("all",), figure=figure)[-1, 0]
+
+
 def _figure2_curves():
     epochs = np.array([1.0, 10.0, 100.0])
     return EpsilonCurves(epochs=epochs, steps=epochs * 100, noise_multiplier=4.0, sampling_rate=0.01, delta=1e-5,
@@ -289,6 +307,8 @@ PYPLOT_FREE_CALLS = {
     "plot_last_iterate": lambda ax: plotting.plot_last_iterate(
         [10, 100, 1000], [0.7, 1.8, 6.0], [0.4, 1.3, 4.4], [0.7, 1.5, 1.5], delta=1e-5,
         audits={"gradient canary": ([10, 100], [0.2, 0.0])}, ax=ax),
+    "plot_attack_roc": lambda ax: plotting.plot_attack_roc(_attack_report(), ax=ax),
+    "plot_attack_grid": lambda ax: _attack_grid(ax),
 }
 
 

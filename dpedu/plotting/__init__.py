@@ -17,6 +17,8 @@ r"""Plot helpers for the course: each takes an optional matplotlib ``Axes`` and 
   it tracks (:mod:`dpedu.plotting.clipping`).
 * :func:`plot_last_iterate` - epsilon against the number of steps: composition, the linear-loss last iterate,
   the proven last-iterate bound and audits of the final model (:mod:`dpedu.plotting.last_iterate`).
+* :func:`plot_attack_roc`, :func:`plot_attack_grid` - membership attacks (LiRA, RMIA) on log-log ROC axes under
+  the ceiling the run's accountant certifies (:mod:`dpedu.plotting.membership`).
 
 No ``plt.show()`` and no global style changes: the caller owns the figure. Every helper checks its arguments
 (``TypeError``/``ValueError`` naming the argument) and places its legend where it covers no data: in the
@@ -36,6 +38,7 @@ from .clipping import plot_adaptive_clipping
 from .last_iterate import plot_last_iterate
 from .common import ACCOUNTANT_STYLES, place_legend
 from .losses import plot_loss_curves
+from .membership import plot_attack_grid, plot_attack_roc
 from .tradeoff import plot_tradeoff, plot_tradeoff_panels
 
 __all__ = [
@@ -52,4 +55,6 @@ __all__ = [
     "plot_tradeoff_panels",
     "plot_adaptive_clipping",
     "plot_last_iterate",
+    "plot_attack_roc",
+    "plot_attack_grid",
 ]

@@ -7,7 +7,7 @@ Checks draw their test data from their own ``seed`` (never from the student's ra
 student's seed cannot make a wrong answer pass, and the same answer always gets the same verdict. A function that still raises
 the stub's ``NotImplementedError`` fails with "not written yet".
 
-One module per chapter (``dpedu.course.checks.ch00`` ... ``ch12``; chapter 10's check lives in ``ch04``), sharing the
+One module per chapter (``dpedu.course.checks.ch00`` ... ``ch13``; chapter 10's check lives in ``ch04``), sharing the
 machinery of ``dpedu.course.checks.common``; this package re-exports every check. Chapter by chapter:
 
 ========  =========================================================================================
@@ -35,6 +35,7 @@ machinery of ``dpedu.course.checks.common``; this package re-exports every check
 11        :func:`check_output_sensitivity`, :func:`check_square_root_coefficients`,
           :func:`check_factorization_sensitivity`
 12        :func:`check_last_iterate_delta`, :func:`check_flat_from`
+13        :func:`check_lira_record_score`, :func:`check_min_fpr_for_tpr`
 ========  =========================================================================================
 
 >>> import numpy as np
@@ -118,6 +119,7 @@ from .ch09 import (
 )
 from .ch11 import check_factorization_sensitivity, check_output_sensitivity, check_square_root_coefficients
 from .ch12 import check_flat_from, check_last_iterate_delta
+from .ch13 import check_lira_record_score, check_min_fpr_for_tpr
 
 __all__ = [
     "CheckFailed",
@@ -170,4 +172,6 @@ __all__ = [
     "check_factorization_sensitivity",
     "check_last_iterate_delta",
     "check_flat_from",
+    "check_lira_record_score",
+    "check_min_fpr_for_tpr",
 ]

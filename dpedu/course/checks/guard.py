@@ -134,6 +134,9 @@ EXERCISES = {spec.number: spec for spec in (
     ExerciseSpec("12.1", "check_last_iterate_delta", ("dpedu.accountants.last_iterate.linear_last_iterate_delta",
                                                       "dpedu.accountants.last_iterate.linear_last_iterate_epsilon")),
     ExerciseSpec("12.2", "check_flat_from", ("dpedu.accountants.convex_last_iterate.convex_last_iterate_bound",)),
+    ExerciseSpec("13.1", "check_lira_record_score", ("dpedu.research.audit.lira.lira_score",
+                                                     "dpedu.research.audit.lira.lira_scores")),
+    ExerciseSpec("13.2", "check_min_fpr_for_tpr", ("dpedu.research.audit.mia_stats.min_fpr_for_tpr",)),
 )}
 
 _BY_CHECK = {spec.check: spec.number for spec in EXERCISES.values()}

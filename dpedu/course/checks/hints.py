@@ -91,6 +91,10 @@ GENERAL = {
             "density ratio equals ε, then δ = P(X > x) − e^ε Q(X > x), both sums of normal tails.",
     "12.2": "compute the plateau, the smallest (d + j s)² / j over j ≥ 1; the bound at T is the smaller of T s² and the "
             "best window below T; walk T up until it reaches the plateau.",
+    "13.1": "logit-scale every confidence, fit a mean and an unbiased variance to the IN values and to the OUT "
+            "values, and subtract the OUT Gaussian's log-density at the target's value from the IN one's.",
+    "13.2": "the ceiling has two lines, e^ε·FPR + δ and 1 − e^(−ε)(1 − δ − FPR); solve each for the FPR at which "
+            "it reaches the TPR and keep the larger, never below 0.",
 }
 
 

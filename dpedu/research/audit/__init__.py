@@ -12,6 +12,12 @@ The package, one subject per module:
 * :mod:`~dpedu.research.audit.results`: :class:`AuditBound`, the fields and checks every audit result shares;
 * :mod:`~dpedu.research.audit.canary`: the canary game over many trainings, final model only;
 * :mod:`~dpedu.research.audit.membership`: the loss-threshold attack on one model;
+* :mod:`~dpedu.research.audit.shadow`: a pool of records and shadow models on random halves of it (Adult, with
+  natural outliers and inserted canaries);
+* :mod:`~dpedu.research.audit.lira`, :mod:`~dpedu.research.audit.rmia`: the LiRA (Carlini et al. 2022) and RMIA
+  (Zarifzadeh et al. 2024) membership attacks, online and offline;
+* :mod:`~dpedu.research.audit.mia_stats`: their ROC at low FPR with bootstrap intervals, and the DP ceiling;
+* :mod:`~dpedu.research.audit.mia_audit`: the attacks end to end, and an audit (a lower bound on epsilon) from one;
 * :mod:`~dpedu.research.audit.whitebox`: the auditor sees every noisy update (Nasr et al. 2023);
 * :mod:`~dpedu.research.audit.shuffle`: a Monte Carlo lower bound on epsilon for shuffled batches (Chua et al. 2024);
 * :mod:`~dpedu.research.audit.shuffle_whitebox`: the same pair trained for real, audited from every update;
@@ -80,6 +86,11 @@ from .canary import AuditResult, canary_audit, dp_sgd_trainer, noisy_gd_trainer,
 from .data import CANARY_KINDS, SCORES, canary_scores, check_canary, make_audit_data, make_canary
 from .one_run import OneRunResult, one_run_audit, one_run_epsilon_lower_bound, one_run_trainer_audit
 from .membership import MembershipAttackResult, loss_threshold_attack
+from .shadow import MembershipPool, ShadowModels, ShadowTrainer, adult_membership_pool, train_shadow_models
+from .lira import lira_score, lira_scores
+from .rmia import rmia_scores, tune_offline_a
+from .mia_stats import AttackROC, ceiling_violations, epsilon_line, evaluate_attack, roc_curve, tpr_at_fpr
+from .mia_audit import ATTACKS, AttackAudit, MembershipAttackReport, attack_audit, attack_scores, membership_attack
 from ...engine.parallel import map_seeded
 from .statistics import (
     clopper_pearson,
@@ -143,4 +154,25 @@ __all__ = [
     "epsilon_from_rate_arrays",
     "shuffle_whitebox_audit",
     "ShuffleAuditResult",
+    "MembershipPool",
+    "ShadowModels",
+    "ShadowTrainer",
+    "adult_membership_pool",
+    "train_shadow_models",
+    "lira_score",
+    "lira_scores",
+    "rmia_scores",
+    "tune_offline_a",
+    "AttackROC",
+    "evaluate_attack",
+    "roc_curve",
+    "tpr_at_fpr",
+    "epsilon_line",
+    "ceiling_violations",
+    "ATTACKS",
+    "attack_scores",
+    "attack_audit",
+    "AttackAudit",
+    "membership_attack",
+    "MembershipAttackReport",
 ]
