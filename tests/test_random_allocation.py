@@ -199,7 +199,7 @@ def test_a_grid_too_large_is_refused_with_what_to_do():
     (lambda: BallsInBinsGaussianEvent("1", 100), TypeError, "noise_multiplier"),
     (lambda: BallsInBinsGaussianEvent(1.0, 0), ValueError, "batches_per_epoch"),
     (lambda: BallsInBinsGaussianEvent(1.0, 2.5), TypeError, "batches_per_epoch"),
-    (lambda: BallsInBinsGaussianEvent(1.0, 10, relation="zero_out"), ValueError, "relation"),
+    (lambda: BallsInBinsGaussianEvent(1.0, 10, relation="neighbours"), ValueError, "relation"),
     (lambda: make_accountant("pld").compose(BallsInBinsGaussianEvent(1.0, 10), 0), ValueError, "count"),
     (lambda: make_accountant("pld").compose(BallsInBinsGaussianEvent(1.0, 10), 1.5), TypeError, "count"),
     (lambda: pld(1.0, 10, 1).get_epsilon(0.0), ValueError, "delta"),

@@ -180,7 +180,11 @@ def _plan(mu, b, tail, max_points):
     y_max = _solve_upper(beyond, budget, start, start + 50.0 * mu + 50.0)
     y1 = y_max if b == 1 else min(y_max, _solve_upper(two_above, budget, start, y_max))
     h1 = spacing_for(1.0 / mu, b)
-    w_max = math.exp(y_max)
+    w_max = math.exp(y_max) if y_max < 700 else math.inf
+    if not (math.isfinite(w_max) and math.exp(y1) > 0 and h1 > 0):   # beyond the float range: no grid fits
+        raise ValueError(
+            f"random allocation at noise_multiplier={1 / mu:g}, batches_per_epoch={b} needs more grid points for "
+            f"one coordinate than any max_grid_size: its likelihood ratios span more than the float range")
     if y1 >= y_max - 1e-9:
         n1 = math.ceil(w_max / h1)
         r, n2 = 1, 0
