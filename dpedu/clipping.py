@@ -86,7 +86,7 @@ def clip_factor(norms, clip_norm):
 
 @door(v=vectors, clip_norm=positive_or_inf)
 def L2_clip(v, clip_norm):
-    r"""Scale ``v`` so its L2 norm is at most ``clip_norm``: v · min(1, C / ‖v‖) (docs/math.md §5).
+    r"""Scale ``v`` so its L2 norm is at most C: v · min(1, C / ‖v‖) (docs/math.md §5).
 
     Parameters
     ----------

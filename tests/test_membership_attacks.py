@@ -58,7 +58,7 @@ def test_lira_scores_are_the_one_record_score_of_every_pair(online):
         for i in range(shadow.n_records):
             others = np.arange(shadow.n_models) != k
             inside, outside = others & shadow.memberships[:, i], others & ~shadow.memberships[:, i]
-            expected = lira_score(p[k, i], p[inside, i], p[outside, i], online=online)
+            expected = lira_score(p[k, i], p[inside, i] if online else [], p[outside, i], online=online)
             assert scores[k, i] == pytest.approx(expected, rel=1e-9, abs=1e-9)
 
 
@@ -93,12 +93,17 @@ def test_lira_separates_a_memorised_record_and_leaves_out_what_it_cannot_fit():
 
 @pytest.mark.parametrize("args, match", [
     ((1.0, [0.5, 0.6], [0.4, 0.5]), "confidence"), ((0.5, [0.5, 1.0], [0.4, 0.5]), "in_confidences"),
-    ((0.5, [0.5, 0.6], [0.4]), "out_confidences needs at least 2"), ((0.5, [0.6], [0.4, 0.5]), "in_confidences"),
+    ((0.5, [0.5, 0.6], [0.4]), "out_confidences needs 2 values or more"), ((0.5, [0.6], [0.4, 0.5]), "in_confidences"),
     ((math.nan, [0.5, 0.6], [0.4, 0.5]), "confidence"), ((0.5, [0.5, 0.6], [0.0, 0.5]), "out_confidences"),
 ])
 def test_lira_score_refuses_bad_confidences(args, match):
     with pytest.raises(ValueError, match=match):
         lira_score(*args)
+
+
+def test_offline_lira_score_refuses_in_confidences_rather_than_ignoring_them():
+    with pytest.raises(ValueError, match="in_confidences must be empty offline"):
+        lira_score(0.5, [0.5, 0.6], [0.4, 0.5], online=False)
 
 
 @pytest.mark.parametrize("kwargs, error, match", [

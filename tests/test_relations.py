@@ -75,8 +75,9 @@ def test_a_ledger_has_one_relation():
 def test_supported_relations_are_stated():
     rdp, pld = make_accountant("rdp"), make_accountant("pld")
     assert rdp.supported_relations(SampledWithoutReplacementGaussianEvent) == ("replace_one",)
-    assert pld.supported_relations(SubsampledGaussianEvent) == ("add_remove", "replace_one")
-    assert rdp.supported_relations(SubsampledGaussianEvent) == ("add_remove",)
+    # zero-out: a Poisson-subsampled Gaussian's pair is add/remove's (docs/math.md §1.2)
+    assert pld.supported_relations(SubsampledGaussianEvent) == ("add_remove", "replace_one", "zero_out")
+    assert rdp.supported_relations(SubsampledGaussianEvent) == ("add_remove", "zero_out")
     assert pld.supported_relations(ShuffledBatchGaussianEvent) == ()
 
 
@@ -189,7 +190,11 @@ def test_composition_accountants_amplify_without_replacement_like_poisson_at_hal
 def test_relations_table_states_every_pair():
     from dpedu.research.experiments.relations import format_relations_table, relations_table
     table = relations_table(steps=10, accountants=("rdp", "pld", "sequential"))
-    assert len(table) == 12
+    assert len(table) == 18                                              # 6 schemes x 3 relations
+    for scheme in ("full batch", "Poisson"):                             # zero-out = add/remove for these: §17c
+        assert table[(scheme, "zero_out")] == table[(scheme, "add_remove")]
+    for scheme in ("without replacement", "shuffled", "truncated Poisson", "balls-in-bins"):
+        assert set(table[(scheme, "zero_out")].values()) == {"refused"}
     add_remove = table[("balls-in-bins", "add_remove")]                  # random allocation by PLD: §22.9
     assert {add_remove["rdp"], add_remove["sequential"]} == {"refused"} == set(
         table[("balls-in-bins", "replace_one")].values())
@@ -273,7 +278,9 @@ def test_supported_pairs_list_each_type_with_its_relations():
     assert (SampledWithoutReplacementGaussianEvent, "replace_one") in pairs
     assert (SampledWithoutReplacementGaussianEvent, "add_remove") not in pairs
     assert (TruncatedPoissonGaussianEvent, "add_remove") in pairs
-    assert all(relation in ("add_remove", "replace_one") for _, relation in pairs)
+    assert all(relation in ("add_remove", "replace_one", "zero_out") for _, relation in pairs)
+    assert (SubsampledGaussianEvent, "zero_out") in pairs                  # the Gaussian's zero-out = add/remove
+    assert (SampledWithoutReplacementGaussianEvent, "zero_out") not in pairs
 
 
 @pytest.mark.parametrize("z", [1.0, 2.0, 4.0])

@@ -74,7 +74,8 @@ def test_input_clipping_variant(toy):
     count = Xc.shape[0] + rng.laplace(0.0, 2.0)
     theta = np.zeros(5)
     for _ in range(3):
-        theta = theta - (lg.gradient_sum(theta, Xc, y) + rng.normal(0.0, z, size=5)) / count
+        G = lg.per_example_gradients(theta, Xc, y).sum(axis=0)
+        theta = theta - (G + rng.normal(0.0, z, size=5)) / count
     np.testing.assert_allclose(a.theta, theta, rtol=1e-10)
 
 

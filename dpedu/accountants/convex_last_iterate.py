@@ -31,6 +31,7 @@ or full batch, constant learning rate). Anything else is refused by name.
 from __future__ import annotations
 
 import math
+import textwrap
 import warnings
 from dataclasses import dataclass
 
@@ -105,8 +106,10 @@ class ConvexLastIterateClaim:
     def __str__(self):
         lines = [f"last iterate, proven: epsilon = {self.epsilon:.4f} at delta = {self.delta:g} ({self.relation})",
                  f"  composition of the {self.steps} steps: epsilon = {self.composition_epsilon:.4f}",
-                 f"  theorem: {self.theorem}", "  conditions (each checked):"]
-        lines += [f"    - {line}" for line in self.conditions]
+                 *textwrap.wrap(f"theorem: {self.theorem}", 96, initial_indent="  ", subsequent_indent="    "),
+                 "  conditions (each checked):"]
+        for line in self.conditions:
+            lines += textwrap.wrap(line, 96, initial_indent="    - ", subsequent_indent="      ")
         window = "all T steps (composition)" if self.window == self.steps else f"the last {self.window} steps"
         lines.append(f"  window: {window}" + (f"; noise split rho = {self.split:g}" if self.split is not None else "")
                      + (f"; mu = {self.mu:.4f}" if self.mu is not None else ""))

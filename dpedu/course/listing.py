@@ -6,7 +6,7 @@ to fit the book's code column (:data:`CHAPTER_LISTING_WIDTH` columns, checked by
 nothing is re-wrapped for display. In Jupyter and in the book a listing renders as a highlighted ``python`` block.
 
 >>> from dpedu.clipping import L2_clip
->>> print(SourceListing(L2_clip).code.splitlines()[2])
+>>> print(SourceListing(L2_clip).code.splitlines()[1])
 def L2_clip(v, clip_norm):
 """
 

@@ -20,6 +20,7 @@
 (2, 10)
 >>> from dpedu.clipping import L2_clip
 >>> show_source(L2_clip)                                   # doctest: +ELLIPSIS
+@door(...)
 def L2_clip(v, clip_norm):
 ...
 >>> print(feedback_text(CheckFailed("return the mean, not the sum")))

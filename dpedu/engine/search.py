@@ -62,6 +62,7 @@ def monotone_search(feasible, start, *, feasible_when, lowest, highest, rtol=Non
     --------
     The smallest x with x**2 >= 2, to 1e-6:
 
+    >>> import math
     >>> x = monotone_search(lambda x: x * x >= 2, 1.0, feasible_when="large", lowest=1e-9, highest=1e9,
     ...                     rtol=1e-6, at_limit=None)
     >>> bool(x * x >= 2 and abs(x - math.sqrt(2)) <= 2e-6)

@@ -67,21 +67,27 @@ class ProjectedStep:
         if math.isinf(self.l2):
             raise ValueError("l2 must be finite")
 
-    def __call__(self, theta, batch, *, model, clip_norm, noise_multiplier, expected_batch_size, learning_rate, rng):
-        noisy = dp_sgd_step(theta, batch, model=model, clip_norm=clip_norm, noise_multiplier=noise_multiplier,
-                            expected_batch_size=expected_batch_size, learning_rate=learning_rate, rng=rng)
+    def __call__(self, theta, batch, *, model, clip_norm, noise_multiplier,
+                 expected_batch_size, learning_rate, rng):
+        noisy = dp_sgd_step(theta, batch, model=model, clip_norm=clip_norm,
+                            noise_multiplier=noise_multiplier,
+                            expected_batch_size=expected_batch_size,
+                            learning_rate=learning_rate, rng=rng)
         return self.finish(theta, noisy, learning_rate)
 
     def finish(self, theta, noisy, learning_rate):
         """The end of the step from the noisy DP-SGD update ``noisy`` of ``theta``: the regulariser's step, then the
         projection Π_R (an audit that adds a canary's gradient to ``noisy`` finishes the same way)."""
-        return project_to_ball(noisy - learning_rate * self.l2 * theta, self.radius)   # + lambda theta, then Pi_R
+        regularised = noisy - learning_rate * self.l2 * theta   # step of (l2/2)|theta|^2
+        return project_to_ball(regularised, self.radius)         # then Pi_R
 
     def __repr__(self):
         return f"ProjectedStep(radius={self.radius!r}, l2={self.l2!r})"
 
     def __eq__(self, other):
-        return isinstance(other, ProjectedStep) and (self.radius, self.l2) == (other.radius, other.l2)
+        if not isinstance(other, ProjectedStep):
+            return False
+        return (self.radius, self.l2) == (other.radius, other.l2)
 
     __hash__ = None
 

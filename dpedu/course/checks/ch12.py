@@ -54,7 +54,7 @@ def check_last_iterate_delta(fn):
     # a property the curve must have: it decreases in epsilon
     values = [scalar(call(fn, e, 1.0, 0.05, 40), "delta") for e in (0.2, 0.5, 1.0, 2.0)]
     expect(all(a >= b for a, b in zip(values, values[1:])), "delta(epsilon) must decrease as epsilon grows")
-    passed("delta(epsilon) of the linear-loss last iterate: a finite binomial mixture of Gaussians against one")
+    passed("delta(epsilon) of the linear-loss last iterate: a binomial mixture of Gaussians against one")
 
 
 def _mu_squared(T, d, s):

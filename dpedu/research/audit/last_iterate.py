@@ -143,8 +143,8 @@ class LastIterateAudit:
         return bool(np.all(self.epsilon_lower <= np.minimum(self.composition, self.proven)))
 
     def __str__(self):
-        lines = [f"final-model audit, {self.canary} canary: {self.runs} trainings with and {self.runs} without, "
-                 f"delta = {self.delta:g}, {self.confidence:.0%} confidence ({self.seconds:.1f} s)",
+        lines = [f"final-model audit, {self.canary} canary: {self.runs} trainings with and {self.runs} without,",
+                 f"  delta = {self.delta:g}, {self.confidence:.0%} confidence ({self.seconds:.1f} s)",
                  f"  {'T':>7} {'audit':>8} {'proven':>8} {'heuristic':>10} {'composition':>12}"]
         for row in zip(self.steps, self.epsilon_lower, self.proven, self.heuristic, self.composition):
             lines.append(f"  {row[0]:>7d} {row[1]:>8.3f} {row[2]:>8.3f} {row[3]:>10.3f} {row[4]:>12.3f}")

@@ -63,7 +63,7 @@ def lira_score(confidence, in_confidences, out_confidences, *, online=True):
     Every confidence :math:`p` is logit-scaled, :math:`\phi = \ln(p/(1-p))`; the Gaussians have the sample means
     and the unbiased sample variances, so each world needs at least 2 values (offline: only OUT). Online:
     :math:`\ln\mathcal N(\phi; \mu_{in}, \sigma_{in}^2) - \ln\mathcal N(\phi; \mu_{out}, \sigma_{out}^2)`;
-    offline (``in_confidences`` ignored): :math:`\ln\Phi((\phi - \mu_{out})/\sigma_{out})` (module docstring).
+    offline (no ``in_confidences``: pass an empty list): :math:`\ln\Phi((\phi - \mu_{out})/\sigma_{out})` (module docstring).
 
     >>> round(math.exp(lira_score(0.55, [], [0.5, 0.6, 0.4], online=False)), 4)   # Pr[Z <= phi] under OUT
     0.6897
@@ -71,14 +71,17 @@ def lira_score(confidence, in_confidences, out_confidences, *, online=True):
     phi = float(_logit(confidence, "confidence"))
     out = _logit(np.atleast_1d(out_confidences), "out_confidences")
     if out.size < 2:
-        raise ValueError(f"out_confidences needs at least 2 values (a variance); got {out.size}")
+        raise ValueError(f"out_confidences needs 2 values or more; got {out.size}")
     mean_out, std_out = out.mean(), max(out.std(ddof=1), _STD_FLOOR)
     if not online:
+        if np.size(in_confidences):
+            raise ValueError("in_confidences must be empty offline (OUT only)")
         return float(log_ndtr((phi - mean_out) / std_out))
     inside = _logit(np.atleast_1d(in_confidences), "in_confidences")
     if inside.size < 2:
-        raise ValueError(f"in_confidences needs at least 2 values (a variance); got {inside.size}")
-    return float(_gaussian_log_ratio(phi, inside.mean(), max(inside.std(ddof=1), _STD_FLOOR), mean_out, std_out))
+        raise ValueError(f"in_confidences needs 2 values or more; got {inside.size}")
+    std_in = max(inside.std(ddof=1), _STD_FLOOR)
+    return float(_gaussian_log_ratio(phi, inside.mean(), std_in, mean_out, std_out))
 
 
 def model_sets(shadow, targets, reference):

@@ -5,6 +5,7 @@ analyses of Poisson sampling do not apply (Chua et al. 2024; docs/math.md §22.6
 ``ShuffledBatchGaussianEvent``, is refused by every accountant, and the loop warns. The Monte Carlo audit
 :mod:`dpedu.research.audit.shuffle` measures a lower bound instead.
 
+>>> import numpy as np
 >>> batches = Shuffle(10, 0.3).batches(np.random.default_rng(0))
 >>> sorted(np.concatenate([next(batches) for _ in range(3)]).tolist()) != list(range(10))  # one left out
 True
