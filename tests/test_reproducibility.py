@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import warnings
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpedu
+from dpedu.training.sampling import make_sampling
 from dpedu import snapping, training
 from dpedu.research import experiments
 from dpedu.datasets import make_toy
@@ -86,7 +89,8 @@ RANDOMISED = [
     ("noisy_gradient_descent", lambda r: dpedu.noisy_gradient_descent(X, Y, 3, 0.5, 1e-5, clip_norm=1.0, rng=r)),
     ("noisy_gradient_descent.total", lambda r: training.run_noisy_gradient_descent(
         X, Y, training.plan_noisy_gradient_descent(3, 1.0, 1e-5, budget_split="total", calibration="analytic"), rng=r)),
-    ("binomial_poisson_sample", lambda r: np.isin(np.arange(200), training.binomial_poisson_sample(200, 0.5, rng=r))),
+    ("balls_in_bins batches", lambda r: np.concatenate(list(itertools.islice(
+        make_sampling("balls_in_bins", 200, 0.1).batches(np.random.default_rng(r)), 10)))),
     ("dp_sgd_step", lambda r: training.dp_sgd_step(np.zeros(3), training.training_data(X, Y)[:20], model=LogisticModel(3),
                                                    clip_norm=1.0, noise_multiplier=1.0, expected_batch_size=18.0,
                                                    learning_rate=1.0, rng=r)),
