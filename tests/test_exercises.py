@@ -717,9 +717,9 @@ def _cp_no_special_case(k, n, confidence):
 case("check_clopper_pearson_upper",
      _cp_upper,
      ("two-sided", _cp_two_sided, "that is the upper end of the TWO-sided interval"),
-     ("lower-bound Beta", _cp_lower_shape, "Beta(k, n - k + 1) belongs to the lower bound"),
+     ("lower-bound Beta", _cp_lower_shape, "that Beta belongs to the LOWER bound"),
      ("Wald", _wald, "the normal-approximation (Wald) interval collapses to 0"),
-     ("k = n", _cp_no_special_case, "when every trial succeeded (k = n) the upper bound is 1"))
+     ("k = n", _cp_no_special_case, "every trial succeeded. What is the largest proportion"))
 
 
 def _audit(fp, n_out, fn_, n_in, delta, confidence, *, level=None, rates=_cp_upper):
@@ -1246,11 +1246,49 @@ def test_a_second_level_is_given_when_asked(capsys):
 
 @pytest.mark.parametrize("number", sorted(EXERCISES))
 def test_every_exercise_has_a_second_level(number):
-    from dpedu.course.checks.hints import GENERAL, hint_text
+    from dpedu.course.checks.hints import hint_text, levels
 
-    assert GENERAL[number].strip()
-    assert hint_text(number).startswith(f"Exercise {number}, more: ")
-    assert not RAW_TEX.search(GENERAL[number])
+    assert all(level.strip() and not RAW_TEX.search(level) for level in levels(number))
+    assert 1 <= len(levels(number)) <= 2
+    one = len(levels(number)) == 1
+    assert hint_text(number, 1).startswith(f"Exercise {number}, more: " if one else f"Exercise {number}, hint 1 of 2: ")
+
+
+# The exercises whose hint gave the answer away at its first level (issue 38), with what gives it away: the first
+# level of the hint and every failure message of the check point at the idea; the second level names the fix.
+GIVEAWAYS = {
+    "0.3": ("check_laplace_threshold_success", ("exp(−t/b)", "exp(-t / b)", "exp(−ε/2)", "Pr[Lap")),
+    "9.2": ("check_clopper_pearson_upper", ("beta.ppf(confidence, k + 1", "Beta(k + 1, n − k)", "Beta(k + 1, n - k)")),
+    "9.4": ("check_gaussian_shift_lower_bound", ("norm.ppf(confidence)", "√(1/n_in + 1/n_out)",
+                                                 "(1/n_in + 1/n_out)")),
+    "11.2": ("check_square_root_coefficients", ("(2k − 1)/(2k)", "(2k-1)/(2k)", "3/8, 5/16")),
+}
+
+
+@pytest.mark.parametrize("number", sorted(GIVEAWAYS))
+def test_hints_in_levels_point_at_the_idea_before_they_name_the_fix(number, capsys):
+    from dpedu.course.checks import hints
+    from dpedu.course.checks.common import LAST_FAILURE
+
+    check, giveaways = GIVEAWAYS[number]
+    LAST_FAILURE.pop(number, None)
+    hints._SHOWN.pop(number, None)
+    checks.hint(number)
+    checks.hint(number)
+    first, second = capsys.readouterr().out.strip().split("\n")
+    assert first.startswith(f"Exercise {number}, hint 1 of 2: ") and second.startswith(f"Exercise {number}, hint 2 of 2: ")
+    assert not any(token in first for token in giveaways), first
+    assert any(token in second for token in giveaways), second
+    for item in CASES[check].wrong:
+        label, answer, _ = getattr(item, "values", item)
+        with pytest.raises(checks.CheckFailed) as failure:
+            CASES[check].run(answer)
+        message = str(failure.value).split(" (your function returned it from")[0]    # not the student's own line
+        assert not any(token in message for token in giveaways), (label, message)
+        assert hints.hint_text(number, 1).endswith(hints.levels(number)[0])   # the idea, whatever failed
+        assert hints.hint_text(number, 2).endswith(failure.value.more or hints.levels(number)[1])
+    with pytest.raises(ValueError, match="level must be an int from 1 to 2"):
+        checks.hint(number, level=3)
 
 
 def test_a_wrong_value_names_the_line_that_returned_it():

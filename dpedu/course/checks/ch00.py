@@ -117,10 +117,20 @@ def check_laplace_threshold_success(fn, *, seed=None):
         got = scalar(call(fn, epsilon), f"the success probability at epsilon = {epsilon:g}")
         if not close(got, expected, rtol=1e-9):
             expect(not close(got, 1.0 / (1.0 + math.exp(-epsilon))),
-                   "e^epsilon / (1 + e^epsilon) is the bound for *any* test (§26.3), not the success of this one")
+                   "e^epsilon / (1 + e^epsilon) is the bound for *any* test (§26.3), not the success of this one",
+                   more="follow this one test: when is its guess wrong, and how likely is that under Laplace noise "
+                        "of scale 1/ε?")
             expect(not close(got, 1.0 - 0.5 * math.exp(-epsilon)),
-                   "the threshold is 1/2 away from each of the two possible counts: the noise must exceed 1/2, "
-                   "and Pr[Lap(b) > t] = exp(-t / b) / 2 with b = 1 / epsilon")
-            raise CheckFailed(f"at epsilon = {epsilon:g} expected {expected:.6f}; got {got:.6f}")
+                   "how far must the noise push the count before this guess goes wrong? Not a whole 1: the "
+                   "threshold sits between the two possible counts",
+                   more="the noise must exceed t = 1/2 in the wrong direction, and Pr[Lap(b) > t] = exp(−t/b)/2 with "
+                        "b = 1/ε")
+            expect(not close(got, 0.5 * math.exp(-epsilon / 2)),
+                   "that is the probability that the guess is WRONG; the exercise asks how often it is right",
+                   more="the success probability is 1 minus the chance that the noise crosses the threshold")
+            failure = CheckFailed(f"at epsilon = {epsilon:g} expected {expected:.6f}; got {got:.6f}")
+            failure.more = ("the guess is wrong only when the Laplace noise exceeds 1/2 in one given direction: "
+                            "Pr[Lap(b) > 1/2] = exp(−1/(2b))/2 with b = 1/ε")
+            raise failure
         expect(got <= 1.0 / (1.0 + math.exp(-epsilon)) + 1e-12, "no test can beat e^epsilon / (1 + e^epsilon)")
     passed("the threshold guess on a Laplace count succeeds with probability 1 - exp(-epsilon / 2) / 2")

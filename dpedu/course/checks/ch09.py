@@ -80,19 +80,27 @@ def check_clopper_pearson_upper(fn, *, seed=None):
         if close(out, expected, rtol=1e-7):
             continue
         expect(not (k == n and not np.isfinite(out)),
-                "when every trial succeeded (k = n) the upper bound is 1: beta.ppf with b = n - k = 0 is not defined")
+               f"k = n = {n}: every trial succeeded. What is the largest proportion that k = n successes are still "
+               f"consistent with, at any confidence?",
+               more="when k = n the upper bound is 1: beta.ppf with b = n − k = 0 is not defined, so return 1.0")
         if k < n:
             expect(not close(out, float(beta.ppf(1 - (1 - confidence) / 2, k + 1, n - k)), rtol=1e-7),
-                    "that is the upper end of the TWO-sided interval (alpha/2 in each tail); the audit needs a "
-                    "one-sided bound: beta.ppf(confidence, k + 1, n - k)")
+                   "that is the upper end of the TWO-sided interval (alpha/2 in each tail); the audit needs a "
+                   "one-sided bound, with all of 1 − confidence in the one tail it cares about",
+                   more="the one-sided bound is the Beta quantile at `confidence` itself, not at 1 − (1 − c)/2")
             expect(not close(out, float(beta.ppf(confidence, k, n - k + 1)), rtol=1e-7) or k == 0,
-                    "the upper bound uses Beta(k + 1, n - k); Beta(k, n - k + 1) belongs to the lower bound")
+                   "that Beta belongs to the LOWER bound: the upper end counts one more success than you saw",
+                   more="the upper bound uses Beta(k + 1, n − k); Beta(k, n − k + 1) belongs to the lower bound")
         p_hat = k / n
         wald = p_hat + 1.6448536269514722 * math.sqrt(p_hat * (1 - p_hat) / n)
         expect(not close(out, wald, rtol=1e-3) and not (k == 0 and out == 0),
-                "the normal-approximation (Wald) interval collapses to 0 when k = 0, exactly the case an audit "
-                "cares about; use the exact Beta quantile (Clopper & Pearson 1934)")
-        raise CheckFailed(f"for k = {k}, n = {n}, confidence {confidence} expected {expected:.6f}; got {out:.6f}")
+               "the normal-approximation (Wald) interval collapses to 0 when k = 0, exactly the case an audit "
+               "cares about: an audit needs an exact bound (Clopper & Pearson 1934)",
+               more="the exact bound is a quantile of a Beta distribution: scipy.stats.beta.ppf(confidence, k + 1, "
+                    "n − k)")
+        failure = CheckFailed(f"for k = {k}, n = {n}, confidence {confidence} expected {expected:.6f}; got {out:.6f}")
+        failure.more = "the exact one-sided bound is beta.ppf(confidence, k + 1, n − k), and 1 when k = n"
+        raise failure
     passed("one-sided Clopper-Pearson upper bounds (exact Beta quantiles)")
 
 
@@ -160,16 +168,21 @@ def check_gaussian_shift_lower_bound(fn, *, seed=None):
         if close(out, expected):
             continue
         expect(not close(out, shift - stats.norm.ppf(1 - (1 - confidence) / 2) * se),
-                "that is the lower end of a TWO-sided interval; a lower bound needs only the one-sided quantile "
-                "norm.ppf(confidence)")
-        expect(not close(out, shift), "the estimated shift alone is a point estimate: subtract its uncertainty "
-                                        "(z times the standard error) so the bound errs low")
+               "that is the lower end of a TWO-sided interval; a lower bound may put all of 1 − confidence in the "
+               "one tail below it", more="use the one-sided quantile norm.ppf(confidence)")
+        expect(not close(out, shift), "the estimated shift alone is a point estimate: the bound must err low, by "
+                                      "as much as the estimate's own noise allows at this confidence",
+               more="subtract norm.ppf(confidence) times the standard error √(1/n_in + 1/n_out) (in units of σ)")
         expect(not close(out, shift - stats.norm.ppf(confidence) * math.sqrt(1 / n_in)),
-                "the difference of two means has variance sigma^2 (1/n_in + 1/n_out): both samples are noisy")
+               "only one sample's noise is counted: the difference of two means carries the noise of both",
+               more="the difference of two means has variance σ² (1/n_in + 1/n_out)")
         expect(not close(out, (mean_in - mean_out) - stats.norm.ppf(confidence) * se * sigma),
-                "mu is the shift in units of sigma: divide the difference of the means by sigma")
-        raise CheckFailed(f"for means {mean_in}, {mean_out}, sigma {sigma}, n = {n_in}, {n_out}, confidence "
-                             f"{confidence} expected {expected:.6f}; got {out:.6f}")
+               "μ is a shift in units of σ, and yours is in the units of the statistic",
+               more="divide the difference of the means by σ")
+        failure = CheckFailed(f"for means {mean_in}, {mean_out}, sigma {sigma}, n = {n_in}, {n_out}, confidence "
+                              f"{confidence} expected {expected:.6f}; got {out:.6f}")
+        failure.more = "μ̂ − Φ⁻¹(confidence) · √(1/n_in + 1/n_out) with μ̂ = (mean_in − mean_out)/σ"
+        raise failure
     passed("a one-sided lower confidence bound on the Gaussian shift mu")
 
 

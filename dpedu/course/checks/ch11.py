@@ -54,7 +54,9 @@ def check_square_root_coefficients(fn, *, seed=None):
         out = np.asarray(call(fn, n), dtype=float)
         expect(out.shape == (n,), f"return an array of n = {n} coefficients; got shape {out.shape}")
         expect(bool(np.all(np.isfinite(out))), f"at n = {n} your coefficients are not finite: binom(2k, k) and 4^k "
-                                                "overflow for large k; use the ratio r_k = r_(k-1) (2k-1)/(2k)")
+                                                "overflow for large k although their ratio is small; compute each "
+                                                "coefficient from the one before it",
+               more="r_k / r_(k−1) = (2k − 1)/(2k): start at r_0 = 1 and multiply")
         expected = np.ones(n)
         for k in range(1, n):
             expected[k] = expected[k - 1] * (2 * k - 1) / (2 * k)
@@ -62,10 +64,14 @@ def check_square_root_coefficients(fn, *, seed=None):
             continue
         expect(not close(out, 0.5 ** np.arange(n), rtol=1e-9),
                "2^-k is not the square root: check that the Toeplitz matrix of your r, times itself, is the "
-               "lower triangle of ones (its k-th entry is sum_j r_j r_(k-j) = 1)")
+               "lower triangle of ones (its k-th entry is sum_j r_j r_(k-j) = 1)",
+               more="the coefficients are those of the power series of 1/√(1 − x): r_k = r_(k−1) (2k − 1)/(2k)")
         shifted = np.append(expected[1:], expected[-1] * (2 * n - 1) / (2 * n))      # r_1, ..., r_n
         expect(not close(out, shifted, rtol=1e-9), "start at r_0 = 1 (k = 0, 1, ..., n-1)")
-        raise CheckFailed(f"the coefficients for n = {n} are wrong: r_0 = 1, r_1 = 1/2, r_2 = 3/8, r_3 = 5/16")
+        failure = CheckFailed(f"the coefficients for n = {n} are wrong: the Toeplitz matrix of r, times itself, must "
+                              f"be the lower triangle of ones, so r_0² = 1 and r_0 r_1 + r_1 r_0 = 1 fix the first two")
+        failure.more = "r_0 = 1 and r_k = r_(k−1) (2k − 1)/(2k): 1, 1/2, 3/8, 5/16, ..."
+        raise failure
     passed("r_k = binom(2k, k) / 4^k: the square root of the prefix-sum matrix")
 
 
