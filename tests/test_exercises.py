@@ -1171,6 +1171,45 @@ def test_a_name_taken_before_the_check_is_refused_too():
                                     .sum(axis=0) + rng.normal(0.0, z * c, size=X.shape[1]))   # 2.5 allows dp.L2_clip
 
 
+# The calls that passed: a private engine function and bigger dpedu functions whose result holds the answer
+BIGGER = {
+    "2.2 engine": ("2.2", "def L2_clip(v, clip_norm):\n    import numpy as np\n    from dpedu.engine import logistic_fast\n"
+                          "    v = np.atleast_2d(np.asarray(v, dtype=float))\n"
+                          "    out = np.stack([logistic_fast._clipped_sum_from_sigmoids(np.ones(1), row[None, :], "
+                          "-np.ones(1), clip_norm, np.linalg.norm(row, keepdims=True)) for row in v])\n"
+                          "    return out.reshape(np.shape(v)) if len(out) > 1 else out[0]"),
+    "2.5 clipped_gradient_sum": ("2.5", "def noisy_gradient_sum(theta, X, y, clip_norm, noise_multiplier, rng):\n"
+                                        "    s = dp.models.logistic.clipped_gradient_sum(theta, X, y, clip_norm)\n"
+                                        "    return s + rng.normal(0.0, noise_multiplier * clip_norm, size=s.shape)"),
+    "4.4 epsilon_for_run": ("4.4", "def steps_and_epsilon(epochs, sampling_rate, noise_multiplier, delta):\n"
+                                   "    steps = round(epochs / sampling_rate)\n"
+                                   "    return steps, dpedu.research.experiments.epsilon_for_run(noise_multiplier="
+                                   "noise_multiplier, sampling_rate=sampling_rate, steps=steps, delta=delta, "
+                                   "accountants=('rdp',))['rdp']"),
+    "4.4 compare": ("4.4", "def steps_and_epsilon(epochs, sampling_rate, noise_multiplier, delta):\n"
+                           "    steps = round(epochs / sampling_rate)\n"
+                           "    return steps, dp.compare([(SubsampledGaussianEvent(noise_multiplier, sampling_rate), "
+                           "steps)], delta, accountants=('rdp',))['rdp']"),
+    "10.1 plan event": ("10.1", "def fixed_batch_event(noise_multiplier, batch_size, dataset_size):\n"
+                                "    return dp.training.plan_dp_sgd(dataset_size, noise_multiplier=noise_multiplier, "
+                                "clip_norm=1.0, sampling_rate=batch_size / dataset_size, steps=1, sampling='fixed', "
+                                "relation='replace_one').event"),
+}
+
+
+@pytest.mark.parametrize("label", sorted(BIGGER))
+def test_a_bigger_dpedu_function_that_holds_the_answer_is_refused(label, chapter_exercises, capsys):
+    number, source = BIGGER[label]
+    namespace, _, check = chapter_exercises[number]
+    namespace = dict(namespace)
+    exec("import dpedu\nimport dpedu as dp\nimport dpedu.research.experiments\n"      # noqa: S102
+         "from dpedu.events import SubsampledGaussianEvent", namespace)
+    exec(compile(source, f"<{label}>", "exec"), namespace)  # noqa: S102
+    with pytest.raises(ExerciseRefused, match=rf"^Exercise {re.escape(number)} asks you to write this yourself"):
+        exec(compile(check, f"<check {number}>", "exec"), namespace)  # noqa: S102
+    assert "passed" not in capsys.readouterr().out
+
+
 def test_a_swallowed_refusal_still_fails():
     def sly(v, clip_norm):
         try:
