@@ -156,31 +156,9 @@ def advanced_composition_theorem(epsilon, delta, k, delta_prime):
 checks.check_advanced_composition(advanced_composition_theorem)
 
 # %% [markdown]
-# *Compare with dpedu's version*, which also checks its arguments:
-
-# %%
-show_source(advanced_composition)
-
-# %% [markdown]
-# It is not always better. With $\varepsilon = 1$ the drift alone is $k(e - 1) > k$: the book's example, $k = 500$ steps of
-# $\varepsilon = 1$, gives more than the 500 of sequential composition. The book's plot uses a *simplified* form,
-# $2\varepsilon\sqrt{2k\ln(1/\delta')}$, which drops the drift; it is only valid for small ε and under-reports badly here.
-
-# %%
-eps_adv, delta_adv = advanced_composition(epsilon=1.0, delta=0.0, k=500, delta_prime=1e-5)
-print(f"k = 500, epsilon = 1: sequential 500, advanced ({eps_adv:.2f}, {delta_adv:g}), "
-      f"simplified form {advanced_composition_simplified(epsilon=1.0, k=500, delta_prime=1e-5):.2f}"
-      " (not a bound)")
-
-# %% [markdown]
-# For small ε and large k it wins. Where exactly? Advanced beats sequential when
-# $\sqrt{2 \ln(1/\delta')/k} + (e^\varepsilon - 1) < 1$. For $\varepsilon = 0.1$ and $\delta' = 10^{-5}$ that needs more than about 29 steps — so for
-# the book's 10 iterations sequential composition is still the better of the two:
-
-# %%
-print("    k   sequential k*eps   advanced (delta' = 1e-5)")
-for k in (10, 30, 100, 1000, 10_000):
-    print(f"{k:5d}   {k * 0.1:16.1f}   {advanced_composition(0.1, 0.0, k, 1e-5)[0]:24.2f}")
+# Is it always better than sequential composition? Not at all: with $\varepsilon = 1$ the drift alone is
+# $k(e - 1) > k$, so the theorem charges *more* than the $k$ of sequential composition. It wins only for small ε
+# and many steps; Exercise 3.4, at the end of the chapter, turns the theorem around, and the numbers follow it.
 
 # %% [markdown]
 # ## Beyond (ε, δ): zCDP and Rényi DP
@@ -322,3 +300,32 @@ def per_iteration_epsilon(total_epsilon, k, delta_prime):
 
 # %% check=3.4
 checks.check_per_iteration_epsilon(per_iteration_epsilon)
+
+# %% [markdown]
+# ## Advanced composition in numbers
+#
+# *Compare with dpedu's version* of Exercise 3.2, which also checks its arguments:
+
+# %%
+show_source(advanced_composition)
+
+# %% [markdown]
+# The book's example, $k = 500$ steps of $\varepsilon = 1$, gives more than the 500 of sequential composition.
+# The book's plot uses a *simplified* form, $2\varepsilon\sqrt{2k\ln(1/\delta')}$, which drops the drift; it is
+# only valid for small ε and under-reports badly here.
+
+# %%
+eps_adv, delta_adv = advanced_composition(epsilon=1.0, delta=0.0, k=500, delta_prime=1e-5)
+print(f"k = 500, epsilon = 1: sequential 500, advanced ({eps_adv:.2f}, {delta_adv:g}), "
+      f"simplified form {advanced_composition_simplified(epsilon=1.0, k=500, delta_prime=1e-5):.2f}"
+      " (not a bound)")
+
+# %% [markdown]
+# For small ε and large k it wins. Where exactly? Advanced beats sequential when
+# $\sqrt{2 \ln(1/\delta')/k} + (e^\varepsilon - 1) < 1$. For $\varepsilon = 0.1$ and $\delta' = 10^{-5}$ that needs more than about 29 steps — so for
+# the book's 10 iterations sequential composition is still the better of the two:
+
+# %%
+print("    k   sequential k*eps   advanced (delta' = 1e-5)")
+for k in (10, 30, 100, 1000, 10_000):
+    print(f"{k:5d}   {k * 0.1:16.1f}   {advanced_composition(0.1, 0.0, k, 1e-5)[0]:24.2f}")

@@ -528,8 +528,7 @@ ax.set_title("Adaptive clipping on Adult, epsilon = 1: "
 plt.show()
 adaptive_accuracy = np.mean(np.where(design_test @ adaptive.theta > 0, 1, -1) == y_test)
 print(f"requested z = {z_one_run:.4f}; "
-      f"count noise sigma_b = {details.plan.resolved_count_noise_std:.1f}; "
-      f"gradient noise z_Delta = {details.plan.gradient_noise_multiplier:.4f}")
+      f"count noise sigma_b = {details.plan.resolved_count_noise_std:.1f}")
 print(f"C: {details.clip_norms[0]:g} at the start, {details.clip_norms[-1]:.3f} at the end; "
       f"last 0.9-quantile of the gradient norms {details.gradient_norm_quantiles[-1]:.3f}")
 print(f"same ledger as the fixed-C run of this chapter: {adaptive.ledger == cheap.ledger_}")
@@ -547,8 +546,9 @@ print(f"test accuracy: adaptive C {adaptive_accuracy:.4f}; "
 # and the count by $\sigma_b$, the pair is one sum of per-person vectors of norm at most
 # $\sqrt{z_\Delta^{-2} + (2\sigma_b)^{-2}}$ plus standard Gaussian noise: one Gaussian step, with multiplier $z$ if
 # $z^{-2} = z_\Delta^{-2} + (2\sigma_b)^{-2}$. So `dp_sgd` solves this for $z_\Delta$ and gives the gradients a
-# little more noise than $z$ (printed above); the run is the requested step with multiplier $z$, and its ledger
-# is the same as with a fixed C. Solving for $z_\Delta$, and saying when it can be solved, is exercise 7.5.
+# little more noise than $z$; the run is the requested step with multiplier $z$, and its ledger is the same as
+# with a fixed C. Solving for $z_\Delta$, and saying when it can be solved, is exercise 7.5; the $z_\Delta$ of
+# this run is printed after it.
 
 # %% [markdown]
 # ## Exercises
@@ -669,3 +669,11 @@ def gradient_noise_multiplier(noise_multiplier, count_noise_std):
 
 # %% check=7.5
 checks.check_gradient_noise_multiplier(gradient_noise_multiplier)
+
+# %% [markdown]
+# *Compare with dpedu's version*: the plan of the adaptive run above solved the same equation for its $z$ and
+# $\sigma_b$, and gave the gradients this multiplier (your function gives the same at these two numbers):
+
+# %%
+print(f"z = {z_one_run:.4f}, sigma_b = {details.plan.resolved_count_noise_std:.1f}: "
+      f"z_Delta = {details.plan.gradient_noise_multiplier:.4f}")
