@@ -696,3 +696,69 @@ def test_an_allowed_call_needs_its_fragment():
         nb = _notebook_with([("code", CALLER_IMPORTS, {}), ("code", planted, {}),
                              ("code", FIXED_EXERCISE, _exercise_meta("10.1"))])
         assert len(runs_before(nb)) == problems, planted
+
+
+def test_the_instructor_edition_shows_solutions_without_nbgrader_markers(tmp_path):
+    """docs/_ext/editions.py on a solution cell as myst-nb reads it: the instructor edition labels the cell and
+    shows the reference solution with the ### BEGIN/END SOLUTION lines left out; the student edition shows the
+    stub."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    from docutils import nodes
+
+    spec = importlib.util.spec_from_file_location("editions", ROOT / "docs" / "_ext" / "editions.py")
+    editions = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(editions)
+    nb = _notebook_with([("code", L2_CLIP_RUNNABLE, EXERCISE)])
+    path = tmp_path / "chapter.ipynb"
+    nbformat.write(nb, path)
+
+    def solution_cell():             # a code cell as myst-nb puts it in the doctree
+        source = nodes.container("", nodes.literal_block(L2_CLIP_RUNNABLE, L2_CLIP_RUNNABLE),
+                                 nb_element="cell_code_source")
+        return nodes.container("", source, nb_element="cell_code", cell_metadata=dict(EXERCISE), cell_index=0)
+
+    shown = {}
+    for edition in ("instructor", "student"):
+        cell = solution_cell()
+        root = nodes.section("", cell)
+        app = SimpleNamespace(env=SimpleNamespace(docname="chapter", doc2path=lambda name: str(path)),
+                              config=SimpleNamespace(dpedu_edition=edition))
+        editions._edit_chapter(app, root)
+        shown[edition] = next(iter(cell.findall(nodes.literal_block))).astext()
+    assert "BEGIN SOLUTION" not in shown["instructor"] and "END SOLUTION" not in shown["instructor"]
+    assert "np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))" in shown["instructor"]
+    assert "raise NotImplementedError" in shown["student"] and "np.minimum" not in shown["student"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_alt_texts_have_no_word_broken_at_a_line_end(path):
+    """The alt text of a figure is written over several source lines and joined with spaces: a word hyphenated
+    at a line end would read "pro- active"."""
+    broken = [(index, match.group()) for index, cell in enumerate(nbformat.read(path, as_version=4).cells)
+              for match in re.finditer(r"\w+- \w+", cell.get("metadata", {}).get("mystnb", {})
+                                       .get("image", {}).get("alt", ""))]
+    assert not broken, f"{path.name}: alt texts with a word broken across lines: {broken}"
+
+
+
+
+def _notes_anchors():
+    """The anchors of docs/math.md's headings, as the chapters' notes links write them."""
+    text = (ROOT / "docs" / "math.md").read_text(encoding="utf-8")
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"^#{1,6}\s+(.*)$", text, re.M)}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_notes_reference_in_the_prose_is_a_link_to_its_section(path):
+    """A chapter's prose cites the notes by a link ([§12.4](../docs/math.md#124-...)), whose anchor is a heading of
+    docs/math.md, never as the plain text "docs/math.md §12.4" that no reader can follow."""
+    anchors = _notes_anchors()
+    for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        if cell.cell_type != "markdown":
+            continue
+        assert not re.search(r"math\.md\s*§", cell.source), f"{path.name} cell {index}: a plain 'math.md §N'"
+        for anchor in re.findall(r"math\.md#([^)\s]+)\)", cell.source):
+            assert anchor in anchors, f"{path.name} cell {index}: no heading of docs/math.md has the anchor {anchor!r}"

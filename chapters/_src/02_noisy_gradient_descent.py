@@ -11,7 +11,7 @@
 # > 4. release a noisy count (Laplace) and a noisy sum (Gaussian), with the classic and the exact calibration;
 # > 5. run the book's noisy gradient descent on Adult and read off what it spends — **in total**.
 #
-# *Prerequisites:* chapters 0, 1. *Time:* about 90 min of reading and exercises.
+# *Prerequisites:* chapters 0, 1. *Time:* about 100 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 18 s in fast mode (`DPEDU_FAST=1`), 22 s in full mode.
 #
 # This chapter follows *Programming Differential Privacy* (Near & Abuah), chapter "Machine Learning".

@@ -11,7 +11,7 @@
 # > 4. train logistic regression by DP-SGD on Adult and report its test accuracy together with the **total**
 # >    ε of the run, from the RDP accountant, by hand and with the packaged estimator.
 #
-# *Prerequisites:* chapter 3. *Time:* about 95 min of reading and exercises.
+# *Prerequisites:* chapter 3. *Time:* about 100 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 21 s in fast mode (`DPEDU_FAST=1`), 39 s in full mode.
 #
 # Chapter 3 showed that good accountants make many noisy steps affordable. DP-SGD takes that further: each step
@@ -324,7 +324,8 @@ checks.check_steps_and_epsilon(steps_and_epsilon)
 
 # %% [markdown]
 # Try `steps_and_epsilon(100, 0.01, 4.0, 1e-5)`: Abadi et al.'s setting ($q = 0.01$, $z = 4$, 100 epochs). The
-# paper reported $\varepsilon = 1.26$ with its moments accountant; chapter 5 shows why RDP certifies less for the same run.
+# paper reported $\varepsilon = 1.26$ with its moments accountant, which chapter 5 takes apart to show why RDP certifies
+# less for the same run.
 
 # %% [markdown]
 # **Exercise 4.5 — from a training loop to a ledger.** A training script says: "10 epochs, batch size 250,
@@ -345,7 +346,9 @@ checks.check_steps_and_sampling_rate(steps_and_sampling_rate)
 # %% [markdown]
 # ## Training on Adult: accuracy and total ε
 #
-# Now the real workflow: fix the total budget $(\varepsilon, \delta = 10^{-5})$ and the run's shape ($q = 0.01$, 10 epochs), let
+# Now the real workflow: fix the total **privacy budget** $(\varepsilon, \delta = 10^{-5})$, what the run may spend
+# in all (`dpedu.PrivacyBudget` keeps one across several computations and refuses one that would exceed it), and
+# the run's shape ($q = 0.01$, 10 epochs), let
 # `dpedu.calibrate.noise_multiplier` find the smallest z the RDP accountant accepts, train, and report the test
 # accuracy with the ε the accountant certifies for the run that actually happened. PLD is shown beside it: it
 # is tighter, which tells us the RDP number is a safe over-estimate.

@@ -15,7 +15,7 @@
 # >    the free ride, composition, or private selection;
 # > 6. let the clip norm follow a quantile of the gradient norms privately (adaptive clipping).
 #
-# *Prerequisites:* chapter 4. *Time:* about 105 min of reading and exercises.
+# *Prerequisites:* chapter 4. *Time:* about 130 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 41 s in fast mode (`DPEDU_FAST=1`), 2.5 min in full mode.
 #
 # Until now we asked *how much privacy* a run spends. This chapter asks what the noise that buys it costs in
@@ -279,24 +279,17 @@ with warnings.catch_warnings():
                                        baseline=False, progress=progress_bar("DP-SGD, moments"))
 
 fig, ax = plt.subplots(figsize=(7.3, 6.5), layout="constrained")
-plotting.plot_accuracy_vs_epsilon(book.total_epsilons["book"], book.accuracies, ax=ax,
-                                  color="#000000", marker="s",
-                                  label="ch. 2: noisy GD, sequential composition (as in the book)")
-plotting.plot_accuracy_vs_epsilon(book.total_epsilons["rdp"], book.accuracies, ax=ax,
-                                  color="#E69F00", marker="^",
-                                  label="ch. 3: the same noisy GD runs, RDP accounting")
-plotting.plot_accuracy_vs_epsilon(dpsgd.epsilons, dpsgd.accuracies, ax=ax,
-                                  color="#009E73", marker="D",
-                                  baseline=dpsgd.baseline, baseline_label="ch. 1: non-private",
-                                  delta=DELTA, label="ch. 4-5: DP-SGD, RDP accountant")
-plotting.plot_accuracy_vs_epsilon(moments.epsilons, moments.accuracies, ax=ax,
-                                  color="#0072B2", marker="o", linestyle="--",
-                                  label="ch. 4-5: DP-SGD, moments accountant (dashed, on top)")
-ax.axhline(majority_floor, color="gray", linestyle=":",
-           label=f'always "<= 50K": {majority_floor:.4f}')
-# below: the curves need the room
-ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), fontsize="small")
-ax.set_title("The privacy-utility trade-off of the whole course (Adult, logistic regression)")
+plotting.plot_accuracy_comparison([
+    (book.total_epsilons["book"], book.accuracies,
+     "ch. 2: noisy GD, sequential composition (as in the book)", {"color": "#000000", "marker": "s"}),
+    (book.total_epsilons["rdp"], book.accuracies,
+     "ch. 3: the same noisy GD runs, RDP accounting", {"color": "#E69F00", "marker": "^"}),
+    (dpsgd.epsilons, dpsgd.accuracies, "ch. 4-5: DP-SGD, RDP accountant", {"color": "#009E73", "marker": "D"}),
+    (moments.epsilons, moments.accuracies, "ch. 4-5: DP-SGD, moments accountant (dashed, on top)",
+     {"color": "#0072B2", "marker": "o", "linestyle": "--"}),
+], baseline=dpsgd.baseline, baseline_label="ch. 1: non-private", floor=majority_floor,
+   floor_label=f'always "<= 50K": {majority_floor:.4f}', delta=DELTA, ax=ax,
+   title="The privacy-utility trade-off of the whole course (Adult, logistic regression)")
 plt.show()
 shrink = np.asarray(book.total_epsilons["book"]) / np.asarray(book.total_epsilons["rdp"])
 gd_mean, sgd_mean = book.accuracies.mean(axis=1), dpsgd.accuracies.mean(axis=1)
@@ -474,18 +467,13 @@ for i, eps in enumerate(search_epsilons):
         print(f"  {eps:9g}   {way:<18}   {tuning_noise[way][i]:9.2f}   {spent[way][i]:12.3f}   "
               f"{tuning_accuracy[way][i].mean():.4f}")
 
-fig, ax = plt.subplots(figsize=(7.3, 4.6), layout="constrained")
 styles = {"free ride": ("#999999", "s", ":"), "composition": ("#D55E00", "^", "--"),
           "private selection": ("#0072B2", "o", "-")}
-for way in ways:
-    color, marker, linestyle = styles[way]
-    label = f"{way} (tuning not paid)" if way == "free ride" else f"{way} (tuning paid)"
-    plotting.plot_accuracy_vs_epsilon(search_epsilons, tuning_accuracy[way], ax=ax,
-                                      color=color, marker=marker,
-                                      linestyle=linestyle, label=label, delta=DELTA,
-                                      baseline=dpsgd.baseline if way == ways[-1] else None,
-                                      baseline_label="non-private")
-ax.set_title(f"Tuning {n_settings} settings on Adult: accuracy against the total epsilon")
+ax = plotting.plot_accuracy_comparison(
+    [(search_epsilons, tuning_accuracy[way], f"{way} (tuning {'not ' if way == 'free ride' else ''}paid)",
+      dict(zip(("color", "marker", "linestyle"), styles[way]))) for way in ways],
+    baseline=dpsgd.baseline, delta=DELTA,
+    title=f"Tuning {n_settings} settings on Adult: accuracy against the total epsilon")
 ax.set_xlabel(r"total $\varepsilon$ reported, $\delta = 10^{-5}$ (the free ride reports one run's)")
 plt.show()
 

@@ -13,7 +13,7 @@
 # > 5. recognise a failed audit as a bug — and find one;
 # > 6. audit from every observed update (a Gaussian bound on μ) and from a single training run.
 #
-# *Prerequisites:* chapter 8. *Time:* about 110 min of reading and exercises.
+# *Prerequisites:* chapter 8. *Time:* about 125 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 19 s in fast mode (`DPEDU_FAST=1`), 46 s in full mode.
 #
 # Every chapter so far *proved* a guarantee: an accountant says "this run is (ε, δ)-DP". A proof is about the

@@ -14,7 +14,7 @@
 # > 5. compare six private learners on Adult at the same total ε, with their tuning paid, and explain which
 # >    wins where.
 #
-# *Prerequisites:* chapter 4. *Time:* about 60 min of reading and exercises.
+# *Prerequisites:* chapter 4. *Time:* about 85 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 12 s in fast mode (`DPEDU_FAST=1`), 98 s in full mode.
 #
 # DP-SGD (chapter 4) pays for every step and buys it back by sampling. It is not the only way to train a
@@ -77,7 +77,7 @@ print("fast mode" if FAST else "full mode",
 #
 # with $\lVert\nabla\ell\rVert \le L$ ($L = R$ for the logistic loss when $\lVert x\rVert\le R$) and $N$ public. $G$ is
 # $\Lambda$-strongly convex, and the gradients of $G_D$ and $G_{D'}$ differ by at most $g/N$ everywhere, so
-# (Chaudhuri, Monteleoni & Sarwate 2011; notes §25.1)
+# (Chaudhuri, Monteleoni & Sarwate 2011; [notes §25.1](../docs/math.md#251-sensitivity-of-a-regularised-minimiser))
 #
 # $$\lVert\theta^\ast_D - \theta^\ast_{D'}\rVert \le \frac{g}{N\Lambda},\qquad g = L\ \text{(add/remove)},\quad g = 2L\
 # \text{(replace-one: one term out, one in)}.$$
@@ -129,7 +129,7 @@ for lam in (1e-4, 1e-3, 1e-2):
 # Kifer, Smith & Thakurta (2012, Thm 2) prove it $(\varepsilon, \delta)$-DP when every $\ell$ is convex and
 # **twice differentiable**, its Hessian has **rank one** with eigenvalue at most $\beta$ (a generalised linear
 # model: $\ell''(m)\,xx^\top$; logistic: $\beta = R^2/4$), and the regulariser is **large enough**,
-# $\Delta \ge 2\beta/\varepsilon$ (notes §25.3). The noise $b$ does not shrink with $n$, but the loss term grows
+# $\Delta \ge 2\beta/\varepsilon$ ([notes §25.3](../docs/math.md#253-objective-perturbation-the-ε-δ-form)). The noise $b$ does not shrink with $n$, but the loss term grows
 # with $n$: on a large data set $b$ barely moves the minimiser.
 
 # %%
@@ -158,7 +158,7 @@ except ValueError as error:
 #
 # only $CG + Z$ touches the data (B is post-processing). Its sensitivity is read off C — one record in one
 # step moves one column, so it is the **largest column norm** of C (times the clip norm) — and the total
-# squared error of the n prefix sums is $\sigma^2\lVert B\rVert_F^2$ (notes §25.4). Three factorisations:
+# squared error of the n prefix sums is $\sigma^2\lVert B\rVert_F^2$ ([notes §25.4](../docs/math.md#254-prefix-sums-through-a-factorisation)). Three factorisations:
 #
 # * the **identity** $C = I$, $B = A$: noisy SGD;
 # * the **binary tree** (DP-FTRL, Kairouz et al. 2021): one row of C per dyadic block; each step is in
@@ -246,7 +246,7 @@ print(f"tree over 40 steps: one pass {sensitivity(tree.C):.3f}, "
 # ## Accounting: one Gaussian mechanism
 #
 # The whole run releases $CG + Z$ once, with sensitivity $\mathrm{sens}(C)\,C_{\rm clip}$ and noise std $z\,C_{\rm clip}$:
-# a Gaussian mechanism with multiplier $z/\mathrm{sens}(C)$ (notes §25.6). `FactorizedGaussianEvent` records
+# a Gaussian mechanism with multiplier $z/\mathrm{sens}(C)$ ([notes §25.6](../docs/math.md#256-accounting)). `FactorizedGaussianEvent` records
 # both numbers; every accountant with a Gaussian theorem reads it as that Gaussian.
 
 # %%
@@ -266,7 +266,7 @@ for name in ("rdp", "zcdp", "pld"):
 # target $(\varepsilon, \delta)$ it trains all three, scores each model by a Gaussian-noised count of correct
 # training predictions (sensitivity 1), and releases the best. The noise of the trainings and scores is
 # calibrated so that the **whole selection** — three trainings and three scores — costs the target ε
-# (PLD accountant; notes §25.7). Noisy GD here is the identity factorisation with one batch: every record in
+# (PLD accountant; [notes §25.7](../docs/math.md#257-choosing-settings-privately-for-every-learner)). Noisy GD here is the identity factorisation with one batch: every record in
 # every step. DP-FTRL uses the tree with the efficient estimator, "MF" the square root, both on 30 fixed batches.
 
 # %%

@@ -15,6 +15,9 @@ r"""Plot helpers for the course: each takes an optional matplotlib ``Axes`` and 
   its mu-GDP curve and audits on the same axes (:mod:`dpedu.plotting.tradeoff`).
 * :func:`plot_adaptive_clipping` - the adaptive clip norm over the steps beside the gradient-norm quantile
   it tracks (:mod:`dpedu.plotting.clipping`).
+* :func:`plot_privacy_loss`, :func:`plot_steps_and_privacy`, :func:`plot_accuracy_comparison` - the figures of
+  chapters 5 to 7: the privacy loss of one step, privacy against the number of steps at a fixed noise, several
+  accuracy curves on one axes (:mod:`dpedu.plotting.course`).
 
 No ``plt.show()`` and no global style changes: the caller owns the figure. Every helper checks its arguments
 (``TypeError``/``ValueError`` naming the argument) and places its legend where it covers no data: in the
@@ -32,6 +35,7 @@ from .accounting import plot_epsilon_vs_epochs, plot_figure2, plot_privacy_curve
 from .accuracy import plot_accuracy_vs_epochs, plot_accuracy_vs_epsilon, plot_clipping_noise_tradeoff
 from .clipping import plot_adaptive_clipping
 from .common import ACCOUNTANT_STYLES, place_legend
+from .course import plot_accuracy_comparison, plot_privacy_loss, plot_steps_and_privacy
 from .losses import plot_loss_curves
 from .tradeoff import plot_tradeoff, plot_tradeoff_panels
 
@@ -48,4 +52,7 @@ __all__ = [
     "plot_tradeoff",
     "plot_tradeoff_panels",
     "plot_adaptive_clipping",
+    "plot_privacy_loss",
+    "plot_steps_and_privacy",
+    "plot_accuracy_comparison",
 ]
