@@ -833,7 +833,9 @@ def test_every_check_is_covered():
 def test_reference_answer_passes(name, capsys):
     c = CASES[name]
     c.run(c.reference)
-    assert capsys.readouterr().out.startswith("passed: ")
+    out = capsys.readouterr().out
+    assert out.startswith("passed: ")
+    assert all(len(line) <= 100 for line in out.splitlines()), f"a line wider than a chapter's output: {out!r}"
 
 
 @pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if c.stub is not None))

@@ -90,9 +90,9 @@ for m, a, b in zip(margins, naive, stable):
 
 # %% [markdown]
 # **How the exercises work.** Each exercise comes where its subject does. Fill in the function between the
-# solution markers, then run the check cell below it. The checks use their own test data (not your random seed)
-# and tell you what is wrong, and on which line of your function, when they can recognise a common mistake;
-# `checks.hint("1.1")` (with the exercise's number) then says more. You may use `numpy`, `scipy` and `math`, but
+# solution markers, then run the check cell below it. The checks use their own test data (not your random seed),
+# drawn afresh at every run, and tell you what is wrong, and on which line of your function, when they can
+# recognise a common mistake; `checks.hint("1.1")` (with the exercise's number) then says more. You may use `numpy`, `scipy` and `math`, but
 # not `dpedu` itself: while a check runs, dpedu's own version of the exercise refuses to run ("Exercise 1.1 asks
 # you to write this yourself"). After each exercise the chapter goes on with dpedu's version of what you wrote.
 #

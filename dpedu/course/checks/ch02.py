@@ -209,4 +209,4 @@ def check_noisy_gradient_sum(fn, *, seed=None):
         raise CheckFailed(f"the noise std must be z * C = {target:g} (z = {z:g}, C = {clip_norm:g}); yours is about "
                           f"{std:.3g}")
     expect_independent_noise(noise, target, "the noise of the released sum")
-    passed("noisy gradient sum: clipped per-example gradients + N(0, (z C)^2 I), independent in every coordinate")
+    passed("noisy gradient sum: clipped gradients + N(0, (z C)^2 I), an independent draw per coordinate")

@@ -172,7 +172,7 @@ def check_dp_sgd_step(fn, *, seed=None):
                                               rng=np.random.default_rng(2), **kwargs), theta.shape, "the new theta")
     expect(not np.allclose(empty_noisy, theta), "an empty batch is still a step: it must release noise (the "
                                                  "accountant counts it)")
-    passed("one DP-SGD step: clip, sum, independent noise z C in every coordinate, divide by the expected batch size")
+    passed("one DP-SGD step: clip, sum, noise z C in each coordinate, divide by the expected batch size")
 
 
 @checker
