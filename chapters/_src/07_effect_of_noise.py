@@ -281,12 +281,13 @@ with warnings.catch_warnings():
 fig, ax = plt.subplots(figsize=(7.3, 6.5), layout="constrained")
 plotting.plot_accuracy_comparison([
     (book.total_epsilons["book"], book.accuracies,
-     "ch. 2: noisy GD, sequential composition (as in the book)", {"color": "#000000", "marker": "s"}),
+     "ch. 2: noisy GD, sequential composition (as in the book)", dict(color="#000000", marker="s")),
     (book.total_epsilons["rdp"], book.accuracies,
-     "ch. 3: the same noisy GD runs, RDP accounting", {"color": "#E69F00", "marker": "^"}),
-    (dpsgd.epsilons, dpsgd.accuracies, "ch. 4-5: DP-SGD, RDP accountant", {"color": "#009E73", "marker": "D"}),
+     "ch. 3: the same noisy GD runs, RDP accounting", dict(color="#E69F00", marker="^")),
+    (dpsgd.epsilons, dpsgd.accuracies,
+     "ch. 4-5: DP-SGD, RDP accountant", dict(color="#009E73", marker="D")),
     (moments.epsilons, moments.accuracies, "ch. 4-5: DP-SGD, moments accountant (dashed, on top)",
-     {"color": "#0072B2", "marker": "o", "linestyle": "--"}),
+     dict(color="#0072B2", marker="o", linestyle="--")),
 ], baseline=dpsgd.baseline, baseline_label="ch. 1: non-private", floor=majority_floor,
    floor_label=f'always "<= 50K": {majority_floor:.4f}', delta=DELTA, ax=ax,
    title="The privacy-utility trade-off of the whole course (Adult, logistic regression)")
@@ -469,8 +470,9 @@ for i, eps in enumerate(search_epsilons):
 
 styles = {"free ride": ("#999999", "s", ":"), "composition": ("#D55E00", "^", "--"),
           "private selection": ("#0072B2", "o", "-")}
+paid = {way: "tuning not paid" if way == "free ride" else "tuning paid" for way in ways}
 ax = plotting.plot_accuracy_comparison(
-    [(search_epsilons, tuning_accuracy[way], f"{way} (tuning {'not ' if way == 'free ride' else ''}paid)",
+    [(search_epsilons, tuning_accuracy[way], f"{way} ({paid[way]})",
       dict(zip(("color", "marker", "linestyle"), styles[way]))) for way in ways],
     baseline=dpsgd.baseline, delta=DELTA,
     title=f"Tuning {n_settings} settings on Adult: accuracy against the total epsilon")
