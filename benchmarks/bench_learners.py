@@ -9,7 +9,8 @@ then the prefix-sum error table (docs/math.md §25.5) and tree aggregation's eps
 installed); and saves the chart.
 
 Run: ``python benchmarks/bench_learners.py`` (the issue's size: 10 seeds at 0.1, 0.3, 1, 3, 10; ``--n-jobs`` runs
-selections in parallel). ``--out chart.png`` saves the figure; ``--save-result run.json`` keeps the comparison and
+selections in parallel). An installed dpedu runs the same selections, with the same numbers, as
+``python -m dpedu race --seeds 10`` (chapter 11's verdict). ``--out chart.png`` saves the figure; ``--save-result run.json`` keeps the comparison and
 ``--from-result run.json --out chart.png`` reprints and redraws it without re-running.
 
 Last measured (``python benchmarks/bench_learners.py --seeds 10 --n-jobs 1 --save-result

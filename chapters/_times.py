@@ -21,9 +21,11 @@ records their seconds (``--measured-full``). ``chapters/_times.json`` keeps the 
 chapters/_times.py [--full]`` runs, one chapter at a time, with the machine they ran on; the chapters' time lines
 and ``docs/syllabus.md`` are stamped from it (``--stamp``).
 
-The *estimated study time* of a chapter is computed, not guessed: reading at 100 words of technical prose
-per minute, 15 minutes per exercise, plus the chapter's fast-mode run time (a student runs it at least once
-in fast mode first), rounded up to 5 minutes.
+The *estimated study time* of a chapter is computed, not guessed, at a newcomer's pace: reading at 100 words of
+technical prose per minute, 10 seconds for every formula in a sentence and 2 minutes for every displayed formula
+(a newcomer reads a formula symbol by symbol; the words alone miss a mathematical chapter's load), 15 minutes
+per exercise, plus the chapter's fast-mode run time (a student runs it at least once in fast mode first),
+rounded up to 5 minutes.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 TIMES = HERE / "_times.json"
 READING_WORDS_PER_MINUTE = 100
+SECONDS_PER_INLINE_FORMULA = 10
+MINUTES_PER_DISPLAYED_FORMULA = 2
 MINUTES_PER_EXERCISE = 15
 
 
@@ -100,6 +104,15 @@ def prose_words(source):
     return len(re.findall(r"[A-Za-zÀ-ÿεδ][\w'’-]*", text))
 
 
+def formulas(source):
+    """(formulas in sentences, displayed formulas) of the chapter's markdown cells: ``$...$`` and ``$$...$$``."""
+    cells = _build().parse(source.read_text(encoding="utf-8"), source.name)
+    text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    displayed = len(re.findall(r"\$\$.*?\$\$", text, flags=re.S))
+    text = re.sub(r"\$\$.*?\$\$", " ", text, flags=re.S)
+    return len(re.findall(r"\$[^$\n]+\$", text)), displayed
+
+
 def exercises(source):
     return len(re.findall(r"^# %% exercise=", source.read_text(encoding="utf-8"), flags=re.M))
 
@@ -108,8 +121,11 @@ def load():
     return json.loads(TIMES.read_text(encoding="utf-8")) if TIMES.is_file() else {"fast": {}, "full": {}}
 
 
-def study_minutes(words, n_exercises, fast_seconds):
-    minutes = words / READING_WORDS_PER_MINUTE + MINUTES_PER_EXERCISE * n_exercises + (fast_seconds or 0) / 60
+def study_minutes(words, n_exercises, fast_seconds, inline=0, displayed=0):
+    """Minutes to study a chapter at a newcomer's pace (see the module's docstring), rounded up to 5."""
+    minutes = (words / READING_WORDS_PER_MINUTE + inline * SECONDS_PER_INLINE_FORMULA / 60
+               + displayed * MINUTES_PER_DISPLAYED_FORMULA + MINUTES_PER_EXERCISE * n_exercises
+               + (fast_seconds or 0) / 60)
     return 5 * math.ceil(minutes / 5)
 
 
@@ -147,7 +163,7 @@ def rows(times=None):
         words, n_ex = prose_words(source), exercises(source)
         fast = times["fast"].get(source.stem, {}).get("seconds")
         full = times["full"].get(source.stem, {}).get("seconds")
-        out.append((chapter, words, n_ex, fast, full, study_minutes(words, n_ex, fast)))
+        out.append((chapter, words, n_ex, fast, full, study_minutes(words, n_ex, fast, *formulas(source))))
     return out
 
 
@@ -195,9 +211,12 @@ def syllabus(times=None):
              "  smaller grids, same code), one chapter at a time; a time not measured yet says so. CI measures both "
              "modes again",
              "  on every run and prints this table with its own times;",
-             f"* *estimated study time*: reading at {READING_WORDS_PER_MINUTE} words a minute, {MINUTES_PER_EXERCISE} "
-             "minutes per exercise, plus one fast",
-             "  run, rounded up to 5 minutes. It is an estimate of the reading and the exercises, not a measurement.",
+             f"* *estimated study time*, at a newcomer's pace: reading at {READING_WORDS_PER_MINUTE} words a minute, "
+             f"{SECONDS_PER_INLINE_FORMULA} seconds",
+             f"  for every formula in a sentence and {MINUTES_PER_DISPLAYED_FORMULA} minutes for every displayed "
+             f"formula, {MINUTES_PER_EXERCISE} minutes per exercise, plus",
+             "  one fast run, rounded up to 5 minutes. It is an estimate of the reading and the exercises, not a "
+             "measurement.",
              "", table(times), ""]
     machine = {v.get("cpus") for mode in ("fast", "full") for v in (times or load())[mode].values()}
     if machine - {None}:

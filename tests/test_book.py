@@ -497,8 +497,10 @@ def test_instructor_edition_shows_every_solution_labelled(editions):
         inside = _normal(_file_text(page))
         for grade_id in expected:
             assert all(line in inside for line in solutions[grade_id][1]), (chapter, grade_id)
-        outside = _file_text(page, skip_classes=("dpedu-solution",))
-        assert "BEGIN SOLUTION" in inside and "BEGIN SOLUTION" not in outside, f"{chapter}: a solution outside a box"
+        assert "BEGIN SOLUTION" not in inside and "END SOLUTION" not in inside, f"{chapter}: nbgrader markers shown"
+        outside = _normal(_file_text(page, skip_classes=("dpedu-solution",)))
+        for grade_id in expected:
+            assert not all(line in outside for line in solutions[grade_id][1]), f"{chapter}: {grade_id} outside a box"
     for page in ("index.html", f"chapters/{next(iter(solutions.values()))[0]}.html"):
         html = (instructor_site / page).read_text(encoding="utf-8")
         assert "<strong>Instructor edition</strong>" in html and "announcement" in html, page

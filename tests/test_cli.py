@@ -40,7 +40,7 @@ def test_os_error_while_writing_is_one_line(capsys, tmp_path):
     _fails_with(capsys, ["figure2", "--out", str(folder), "--max-epochs", "2", "--points", "1"], str(folder))
 
 
-@pytest.mark.parametrize("command", ["demo", "tradeoff"])
+@pytest.mark.parametrize("command", ["demo", "tradeoff", "race"])
 def test_adult_data_missing_is_one_clear_line(capsys, monkeypatch, command):
     def missing(*args, **kwargs):
         raise datasets.AdultDataError("the Adult files were not found\n  searched: /a, /b\n  set DPEDU_DATA")
@@ -290,3 +290,56 @@ def test_demo_reports_the_one_non_private_baseline(capsys, monkeypatch):
     out = capsys.readouterr().out
     line = next(l for l in out.splitlines() if "scikit-learn LogisticRegression" in l)
     assert "42.42%" in line and len(calls) == 1, line
+
+
+def _small_adult(monkeypatch, n=240, d=5):
+    """Adult's shape in miniature: rows of norm at most sqrt(14), labels in {-1, +1}."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(n, d))
+    X *= np.minimum(1.0, 3.5 / np.linalg.norm(X, axis=1, keepdims=True))
+    y = np.where(X @ np.linspace(1.0, -1.0, d) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    monkeypatch.setattr(datasets, "load_adult", lambda *args, **kwargs: (X, y, X[:120], y[:120]))
+    return X, y
+
+
+def test_race_prints_chapter_11s_table_with_progress(capsys, monkeypatch, tmp_path):
+    """`python -m dpedu race` is compare_learners at the verdict's settings: the same numbers, its table, a CSV row
+    per selection, a chart, and progress on stderr."""
+    from dpedu.research.experiments.learners import LEARNER_SPECS, compare_learners
+
+    X, y = _small_adult(monkeypatch)
+    argv = ["race", "--seeds", "2", "--epsilons", "1,4", "--learners", "noisy_gd,output_perturbation",
+            "--rows", "200", "--out", str(tmp_path / "race.png"), "--csv", str(tmp_path / "race.csv")]
+    assert cli.main(argv) == 0
+    out, err = capsys.readouterr()
+    direct = compare_learners((X[:200], y[:200], X[:120], y[:120]), [1.0, 4.0], seeds=2,
+                              learners=("noisy_gd", "output_perturbation"), rng=0)
+    assert direct.table() in out
+    assert "200 training rows" in out and "best at each epsilon" in out
+    assert all(LEARNER_SPECS[name].name in out for name in ("noisy_gd", "output_perturbation"))
+    assert "selections: 8/8" in err                  # the progress messages (a tqdm bar on a terminal)
+    assert (tmp_path / "race.csv").read_text().count("\n") == 1 + 2 * 2 * 2
+    assert (tmp_path / "race.png").stat().st_size > 1000
+
+
+def test_race_leaders_name_the_learners_its_seeds_cannot_separate():
+    from dpedu.research.experiments.learners import LearnersComparison
+
+    accuracies = np.array([[[0.80, 0.82]], [[0.815, 0.815]], [[0.70, 0.70]]])   # 3 learners, 1 epsilon, 2 seeds
+    race = LearnersComparison(("noisy_gd", "dp_sgd", "output_perturbation"), np.array([0.1]), 1e-5, accuracies,
+                              np.zeros((3, 1, 2), dtype=int), np.array([[0.1], [0.1], [0.1]]), 0.85)
+    assert race.leaders() == [("dp_sgd", ("noisy_gd",))]
+    assert "0.1: DP-SGD (noisy GD within the spread)" in race.table()
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["race", "--learners", "dp_sgd,nope"], "--learners must be"),
+    (["race", "--seeds", "0"], "--seeds must be"),
+    (["race", "--epsilons", "0.1,-1"], "--epsilons must be"),
+    (["race", "--rows", "0"], "--rows must be"),
+    (["race", "--rows", "100000"], "--rows must be at most"),
+    (["race", "--n-jobs", "0"], "--n-jobs must be"),
+])
+def test_race_errors_name_the_option(capsys, monkeypatch, argv, option):
+    _small_adult(monkeypatch)
+    _fails_with(capsys, argv, option)

@@ -9,7 +9,11 @@
   defines, of dpedu's counterpart (the exercise's row in ``dpedu.course.checks.guard.EXERCISES``, matched by the object
   or, for a method such as ``curve.best_tpr``, by its name), and no expression of the shape of the reference
   solution's (``z * C / (q * n)`` is Exercise 7.1's ``noise_multiplier * clip_norm / (sampling_rate *
-  dataset_size)``: the names of variables may differ, the operations and the library functions may not). What
+  dataset_size)``: the names of variables may differ, the operations and the library functions may not). Nor
+  a call of a bigger dpedu function that returns what a counterpart computes (``plan_dp_sgd(...).event`` is
+  Exercise 10.1's event, ``canary_audit(...)`` holds Exercise 9.3's bound: the callers are found in dpedu's
+  source by :mod:`dpedu.course.callgraph`), nor a read of a counterpart that is a property
+  (``plan.gradient_noise_multiplier``), unless :data:`NOT_THE_ANSWER` says why that call shows no answer. What
   an exercise asks for is given by examples written in the text instead. One call is not a run: dpedu's
   version of an *earlier* exercise's answer (its ``COUNTERPARTS`` row), called below that exercise -- the
   student has written it by then (Exercise 3.4 inverts 3.2's advanced composition).
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import importlib
 import inspect
 import re
@@ -33,6 +38,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from dpedu.course.callgraph import code_of, returning_callers
 from dpedu.course.checks.guard import EXERCISES
 from dpedu.course.exercises import BEGIN_SOLUTION, END_SOLUTION, student_notebook
 
@@ -51,6 +57,7 @@ COUNTERPARTS = {
     "2.4": ["dpedu.mechanisms.gaussian_noise_multiplier"],
     "2.5": ["dpedu.training.noisy_gradient_descent", "dpedu.models.logistic.clipped_gradient_sum"],
     "3.2": ["dpedu.accountants.advanced.advanced_composition"],
+    "3.4": ["dpedu.accountants.advanced.advanced_composition"],     # its source shows the formula 3.4 inverts
     "4.2": ["dpedu.models.logistic.clipped_gradient_sum"],
     "4.3": ["dpedu.training.dp_sgd_step", "dpedu.training.sgd.dp_sgd_step"],
     "4.4": ["dpedu.events.steps_from_epochs"],
@@ -224,15 +231,68 @@ def _runs(cell, namespace):
     return found
 
 
-def runs_before(nb):
-    """Every (cell index, exercise, what) where a cell before an exercise runs what the exercise asks for.
+# Calls of a counterpart's caller that do not compute the exercise's answer, though their result holds what the
+# counterpart returned: {(exercise, caller's dotted name, a fragment of the call): why}. An entry no chapter uses
+# fails test_every_allowed_caller_is_used.
+NOT_THE_ANSWER = {
+    ("2.3", "dpedu.training.full_batch.noisy_gradient_descent", "noisy_gradient_descent("):
+        "its result holds the run's noisy count, a random number the chapter never prints",
+    ("2.3", "dpedu.training.full_batch.run_noisy_gradient_descent", "run_noisy_gradient_descent("):
+        "its result holds the run's noisy count, a random number the chapter never prints",
+    ("2.4", "dpedu.training.full_batch.plan_noisy_gradient_descent", "plan_noisy_gradient_descent("):
+        "the plan holds the classic z of (0.1, 1e-5), which the text gives as an example (48.448) before Exercise 2.4",
+    ("4.4", "dpedu.training.sgd.dp_sgd", "dp_sgd("):
+        "dp_sgd is given T and z; its plan neither counts steps from epochs nor accounts epsilon",
+    ("4.5", "dpedu.training.sgd.dp_sgd", "dp_sgd("):
+        "dp_sgd is given q and T; its plan does not derive them from a batch size and epochs",
+    ("5.3", "dpedu.gaussian.gaussian_epsilon_exact", "gaussian_epsilon_exact("):
+        "it searches for the epsilon of one Gaussian with the one search; its result is that epsilon, not the "
+        "smallest feasible z the exercise searches for",
+    ("10.1", "dpedu.training.plan.plan_dp_sgd", "sampling='shuffle'"):
+        "a shuffled plan records ShuffledBatchGaussianEvent, not the fixed-size event the exercise asks for",
+}
 
-    One call is not counted: a call, below an earlier exercise, of dpedu's version of *that* exercise's answer
-    (its ``COUNTERPARTS`` row). The student has written it by then, and a later exercise that builds on it lists
-    it among its counterparts only so that its check refuses it (Exercise 3.4 inverts 3.2's advanced composition,
-    and "may call your advanced_composition_theorem"; 8.3 takes the best of 8.2's curves).
+
+@functools.lru_cache(maxsize=None)
+def answer_callers(number):
+    """``{code object: dotted name}``: the dpedu functions that return what a counterpart of ``number`` computes."""
+    return returning_callers([_resolve(name) for name in EXERCISES[number].counterparts])
+
+
+def _properties(number):
+    """Names of the counterparts of ``number`` that are properties: reading one computes the answer."""
+    names = set()
+    for dotted in EXERCISES[number].counterparts:
+        owner, _, attribute = dotted.rpartition(".")
+        if isinstance(inspect.getattr_static(_resolve(owner), attribute, None), property):
+            names.add(attribute)
+    return names
+
+
+def _read_attributes(cell):
+    """[(attribute name, source)] of the attributes a code cell reads (``plan.gradient_noise_multiplier``)."""
+    try:
+        tree = ast.parse("\n".join(l for l in cell.source.split("\n") if not l.rstrip().endswith("??")))
+    except SyntaxError:
+        return []
+    return [(node.attr, ast.unparse(node)) for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)]
+
+
+def runs_before(nb, chapter=None, allowed=None):
+    """Every (cell index, exercise, what) where a cell before an exercise runs what the exercise asks for: a call
+    of a function the exercise defines or of dpedu's counterpart; a call of a dpedu function that returns what a
+    counterpart computes (:func:`dpedu.course.callgraph.returning_callers`: ``plan_dp_sgd(...).event``,
+    ``canary_audit(...)``); a read of a counterpart that is a property; an expression of the solution's shape.
+
+    Not counted: a call, below an earlier exercise, of dpedu's version of *that* exercise's answer (its
+    ``COUNTERPARTS`` row and its guard counterparts) or of their callers. The student has written it by then, and a
+    later exercise that builds on it lists it among its counterparts only so that its check refuses it (8.3 takes
+    the best of 8.2's curves). Nor the calls of ``allowed`` (default :data:`NOT_THE_ANSWER`), each with its reason;
+    ``chapter`` receives the (exercise, caller, fragment) keys that were used.
     """
-    namespace, seen, problems, written = {}, [], [], []      # written: (index of an exercise, its answer's object)
+    allowed = NOT_THE_ANSWER if allowed is None else allowed
+    namespace, seen, reads, problems, written = {}, [], [], [], []   # written: (exercise's index, object or code)
     for index, cell in enumerate(nb.cells):
         number = _exercise_number(cell)
         if number is not None:
@@ -240,12 +300,27 @@ def runs_before(nb):
             counterparts = EXERCISES[number].counterparts if number in EXERCISES else ()
             objects = [_resolve(name) for name in counterparts]
             methods = {name.rsplit(".", 1)[-1] for name in counterparts if name.rsplit(".", 2)[-2][:1].isupper()}
+            callers = answer_callers(number) if number in EXERCISES else {}
+            properties = _properties(number) if number in EXERCISES else set()
             shapes = solution_shapes(cell.source, namespace)
             for where, text, callee, last, canonical in seen:
-                if callee is not None and any(callee is obj and above < where for above, obj in written):
+                code = code_of(callee) if callee is not None else None
+                if callee is not None and any((callee is obj or code is obj) and above < where
+                                              for above, obj in written):
                     continue
-                if callee is not None and any(callee is obj for obj in objects):
+                direct = next((name for name, obj in zip(counterparts, objects) if callee is not None and callee is obj),
+                              None)
+                caller = callers.get(code) if code is not None else None
+                key = next(((n, name, fragment) for (n, name, fragment) in allowed
+                            if n == number and name in (direct, caller) and fragment in text), None)
+                if key is not None:
+                    if chapter is not None:
+                        chapter.add(key)
+                    continue
+                if direct is not None:
                     what = f"{text} (dpedu's version of the answer)"
+                elif caller is not None:
+                    what = f"{text} (calls {caller}, which returns what {number}'s answer computes)"
                 elif last in asked:
                     what = f"{text} (calls the function the exercise writes)"
                 elif callee is None and last in methods:
@@ -255,11 +330,16 @@ def runs_before(nb):
                 else:
                     continue
                 problems.append((where, number, what))
-            written += [(index, _resolve(name)) for name in COUNTERPARTS.get(number, [])]
+            problems += [(where, number, f"{source} (reads dpedu's answer, a property)")
+                         for where, attribute, source in reads if attribute in properties]
+            earlier = [_resolve(name) for name in COUNTERPARTS.get(number, [])] + objects
+            written += [(index, obj) for obj in earlier]
+            written += [(index, code) for code in (answer_callers(number) if number in EXERCISES else {})]
         if cell.cell_type == "code":
             _imports(cell, namespace)
             if number is None and not cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
                 seen += [(index, *run) for run in _runs(cell, namespace)]
+                reads += [(index, *read) for read in _read_attributes(cell)]
     return problems
 
 
@@ -309,9 +389,12 @@ def test_no_answer_is_shown_before_its_exercise(path):
         "\n  ".join(f"cell {where}, before Exercise {number}: {what}" for where, number, what in problems)
 
 
+USED_ALLOWANCES = set()
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_nothing_before_an_exercise_runs_its_answer(path):
-    problems = runs_before(nbformat.read(path, as_version=4))
+    problems = runs_before(nbformat.read(path, as_version=4), chapter=USED_ALLOWANCES)
     assert not problems, f"{path.name}: cells that run what an exercise asks for, before it (give examples in " \
         "the text instead):\n  " + "\n  ".join(f"cell {where}, before Exercise {number}: {what}"
                                              for where, number, what in problems)
@@ -569,3 +652,120 @@ def test_chapter_code_lines_fit_the_book_column(path):
     assert not found, f"{path.name}: code lines longer than {BOOK_CODE_COLUMN} characters (the book wraps them " \
         "mid-token; break them inside brackets or split the string):\n  " + \
         "\n  ".join(f"{path.name}, cell {index}, {length} characters: {start!r}" for index, length, start in found)
+
+
+def test_every_allowed_caller_is_used():
+    """NOT_THE_ANSWER holds no stale entry: each one lets through a call some chapter makes."""
+    used = set()
+    for path in NOTEBOOKS:
+        runs_before(nbformat.read(path, as_version=4), chapter=used)
+    assert used == set(NOT_THE_ANSWER), f"unused entries: {sorted(set(NOT_THE_ANSWER) - used)}"
+
+
+AUDIT_EXERCISE = ("def audit_lower_bound(false_positives, n_out, false_negatives, n_in, delta, confidence):\n"
+                  "    ### BEGIN SOLUTION\n    return 0.0\n    ### END SOLUTION")
+ADAPTIVE_EXERCISE = ("def gradient_noise_multiplier(noise_multiplier, count_noise_std):\n"
+                     "    ### BEGIN SOLUTION\n    return noise_multiplier\n    ### END SOLUTION")
+FIXED_EXERCISE = ("def fixed_batch_event(noise_multiplier, batch_size, dataset_size):\n"
+                  "    ### BEGIN SOLUTION\n    return None\n    ### END SOLUTION")
+CALLER_IMPORTS = "import dpedu as dp\nfrom dpedu.research import audit"
+
+
+@pytest.mark.parametrize("planted, number, exercise, found", [
+    ("r = audit.canary_audit(trainer, X, y, canary, runs=10, delta=1e-5)", "9.3", AUDIT_EXERCISE,
+     "calls dpedu.research.audit.canary.canary_audit, which returns what 9.3's answer computes"),
+    ("w = audit.whitebox_audit(trainer, X, y, canary, runs=10, delta=1e-5)", "9.3", AUDIT_EXERCISE,
+     "calls dpedu.research.audit.whitebox.whitebox_audit"),
+    ("print(f'{plan.gradient_noise_multiplier:.4f}')", "7.5", ADAPTIVE_EXERCISE, "reads dpedu's answer, a property"),
+    ("e = dp.training.plan_dp_sgd(100, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=1, "
+     "sampling='fixed', relation='replace_one').event", "10.1", FIXED_EXERCISE, "dpedu's version of the answer"),
+    ("r = dp.training.dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=1)", "10.1",
+     FIXED_EXERCISE, "calls dpedu.training.sgd.dp_sgd, which returns what 10.1's answer computes"),
+])
+def test_a_planted_call_of_a_bigger_function_is_found(planted, number, exercise, found):
+    """A dpedu function that returns what a counterpart computes, or a counterpart read as a property, runs the
+    answer as surely as the counterpart itself; below the exercise it is fine."""
+    nb = _notebook_with([("code", CALLER_IMPORTS, {}), ("code", planted, {}),
+                         ("code", exercise, _exercise_meta(number))])
+    problems = runs_before(nb, allowed={})
+    assert [(where, n) for where, n, _ in problems] == [(1, number)], problems
+    assert found in problems[0][2]
+    after = _notebook_with([("code", CALLER_IMPORTS, {}), ("code", exercise, _exercise_meta(number)),
+                            ("code", planted, {})])
+    assert runs_before(after, allowed={}) == []
+
+
+def test_an_allowed_call_needs_its_fragment():
+    shuffled = ("p = dp.training.plan_dp_sgd(100, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=1, "
+                "sampling='shuffle')")
+    fixed = shuffled.replace("'shuffle'", "'fixed'")
+    for planted, problems in ((shuffled, 0), (fixed, 1)):
+        nb = _notebook_with([("code", CALLER_IMPORTS, {}), ("code", planted, {}),
+                             ("code", FIXED_EXERCISE, _exercise_meta("10.1"))])
+        assert len(runs_before(nb)) == problems, planted
+
+
+def test_the_instructor_edition_shows_solutions_without_nbgrader_markers(tmp_path):
+    """docs/_ext/editions.py on a solution cell as myst-nb reads it: the instructor edition labels the cell and
+    shows the reference solution with the ### BEGIN/END SOLUTION lines left out; the student edition shows the
+    stub."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    nodes = pytest.importorskip("docutils.nodes")        # installed with the book's tools (sphinx)
+
+    spec = importlib.util.spec_from_file_location("editions", ROOT / "docs" / "_ext" / "editions.py")
+    editions = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(editions)
+    nb = _notebook_with([("code", L2_CLIP_RUNNABLE, EXERCISE)])
+    path = tmp_path / "chapter.ipynb"
+    nbformat.write(nb, path)
+
+    def solution_cell():             # a code cell as myst-nb puts it in the doctree
+        source = nodes.container("", nodes.literal_block(L2_CLIP_RUNNABLE, L2_CLIP_RUNNABLE),
+                                 nb_element="cell_code_source")
+        return nodes.container("", source, nb_element="cell_code", cell_metadata=dict(EXERCISE), cell_index=0)
+
+    shown = {}
+    for edition in ("instructor", "student"):
+        cell = solution_cell()
+        root = nodes.section("", cell)
+        app = SimpleNamespace(env=SimpleNamespace(docname="chapter", doc2path=lambda name: str(path)),
+                              config=SimpleNamespace(dpedu_edition=edition))
+        editions._edit_chapter(app, root)
+        shown[edition] = next(iter(cell.findall(nodes.literal_block))).astext()
+    assert "BEGIN SOLUTION" not in shown["instructor"] and "END SOLUTION" not in shown["instructor"]
+    assert "np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))" in shown["instructor"]
+    assert "raise NotImplementedError" in shown["student"] and "np.minimum" not in shown["student"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_alt_texts_have_no_word_broken_at_a_line_end(path):
+    """The alt text of a figure is written over several source lines and joined with spaces: a word hyphenated
+    at a line end would read "pro- active"."""
+    broken = [(index, match.group()) for index, cell in enumerate(nbformat.read(path, as_version=4).cells)
+              for match in re.finditer(r"\w+- \w+", cell.get("metadata", {}).get("mystnb", {})
+                                       .get("image", {}).get("alt", ""))]
+    assert not broken, f"{path.name}: alt texts with a word broken across lines: {broken}"
+
+
+
+
+def _notes_anchors():
+    """The anchors of docs/math.md's headings, as the chapters' notes links write them."""
+    text = (ROOT / "docs" / "math.md").read_text(encoding="utf-8")
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"^#{1,6}\s+(.*)$", text, re.M)}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_notes_reference_in_the_prose_is_a_link_to_its_section(path):
+    """A chapter's prose cites the notes by a link ([§12.4](../docs/math.md#124-...)), whose anchor is a heading of
+    docs/math.md, never as the plain text "docs/math.md §12.4" that no reader can follow."""
+    anchors = _notes_anchors()
+    for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        if cell.cell_type != "markdown":
+            continue
+        assert not re.search(r"math\.md\s*§", cell.source), f"{path.name} cell {index}: a plain 'math.md §N'"
+        for anchor in re.findall(r"math\.md#([^)\s]+)\)", cell.source):
+            assert anchor in anchors, f"{path.name} cell {index}: no heading of docs/math.md has the anchor {anchor!r}"

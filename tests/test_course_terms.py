@@ -139,3 +139,56 @@ def test_a_planted_misuse_is_caught(tmp_path):
     # the same term in a sentence that points ahead to its chapter is not a use
     found = early_uses(_plant(tmp_path, "Chapter 9 shows a membership inference attack on such a model."))
     assert not [u for u in found if u.chapter == 1 and u.term == "Membership inference"], found
+
+
+# --- "Defined in" is read off the chapters ----------------------------------------------------------------------
+
+_EMPHASIS = re.compile(r"\*\*([^*]+)\*\*|^#+ (.+)$|(?<![*\w])\*([^*\n]+)\*(?![*\w])", re.M)
+_CODE_NAME = re.compile(r"`(dpedu(?:\.\w+)+)`")
+
+
+def chapter_markdown(sources=SOURCES):
+    """{chapter number: its markdown cells, as written (emphasis and code spans kept)}."""
+    build = _load_build()
+    return {int(path.name[:2]): "\n".join(c.source for c in build.parse(path.read_text(encoding="utf-8"), path.name)
+                                          if c.cell_type == "markdown")
+            for path in sorted(Path(sources).glob("[0-9][0-9]_*.py"))}
+
+
+def defining_chapter(term, markdown):
+    """The first chapter that defines ``term``: whose prose sets one of its spellings in bold, italics or a heading
+    (how a chapter marks the word it defines), or None."""
+    for chapter in sorted(markdown):
+        spans = [a or b or c for a, b, c in _EMPHASIS.findall(markdown[chapter])]
+        if any(pattern.search(span) for span in spans for pattern in term.patterns):
+            return chapter
+    return None
+
+
+def test_every_glossary_entry_names_the_chapter_that_defines_it():
+    """The glossary's "Defined in: chapter N" is the chapter that marks the term as defined (the first to set it
+    in bold, italics or a heading), and the dpedu names an entry quotes appear in that chapter."""
+    markdown = chapter_markdown()
+    block = GLOSSARY.read_text(encoding="utf-8").split("```{glossary}", 1)[1].split("```", 1)[0]
+    bodies = {m["term"].strip(): m["body"] for m in _TERM.finditer(block)}
+    wrong = []
+    for term in glossary_terms():
+        derived = defining_chapter(term, markdown)
+        if derived != term.chapter:
+            wrong.append(f"{term.name!r}: glossary says chapter {term.chapter}, the chapters define it in "
+                         f"{'no chapter' if derived is None else f'chapter {derived}'}")
+            continue
+        source = SOURCES.glob(f"{term.chapter:02d}_*.py").__next__().read_text(encoding="utf-8")
+        missing = [name for name in _CODE_NAME.findall(bodies[term.name])
+                   if name.rsplit(".", 1)[-1] not in source]
+        if missing:
+            wrong.append(f"{term.name!r}: the entry quotes {missing}, which chapter {term.chapter} never mentions")
+    assert not wrong, "glossary entries that do not match the chapters:\n  " + "\n  ".join(wrong)
+
+
+def test_the_defining_chapter_is_read_from_the_emphasis(tmp_path):
+    """A term only mentioned in passing is defined nowhere; emphasising it in a chapter defines it there."""
+    term = Term("Widget", 3, (re.compile(r"(?<![\w-])widget(?:s|es)?(?![\w-])", re.I),))
+    assert defining_chapter(term, {1: "a widget in passing", 3: "the **widget** is", 5: "# Widgets"}) == 3
+    assert defining_chapter(term, {1: "a widget in passing", 2: "no emphasis on widgets"}) is None
+    assert defining_chapter(term, {4: "a *widget* is"}) == 4

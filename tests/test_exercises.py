@@ -28,12 +28,19 @@ from dpedu.accountants import GaussianEvent, SubsampledGaussianEvent, make_accou
 
 @dataclass(frozen=True)
 class Case:
-    """How to exercise one check: ``run(answer)`` calls it; ``stub`` is None for checks that take values."""
+    """How to exercise one check: ``run(answer)`` calls it (with its settings drawn afresh, as in a chapter),
+    ``run(answer, seed=s)`` with the settings of seed s; ``stub`` is None for checks that take values."""
 
-    run: object
+    check: object
     reference: object
     wrong: list = field(default_factory=list)      # [(id, answer, hint substring)]
     stub: object = "function"
+    runner: object = None
+
+    def run(self, answer, seed=None):
+        if self.runner is not None:
+            return self.runner(answer)
+        return self.check(answer, seed=seed)
 
 
 def _stub(*args, **kwargs):
@@ -72,7 +79,7 @@ CASES: dict[str, Case] = {}
 
 def case(name, reference, *wrong, run=None, stub="function"):
     check = getattr(checks, name)
-    CASES[name] = Case(run=run or check, reference=reference, wrong=list(wrong), stub=stub)
+    CASES[name] = Case(check=check, reference=reference, wrong=list(wrong), stub=stub, runner=run)
 
 
 # --- chapter 0 -------------------------------------------------------------------------------------------------
@@ -96,7 +103,9 @@ case("check_randomized_response",
      ("flips only the yes", lambda truth, epsilon, rng: np.asarray(truth, dtype=bool)
       & (rng.random(len(truth)) < _keep(epsilon)), "flip every bit"),
      ("np.random", lambda truth, epsilon, rng: _respond(truth, epsilon, np.random.default_rng()),
-      "draw from the rng you are given"))
+      "draw from the rng you are given"),
+     ("one coin for everyone", lambda truth, epsilon, rng: np.asarray(truth, dtype=bool) ^ (rng.random() >= _keep(epsilon)),
+      "every person needs a coin of their own"))
 
 
 def _share(answers, epsilon):
@@ -154,7 +163,7 @@ class _Result:
 case("check_gradient_descent",
      _descend,
      ("ascent", lambda X, y, it, lr: _descend(X, y, it, lr, sign=+1.0), "you climbed the loss"),
-     ("one step short", lambda X, y, it, lr: _descend(X, y, it - 1, lr), "you took 4 steps instead of 5"),
+     ("one step short", lambda X, y, it, lr: _descend(X, y, it - 1, lr), "steps instead of"),
      ("sum", lambda X, y, it, lr: _descend(X, y, it, lr, scale=X.shape[0]), "not the sum"),
      ("result object", lambda X, y, it, lr: _Result(_descend(X, y, it, lr)), "return the parameter vector theta"))
 
@@ -214,13 +223,19 @@ case("check_classic_noise_multiplier",
      ("ln(1/delta)", lambda e, d: math.sqrt(2 * math.log(1 / d)) / e, "the number inside the logarithm is wrong"),
      ("no sqrt", lambda e, d: 2 * math.log(1.25 / d) / e, "a square root is missing"),
      ("times epsilon", lambda e, d: math.sqrt(2 * math.log(1.25 / d)) * e, "you multiplied by ε"),
-     ("no refusal", _classic, "for epsilon = 2 raise ValueError"))
+     ("no refusal", _classic, "raise ValueError (and point to the analytic Gaussian)"))
 
 
 def _noisy_sum(theta, X, y, clip_norm, noise_multiplier, rng, *, clip=_clip_rows, noise=None):
     total = clip(_per_example_gradients(theta, X, y), clip_norm).sum(axis=0)
     std = noise_multiplier * clip_norm if noise is None else noise(noise_multiplier, clip_norm)
     return total + rng.normal(0.0, std, size=total.shape)
+
+
+def _shared_noise_sum(theta, X, y, clip_norm, noise_multiplier, rng):
+    """The issue's wrong answer: ONE scalar draw added to every coordinate (right scale, not private)."""
+    total = _clip_rows(_per_example_gradients(theta, X, y), clip_norm).sum(axis=0)
+    return total + rng.normal(0.0, noise_multiplier * clip_norm)
 
 
 case("check_noisy_gradient_sum",
@@ -234,7 +249,15 @@ case("check_noisy_gradient_sum",
       "you clipped coordinates (np.clip)"),
      ("global np.random", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, np.random),
       "does not come from the rng you are given"),
-     ("std z", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng, noise=lambda z, c: z), "you used z alone"))
+     ("std z", lambda t, X, y, c, z, rng: _noisy_sum(t, X, y, c, z, rng, noise=lambda z, c: z), "you used z alone"),
+     ("one noise draw shared by every coordinate", _shared_noise_sum, "every coordinate got the same noise draw"),
+     ("Laplace noise of the same std", lambda t, X, y, c, z, rng: _clip_rows(_per_example_gradients(t, X, y), c)
+      .sum(axis=0) + rng.laplace(0.0, z * c / math.sqrt(2), size=X.shape[1]), "is not Gaussian"),
+     ("half the noise shared", lambda t, X, y, c, z, rng: _clip_rows(_per_example_gradients(t, X, y), c).sum(axis=0)
+      + z * c * math.sqrt(0.5) * (rng.normal(size=X.shape[1]) + rng.normal()), "is correlated"),
+     ("std z C sqrt(d) spread over d coordinates", lambda t, X, y, c, z, rng: _clip_rows(
+         _per_example_gradients(t, X, y), c).sum(axis=0) + rng.normal(0.0, z * c / math.sqrt(X.shape[1]),
+                                                                      size=X.shape[1]), "the noise std must be z * C"))
 
 # --- chapter 3 -------------------------------------------------------------------------------------------------
 
@@ -322,14 +345,25 @@ case("check_clipped_gradient_sum",
 
 
 def _dp_sgd_step(theta, X, y, *, clip_norm, noise_multiplier, expected_batch_size, learning_rate, rng,
-                 divisor=None, clip=_clip_rows, sign=-1.0, std=None, skip_empty=False):
+                 divisor=None, clip=_clip_rows, sign=-1.0, std=None, skip_empty=False, shared_noise=False):
     if skip_empty and len(y) == 0:
         return theta
     clipped_sum = clip(_per_example_gradients(theta, X, y), clip_norm)
     clipped_sum = clipped_sum.sum(axis=0) if clipped_sum.ndim == 2 else clipped_sum
     noise_std = noise_multiplier * clip_norm if std is None else std(noise_multiplier, clip_norm)
-    noisy = clipped_sum + rng.normal(0.0, noise_std, size=theta.shape)
+    noisy = clipped_sum + rng.normal(0.0, noise_std, size=None if shared_noise else theta.shape)
     return theta + sign * learning_rate * noisy / (expected_batch_size if divisor is None else divisor(len(y)))
+
+
+def _step_with_dpedu_gradients(theta, X_batch, y_batch, *, clip_norm, noise_multiplier, expected_batch_size,
+                               learning_rate, rng):
+    """A natural answer (the issue's): dpedu's logistic.per_example_gradients, which refuses an empty X."""
+    from dpedu.models import logistic
+
+    G = logistic.per_example_gradients(theta, X_batch, y_batch)
+    noisy_sum = _clip_rows(G, clip_norm).sum(axis=0) + rng.normal(0.0, noise_multiplier * clip_norm,
+                                                                   size=theta.shape)
+    return theta - learning_rate * noisy_sum / expected_batch_size
 
 
 case("check_dp_sgd_step",
@@ -343,7 +377,12 @@ case("check_dp_sgd_step",
       "you clipped the batch gradient"),
      ("std z", lambda *a, **k: _dp_sgd_step(*a, **k, std=lambda z, c: z), "you used z alone"),
      ("empty batch skipped", lambda *a, **k: _dp_sgd_step(*a, **k, skip_empty=True),
-      "an empty batch is still a step"))
+      "an empty batch is still a step"),
+     ("one noise draw shared by every coordinate", lambda *a, **k: _dp_sgd_step(*a, **k, shared_noise=True),
+      "every coordinate got the same noise draw"),
+     ("dpedu's per_example_gradients, empty batch not handled", _step_with_dpedu_gradients,
+      "an empty batch (X_batch with 0 rows, which Poisson sampling draws now and then) made your function raise "
+      "ValueError"))
 
 
 def _steps_and_epsilon(epochs, q, z, delta, *, steps_of=lambda e, q: round(e / q), event=SubsampledGaussianEvent,
@@ -356,7 +395,7 @@ def _steps_and_epsilon(epochs, q, z, delta, *, steps_of=lambda e, q: round(e / q
 case("check_steps_and_epsilon",
      _steps_and_epsilon,
      ("steps = epochs", lambda e, q, z, d: _steps_and_epsilon(e, q, z, d, steps_of=lambda e, q: e),
-      "100 epochs at q = 0.01 are 10,000 steps"),
+      "one epoch is 1/q steps in expectation"),
      ("one step", lambda e, q, z, d: _steps_and_epsilon(e, q, z, d, count=1), "that is the epsilon of one step"),
      ("no subsampling", lambda e, q, z, d: _steps_and_epsilon(e, q, z, d, event=GaussianEvent),
       "account SubsampledGaussianEvent(z, q)"),
@@ -678,9 +717,9 @@ def _cp_no_special_case(k, n, confidence):
 case("check_clopper_pearson_upper",
      _cp_upper,
      ("two-sided", _cp_two_sided, "that is the upper end of the TWO-sided interval"),
-     ("lower-bound Beta", _cp_lower_shape, "Beta(k, n - k + 1) belongs to the lower bound"),
+     ("lower-bound Beta", _cp_lower_shape, "that Beta belongs to the LOWER bound"),
      ("Wald", _wald, "the normal-approximation (Wald) interval collapses to 0"),
-     ("k = n", _cp_no_special_case, "when every trial succeeded (k = n) the upper bound is 1"))
+     ("k = n", _cp_no_special_case, "every trial succeeded. What is the largest proportion"))
 
 
 def _audit(fp, n_out, fn_, n_in, delta, confidence, *, level=None, rates=_cp_upper):
@@ -860,7 +899,9 @@ def test_every_check_is_covered():
 def test_reference_answer_passes(name, capsys):
     c = CASES[name]
     c.run(c.reference)
-    assert capsys.readouterr().out.startswith("passed: ")
+    out = capsys.readouterr().out
+    assert out.startswith("passed: ")
+    assert all(len(line) <= 100 for line in out.splitlines()), f"a line wider than a chapter's output: {out!r}"
 
 
 @pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if c.stub is not None))
@@ -1206,6 +1247,50 @@ def test_a_name_taken_before_the_check_is_refused_too():
                                     .sum(axis=0) + rng.normal(0.0, z * c, size=X.shape[1]))   # 2.5 allows dp.L2_clip
 
 
+# The issue's calls that passed: a private engine function and bigger dpedu functions whose result holds the answer
+BIGGER = {
+    "2.2 clip_factor": ("2.2", "def L2_clip(v, clip_norm):\n    import numpy as np\n"
+                               "    v = np.asarray(v, dtype=float)\n"
+                               "    norms = np.linalg.norm(v, axis=-1, keepdims=True)\n"
+                               "    return v * dp.clipping.clip_factor(norms, clip_norm)"),
+    "4.3 model clipped sum": ("4.3", "def dp_sgd_step(theta, X_batch, y_batch, *, clip_norm, noise_multiplier, "
+                                    "expected_batch_size, learning_rate, rng):\n"
+                                    "    model = dp.models.LogisticModel(X_batch.shape[1])\n"
+                                    "    s = model.clipped_gradient_sum(theta, X_batch, y_batch, clip_norm)\n"
+                                    "    noisy = s + rng.normal(0.0, noise_multiplier * clip_norm, size=s.shape)\n"
+                                    "    return theta - learning_rate * noisy / expected_batch_size"),
+    "2.5 clipped_gradient_sum": ("2.5", "def noisy_gradient_sum(theta, X, y, clip_norm, noise_multiplier, rng):\n"
+                                        "    s = dp.models.logistic.clipped_gradient_sum(theta, X, y, clip_norm)\n"
+                                        "    return s + rng.normal(0.0, noise_multiplier * clip_norm, size=s.shape)"),
+    "4.4 epsilon_for_run": ("4.4", "def steps_and_epsilon(epochs, sampling_rate, noise_multiplier, delta):\n"
+                                   "    steps = round(epochs / sampling_rate)\n"
+                                   "    return steps, dpedu.research.experiments.epsilon_for_run(noise_multiplier="
+                                   "noise_multiplier, sampling_rate=sampling_rate, steps=steps, delta=delta, "
+                                   "accountants=('rdp',))['rdp']"),
+    "4.4 compare": ("4.4", "def steps_and_epsilon(epochs, sampling_rate, noise_multiplier, delta):\n"
+                           "    steps = round(epochs / sampling_rate)\n"
+                           "    return steps, dp.compare([(SubsampledGaussianEvent(noise_multiplier, sampling_rate), "
+                           "steps)], delta, accountants=('rdp',))['rdp']"),
+    "10.1 plan event": ("10.1", "def fixed_batch_event(noise_multiplier, batch_size, dataset_size):\n"
+                                "    return dp.training.plan_dp_sgd(dataset_size, noise_multiplier=noise_multiplier, "
+                                "clip_norm=1.0, sampling_rate=batch_size / dataset_size, steps=1, sampling='fixed', "
+                                "relation='replace_one').event"),
+}
+
+
+@pytest.mark.parametrize("label", sorted(BIGGER))
+def test_a_bigger_dpedu_function_that_holds_the_answer_is_refused(label, chapter_exercises, capsys):
+    number, source = BIGGER[label]
+    namespace, _, check = chapter_exercises[number]
+    namespace = dict(namespace)
+    exec("import dpedu\nimport dpedu as dp\nimport dpedu.research.experiments\n"      # noqa: S102
+         "from dpedu.events import SubsampledGaussianEvent", namespace)
+    exec(compile(source, f"<{label}>", "exec"), namespace)  # noqa: S102
+    with pytest.raises(ExerciseRefused, match=rf"^Exercise {re.escape(number)} asks you to write this yourself"):
+        exec(compile(check, f"<check {number}>", "exec"), namespace)  # noqa: S102
+    assert "passed" not in capsys.readouterr().out
+
+
 def test_a_swallowed_refusal_still_fails():
     def sly(v, clip_norm):
         try:
@@ -1281,11 +1366,49 @@ def test_a_second_level_is_given_when_asked(capsys):
 
 @pytest.mark.parametrize("number", sorted(EXERCISES))
 def test_every_exercise_has_a_second_level(number):
-    from dpedu.course.checks.hints import GENERAL, hint_text
+    from dpedu.course.checks.hints import hint_text, levels
 
-    assert GENERAL[number].strip()
-    assert hint_text(number).startswith(f"Exercise {number}, more: ")
-    assert not RAW_TEX.search(GENERAL[number])
+    assert all(level.strip() and not RAW_TEX.search(level) for level in levels(number))
+    assert 1 <= len(levels(number)) <= 2
+    one = len(levels(number)) == 1
+    assert hint_text(number, 1).startswith(f"Exercise {number}, more: " if one else f"Exercise {number}, hint 1 of 2: ")
+
+
+# The exercises whose hint gave the answer away at its first level (issue 38), with what gives it away: the first
+# level of the hint and every failure message of the check point at the idea; the second level names the fix.
+GIVEAWAYS = {
+    "0.3": ("check_laplace_threshold_success", ("exp(−t/b)", "exp(-t / b)", "exp(−ε/2)", "Pr[Lap")),
+    "9.2": ("check_clopper_pearson_upper", ("beta.ppf(confidence, k + 1", "Beta(k + 1, n − k)", "Beta(k + 1, n - k)")),
+    "9.4": ("check_gaussian_shift_lower_bound", ("norm.ppf(confidence)", "√(1/n_in + 1/n_out)",
+                                                 "(1/n_in + 1/n_out)")),
+    "11.2": ("check_square_root_coefficients", ("(2k − 1)/(2k)", "(2k-1)/(2k)", "3/8, 5/16")),
+}
+
+
+@pytest.mark.parametrize("number", sorted(GIVEAWAYS))
+def test_hints_in_levels_point_at_the_idea_before_they_name_the_fix(number, capsys):
+    from dpedu.course.checks import hints
+    from dpedu.course.checks.common import LAST_FAILURE
+
+    check, giveaways = GIVEAWAYS[number]
+    LAST_FAILURE.pop(number, None)
+    hints._SHOWN.pop(number, None)
+    checks.hint(number)
+    checks.hint(number)
+    first, second = capsys.readouterr().out.strip().split("\n")
+    assert first.startswith(f"Exercise {number}, hint 1 of 2: ") and second.startswith(f"Exercise {number}, hint 2 of 2: ")
+    assert not any(token in first for token in giveaways), first
+    assert any(token in second for token in giveaways), second
+    for item in CASES[check].wrong:
+        label, answer, _ = getattr(item, "values", item)
+        with pytest.raises(checks.CheckFailed) as failure:
+            CASES[check].run(answer)
+        message = str(failure.value).split(" (your function returned it from")[0]    # not the student's own line
+        assert not any(token in message for token in giveaways), (label, message)
+        assert hints.hint_text(number, 1).endswith(hints.levels(number)[0])   # the idea, whatever failed
+        assert hints.hint_text(number, 2).endswith(failure.value.more or hints.levels(number)[1])
+    with pytest.raises(ValueError, match="level must be an int from 1 to 2"):
+        checks.hint(number, level=3)
 
 
 def test_a_wrong_value_names_the_line_that_returned_it():
@@ -1307,3 +1430,156 @@ def test_a_result_of_the_wrong_kind_says_what_was_expected(answer, expected):
         checks.check_L2_clip(answer)
     with pytest.raises(checks.CheckFailed, match=re.escape("your function returned None; expected a single number")):
         checks.check_classic_noise_multiplier(lambda epsilon, delta: None)
+
+
+# --- settings drawn afresh: a value a failure showed cannot be replayed -----------------------------------------
+
+
+def _key(args, kwargs):
+    """A hashable key for the arguments a check passes: arrays by content, generators and functions by kind only."""
+    def one(value):
+        if isinstance(value, np.random.Generator):
+            return "rng"
+        if isinstance(value, np.ndarray):
+            return ("array", value.shape, value.tobytes())
+        if isinstance(value, (list, tuple)):
+            return tuple(one(v) for v in value)
+        if callable(value):
+            return ("function", id(value))
+        return value
+    return tuple(one(a) for a in args), tuple(sorted((k, one(v)) for k, v in kwargs.items()))
+
+
+def _replay_cases():
+    return [name for name, c in sorted(CASES.items()) if c.stub is not None]
+
+
+@pytest.mark.parametrize("name", _replay_cases())
+def test_answers_copied_from_an_earlier_run_do_not_pass(name, capsys):
+    """A student who saw every expected value of one run (a failure shows one per attempt) writes a lookup table
+    that is right on those inputs and has nothing elsewhere. The next run draws other settings, so it fails."""
+    case_ = CASES[name]
+    seen = {}
+
+    def recorder(*args, **kwargs):
+        value = case_.reference(*args, **kwargs)
+        seen[_key(args, kwargs)] = value
+        return value
+
+    case_.run(recorder)
+    assert capsys.readouterr().out.startswith("passed: ")
+
+    def replay(*args, **kwargs):
+        key = _key(args, kwargs)
+        return seen[key] if key in seen else _stub(*args, **kwargs)
+
+    with pytest.raises(AssertionError):
+        case_.run(replay)
+    assert "passed" not in capsys.readouterr().out
+
+
+SEEDS = (1, 2, 3)
+NOISY = {"check_noisy_count", "check_noisy_gradient_sum", "check_dp_sgd_step", "check_poisson_sample"}   # 10 s a seed
+
+
+def _settings_cases():
+    for name in sorted(n for n, c in CASES.items() if c.runner is None):
+        for seed in SEEDS[:1] if name in NOISY else SEEDS:
+            yield pytest.param(name, seed, id=f"{name}-{seed}")
+
+
+@pytest.mark.parametrize("name, seed", list(_settings_cases()))
+def test_every_setting_a_check_draws_keeps_its_verdicts(name, seed, capsys):
+    """Over several draws of the settings the reference passes and every wrong answer gets its own hint."""
+    case_ = CASES[name]
+    case_.run(case_.reference, seed=seed)
+    assert capsys.readouterr().out.startswith("passed: ")
+    for item in case_.wrong:
+        label, answer, hint = getattr(item, "values", item)
+        with pytest.raises(AssertionError) as failure:
+            case_.run(answer, seed=seed)
+        assert hint in str(failure.value), f"{label}, seed {seed}: expected {hint!r}; the check said: {failure.value}"
+
+
+def test_a_seed_replays_a_check_and_no_seed_draws_new_settings():
+    def wrong(*args):
+        return _steps_and_epsilon(*args, accountant="moments")
+
+    messages = []
+    for seed in (5, 5, None, None):
+        with pytest.raises(checks.CheckFailed) as failure:
+            checks.check_steps_and_epsilon(lambda *a: (round(a[0] / a[1]), 0.0), seed=seed)
+        messages.append(str(failure.value))
+    assert messages[0] == messages[1]
+    assert messages[2] != messages[3]            # the settings (and the expected epsilon shown) changed
+    with pytest.raises(checks.CheckFailed, match="moments"):
+        checks.check_steps_and_epsilon(wrong)
+
+
+def test_exercise_4_4_refuses_the_value_its_failure_showed():
+    """The issue's attack: a wrong attempt shows "expected epsilon X", and `return steps, X` then passed."""
+    with pytest.raises(checks.CheckFailed) as failure:
+        checks.check_steps_and_epsilon(lambda e, q, z, d: (round(e / q), 1.0))
+    shown = str(failure.value)
+    match = re.search(r"for (\d+) epochs at q = 1/(\d+), .* expected epsilon ([\d.]+)", shown)
+    assert match, shown
+    steps, epsilon = int(match[1]) * int(match[2]), float(match[3])
+    with pytest.raises(checks.CheckFailed, match="steps = epochs / q|expected epsilon"):
+        checks.check_steps_and_epsilon(lambda e, q, z, d: (steps, epsilon))
+
+
+# --- checks of a noisy release test what makes it private -------------------------------------------------------
+
+
+def test_one_noise_draw_shared_by_every_coordinate_is_refused():
+    """Exercises 2.5 and 4.3: the right marginal noise, but one scalar for all coordinates, is not DP for a vector."""
+    with pytest.raises(checks.CheckFailed, match="every coordinate got the same noise draw") as failure:
+        checks.check_noisy_gradient_sum(_shared_noise_sum)
+    assert "not differential privacy for a vector" in str(failure.value)
+    with pytest.raises(checks.CheckFailed, match="every coordinate got the same noise draw"):
+        checks.check_dp_sgd_step(lambda *a, **k: _dp_sgd_step(*a, **k, shared_noise=True))
+
+
+def test_the_noise_test_is_neither_too_strict_nor_blind():
+    """expect_independent_noise on exact draws: independent Gaussians pass at every seed; one shared draw, a
+    correlation of 0.3, a scale 10 % off and Laplace noise fail."""
+    from dpedu.course.checks.common import expect_independent_noise
+
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        expect_independent_noise(rng.normal(0.0, 2.0, size=(2000, 3)), 2.0)
+        expect_independent_noise(rng.laplace(0.0, 2.0 / math.sqrt(2), size=(2000, 5)), 2.0, mechanism="Laplace")
+    rng = np.random.default_rng(99)
+    shared = np.repeat(rng.normal(0.0, 2.0, size=(2000, 1)), 3, axis=1)
+    correlated = 2.0 * (math.sqrt(0.7) * rng.normal(size=(2000, 3)) + math.sqrt(0.3) * rng.normal(size=(2000, 1)))
+    for noise, message in ((shared, "same noise draw"), (correlated, "is correlated"),
+                           (rng.normal(0.0, 2.2, size=(2000, 3)), "standard deviation 2"),
+                           (rng.laplace(0.0, 2.0 / math.sqrt(2), size=(2000, 3)), "is not Gaussian")):
+        with pytest.raises(checks.CheckFailed, match=message):
+            expect_independent_noise(noise, 2.0)
+
+
+def test_an_empty_batch_is_asked_for_and_a_natural_answer_that_handles_it_passes(capsys):
+    """Chapter 4 asks for empty batches in Exercise 4.3; an answer with dpedu's per_example_gradients that handles
+    zero rows passes, one that does not gets the empty-batch hint instead of a bare "X is empty"."""
+    from dpedu.models import logistic
+
+    source = CHAPTERS[4].read_text(encoding="utf-8")
+    assert "Exercise 4.3" in source and "empty batch" in source.split("Exercise 4.3", 1)[1].split("exercise-4-3")[0]
+
+    def handled(theta, X_batch, y_batch, **kwargs):
+        if len(y_batch) == 0:
+            return theta - kwargs["learning_rate"] * kwargs["rng"].normal(
+                0.0, kwargs["noise_multiplier"] * kwargs["clip_norm"], size=theta.shape) / kwargs["expected_batch_size"]
+        G = logistic.per_example_gradients(theta, X_batch, y_batch)
+        noisy = _clip_rows(G, kwargs["clip_norm"]).sum(axis=0) + kwargs["rng"].normal(
+            0.0, kwargs["noise_multiplier"] * kwargs["clip_norm"], size=theta.shape)
+        return theta - kwargs["learning_rate"] * noisy / kwargs["expected_batch_size"]
+
+    checks.check_dp_sgd_step(handled)
+    assert capsys.readouterr().out.startswith("passed: ")
+    with pytest.raises(checks.CheckFailed, match="an empty batch is a step too") as failure:
+        checks.check_dp_sgd_step(_step_with_dpedu_gradients)
+    assert "X is empty" in str(failure.value)
+    checks.hint("4.3")
+    assert "0 rows" in capsys.readouterr().out

@@ -79,3 +79,29 @@ def test_chapter_11_quotes_the_benchmarks_last_measured_table():
     quoted = _rows(chapter, r"# \| ([^|]+) \|((?: \**\d+\.\d+ %\** \|)+)$")
     assert set(quoted) == {LEARNER_SPECS[name].name for name in LEARNERS} == set(recorded)
     assert all(quoted[name] == recorded[name] for name in quoted)
+
+
+def test_chapter_11s_verdict_is_what_the_recorded_race_ranks():
+    """The verdict's sentences, read off the recorded 10-seed race (`python -m dpedu race --seeds 10`, the same
+    selections as benchmarks/bench_learners.py): DP-SGD leads from 0.1 to 3 with noisy GD within its spread at 0.1
+    only and objective perturbation within it at 3, objective perturbation leads at 10."""
+    from dpedu.research.experiments.learners import LearnersComparison
+
+    with benchmark_module("bench_learners") as bench:
+        lines = bench.__doc__.splitlines()
+    start = next(i for i, line in enumerate(lines) if "test accuracy, % (mean ± std over seeds)" in line)
+    rows = {}
+    for line in lines[start + 2:start + 2 + len(LEARNERS)]:
+        name, cells = line[:28].strip(), line[28:].split()
+        rows[name] = [(float(cells[k]), float(cells[k + 2])) for k in range(0, len(cells), 3)]
+    by_name = {LEARNER_SPECS[name].name: name for name in LEARNERS}
+    learners = tuple(by_name[name] for name in rows)
+    # two "seeds" at mean -+ std have exactly that mean and (population) standard deviation
+    accuracies = np.array([[[m - s, m + s] for m, s in rows[LEARNER_SPECS[name].name]] for name in learners]) / 100
+    epsilons = np.array([0.1, 0.3, 1.0, 3.0, 10.0])
+    race = LearnersComparison(learners, epsilons, DELTA, accuracies, np.zeros(accuracies.shape, dtype=int),
+                              np.tile(epsilons, (len(learners), 1)), 0.8477)
+    leaders = race.leaders()
+    assert [best for best, _ in leaders] == ["dp_sgd"] * 4 + ["objective_perturbation"]
+    assert leaders[0][1] == ("noisy_gd",) and all("noisy_gd" not in close for _, close in leaders[1:])
+    assert leaders[3][1] == ("objective_perturbation",) and leaders[1][1] == leaders[2][1] == ()

@@ -168,6 +168,8 @@ SHOWS_WARNING = "# shows-warning"          # a cell that shows a warning on purp
 _WARNING = re.compile(r"\b[A-Z]\w*(?:Warning|Error):")
 _LOCATION = re.compile(r"\.py:\d+:|File \"")
 _ABSOLUTE_PATH = re.compile(r"(?:/work/|/home/|/tmp/|/usr/|/opt/|site-packages|[A-Z]:\\\\)")
+# a NumPy array printed as it is: brackets around numbers in numpy's 8-digit scientific notation, or a bare inf/nan
+_RAW_ARRAY = re.compile(r"\[\s*(?:[-+]?(?:\d\.\d{8}e[+-]\d\d|inf|nan)\s+)+[^\]]*\]")
 
 
 def output_problems(nb):
@@ -197,6 +199,9 @@ def output_problems(nb):
             if _WARNING.search(text) and not shows_warning:
                 problems.append((index, f"a warning: {_WARNING.search(text).group()} ... (mark the cell "
                                         f"{SHOWS_WARNING!r} if it shows it on purpose)"))
+            if kind == "stream" and _RAW_ARRAY.search(text):
+                problems.append((index, f"a raw NumPy array (format its numbers, e.g. a table): "
+                                        f"{_RAW_ARRAY.search(text).group()[:60]!r}"))
             wide = [line for line in text.splitlines() if len(line) > OUTPUT_WIDTH]
             if wide and kind == "stream":
                 problems.append((index, f"a line of {len(wide[0])} columns (keep printed lines to {OUTPUT_WIDTH}): "
@@ -428,9 +433,12 @@ def test_output_problems_finds_warnings_tracebacks_and_paths():
         cell("display()", {"output_type": "display_data", "metadata": {},
                            "data": {"text/plain": "UserWarning: careful"}}),
         cell("print(table)", stream("x" * 101 + "\n")),
+        cell("print(naive)", stream("naive formula  [          inf 1.00000454e+01 6.93147181e-01 4.53988992e-05]\n")),
+        cell("print(rounded)", stream("canary x = [0. 0. 0. 5.]  label 1\n")),
     ])
     found = output_problems(nb)
-    assert sorted({index for index, _ in found}) == [1, 2, 3, 5, 6, 7], found
+    assert sorted({index for index, _ in found}) == [1, 2, 3, 5, 6, 7, 8], found
+    assert any("raw NumPy array" in p for i, p in found if i == 8)
     assert any("stderr" in p for i, p in found if i == 1) and any("warning" in p for i, p in found if i == 1)
     assert [p for i, p in found if i == 5] and all("path" in p for i, p in found if i == 5)
 

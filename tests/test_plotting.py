@@ -252,6 +252,91 @@ def test_privacy_curves_bad_input_is_refused_naming_the_argument(kwargs, error, 
     assert name in str(info.value), f"the message does not name {name!r}: {info.value}"
 
 
+# --- the figures of chapters 5 to 7 ------------------------------------------------------------------------------
+
+def _losses(n=4000, q=0.01, z=2.0):
+    rng = np.random.default_rng(7)
+    def loss(o, q):                                  # c(o) of docs/math.md §12.1
+        return np.log1p(q * np.expm1((2 * o - 1) / (2 * z * z)))
+
+    return loss(rng.normal(0.0, z, n) + 1.0, 1.0), loss(rng.normal(0.0, z, n) + (rng.random(n) < q), q)
+
+
+# T, epsilon by accountant at the closed-form z, the z calibrated for the target (chapter 6's figure)
+STEPS_PANEL = (np.array([5, 20, 100, 400, 2000]), {"rdp": [3.0, 1.2, 0.6, 0.4, 0.3], "pld": [2.5, 1.0, 0.5, 0.35, 0.25]},
+               [9.0, 7.5, 6.9, 6.6, 6.5])
+PANEL_KWARGS = dict(noise_multiplier=6.78, epochs=5, target_epsilon=0.5, delta=1e-5)
+
+
+def _steps_panel():
+    return STEPS_PANEL
+
+
+def _comparison():
+    return [(EPS, ACC, "a", {"color": "#000000", "marker": "s"}), ([0.2, 2.0], [[0.8, 0.81], [0.83, 0.84]], "b")]
+
+
+
+def test_privacy_loss_draws_the_gaussian_above_and_the_sampled_step_on_a_log_scale():
+    top, bottom = plotting.plot_privacy_loss(*_losses(), sampling_rate=0.01, noise_multiplier=2.0)
+    (density,) = top.lines
+    x, y = density.get_data()
+    assert x[np.argmax(y)] == pytest.approx(1 / 8, abs=0.05)          # N(1/(2z^2), 1/z^2) peaks at 1/8
+    assert bottom.get_yscale() == "log" and bottom.lines[0].get_xdata()[0] == pytest.approx(np.log(0.99))
+    assert len(top.patches) == len(bottom.patches) == 200              # the two histograms
+    for ax in (top, bottom):
+        assert_legend_clear(ax)
+
+
+def test_steps_and_privacy_draws_every_accountant_the_target_and_the_unproven_steps():
+    top, bottom = plotting.plot_steps_and_privacy(*_steps_panel(), **PANEL_KWARGS)
+    labels = [line.get_label() for line in top.lines]
+    assert labels[:2] == ["RDP: total ε with the closed-form z", "PLD: total ε with the closed-form z"]
+    assert "target ε = 0.5" in labels and top.get_xscale() == bottom.get_xscale() == "log"
+    assert any(line.get_xdata()[0] == 100 for line in bottom.lines)   # T = 2k^2/eps = 100, dotted
+    assert len(top.patches) == 1 and len(bottom.patches) == 1            # the shaded T < 2k^2/eps
+    np.testing.assert_allclose(bottom.lines[0].get_ydata(), [9.0, 7.5, 6.9, 6.6, 6.5])
+
+
+def test_accuracy_comparison_draws_each_curve_once_with_one_legend():
+    ax = plotting.plot_accuracy_comparison(_comparison(), baseline=0.85, floor=0.75, floor_label="majority",
+                                           delta=1e-5, title="t")
+    labels = [line.get_label() for line in ax.lines]
+    assert labels[0].startswith("a") and labels[1].startswith("b (mean of 2 seeds")
+    assert "non-private: 0.850" in labels and "majority" in labels and ax.get_title() == "t"
+    assert ax.lines[0].get_color() == "#000000"
+    assert_legend_clear(ax)
+
+
+@pytest.mark.parametrize("call, error, name", [
+    (lambda: plotting.plot_privacy_loss(*_losses(), sampling_rate=1.0, noise_multiplier=2.0), ValueError,
+     "sampling_rate"),
+    (lambda: plotting.plot_privacy_loss(*_losses(), sampling_rate=0.01, noise_multiplier=0), ValueError,
+     "noise_multiplier"),
+    (lambda: plotting.plot_privacy_loss(["a"], [1.0], sampling_rate=0.01, noise_multiplier=2.0), TypeError,
+     "full_batch"),
+    (lambda: plotting.plot_privacy_loss(*_losses(), sampling_rate=0.01, noise_multiplier=2.0, axes="x"), TypeError,
+     "axes"),
+    (lambda: plotting.plot_steps_and_privacy(*_steps_panel()[:1], [], [1.0] * 5, **PANEL_KWARGS), TypeError,
+     "epsilons"),
+    (lambda: plotting.plot_steps_and_privacy([5, 20], {"rdp": [1.0]}, [1.0, 2.0], **PANEL_KWARGS), ValueError,
+     "epsilons['rdp']"),
+    (lambda: plotting.plot_steps_and_privacy(*_steps_panel(), **{**PANEL_KWARGS, "delta": 2}), ValueError, "delta"),
+    (lambda: plotting.plot_steps_and_privacy(*_steps_panel(), **{**PANEL_KWARGS, "target_epsilon": -1}), ValueError,
+     "target_epsilon"),
+    (lambda: plotting.plot_accuracy_comparison("abc"), TypeError, "curves"),
+    (lambda: plotting.plot_accuracy_comparison([]), ValueError, "curves"),
+    (lambda: plotting.plot_accuracy_comparison([(EPS, ACC)]), TypeError, "curves[0]"),
+    (lambda: plotting.plot_accuracy_comparison([(EPS, ACC, "a", {"width": 2})]), ValueError, "curves[0]"),
+    (lambda: plotting.plot_accuracy_comparison(_comparison(), floor=75), ValueError, "floor"),
+    (lambda: plotting.plot_accuracy_comparison(_comparison(), baseline=85), ValueError, "baseline"),
+])
+def test_the_chapter_figures_refuse_bad_input_naming_the_argument(call, error, name):
+    with pytest.raises(error) as info:
+        call()
+    assert name in str(info.value), info.value
+
+
 # --- figures made without pyplot -------------------------------------------------------------------------------
 
 def _tradeoff_panels(ax):
@@ -309,7 +394,14 @@ PYPLOT_FREE_CALLS = {
         audits={"gradient canary": ([10, 100], [0.2, 0.0])}, ax=ax),
     "plot_attack_roc": lambda ax: plotting.plot_attack_roc(_attack_report(), ax=ax),
     "plot_attack_grid": lambda ax: _attack_grid(ax),
+    "plot_privacy_loss": lambda axes: plotting.plot_privacy_loss(*_losses(), sampling_rate=0.01, noise_multiplier=2.0,
+                                                                 axes=axes),
+    "plot_steps_and_privacy": lambda axes: plotting.plot_steps_and_privacy(*_steps_panel(), axes=axes,
+                                                                           **PANEL_KWARGS),
+    "plot_accuracy_comparison": lambda ax: plotting.plot_accuracy_comparison(_comparison(), baseline=0.85,
+                                                                             floor=0.75, ax=ax),
 }
+TWO_PANELS = {"plot_figure2", "plot_privacy_loss", "plot_steps_and_privacy"}
 
 
 def test_plot_helpers_are_all_covered_by_the_pyplot_free_test():
@@ -322,7 +414,7 @@ def test_every_plot_helper_draws_on_a_figure_made_without_pyplot(name):
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(7, 4.5))
-    target = figure.subplots(1, 2) if name == "plot_figure2" else figure.subplots()
+    target = figure.subplots(1, 2) if name in TWO_PANELS else figure.subplots()
     n_figures = len(plt.get_fignums())
     result = PYPLOT_FREE_CALLS[name](target)
     for ax in np.atleast_1d(result):

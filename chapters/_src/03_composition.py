@@ -12,7 +12,7 @@
 # >    ledger of events and `dpedu.accountants`;
 # > 4. read a plot of **total** ε against the number of iterations, one curve per accountant.
 #
-# *Prerequisites:* chapter 2. *Time:* about 75 min of reading and exercises.
+# *Prerequisites:* chapter 2. *Time:* about 90 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 8 s in fast mode (`DPEDU_FAST=1`), 9 s in full mode.
 #
 # Chapter 2 ended with a run of 10 noisy iterations, each $(0.1, 10^{-5})$-DP, and a noisy count. The people in the
@@ -136,8 +136,9 @@ for k in pick([1, 3, 10, 30, 100], [1, 10, 100]):
 #
 # $$\Bigl(\varepsilon\sqrt{2k\ln(1/\delta')} + k\,\varepsilon\,(e^{\varepsilon} - 1),\ \ k\delta + \delta'\Bigr)\text{-DP}$$
 #
-# (Dwork & Roth 2014, Thm 3.20). The first term grows only like $\sqrt{k}$: privacy losses of independent steps
-# partly cancel, like the steps of a random walk, and δ′ is the small probability that they do not. The
+# (Dwork & Roth 2014, Thm 3.20). The first term grows only like $\sqrt{k}$: the privacy losses of independent
+# steps (chapter 5 defines them) partly cancel, like the steps of a random walk, and δ′ is the small probability
+# that they do not. The
 # second term is the *drift*, the expected loss of each step; it is about $k\varepsilon^2$ for small ε. You write
 # this pair in Exercise 3.2; dpedu's `advanced_composition` returns it too.
 #
@@ -157,34 +158,9 @@ def advanced_composition_theorem(epsilon, delta, k, delta_prime):
 checks.check_advanced_composition(advanced_composition_theorem)
 
 # %% [markdown]
-# *Compare with what dpedu's advanced accountant runs.* It composes releases of different ε too, with the
-# heterogeneous form of the theorem (Kairouz, Oh & Viswanath 2015, Thm 3.5): it needs only two sums over the
-# releases, $\sum_i \varepsilon_i^2$ and $\sum_i \varepsilon_i(e^{\varepsilon_i} - 1)$, which for k equal releases
-# are $k\varepsilon^2$ and $k\varepsilon(e^\varepsilon - 1)$, your formula:
-
-# %%
-show_source(advanced_composition_bound)
-
-# %% [markdown]
-# It is not always better. With $\varepsilon = 1$ the drift alone is $k(e - 1) > k$: the book's example, $k = 500$ steps of
-# $\varepsilon = 1$, gives more than the 500 of sequential composition. The book's plot uses a *simplified* form,
-# $2\varepsilon\sqrt{2k\ln(1/\delta')}$, which drops the drift; it is only valid for small ε and under-reports badly here.
-
-# %%
-eps_adv, delta_adv = advanced_composition(epsilon=1.0, delta=0.0, k=500, delta_prime=1e-5)
-print(f"k = 500, epsilon = 1: sequential 500, advanced ({eps_adv:.2f}, {delta_adv:g}), "
-      f"simplified form {advanced_composition_simplified(epsilon=1.0, k=500, delta_prime=1e-5):.2f}"
-      " (not a bound)")
-
-# %% [markdown]
-# For small ε and large k it wins. Where exactly? Advanced beats sequential when
-# $\sqrt{2 \ln(1/\delta')/k} + (e^\varepsilon - 1) < 1$. For $\varepsilon = 0.1$ and $\delta' = 10^{-5}$ that needs more than about 29 steps — so for
-# the book's 10 iterations sequential composition is still the better of the two:
-
-# %%
-print("    k   sequential k*eps   advanced (delta' = 1e-5)")
-for k in (10, 30, 100, 1000, 10_000):
-    print(f"{k:5d}   {k * 0.1:16.1f}   {advanced_composition(0.1, 0.0, k, 1e-5)[0]:24.2f}")
+# Is it always better than sequential composition? Not at all: with $\varepsilon = 1$ the drift alone is
+# $k(e - 1) > k$, so the theorem charges *more* than the $k$ of sequential composition. It wins only for small ε
+# and many steps; Exercise 3.4, at the end of the chapter, turns the theorem around, and the numbers follow it.
 
 # %% [markdown]
 # ## Beyond (ε, δ): zCDP and Rényi DP
@@ -192,8 +168,15 @@ for k in (10, 30, 100, 1000, 10_000):
 # Both theorems above only know that each step is "some (ε, δ)-DP mechanism". But our steps are *Gaussian*,
 # and for the Gaussian we can do much better by tracking a whole curve instead of one pair of numbers.
 #
-# * **Rényi DP** (Mironov 2017) measures the Rényi divergence $D_\alpha$ between the output distributions on
-#   neighbours, at every order $\alpha > 1$. A Gaussian with noise multiplier z has $\varepsilon_{\mathrm{RDP}}(\alpha) = \alpha/(2z^2)$. Curves
+# * **Rényi DP** (Mironov 2017) measures the Rényi divergence between the output distributions on neighbours.
+#   For two distributions P and Q (densities p and q) and an order $\alpha > 1$ it is
+#   $D_\alpha(P\,\|\,Q) = \frac{1}{\alpha-1}\ln \mathbb E_{x\sim Q}\big[(p(x)/q(x))^\alpha\big]$: the likelihood ratio
+#   an attacker would compute, raised to the power α and averaged, so the larger α, the more weight on the
+#   outcomes where P and Q differ most. A mechanism M is $(\alpha, \varepsilon_{\mathrm{RDP}}(\alpha))$-RDP if
+#   $D_\alpha(M(D)\,\|\,M(D')) \le \varepsilon_{\mathrm{RDP}}(\alpha)$ for all neighbours D, D′
+#   ([§13.1](../docs/math.md#131-definition)), and an accountant keeps the whole curve
+#   $\alpha \mapsto \varepsilon_{\mathrm{RDP}}(\alpha)$. A Gaussian with noise multiplier z has
+#   $\varepsilon_{\mathrm{RDP}}(\alpha) = \alpha/(2z^2)$. Curves
 #   **add** under composition, order by order. At the end, convert once:
 #   $\varepsilon = \min_\alpha [ \varepsilon_{\mathrm{RDP}}(\alpha) + \ln(1/\delta)/(\alpha - 1) ]$ (the book's classic conversion; dpedu's default is a slightly
 #   tighter one, Balle et al. 2020).
@@ -243,8 +226,8 @@ print(f"\nrdp with the book's classic conversion: {rdp_classic.get_epsilon(1e-5)
 
 # %% [markdown]
 # Same model, same noise, same people protected — and a total ε of about 0.33 by RDP instead of 1.1. The
-# accountant does not change the algorithm, only how tightly we *prove* its guarantee. (PLD, the privacy-loss
-# distribution, computes the tightest ε for this ledger up to discretisation, and sits just below RDP.)
+# accountant does not change the algorithm, only how tightly we *prove* its guarantee. (**PLD**, the privacy-loss
+# distribution of chapter 5, computes the tightest ε for this ledger up to discretisation, and sits just below RDP.)
 #
 # ## Total ε against the number of iterations
 #
@@ -326,3 +309,41 @@ def per_iteration_epsilon(total_epsilon, k, delta_prime):
 
 # %% check=3.4
 checks.check_per_iteration_epsilon(per_iteration_epsilon)
+
+# %% [markdown]
+# ## Advanced composition in numbers
+#
+# *Compare with dpedu's version* of Exercise 3.2, which also checks its arguments:
+
+# %%
+show_source(advanced_composition)
+
+# %% [markdown]
+# *And what dpedu's advanced accountant runs.* It composes releases of different ε too, with the heterogeneous
+# form of the theorem (Kairouz, Oh & Viswanath 2015, Thm 3.5): it needs only two sums over the releases,
+# $\sum_i \varepsilon_i^2$ and $\sum_i \varepsilon_i(e^{\varepsilon_i} - 1)$, which for k equal releases are
+# $k\varepsilon^2$ and $k\varepsilon(e^\varepsilon - 1)$, the formula of Exercise 3.2:
+
+# %%
+show_source(advanced_composition_bound)
+
+# %% [markdown]
+# The book's example, $k = 500$ steps of $\varepsilon = 1$, gives more than the 500 of sequential composition.
+# The book's plot uses a *simplified* form, $2\varepsilon\sqrt{2k\ln(1/\delta')}$, which drops the drift; it is
+# only valid for small ε and under-reports badly here.
+
+# %%
+eps_adv, delta_adv = advanced_composition(epsilon=1.0, delta=0.0, k=500, delta_prime=1e-5)
+print(f"k = 500, epsilon = 1: sequential 500, advanced ({eps_adv:.2f}, {delta_adv:g}), "
+      f"simplified form {advanced_composition_simplified(epsilon=1.0, k=500, delta_prime=1e-5):.2f}"
+      " (not a bound)")
+
+# %% [markdown]
+# For small ε and large k it wins. Where exactly? Advanced beats sequential when
+# $\sqrt{2 \ln(1/\delta')/k} + (e^\varepsilon - 1) < 1$. For $\varepsilon = 0.1$ and $\delta' = 10^{-5}$ that needs more than about 29 steps — so for
+# the book's 10 iterations sequential composition is still the better of the two:
+
+# %%
+print("    k   sequential k*eps   advanced (delta' = 1e-5)")
+for k in (10, 30, 100, 1000, 10_000):
+    print(f"{k:5d}   {k * 0.1:16.1f}   {advanced_composition(0.1, 0.0, k, 1e-5)[0]:24.2f}")

@@ -11,13 +11,13 @@
 # > 4. account the same DP-SGD run with every accountant of the course, explain why zCDP does not apply, and
 # >    read off how much noise each accountant needs for the same **total** ε.
 #
-# *Prerequisites:* chapter 4. *Time:* about 65 min of reading and exercises.
+# *Prerequisites:* chapter 4. *Time:* about 90 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 17 s in fast mode (`DPEDU_FAST=1`), 25 s in full mode.
 #
 # Chapter 4 trained with DP-SGD: T steps, each on a Poisson sample with rate q, each adding $\mathcal N(0, (zC)^2I)$ to a
 # clipped gradient sum. Abadi et al. train for 10 000 steps. Composing 10 000 per-step (ε, δ) pairs with the
 # theorems of chapter 3 gives useless numbers; this chapter shows how the moments accountant does better and why.
-# The formulas are in docs/math.md §12 (moments accountant), §13 (RDP), §15 (PLD) and §17 (calibration).
+# The formulas are in [notes §12](../docs/math.md#12-the-moments-accountant) (moments accountant), [§13](../docs/math.md#13-rényi-differential-privacy) (RDP), [§15](../docs/math.md#15-privacy-loss-distributions) (PLD) and [§17](../docs/math.md#17-calibration-by-bisection) (calibration).
 
 # %% [markdown]
 # *Uses:* [`MomentsAccountant`](dpedu.accountants.moments.MomentsAccountant) ·
@@ -96,24 +96,7 @@ n_samples = pick(2_000_000, 200_000)
 losses = {1.0: sample_privacy_loss(1.0, z, n_samples, rng),
           q: sample_privacy_loss(q, z, n_samples, rng)}
 
-# stacked: each panel column-wide
-fig, axes = plt.subplots(2, 1, figsize=(7.3, 7.5), layout="constrained")
-c = losses[1.0]
-axes[0].hist(c, bins=200, density=True, alpha=0.6, label=f"{n_samples:,} samples")
-grid = np.linspace(c.min(), c.max(), 400)
-mean, std = 1 / (2 * z**2), 1 / z
-axes[0].plot(grid, np.exp(-0.5 * ((grid - mean) / std) ** 2) / (std * math.sqrt(2 * math.pi)), "k",
-             label=r"$N(1/(2z^2),\ 1/z^2)$")
-axes[0].set(xlabel="privacy loss c(o)", ylabel="density",
-            title=f"Gaussian mechanism, q = 1, z = {z:g}")
-axes[0].legend()
-c = losses[q]
-axes[1].hist(c, bins=200, density=True, alpha=0.6, color="C1", label=f"{n_samples:,} samples")
-axes[1].axvline(math.log(1 - q), color="gray", linestyle=":", label=r"lower limit $\ln(1-q)$")
-axes[1].set_yscale("log")
-axes[1].set(xlabel="privacy loss c(o)", ylabel="density (log scale)",
-            title=f"one DP-SGD step, q = {q:g}, z = {z:g}")
-axes[1].legend()
+plotting.plot_privacy_loss(losses[1.0], losses[q], sampling_rate=q, noise_multiplier=z)
 plt.show()
 for key, c in losses.items():
     skew = np.mean((c - c.mean()) ** 3) / c.std() ** 3
@@ -133,7 +116,7 @@ for key, c in losses.items():
 # $$\alpha(\lambda) = \ln \mathbb{E}_{o\sim M(D)}\bigl[e^{\lambda c(o)}\bigr],$$
 #
 # maximised over neighbours (Abadi et al. also check the other direction, D′ against D; for the sampled
-# Gaussian the direction above is the larger one, docs/math.md §12.4). For integer λ, expanding the mixture
+# Gaussian the direction above is the larger one, [notes §12.4](../docs/math.md#124-the-sampled-gaussian-one-step)). For integer λ, expanding the mixture
 # binomially gives an exact finite sum:
 #
 # $$\alpha(\lambda) = \ln \sum_{j=0}^{\lambda+1}\binom{\lambda+1}{j}(1-q)^{\lambda+1-j}q^j e^{(j^2-j)/(2z^2)} .$$
@@ -289,7 +272,7 @@ print(f"and back: delta at that epsilon = {acc.get_delta(eps):.3g}")
 # * **A floor.** Since $\alpha(\lambda) \ge 0$, $\varepsilon \ge \ln(1/\delta)/\lambda_{\max}$: with Abadi et al.'s orders $\lambda \le 32$ and $\delta = 10^{-5}$ no run, however
 #   noisy, is certified below $\ln(10^5)/32 \approx 0.36$. With few steps (10 epochs) the best λ is already at the edge of
 #   the grid. Chapter 6 meets this floor again.
-# * **It is Rényi DP in disguise.** $\alpha(\lambda) = \lambda\cdot\varepsilon_{\mathrm{RDP}}(\lambda + 1)$: the Rényi divergence of order λ + 1 (docs/math.md §12.7).
+# * **It is Rényi DP in disguise.** $\alpha(\lambda) = \lambda\cdot\varepsilon_{\mathrm{RDP}}(\lambda + 1)$: the Rényi divergence of order λ + 1 ([notes §12.7](../docs/math.md#127-relation-to-rdp)).
 #   The RDP accountant tracks the same quantity at fractional orders too and converts it with a tighter
 #   formula, so it is never looser:
 
@@ -309,7 +292,7 @@ print(f"alpha_T(19) / 19 = {alpha[0] / 19:.6f}   RDP of order 20 = {rdp[0]:.6f}"
 #
 # * the moments accountant;
 # * strong composition **as in the paper** — the recipe that reproduces the paper's numbers (the paper reports 9.34
-#   at 100 epochs and 24.22 at 400; the table below prints 9.34 and 24.21; docs/math.md §12.6). It is **not a valid bound** (dashed), for reasons we take apart below;
+#   at 100 epochs and 24.22 at 400; the table below prints 9.34 and 24.21; [notes §12.6](../docs/math.md#126-anchors)). It is **not a valid bound** (dashed), for reasons we take apart below;
 # * strong composition with a **valid** recipe: the exact Gaussian $\varepsilon_0$ (Balle & Wang), the correct amplification
 #   $\varepsilon_1 = \ln(1 + q(e^{\varepsilon_0} - 1))$, the exact Dwork–Rothblum–Vadhan bound and the best split of δ.
 #
@@ -340,9 +323,9 @@ for key, note in curves.notes.items():
 #
 # Each number above is one point $(\varepsilon, \delta = 10^{-5})$ of a curve: an accountant certifies a δ(ε) for every ε.
 # [`plot_privacy_curves`](dpedu.plotting.plot_privacy_curves) composes Abadi et al.'s run ($q = 0.01$, $z = 4$) on a
-# fresh accountant of each kind and draws δ(ε) on a log δ axis (docs/math.md §15.1). The PLD accountant draws
+# fresh accountant of each kind and draws δ(ε) on a log δ axis ([notes §15.1](../docs/math.md#151-what-is-computed)). The PLD accountant draws
 # two curves: its pessimistic estimate (an upper bound: the guarantee) and its optimistic one (a lower bound,
-# dashed); the true curve lies between them (docs/math.md §15.7). On this run they are so close that the dashed
+# dashed); the true curve lies between them ([notes §15.7](../docs/math.md#157-connect-the-dots-discretisation-pessimistic-and-optimistic)). On this run they are so close that the dashed
 # curve hides under the solid one; the table below puts numbers on the gap. Strong composition with the valid
 # recipe is the same computation as advanced composition on this ledger, so it is left out.
 
@@ -425,7 +408,7 @@ print("  amplified, ln(1 + q(e^eps0 - 1))          = "
 # * **advanced** (and the valid strong recipe, the same computation here) grows like $\sqrt{T}$, but starts from
 #   amplified per-step pairs and inherits their looseness.
 # * **moments** — this chapter — and **RDP** (the same log-moments at more orders, with the improved conversion).
-# * **PLD** composes the discretised privacy-loss *distribution* itself by FFT (docs/math.md §15): the tightest, at
+# * **PLD** composes the discretised privacy-loss *distribution* itself by FFT ([notes §15](../docs/math.md#15-privacy-loss-distributions)): the tightest, at
 #   the price of some seconds per number.
 # * **zCDP: n/a.** Why? ρ-zCDP requires the Rényi curve to lie below a *line*: $\bar\varepsilon(\alpha) \le \rho\alpha$ for every $\alpha > 1$. The
 #   subsampled Gaussian's curve is tiny at small orders but, at large orders, climbs to the slope $1/(2z^2)$ of the
@@ -450,7 +433,7 @@ print("\nthe accountant says:\n"
 #
 # Privacy costs accuracy through the noise: the noise in DP-SGD's average gradient has standard deviation
 # zC/(qn). So the practical question is the inverse one: for a fixed target ε, which z does each accountant
-# certify? `experiments.noise_for_target` bisects on a fresh accountant (docs/math.md §17) and always returns the
+# certify? `experiments.noise_for_target` bisects on a fresh accountant ([notes §17](../docs/math.md#17-calibration-by-bisection)) and always returns the
 # end of the bracket that meets the target. Same run: $q = 0.01$, 100 epochs (10 000 steps), $\delta = 10^{-5}$.
 
 # %%

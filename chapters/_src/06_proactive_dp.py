@@ -12,14 +12,14 @@
 # >    that calibrating on each accountant would choose;
 # > 4. train on Adult with the plan and report test accuracy and the ε the tight accountants certify.
 #
-# *Prerequisites:* chapter 5. *Time:* about 65 min of reading and exercises.
+# *Prerequisites:* chapter 5. *Time:* about 80 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 10 s in fast mode (`DPEDU_FAST=1`), 26 s in full mode.
 #
 # In chapters 4 and 5 the workflow was: fix the schedule (q, T), then *calibrate* z by bisection on an
-# accountant (docs/math.md §17). Change T and you must recalibrate. Van Dijk, N.V. Nguyen, T.N. Nguyen, L.M. Nguyen
+# accountant ([notes §17](../docs/math.md#17-calibration-by-bisection)). Change T and you must recalibrate. Van Dijk, N.V. Nguyen, T.N. Nguyen, L.M. Nguyen
 # and P.H. Nguyen (arXiv 2102.09030; ICML 2024) turn this around: from the budget alone they give a z in closed
 # form, valid for a whole family of schedules, so the noise is fixed **before** training and the schedule is
-# tuned afterwards for accuracy. The formulas are in docs/math.md §16.
+# tuned afterwards for accuracy. The formulas are in [notes §16](../docs/math.md#16-pro-active-dp).
 
 # %% [markdown]
 # *Uses:* [`plan`](dpedu.proactive.plan) ·
@@ -115,7 +115,7 @@ for n in (1_000, 30_162, 60_000, 10**6):
 #
 # ## Where it comes from
 #
-# The course notes (docs/math.md §16.2) reconstruct the closed form from chapter 5's tail bound. Suppose the log-moments of the T steps obey the leading-order bound $\alpha_T(\lambda) \le Tq^2\lambda(\lambda + 1)/z^2$. Take $\lambda = z^2$ and
+# The course notes ([§16.2](../docs/math.md#162-where-the-closed-form-comes-from)) reconstruct the closed form from chapter 5's tail bound. Suppose the log-moments of the T steps obey the leading-order bound $\alpha_T(\lambda) \le Tq^2\lambda(\lambda + 1)/z^2$. Take $\lambda = z^2$ and
 # require $Tq^2 \le \varepsilon/2$ — that is $T \ge 2k^2/\varepsilon$, because $Tq^2 = k^2/T$. Then
 #
 # $$\alpha_T(\lambda) - \lambda\varepsilon \le \frac{\varepsilon}{2}(z^2 + 1) - z^2\varepsilon
@@ -186,7 +186,7 @@ print(f"\nsmallest admissible epochs for N = {n:,}: "
 # %% [markdown]
 # ## The planner
 #
-# The pro-active procedure (docs/math.md §16.3): z from the budget; the epochs k you can afford (at least the smallest
+# The pro-active procedure ([notes §16.3](../docs/math.md#163-choosing-the-parameters-before-training)): z from the budget; the epochs k you can afford (at least the smallest
 # admissible); $T = \lceil 2k^2/\varepsilon\rceil$, the *smallest* admissible number of steps (fewest updates, least total noise — any
 # larger T keeps the guarantee); then $q = k/T$ and $s = kN/T$. `plan` does this, and beside it accounts the very
 # same run with the moments, RDP and PLD accountants, and calibrates each of them for the same budget.
@@ -247,8 +247,8 @@ print(f"one full-batch release with z = {z_single:.4f} (eps = 0.5, delta = 1e-5)
 # plans above — but takes seconds per point at large T, so we calibrate on RDP only.)
 
 # %%
-# alt: Two stacked panels against the number of steps T: above, the total epsilon (RDP and PLD) reached with the pro-
-#   active noise multiplier, beside the target 0.5; below, the noise multiplier calibrated on RDP beside the
+# alt: Two stacked panels against the number of steps T: above, the total epsilon (RDP and PLD) reached with the
+#   pro-active noise multiplier, beside the target 0.5; below, the noise multiplier calibrated on RDP beside the
 #   closed form's constant z.
 k = 5
 z = proactive.proactive_noise_multiplier(0.5, 1 / n)
@@ -263,25 +263,8 @@ for T in T_grid:
     z_rdp.append(dp.calibrate.noise_multiplier(target_epsilon=0.5, target_delta=1 / n,
                                                sampling_rate=k / T, steps=int(T), accountant="rdp"))
 
-# stacked, one T axis
-fig, axes = plt.subplots(2, 1, figsize=(7.3, 8), sharex=True, layout="constrained")
-for name, label in (("rdp", "RDP"), ("pld", "PLD")):
-    axes[0].plot(T_grid, eps_by[name], marker="o", label=f"{label}: total ε with the closed-form z")
-axes[1].plot(T_grid, z_rdp, marker="o", label="z calibrated on RDP for ε = 0.5")
-axes[0].axhline(0.5, color="gray", linestyle="--", label="target ε = 0.5")
-axes[1].axhline(z, color="black", linestyle="--",
-                label=f"pro-active closed form z = {z:.3f} (no T)")
-for ax in axes:
-    ax.axvline(2 * k**2 / 0.5, color="gray", linestyle=":", label="T = 2k²/ε (smallest admissible)")
-    ax.axvspan(T_grid[0], 2 * k**2 / 0.5, color="red", alpha=0.07)
-    ax.set_xscale("log")
-    ax.grid(True, alpha=0.3)
-axes[1].set_xlabel(f"number of steps T   (k = {k} epochs, q = k/T)")
-axes[0].set(ylabel=f"total ε of the run (δ = 1/N = {1 / n:.2g})", yscale="log",
-            title="same z, more steps: less privacy loss")
-axes[1].set(ylabel="noise multiplier z", title="z needed for total ε = 0.5")
-axes[0].legend(fontsize="small")
-axes[1].legend(fontsize="small")
+plotting.plot_steps_and_privacy(T_grid, eps_by, z_rdp, noise_multiplier=z, epochs=k,
+                                target_epsilon=0.5, delta=1 / n)
 plt.show()
 
 # %% [markdown]

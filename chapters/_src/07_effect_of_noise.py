@@ -15,7 +15,7 @@
 # >    the free ride, composition, or private selection;
 # > 6. let the clip norm follow a quantile of the gradient norms privately (adaptive clipping).
 #
-# *Prerequisites:* chapter 4. *Time:* about 105 min of reading and exercises.
+# *Prerequisites:* chapter 4. *Time:* about 130 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 41 s in fast mode (`DPEDU_FAST=1`), 2.5 min in full mode.
 #
 # Until now we asked *how much privacy* a run spends. This chapter asks what the noise that buys it costs in
@@ -279,24 +279,18 @@ with warnings.catch_warnings():
                                        baseline=False, progress=progress_bar("DP-SGD, moments"))
 
 fig, ax = plt.subplots(figsize=(7.3, 6.5), layout="constrained")
-plotting.plot_accuracy_vs_epsilon(book.total_epsilons["book"], book.accuracies, ax=ax,
-                                  color="#000000", marker="s",
-                                  label="ch. 2: noisy GD, sequential composition (as in the book)")
-plotting.plot_accuracy_vs_epsilon(book.total_epsilons["rdp"], book.accuracies, ax=ax,
-                                  color="#E69F00", marker="^",
-                                  label="ch. 3: the same noisy GD runs, RDP accounting")
-plotting.plot_accuracy_vs_epsilon(dpsgd.epsilons, dpsgd.accuracies, ax=ax,
-                                  color="#009E73", marker="D",
-                                  baseline=dpsgd.baseline, baseline_label="ch. 1: non-private",
-                                  delta=DELTA, label="ch. 4-5: DP-SGD, RDP accountant")
-plotting.plot_accuracy_vs_epsilon(moments.epsilons, moments.accuracies, ax=ax,
-                                  color="#0072B2", marker="o", linestyle="--",
-                                  label="ch. 4-5: DP-SGD, moments accountant (dashed, on top)")
-ax.axhline(majority_floor, color="gray", linestyle=":",
-           label=f'always "<= 50K": {majority_floor:.4f}')
-# below: the curves need the room
-ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), fontsize="small")
-ax.set_title("The privacy-utility trade-off of the whole course (Adult, logistic regression)")
+plotting.plot_accuracy_comparison([
+    (book.total_epsilons["book"], book.accuracies,
+     "ch. 2: noisy GD, sequential composition (as in the book)", dict(color="#000000", marker="s")),
+    (book.total_epsilons["rdp"], book.accuracies,
+     "ch. 3: the same noisy GD runs, RDP accounting", dict(color="#E69F00", marker="^")),
+    (dpsgd.epsilons, dpsgd.accuracies,
+     "ch. 4-5: DP-SGD, RDP accountant", dict(color="#009E73", marker="D")),
+    (moments.epsilons, moments.accuracies, "ch. 4-5: DP-SGD, moments accountant (dashed, on top)",
+     dict(color="#0072B2", marker="o", linestyle="--")),
+], baseline=dpsgd.baseline, baseline_label="ch. 1: non-private", floor=majority_floor,
+   floor_label=f'always "<= 50K": {majority_floor:.4f}', delta=DELTA, ax=ax,
+   title="The privacy-utility trade-off of the whole course (Adult, logistic regression)")
 plt.show()
 shrink = np.asarray(book.total_epsilons["book"]) / np.asarray(book.total_epsilons["rdp"])
 gd_mean, sgd_mean = book.accuracies.mean(axis=1), dpsgd.accuracies.mean(axis=1)
@@ -474,18 +468,14 @@ for i, eps in enumerate(search_epsilons):
         print(f"  {eps:9g}   {way:<18}   {tuning_noise[way][i]:9.2f}   {spent[way][i]:12.3f}   "
               f"{tuning_accuracy[way][i].mean():.4f}")
 
-fig, ax = plt.subplots(figsize=(7.3, 4.6), layout="constrained")
 styles = {"free ride": ("#999999", "s", ":"), "composition": ("#D55E00", "^", "--"),
           "private selection": ("#0072B2", "o", "-")}
-for way in ways:
-    color, marker, linestyle = styles[way]
-    label = f"{way} (tuning not paid)" if way == "free ride" else f"{way} (tuning paid)"
-    plotting.plot_accuracy_vs_epsilon(search_epsilons, tuning_accuracy[way], ax=ax,
-                                      color=color, marker=marker,
-                                      linestyle=linestyle, label=label, delta=DELTA,
-                                      baseline=dpsgd.baseline if way == ways[-1] else None,
-                                      baseline_label="non-private")
-ax.set_title(f"Tuning {n_settings} settings on Adult: accuracy against the total epsilon")
+paid = {way: "tuning not paid" if way == "free ride" else "tuning paid" for way in ways}
+ax = plotting.plot_accuracy_comparison(
+    [(search_epsilons, tuning_accuracy[way], f"{way} ({paid[way]})",
+      dict(zip(("color", "marker", "linestyle"), styles[way]))) for way in ways],
+    baseline=dpsgd.baseline, delta=DELTA,
+    title=f"Tuning {n_settings} settings on Adult: accuracy against the total epsilon")
 ax.set_xlabel(r"total $\varepsilon$ reported, $\delta = 10^{-5}$ (the free ride reports one run's)")
 plt.show()
 
@@ -528,8 +518,7 @@ ax.set_title("Adaptive clipping on Adult, epsilon = 1: "
 plt.show()
 adaptive_accuracy = np.mean(np.where(design_test @ adaptive.theta > 0, 1, -1) == y_test)
 print(f"requested z = {z_one_run:.4f}; "
-      f"count noise sigma_b = {details.plan.resolved_count_noise_std:.1f}; "
-      f"gradient noise z_Delta = {details.plan.gradient_noise_multiplier:.4f}")
+      f"count noise sigma_b = {details.plan.resolved_count_noise_std:.1f}")
 print(f"C: {details.clip_norms[0]:g} at the start, {details.clip_norms[-1]:.3f} at the end; "
       f"last 0.9-quantile of the gradient norms {details.gradient_norm_quantiles[-1]:.3f}")
 print(f"same ledger as the fixed-C run of this chapter: {adaptive.ledger == cheap.ledger_}")
@@ -547,8 +536,9 @@ print(f"test accuracy: adaptive C {adaptive_accuracy:.4f}; "
 # and the count by $\sigma_b$, the pair is one sum of per-person vectors of norm at most
 # $\sqrt{z_\Delta^{-2} + (2\sigma_b)^{-2}}$ plus standard Gaussian noise: one Gaussian step, with multiplier $z$ if
 # $z^{-2} = z_\Delta^{-2} + (2\sigma_b)^{-2}$. So `dp_sgd` solves this for $z_\Delta$ and gives the gradients a
-# little more noise than $z$ (printed above); the run is the requested step with multiplier $z$, and its ledger
-# is the same as with a fixed C. Solving for $z_\Delta$, and saying when it can be solved, is exercise 7.5.
+# little more noise than $z$; the run is the requested step with multiplier $z$, and its ledger is the same as
+# with a fixed C. Solving for $z_\Delta$, and saying when it can be solved, is exercise 7.5; the $z_\Delta$ of
+# this run is printed after it.
 
 # %% [markdown]
 # ## Exercises
@@ -669,3 +659,11 @@ def gradient_noise_multiplier(noise_multiplier, count_noise_std):
 
 # %% check=7.5
 checks.check_gradient_noise_multiplier(gradient_noise_multiplier)
+
+# %% [markdown]
+# *Compare with dpedu's version*: the plan of the adaptive run above solved the same equation for its $z$ and
+# $\sigma_b$, and gave the gradients this multiplier (your function gives the same at these two numbers):
+
+# %%
+print(f"z = {z_one_run:.4f}, sigma_b = {details.plan.resolved_count_noise_std:.1f}: "
+      f"z_Delta = {details.plan.gradient_noise_multiplier:.4f}")

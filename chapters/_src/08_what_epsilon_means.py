@@ -14,7 +14,7 @@
 # > 5. put audits on the same axes, and recognise a proven violation;
 # > 6. state what a run guarantees the way a careful paper does, including groups of examples.
 #
-# *Prerequisites:* chapter 5. *Time:* about 65 min of reading and exercises.
+# *Prerequisites:* chapter 5. *Time:* about 80 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 27 s in fast mode (`DPEDU_FAST=1`), 41 s in full mode.
 #
 # Chapters 3 to 6 computed $\varepsilon$ with ever tighter accountants. Before chapter 9 attacks the code, this
@@ -84,7 +84,7 @@ def tradeoff_panels(curves, *, audits=(), title=None):
 #
 # A mechanism is $(\varepsilon, \delta)$-DP if and only if every rule satisfies
 # $\alpha + e^{\varepsilon}\beta \ge 1 - \delta$ and $\beta + e^{\varepsilon}\alpha \ge 1 - \delta$
-# (docs/math.md §21.1). The best rule at each $\alpha$ has the smallest $\beta$; as a function of $\alpha$ this is
+# ([notes §21.1](../docs/math.md#211-the-hypothesis-testing-reading-of-dp)). The best rule at each $\alpha$ has the smallest $\beta$; as a function of $\alpha$ this is
 # the **trade-off curve** $f(\alpha)$, and a mechanism is $f$-DP when no rule gets below it (§21.2).
 #
 # Take the simplest mechanism, one Gaussian release with $\mu = 1/z$: the attacker sees $\mathcal N(0, 1)$
@@ -152,7 +152,7 @@ checks.check_epsilon_delta_tradeoff(pair_beta)
 # %% [markdown]
 # The curve of one pair is
 # $f_{\varepsilon,\delta}(\alpha) = \max(0,\ 1-\delta-e^{\varepsilon}\alpha,\ e^{-\varepsilon}(1-\delta-\alpha))$,
-# a broken line (Dong, Roth & Su 2022, Prop. 2.5; docs/math.md §21.3). An accountant gives more than one pair: a
+# a broken line (Dong, Roth & Su 2022, Prop. 2.5; [notes §21.3](../docs/math.md#213-from-ε-δ-to-a-trade-off-curve)). An accountant gives more than one pair: a
 # $\delta(\varepsilon)$ for every $\varepsilon$. Every pair is a floor, so the curve of the run is the highest of
 # them, $f(\alpha) = \sup_{\varepsilon} f_{\varepsilon, \delta(\varepsilon)}(\alpha)$ (Prop. 2.12). Below: the
 # Gaussian with $\mu = 1$, three of its pairs, and the curve they build.
@@ -177,7 +177,7 @@ plt.show()
 # %% [markdown]
 # Each broken line touches the curve at one point and lies below it elsewhere; the upper envelope of all of them
 # is the curve. dpedu takes the envelope over a grid of about 600 values of $\varepsilon$: a finite grid can only
-# make the curve lower, so what is drawn is still a valid floor, never an overstatement (docs/math.md §21.3).
+# make the curve lower, so what is drawn is still a valid floor, never an overstatement ([notes §21.3](../docs/math.md#213-from-ε-δ-to-a-trade-off-curve)).
 #
 # ## Abadi et al.'s run under every accountant
 #
@@ -236,7 +236,7 @@ plt.show()
 # ## One number: Gaussian DP
 #
 # The PLD curve and $G_\mu$ with $\mu = 0.256$ are indistinguishable (best TPR 1.91 % against 1.92 %). A mechanism is **$\mu$-GDP** when its curve
-# lies above $G_\mu$ (Dong, Roth & Su 2022; docs/math.md §21.4). Gaussian DP composes by adding $\mu^2$, its
+# lies above $G_\mu$ (Dong, Roth & Su 2022; [notes §21.4](../docs/math.md#214-gaussian-dp)). Gaussian DP composes by adding $\mu^2$, its
 # $\delta(\varepsilon)$ is known in closed form, and groups of $k$ examples get $k\mu$. For full-batch Gaussian
 # steps it is exact: $\mu = \sqrt{T}/z$. For subsampled steps, two ways to get a $\mu$:
 #
@@ -273,7 +273,7 @@ for z, q, steps in settings:
 # $(\alpha, \beta)$ of a real attack, and its Clopper–Pearson bounds make it a box. Every accountant's curve is a
 # floor under every attack, so a correct run puts its box on or above every valid curve. If the whole box lies
 # **below** a curve (its upper-right corner does), the attack beats the floor with the audit's confidence: the
-# curve is wrong, a **proven violation** (docs/math.md §21.8). A white-box audit with the Gaussian bound gives a
+# curve is wrong, a **proven violation** ([notes §21.8](../docs/math.md#218-audits-on-the-trade-off-plane)). A white-box audit with the Gaussian bound gives a
 # curve instead: the run lies below $G_{\mu_{\mathrm{lb}}}$.
 #
 # Auditing Abadi et al.'s run would need thousands of trainings of 10,000 steps each, and its curve is so close
@@ -333,7 +333,7 @@ print("proven violations:", bug_violations)
 # ## Groups and people
 #
 # The unit of privacy in DP-SGD is **one example**. A person who contributed $k$ examples is protected as a group
-# of $k$: $\mu$-GDP becomes $k\mu$-GDP (Dong, Roth & Su 2022, Thm 2.14; docs/math.md §21.6), tight for Gaussian
+# of $k$: $\mu$-GDP becomes $k\mu$-GDP (Dong, Roth & Su 2022, Thm 2.14; [notes §21.6](../docs/math.md#216-group-privacy)), tight for Gaussian
 # releases, since $k$ examples move the clipped sum by up to $kC$.
 
 # %%

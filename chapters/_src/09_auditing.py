@@ -13,7 +13,7 @@
 # > 5. recognise a failed audit as a bug — and find one;
 # > 6. audit from every observed update (a Gaussian bound on μ) and from a single training run.
 #
-# *Prerequisites:* chapter 8. *Time:* about 110 min of reading and exercises.
+# *Prerequisites:* chapter 8. *Time:* about 125 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 19 s in fast mode (`DPEDU_FAST=1`), 46 s in full mode.
 #
 # Every chapter so far *proved* a guarantee: an accountant says "this run is (ε, δ)-DP". A proof is about the
@@ -154,7 +154,72 @@ plt.show()
 # them is a hidden multiple comparison. `canary_audit` avoids it by splitting: τ is chosen on the first half
 # of the runs and the rates are measured on the second half, with one fixed τ. (The alternative — m thresholds
 # fixed *before* looking, each bound at level α/(2m) — is `threshold=[...]`.)
+
+# %% [markdown]
+# ### Exercises: from rates to a lower bound
 #
+# Before dpedu's audits turn rates into bounds, write the three steps yourself.
+#
+# **Exercise 9.1 — ε from error rates.** Write `epsilon_from_rates(fpr, fnr, delta)`: the smallest $\varepsilon \ge 0$ for
+# which an (ε, δ)-DP mechanism allows a test with these (positive) rates. Remember both inequalities.
+
+# %% exercise=9.1
+def epsilon_from_rates(fpr, fnr, delta):
+    ### BEGIN SOLUTION
+    return max(0.0, math.log((1 - delta - fpr) / fnr) if 1 - delta - fpr > 0 else 0.0,
+               math.log((1 - delta - fnr) / fpr) if 1 - delta - fnr > 0 else 0.0)
+    ### END SOLUTION
+
+# %% check=9.1
+checks.check_epsilon_from_rates(epsilon_from_rates)
+
+# %% [markdown]
+# **Exercise 9.2 — Clopper–Pearson.** Write `clopper_pearson_upper(k, n, confidence)`: the one-sided upper
+# confidence bound on a proportion after k successes in n trials. Use `scipy.stats.beta.ppf`.
+
+# %% exercise=9.2
+from scipy.stats import beta
+
+def clopper_pearson_upper(k, n, confidence):
+    ### BEGIN SOLUTION
+    if k == n:
+        return 1.0
+    return float(beta.ppf(confidence, k + 1, n - k))
+    ### END SOLUTION
+
+# %% check=9.2
+checks.check_clopper_pearson_upper(clopper_pearson_upper)
+
+# %% [markdown]
+# **Exercise 9.3 — the audit's lower bound.** Write `audit_lower_bound(false_positives, n_out, false_negatives,
+# n_in, delta, confidence)`: a lower bound on ε that holds with probability at least `confidence`. Both rate
+# bounds must hold at the same time.
+
+# %% exercise=9.3
+def audit_lower_bound(false_positives, n_out, false_negatives, n_in, delta, confidence):
+    ### BEGIN SOLUTION
+    level = 1 - (1 - confidence) / 2               # Bonferroni: alpha/2 for each of the two rates
+    fpr_upper = 1.0 if false_positives == n_out else float(beta.ppf(level, false_positives + 1,
+                                                                    n_out - false_positives))
+    fnr_upper = 1.0 if false_negatives == n_in else float(beta.ppf(level, false_negatives + 1,
+                                                                   n_in - false_negatives))
+    terms = [0.0]
+    for a, b in ((fpr_upper, fnr_upper), (fnr_upper, fpr_upper)):
+        if 1 - delta - a > 0:
+            terms.append(math.log((1 - delta - a) / b))
+    return max(terms)
+    ### END SOLUTION
+
+# %% check=9.3
+checks.check_audit_lower_bound(audit_lower_bound)
+
+# %% [markdown]
+# *Compare with dpedu's version*, which can also correct for having tried several thresholds:
+
+# %%
+show_source(audit.epsilon_lower_bound)
+
+# %% [markdown]
 # ## Attack 2: a canary audit
 #
 # Now the worst case. Following Nasr et al. (2021), the attacker *crafts* the extra record, the **canary**,
@@ -271,134 +336,7 @@ for z, q, steps, lower, rdp, pld, ok in rows:
 # update is therefore $C + \mathcal N(0, \sigma^2)$ when it is in and $\mathcal N(0, \sigma^2)$ when it is out: **the privacy loss you can
 # see**. Summed over T full-batch steps it is $\mathcal N(TC, T\sigma^2)$ against $\mathcal N(0, T\sigma^2)$, a μ-GDP pair with $\mu = \sqrt{T}\cdot C/\sigma$
 # (Dong, Roth & Su 2019). The audit estimates μ from the runs with a one-sided 95% bound and reads ε off
-# the exact Gaussian curve.
-
-# %%
-show_source(audit.canary_update_scores)
-white = audit.whitebox_audit(
-    audit.observed_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4), X, y, canary,
-    runs=RUNS, delta=DELTA, rng=1)
-print(white)
-print(f"  the final-model audit of the same training proved eps >= {dp_run.epsilon_lower:.3f}")
-
-# %% [markdown]
-# The same training, the same number of runs: the white-box bound is several times the final-model one and
-# close to the exact $\varepsilon \approx 10$, because a Gaussian's mean is estimated far more precisely than a tail rate. The
-# price is a *model*: the bound assumes the run statistic is Gaussian with one variance in both worlds, which
-# holds exactly for correct code with a Dirac canary. With Poisson sampling ($q < 1$) the canary's coordinate
-# is a mixture, $(1 - q)\cdot\mathcal N(0, \sigma^2) + q\cdot\mathcal N(C, \sigma^2)$, and no μ describes it. `whitebox_audit` then scores each run
-# by the likelihood ratio of the claimed mixture and falls back on Clopper–Pearson, which needs no model
-# but can prove at most about $\ln(n/\ln 40)$ from n runs.
-#
-# ## One training run, many canaries
-#
-# Many-run audits cost hundreds of trainings. Steinke, Nasr & Jagielski (2023) insert m canaries, each with
-# probability ½, train **once**, and guess membership of the k most and k least confident canaries. An
-# (ε, δ)-DP training cannot make the guesses much better than randomized response: v correct out of r has
-# $P[V \ge v] \le P[\mathrm{Bin}(r, e^\varepsilon/(1+e^\varepsilon)) \ge v]$ plus a δ term (their main result). The largest ε this rejects is the
-# lower bound.
-
-# %%
-adult = dp.datasets.load_adult()
-sample = np.random.default_rng(0).choice(adult.X_train.shape[0], 3000, replace=False)
-for mode in ("whitebox", "blackbox"):
-    one = audit.one_run_audit(adult.X_train[sample], adult.y_train[sample], m=500,
-                              target_epsilon=8.0, delta=DELTA, sampling_rate=0.1, steps=100,
-                              mode=mode, X_canary_pool=adult.X_test,
-                              y_canary_pool=adult.y_test, rng=0)
-    print(one)
-
-# %% [markdown]
-# One training proves a positive ε in the white-box form (each canary owns a feature; its coordinate in every
-# update is scored); the black-box form (mislabeled held-out rows, scored by the final model's loss) proves
-# little or nothing, as the paper found. Each canary carries at most one bit, so the one-run bound stays
-# well below the many-run audits; its selling point is the cost.
-#
-# ## Hunting planted bugs
-#
-# `audit.buggy_trainer` holds teaching-only DP-SGD variants that are wrong on purpose and still claim the
-# correct ledger. For each, `audit.bug_hunt` picks the neighbouring datasets that expose it (the definition
-# lets the auditor choose the worst case) and runs the white-box audit; the correct code runs in the same
-# setting as a control.
-
-# %%
-for bug, why in audit.BUGS.items():
-    caught = audit.bug_hunt(bug, runs=pick(200, 100), delta=DELTA, rng=5)
-    control = audit.bug_hunt(bug, correct=True, runs=pick(200, 100), delta=DELTA, rng=5)
-    print(f"{bug:<25} claims eps {caught.upper_bounds['pld']:6.3f}; "
-          f"audited >= {caught.epsilon_lower:7.3f} "
-          f"({'CAUGHT' if not caught.consistent else 'missed'}); "
-          f"correct code: >= {control.epsilon_lower:.3f}")
-
-# %% [markdown]
-# Every bug is caught at 95% confidence from a couple of hundred cheap runs, and the correct code is not.
-# `clip_after_sum` needed a special dataset: a record whose gradient the canary flips, showing the
-# sensitivity $2C$; `noise_reused` needed $q < 1$, so that the canary's presence changes between steps while
-# the shared noise cancels in the differences. `divide_by_batch_size` needed both $q < 1$ and a tiny dataset
-# with many unused features: one record, so that $|B_t| = 2$ happens only with the canary, and 200 coordinates
-# that carry nothing but noise, whose scale $\sigma/|B_t|$ gives $|B_t|$ away at every step.
-
-# %% [markdown]
-# ## Exercises
-#
-# **Exercise 9.1 — ε from error rates.** Write `epsilon_from_rates(fpr, fnr, delta)`: the smallest $\varepsilon \ge 0$ for
-# which an (ε, δ)-DP mechanism allows a test with these (positive) rates. Remember both inequalities.
-
-# %% exercise=9.1
-def epsilon_from_rates(fpr, fnr, delta):
-    ### BEGIN SOLUTION
-    return max(0.0, math.log((1 - delta - fpr) / fnr) if 1 - delta - fpr > 0 else 0.0,
-               math.log((1 - delta - fnr) / fpr) if 1 - delta - fnr > 0 else 0.0)
-    ### END SOLUTION
-
-# %% check=9.1
-checks.check_epsilon_from_rates(epsilon_from_rates)
-
-# %% [markdown]
-# **Exercise 9.2 — Clopper–Pearson.** Write `clopper_pearson_upper(k, n, confidence)`: the one-sided upper
-# confidence bound on a proportion after k successes in n trials. Use `scipy.stats.beta.ppf`.
-
-# %% exercise=9.2
-from scipy.stats import beta
-
-def clopper_pearson_upper(k, n, confidence):
-    ### BEGIN SOLUTION
-    if k == n:
-        return 1.0
-    return float(beta.ppf(confidence, k + 1, n - k))
-    ### END SOLUTION
-
-# %% check=9.2
-checks.check_clopper_pearson_upper(clopper_pearson_upper)
-
-# %% [markdown]
-# **Exercise 9.3 — the audit's lower bound.** Write `audit_lower_bound(false_positives, n_out, false_negatives,
-# n_in, delta, confidence)`: a lower bound on ε that holds with probability at least `confidence`. Both rate
-# bounds must hold at the same time.
-
-# %% exercise=9.3
-def audit_lower_bound(false_positives, n_out, false_negatives, n_in, delta, confidence):
-    ### BEGIN SOLUTION
-    level = 1 - (1 - confidence) / 2               # Bonferroni: alpha/2 for each of the two rates
-    fpr_upper = 1.0 if false_positives == n_out else float(beta.ppf(level, false_positives + 1,
-                                                                    n_out - false_positives))
-    fnr_upper = 1.0 if false_negatives == n_in else float(beta.ppf(level, false_negatives + 1,
-                                                                   n_in - false_negatives))
-    terms = [0.0]
-    for a, b in ((fpr_upper, fnr_upper), (fnr_upper, fpr_upper)):
-        if 1 - delta - a > 0:
-            terms.append(math.log((1 - delta - a) / b))
-    return max(terms)
-    ### END SOLUTION
-
-# %% check=9.3
-checks.check_audit_lower_bound(audit_lower_bound)
-
-# %% [markdown]
-# *Compare with dpedu's version*, which can also correct for having tried several thresholds:
-
-# %%
-show_source(audit.epsilon_lower_bound)
+# the exact Gaussian curve. First write the two steps of that reading yourself.
 
 # %% [markdown]
 # **Exercise 9.4 — a lower bound on the shift.** Each run's statistic is Gaussian with known standard
@@ -439,6 +377,34 @@ def epsilon_from_gdp(mu, delta):
 checks.check_epsilon_from_gdp(epsilon_from_gdp)
 
 # %% [markdown]
+# Now the white-box audit of the chapter's training, which takes both steps:
+
+# %%
+show_source(audit.canary_update_scores)
+white = audit.whitebox_audit(
+    audit.observed_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4), X, y, canary,
+    runs=RUNS, delta=DELTA, rng=1)
+print(white)
+print(f"  the final-model audit of the same training proved eps >= {dp_run.epsilon_lower:.3f}")
+
+# %% [markdown]
+# The same training, the same number of runs: the white-box bound is several times the final-model one and
+# close to the exact $\varepsilon \approx 10$, because a Gaussian's mean is estimated far more precisely than a tail rate. The
+# price is a *model*: the bound assumes the run statistic is Gaussian with one variance in both worlds, which
+# holds exactly for correct code with a Dirac canary. With Poisson sampling ($q < 1$) the canary's coordinate
+# is a mixture, $(1 - q)\cdot\mathcal N(0, \sigma^2) + q\cdot\mathcal N(C, \sigma^2)$, and no μ describes it. `whitebox_audit` then scores each run
+# by the likelihood ratio of the claimed mixture and falls back on Clopper–Pearson, which needs no model
+# but can prove at most about $\ln(n/\ln 40)$ from n runs.
+#
+# ## One training run, many canaries
+#
+# Many-run audits cost hundreds of trainings. Steinke, Nasr & Jagielski (2023) insert m canaries, each with
+# probability ½, train **once**, and guess membership of the k most and k least confident canaries. An
+# (ε, δ)-DP training cannot make the guesses much better than randomized response: v correct out of r has
+# $P[V \ge v] \le P[\mathrm{Bin}(r, e^\varepsilon/(1+e^\varepsilon)) \ge v]$ plus a δ term (their main result). The largest ε this rejects is the
+# lower bound. First write the test yourself.
+
+# %% [markdown]
 # **Exercise 9.6 — the one-run bound.** With $\delta = 0$, write `one_run_bound(r, v, confidence)`: the ε at which
 # $P[\mathrm{Bin}(r, e^\varepsilon/(1+e^\varepsilon)) \ge v]$ equals $1 - \text{confidence}$, or 0 if v correct guesses out of r are not significant
 # even at $\varepsilon = 0$. Use `scipy.stats.binom.sf`.
@@ -464,3 +430,46 @@ def one_run_bound(r, v, confidence):
 
 # %% check=9.6
 checks.check_one_run_bound(one_run_bound)
+
+# %% [markdown]
+# Now one training run of DP-SGD on Adult, audited both ways:
+
+# %%
+adult = dp.datasets.load_adult()
+sample = np.random.default_rng(0).choice(adult.X_train.shape[0], 3000, replace=False)
+for mode in ("whitebox", "blackbox"):
+    one = audit.one_run_audit(adult.X_train[sample], adult.y_train[sample], m=500,
+                              target_epsilon=8.0, delta=DELTA, sampling_rate=0.1, steps=100,
+                              mode=mode, X_canary_pool=adult.X_test,
+                              y_canary_pool=adult.y_test, rng=0)
+    print(one)
+
+# %% [markdown]
+# One training proves a positive ε in the white-box form (each canary owns a feature; its coordinate in every
+# update is scored); the black-box form (mislabeled held-out rows, scored by the final model's loss) proves
+# little or nothing, as the paper found. Each canary carries at most one bit, so the one-run bound stays
+# well below the many-run audits; its selling point is the cost.
+#
+# ## Hunting planted bugs
+#
+# `audit.buggy_trainer` holds teaching-only DP-SGD variants that are wrong on purpose and still claim the
+# correct ledger. For each, `audit.bug_hunt` picks the neighbouring datasets that expose it (the definition
+# lets the auditor choose the worst case) and runs the white-box audit; the correct code runs in the same
+# setting as a control.
+
+# %%
+for bug, why in audit.BUGS.items():
+    caught = audit.bug_hunt(bug, runs=pick(200, 100), delta=DELTA, rng=5)
+    control = audit.bug_hunt(bug, correct=True, runs=pick(200, 100), delta=DELTA, rng=5)
+    print(f"{bug:<25} claims eps {caught.upper_bounds['pld']:6.3f}; "
+          f"audited >= {caught.epsilon_lower:7.3f} "
+          f"({'CAUGHT' if not caught.consistent else 'missed'}); "
+          f"correct code: >= {control.epsilon_lower:.3f}")
+
+# %% [markdown]
+# Every bug is caught at 95% confidence from a couple of hundred cheap runs, and the correct code is not.
+# `clip_after_sum` needed a special dataset: a record whose gradient the canary flips, showing the
+# sensitivity $2C$; `noise_reused` needed $q < 1$, so that the canary's presence changes between steps while
+# the shared noise cancels in the differences. `divide_by_batch_size` needed both $q < 1$ and a tiny dataset
+# with many unused features: one record, so that $|B_t| = 2$ happens only with the canary, and 200 coordinates
+# that carry nothing but noise, whose scale $\sigma/|B_t|$ gives $|B_t|$ away at every step.

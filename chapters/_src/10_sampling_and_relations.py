@@ -14,7 +14,7 @@
 # >    oversampling at a nominal rate, the wrong relation, clipping a microbatch as one record — and five
 # >    mistakes reported in real libraries' issue trackers.
 #
-# *Prerequisites:* chapter 4 (9 helps). *Time:* about 40 min of reading and exercises.
+# *Prerequisites:* chapter 4 (9 helps). *Time:* about 45 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 18 s in fast mode (`DPEDU_FAST=1`), 50 s in full mode.
 #
 # Chapter 4 ran Algorithm 1 exactly as Abadi et al. analyse it: every record joins every batch by its own coin
@@ -118,6 +118,25 @@ for name, note in refused.notes.items():
 # Here are the batch sizes of 200 steps of each on Adult, $q = 0.01$. The cap of the truncated scheme is set one
 # standard deviation above qn so that its pile-up is visible; in practice one chooses it a few standard
 # deviations up, where it is rarely reached.
+
+# %% [markdown]
+# Before the five run side by side, write down what one step of the second scheme is, for an accountant.
+#
+# **Exercise 10.1 — the event of a fixed-size batch.** A training loop draws, at every step, exactly m of the n
+# records uniformly without replacement, and adds $\mathcal N(0, z^2C^2I)$ to their clipped sum. Write
+# `fixed_batch_event(noise_multiplier, batch_size, dataset_size)` returning the event of one such step, from
+# `dpedu.events`, so that an accountant can price it. Think about the neighbouring relation.
+
+# %% exercise=10.1
+def fixed_batch_event(noise_multiplier, batch_size, dataset_size):
+    ### BEGIN SOLUTION
+    event = SampledWithoutReplacementGaussianEvent(noise_multiplier, batch_size, dataset_size,
+                                                   relation="replace_one")   # m of n, replace-one
+    return event
+    ### END SOLUTION
+
+# %% check=10.1
+checks.check_fixed_batch_event(fixed_batch_event)
 
 # %%
 # alt: Five stacked histograms of the batch sizes of 200 DP-SGD steps on Adult, for Poisson, fixed-size, truncated
@@ -400,22 +419,3 @@ print(f"test accuracy {np.mean(net.predict(mlp_run.theta, X_test) == y_test):.4f
 # %% [markdown]
 # On Adult a linear model is already about as good as it gets, so the network does not win here; its value
 # is to show that the *same* step and the same accountant work unchanged for a non-convex model.
-
-# %% [markdown]
-# ## Exercise
-#
-# **Exercise 10.1 — the event of a fixed-size batch.** A training loop draws, at every step, exactly m of the n
-# records uniformly without replacement, and adds $\mathcal N(0, z^2C^2I)$ to their clipped sum. Write
-# `fixed_batch_event(noise_multiplier, batch_size, dataset_size)` returning the event of one such step, from
-# `dpedu.events`, so that an accountant can price it. Think about the neighbouring relation.
-
-# %% exercise=10.1
-def fixed_batch_event(noise_multiplier, batch_size, dataset_size):
-    ### BEGIN SOLUTION
-    event = SampledWithoutReplacementGaussianEvent(noise_multiplier, batch_size, dataset_size,
-                                                   relation="replace_one")   # m of n, replace-one
-    return event
-    ### END SOLUTION
-
-# %% check=10.1
-checks.check_fixed_batch_event(fixed_batch_event)

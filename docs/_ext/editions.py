@@ -7,7 +7,8 @@
   check cells are dropped, and so are those of any ``show_source`` cell after the chapter's first exercise
   (the "compare with dpedu's version" reveals). The ``_sources/`` copies of the chapters are the student
   notebooks themselves (outputs cleared, as students get them).
-* ``instructor``: the reference solutions are shown, each labelled "Reference solution - Exercise N.M" in a
+* ``instructor``: the reference solutions are shown, without their nbgrader markers
+  (:func:`dpedu.course.exercises.without_markers`), each labelled "Reference solution - Exercise N.M" in a
   marked box, and every page carries the banner "Instructor edition - contains the reference solutions".
 
 The two editions share one build environment (``docs/build.py`` gives both the same doctree directory): the
@@ -87,6 +88,12 @@ def _edit_chapter(app, doctree):
         after_first_exercise = after_first_exercise or bool(nbgrader.get("solution"))
         if edition == "instructor":
             if is_solution:
+                from dpedu.course.exercises import without_markers
+
+                shown = without_markers(source)           # the nbgrader markers are for the tools
+                if block is not None and shown != source:
+                    block.children = [nodes.Text(shown)]
+                    block.rawsource = shown
                 cell["classes"].append(SOLUTION_CLASS)
                 label = nodes.paragraph("", "", classes=[LABEL_CLASS])
                 label += nodes.strong("", f"Reference solution \N{EN DASH} {_exercise_label(metadata)}")

@@ -2,7 +2,8 @@
 
 Each subcommand lives in a small function ``cmd_<name>(args)`` in one module per command group
 (:mod:`~dpedu.cli.training`: demo, tradeoff; :mod:`~dpedu.cli.accounting`: epsilon, plan, figure2;
-:mod:`~dpedu.cli.auditing`: audit; :mod:`~dpedu.cli.attacks`: attack; :mod:`~dpedu.cli.course`: strip-solutions;
+:mod:`~dpedu.cli.learners`: race; :mod:`~dpedu.cli.auditing`: audit; :mod:`~dpedu.cli.attacks`: attack;
+:mod:`~dpedu.cli.course`: strip-solutions;
 :mod:`~dpedu.cli.statement`: statement), registered with its
 argument parser, so ``python -m dpedu --help`` lists them all.
 
@@ -18,13 +19,13 @@ import difflib
 import re
 import sys
 
-from . import accounting, attacks, auditing, course, statement, training
+from . import accounting, attacks, auditing, course, learners, statement, training
 from .common import MAX_STEPS, CliError
 
 __all__ = ["main", "build_parser", "user_message", "CliError", "MAX_STEPS"]
 
-COMMANDS = [*training.COMMANDS[:1], *accounting.COMMANDS, training.COMMANDS[1], *auditing.COMMANDS,
-            *attacks.COMMANDS, *course.COMMANDS, *statement.COMMANDS]
+COMMANDS = [*training.COMMANDS[:1], *accounting.COMMANDS, training.COMMANDS[1], *learners.COMMANDS,
+            *auditing.COMMANDS, *attacks.COMMANDS, *course.COMMANDS, *statement.COMMANDS]
 
 # argument names of dpedu's functions that a command fills from an option of another name
 ALIASES = {
@@ -32,6 +33,7 @@ ALIASES = {
     "attack": {"n_records": "--records", "n_canaries": "--canaries", "n_population": "--population", "rng": "--seed",
                "n_models": "--models", "n_bootstrap": "--bootstrap"},
     "tradeoff": {"rng": "--seed", "epsilons": "--epsilons", "seeds": "--seeds"},
+    "race": {"rng": "--seed", "epsilons": "--epsilons", "seeds": "--seeds", "learners": "--learners"},
     "demo": {"clip": "--clip", "iterations": "--iterations"},
     "plan": {"dataset_size": "--dataset-size"},
 }

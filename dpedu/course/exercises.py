@@ -39,6 +39,7 @@ __all__ = [
     "END_SOLUTION",
     "STUB_MESSAGE",
     "strip_solutions",
+    "without_markers",
     "student_notebook",
     "make_student_copies",
     "Exercise",
@@ -94,6 +95,22 @@ def strip_solutions(source, *, message=STUB_MESSAGE, markdown=False):
     if inside:
         raise ValueError(f"{BEGIN_SOLUTION!r} without a matching {END_SOLUTION!r}: the solution would leak")
     return "\n".join(out)
+
+
+def without_markers(source):
+    """``source`` with the ``### BEGIN SOLUTION`` and ``### END SOLUTION`` lines left out: the reference solution
+    as a reader of the instructor edition sees it (the markers are for the tools, not for people).
+
+    >>> print(without_markers('''def f(x):
+    ...     ### BEGIN SOLUTION
+    ...     return 2 * x
+    ...     ### END SOLUTION'''))
+    def f(x):
+        return 2 * x
+    """
+    if not isinstance(source, str):
+        raise TypeError(f"source must be a str; got {type(source).__name__}")
+    return "\n".join(line for line in source.split("\n") if line.strip() not in (BEGIN_SOLUTION, END_SOLUTION))
 
 
 def _has_solution(source):

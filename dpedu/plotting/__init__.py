@@ -19,6 +19,9 @@ r"""Plot helpers for the course: each takes an optional matplotlib ``Axes`` and 
   the proven last-iterate bound and audits of the final model (:mod:`dpedu.plotting.last_iterate`).
 * :func:`plot_attack_roc`, :func:`plot_attack_grid` - membership attacks (LiRA, RMIA) on log-log ROC axes under
   the ceiling the run's accountant certifies (:mod:`dpedu.plotting.membership`).
+* :func:`plot_privacy_loss`, :func:`plot_steps_and_privacy`, :func:`plot_accuracy_comparison` - the figures of
+  chapters 5 to 7: the privacy loss of one step, privacy against the number of steps at a fixed noise, several
+  accuracy curves on one axes (:mod:`dpedu.plotting.course`).
 
 No ``plt.show()`` and no global style changes: the caller owns the figure. Every helper checks its arguments
 (``TypeError``/``ValueError`` naming the argument) and places its legend where it covers no data: in the
@@ -37,6 +40,7 @@ from .accuracy import plot_accuracy_vs_epochs, plot_accuracy_vs_epsilon, plot_cl
 from .clipping import plot_adaptive_clipping
 from .last_iterate import plot_last_iterate
 from .common import ACCOUNTANT_STYLES, place_legend
+from .course import plot_accuracy_comparison, plot_privacy_loss, plot_steps_and_privacy
 from .losses import plot_loss_curves
 from .membership import plot_attack_grid, plot_attack_roc
 from .tradeoff import plot_tradeoff, plot_tradeoff_panels
@@ -57,4 +61,7 @@ __all__ = [
     "plot_last_iterate",
     "plot_attack_roc",
     "plot_attack_grid",
+    "plot_privacy_loss",
+    "plot_steps_and_privacy",
+    "plot_accuracy_comparison",
 ]

@@ -3,9 +3,13 @@
 A check prints ``passed: ...`` or raises :class:`~dpedu.course.notebook.CheckFailed` (an ``AssertionError``) with a
 *teaching* hint: where a common mistake can be recognised from its output (clipping coordinates one by
 one, dividing by the batch size actually drawn, forgetting the noisy count, ...), the hint names it.
-Checks draw their test data from their own ``seed`` (never from the student's random state), so a
-student's seed cannot make a wrong answer pass, and the same answer always gets the same verdict. A function that still raises
-the stub's ``NotImplementedError`` fails with "not written yet".
+Checks draw the settings they grade afresh at every call, from their own generator (never from the student's
+random state): a failure may show the expected value for the settings it tried, and the next run tries others,
+so a value a failure showed cannot be copied into an answer (``seed=`` replays one draw, for tests). A noisy
+answer draws its noise from generators the check seeds itself, so a correct answer passes every time, and the
+checks of a noisy release test what makes it private: an independent draw in every coordinate, at the stated
+scale, of the stated shape (:func:`~dpedu.course.checks.common.expect_independent_noise`). A function that still
+raises the stub's ``NotImplementedError`` fails with "not written yet".
 
 One module per chapter (``dpedu.course.checks.ch00`` ... ``ch13``; chapter 10's check lives in ``ch04``), sharing the
 machinery of ``dpedu.course.checks.common``; this package re-exports every check. Chapter by chapter:
@@ -52,8 +56,9 @@ dpedu.course.notebook.CheckFailed: you clipped coordinates one by one (np.clip),
 Exercise 2.2, more: scale the whole vector by one factor, min(1, C / ‖v‖), so its direction stays; np.clip acts on each coordinate alone.
 
 A failure says what is wrong and where: for a wrong value, the line of the student's function that returned
-it. :func:`hint` (``checks.hint("2.2")``) gives a second level that says more: what the last failure of that
-exercise suggests changing, or the exercise's general hint (:mod:`dpedu.course.checks.hints`). While a check runs the
+it. :func:`hint` (``checks.hint("2.2")``) says more: what the last failure of that exercise suggests changing, or
+the exercise's general hint (:mod:`dpedu.course.checks.hints`); where that would give the answer away, in two
+levels, the idea first and the fix at the next call. While a check runs the
 student's function, dpedu's own version of the exercise refuses to run (:mod:`dpedu.course.checks.guard`): "Exercise
 2.2 asks you to write this yourself".
 """

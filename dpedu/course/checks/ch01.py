@@ -12,16 +12,16 @@ import numpy as np
 from scipy.special import expit
 
 from .common import (
-    CheckFailed, call, checker, close, expect, loss, passed, per_example_gradients, problem, scalar, vector
+    CheckFailed, call, checker, close, expect, loss, passed, per_example_gradients, problem, scalar, settings, vector
 )
 
 __all__ = ['check_logistic_loss', 'check_logistic_gradient', 'check_gradient_descent', 'check_accuracy']
 
 
 @checker
-def check_logistic_loss(fn, *, seed=0):
+def check_logistic_loss(fn, *, seed=None):
     r"""``fn(theta, X, y)`` must be the mean logistic loss :math:`\frac1n\sum_i\ln(1+e^{-y_i\theta\cdot x_i})`."""
-    theta, X, y = problem(seed)
+    theta, X, y = problem(int(settings(seed).integers(2**31)))
     at_zero = scalar(call(fn, np.zeros(X.shape[1]), X, y), "the loss")
     if not close(at_zero, math.log(2.0)):
         expect(not close(at_zero, X.shape[0] * math.log(2.0)),
@@ -47,9 +47,9 @@ def check_logistic_loss(fn, *, seed=0):
 
 
 @checker
-def check_logistic_gradient(fn, *, seed=0):
+def check_logistic_gradient(fn, *, seed=None):
     r"""``fn(theta, X, y)`` must be the gradient of the mean loss, :math:`-\frac1n\sum_i y_i x_i\,\sigma(-m_i)`."""
-    theta, X, y = problem(seed)
+    theta, X, y = problem(int(settings(seed).integers(2**31)))
     n, d = X.shape
     raw = call(fn, theta, X, y)
     expect(np.shape(raw) != (n, d), "return the mean over the examples (axis=0), not one gradient per example")
@@ -72,10 +72,11 @@ def check_logistic_gradient(fn, *, seed=0):
 
 
 @checker
-def check_gradient_descent(fn, *, seed=0):
+def check_gradient_descent(fn, *, seed=None):
     r"""``fn(X, y, iterations, learning_rate)`` must return theta after full-batch gradient descent from 0."""
-    _, X, y = problem(seed, n=200, d=3)
-    iterations, learning_rate = 5, 0.5
+    draw = settings(seed)
+    _, X, y = problem(int(draw.integers(2**31)), n=200, d=3)
+    iterations, learning_rate = int(draw.integers(4, 9)), round(float(draw.uniform(0.3, 0.9)), 2)
 
     def descend(steps, lr, sign=-1.0, scale=1.0):
         theta = np.zeros(X.shape[1])
@@ -101,9 +102,9 @@ def check_gradient_descent(fn, *, seed=0):
 
 
 @checker
-def check_accuracy(fn, *, seed=0):
+def check_accuracy(fn, *, seed=None):
     r"""``fn(theta, X, y)`` must return the fraction of rows where sign(x . theta) equals the label in {-1, +1}."""
-    theta, X, y = problem(seed, n=101)
+    theta, X, y = problem(int(settings(seed).integers(2**31)), n=101)
     out = scalar(call(fn, theta, X, y), "the accuracy")
     scores = X @ theta
     expected = float(np.mean(np.where(scores >= 0, 1.0, -1.0) == y))

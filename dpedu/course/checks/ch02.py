@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from .common import (
-    student, NOT_WRITTEN, CheckFailed, call, call_strict, checker, classic_z, clip_rows, close, expect, passed,
-    per_example_gradients, problem, scalar, vector
+    student, NOT_WRITTEN, CheckFailed, excess_kurtosis, call, call_strict, checker, classic_z, clip_rows, close,
+    expect, expect_independent_noise, passed, per_example_gradients, problem, scalar, settings, vector
 )
 
 __all__ = ['check_sensitivities', 'check_L2_clip', 'check_noisy_count', 'check_classic_noise_multiplier', 'check_noisy_gradient_sum']
@@ -23,14 +23,16 @@ def check_sensitivities(count, clipped_sum_add_remove, clipped_sum_replace_one, 
     r"""The L2 sensitivities of a count and of a sum of vectors clipped to ``clip_norm`` (docs/math.md §2, §5)."""
     count = scalar(count, "the sensitivity of a count")
     expect(close(count, 1.0), f"sensitivity_count = {count:g} is wrong: how much can adding or removing one row "
-                              f"change a count?", more="a count changes by exactly 1 when one row comes or goes")
+                              f"change a count?",
+           more="write the count of D and of D′ = D with one more row: by how much can they differ?")
     add_remove = scalar(clipped_sum_add_remove, "the add/remove sensitivity of the clipped sum")
     expect(not close(add_remove, 2 * clip_norm),
            "sensitivity_sum_add_remove is twice too large: under add/remove the two sums differ by ONE clipped "
            "vector, not two", more="the difference is one clipped vector u, and ‖u‖ ≤ C")
     expect(close(add_remove, clip_norm),
            f"sensitivity_sum_add_remove = {add_remove:g} is wrong: what is the largest norm of the one vector by "
-           f"which the two sums differ?", more=f"the sums differ by one clipped vector u with ‖u‖ ≤ C = {clip_norm:g}")
+           f"which the two sums differ?",
+           more="the two sums differ by the clipped vector u of the one added row: how long can u be after clipping?")
     replace_one = scalar(clipped_sum_replace_one, "the replace-one sensitivity of the clipped sum")
     expect(not close(replace_one, clip_norm),
            "sensitivity_sum_replace_one is too small: replacing a row swaps one clipped vector u for another u′, so "
@@ -38,7 +40,8 @@ def check_sensitivities(count, clipped_sum_add_remove, clipped_sum_replace_one, 
            more="‖u − u′‖ ≤ ‖u‖ + ‖u′‖ with both norms ≤ C; which u′ makes the difference as long as possible?")
     expect(close(replace_one, 2 * clip_norm),
            f"sensitivity_sum_replace_one = {replace_one:g} is wrong: how long can u − u′ be when ‖u‖, ‖u′‖ ≤ C?",
-           more="the triangle inequality bounds it by 2C, and u′ = −u reaches that")
+           more="‖u − u′‖ ≤ ‖u‖ + ‖u′‖ (the triangle inequality): which u′ makes the difference as long as "
+                "possible, and how long is it then?")
     passed("sensitivities: count 1, clipped sum C (add/remove) and 2C (replace-one)")
 
 
@@ -48,9 +51,9 @@ DIVIDES_BY_ZERO_MORE = "guard the denominator, np.maximum(norm, 1e-300), or scal
 
 
 @checker
-def check_L2_clip(fn, *, seed=0):
+def check_L2_clip(fn, *, seed=None):
     r"""``fn(v, clip_norm)`` must scale ``v`` (or each row of a matrix) to L2 norm at most ``clip_norm``."""
-    rng = np.random.default_rng(seed)
+    rng = settings(seed)
     clip_norm = 1.0
     v = 10.0 * rng.normal(size=5)
     original = v.copy()
@@ -93,45 +96,43 @@ def check_L2_clip(fn, *, seed=0):
     passed("L2_clip scales whole vectors (and each row of a matrix) to norm <= clip_norm")
 
 
-def _excess_kurtosis(x):
-    centred = x - x.mean()
-    return float(np.mean(centred**4) / np.mean(centred**2) ** 2 - 3.0)
-
-
 @checker
-def check_noisy_count(fn, *, seed=0):
+def check_noisy_count(fn, *, seed=None):
     r"""``fn(true_count, epsilon, rng)`` must return ``true_count + Laplace(1/epsilon)`` noise drawn from ``rng``."""
-    first = scalar(call(fn, 100, 0.5, np.random.default_rng(1)), "the noisy count")
-    again = scalar(call(fn, 100, 0.5, np.random.default_rng(1)), "the noisy count")
+    draw = settings(seed)
+    true_count, epsilon = int(draw.integers(100, 100_000)), round(float(draw.uniform(0.2, 0.8)), 2)
+    first = scalar(call(fn, true_count, epsilon, np.random.default_rng(1)), "the noisy count")
+    again = scalar(call(fn, true_count, epsilon, np.random.default_rng(1)), "the noisy count")
     expect(math.isfinite(first), f"the noisy count must be a finite number; got {first}")
     expect(first == again, "the same rng gave two different answers: your noise does not come from the rng you "
                            "are given", more="draw the noise with rng.laplace(...), not with np.random")
-    rng = np.random.default_rng(seed)
-    true_count, epsilon, n_draws = 1000, 0.5, 4000
+    rng, n_draws = np.random.default_rng(2024), 4000
     noise = np.array([scalar(call(fn, true_count, epsilon, rng), "the noisy count") for _ in range(n_draws)])
     noise -= true_count
     expect(np.std(noise) > 0, "the count must be noisy: add Laplace noise drawn from rng")
     scale = 1.0 / epsilon
-    # mean of n_draws Laplace(b): standard error b * sqrt(2 / n_draws) = 0.045 here; allow 7 standard errors
+    # mean of n_draws Laplace(b): standard error b * sqrt(2 / n_draws) = 0.045 b here; allow 7 standard errors
     expect(abs(noise.mean()) < 7 * scale * math.sqrt(2.0 / n_draws),
             f"the noise must be centred at 0 (the answer is unbiased); its mean is {noise.mean():.3g}")
     # Laplace has excess kurtosis 3, a Gaussian 0 (standard error of the estimate about 0.3 at 4000 draws)
-    expect(_excess_kurtosis(noise) > 1.5, "this noise is not Laplace-shaped: its tails are too light",
+    expect(excess_kurtosis(noise) > 1.5, "this noise is not Laplace-shaped: its tails are too light",
            more="the Laplace distribution is rng.laplace(0.0, scale)")
     mean_abs = float(np.mean(np.abs(noise)))     # E|Lap(b)| = b; standard error b / sqrt(n_draws)
     if abs(mean_abs / scale - 1.0) > 0.1:
         expect(abs(mean_abs / epsilon - 1.0) > 0.1,
                "you used epsilon as the Laplace scale: a smaller epsilon (more privacy) must mean MORE noise",
                more="the scale is the sensitivity divided by ε, and a count has sensitivity 1")
-        raise CheckFailed(f"the Laplace scale must be 1/epsilon = {scale:g} (sensitivity 1); your noise has scale "
-                             f"about {mean_abs:.3g}")
+        raise CheckFailed(f"at epsilon = {epsilon:g} the Laplace scale must be 1/epsilon = {scale:g} (sensitivity 1); "
+                          f"your noise has scale about {mean_abs:.3g}")
     passed("noisy count = count + Laplace(1/epsilon), drawn from the given rng")
 
 
 @checker
-def check_classic_noise_multiplier(fn):
+def check_classic_noise_multiplier(fn, *, seed=None):
     r"""``fn(epsilon, delta)`` must return :math:`\sqrt{2\ln(1.25/\delta)}/\varepsilon` and refuse epsilon >= 1."""
-    for epsilon, delta in ((0.5, 1e-5), (0.1, 1e-6), (0.9, 1e-3)):
+    draw = settings(seed)
+    for low, high in ((0.05, 0.35), (0.35, 0.65), (0.65, 0.95)):
+        epsilon, delta = round(float(draw.uniform(low, high)), 3), float(10.0 ** -draw.integers(3, 9))
         out = scalar(call(fn, epsilon, delta), "the noise multiplier")
         expected = classic_z(epsilon, delta)
         if not close(out, expected):
@@ -143,9 +144,10 @@ def check_classic_noise_multiplier(fn):
             expect(not close(out, math.sqrt(2.0 * math.log(1.25 / delta)) * epsilon),
                    "you multiplied by ε: more privacy (a smaller ε) must need MORE noise", more="divide by ε")
             raise CheckFailed(f"for epsilon={epsilon}, delta={delta} expected z = {expected:.6g}; got {out:.6g}")
+    too_large = round(float(draw.uniform(1.5, 4.0)), 1)
     try:
         with np.errstate(all="ignore"), student(fn):
-            fn(2.0, 1e-5)
+            fn(too_large, 1e-5)
     except NotImplementedError:
         raise CheckFailed(NOT_WRITTEN) from None
     except CheckFailed:                   # dpedu's own version refused to run
@@ -153,24 +155,26 @@ def check_classic_noise_multiplier(fn):
     except ValueError:
         pass
     except Exception as exc:
-        raise CheckFailed(f"for epsilon = 2 raise ValueError (the classic formula needs epsilon < 1); your function "
-                          f"raised {type(exc).__name__}: {exc}") from None
+        raise CheckFailed(f"for epsilon = {too_large:g} raise ValueError (the classic formula needs epsilon < 1); "
+                          f"your function raised {type(exc).__name__}: {exc}") from None
     else:
-        raise CheckFailed("the classic formula is proven only for 0 < epsilon < 1: for epsilon = 2 raise "
-                             "ValueError (and point to the analytic Gaussian) instead of returning a number")
+        raise CheckFailed(f"the classic formula is proven only for 0 < epsilon < 1: for epsilon = {too_large:g} raise "
+                          "ValueError (and point to the analytic Gaussian) instead of returning a number")
     passed("classic Gaussian calibration, refused for epsilon >= 1")
 
 
 @checker
-def check_noisy_gradient_sum(fn, *, seed=0):
+def check_noisy_gradient_sum(fn, *, seed=None):
     r"""``fn(theta, X, y, clip_norm, noise_multiplier, rng)``: sum of clipped per-example gradients plus
-    :math:`\mathcal N(0, (zC)^2 I)`."""
-    theta, X, y = problem(seed, n=30, d=3, scale=0.5)
+    :math:`\mathcal N(0, (zC)^2 I)`: an independent draw in every coordinate (docs/math.md §4, §5)."""
+    draw = settings(seed)
+    d = 5
+    theta, X, y = problem(int(draw.integers(2**31)), n=30, d=d, scale=0.5)
     X[:10] *= 5.0                                   # some gradients are clipped, some are not
-    clip_norm = 0.5
+    clip_norm = round(float(draw.uniform(0.3, 0.8)), 2)
     G = per_example_gradients(theta, X, y)
     expected = clip_rows(G, clip_norm).sum(axis=0)
-    out = vector(call(fn, theta, X, y, clip_norm, 0.0, np.random.default_rng(0)), (3,), "the noisy gradient sum")
+    out = vector(call(fn, theta, X, y, clip_norm, 0.0, np.random.default_rng(0)), (d,), "the noisy gradient sum")
     if not close(out, expected):
         expect(not close(out, G.sum(axis=0)), "the gradients were not clipped: without clipping one example can "
                                               "move the sum arbitrarily far",
@@ -184,21 +188,25 @@ def check_noisy_gradient_sum(fn, *, seed=0):
         expect(not close(out, np.clip(G, -clip_norm, clip_norm).sum(axis=0)),
                "you clipped coordinates (np.clip), which changes each gradient's direction",
                more="clip each gradient's L2 norm (L2_clip) instead")
-        raise CheckFailed(f"with noise_multiplier = 0 expected {np.round(expected, 6)}; got {np.round(out, 6)}")
-    first = call(fn, theta, X, y, clip_norm, 2.0, np.random.default_rng(1))
-    expect(np.array_equal(first, call(fn, theta, X, y, clip_norm, 2.0, np.random.default_rng(1))),
+        raise CheckFailed(f"with noise_multiplier = 0 and C = {clip_norm:g} expected {np.round(expected, 6)}; "
+                          f"got {np.round(out, 6)}")
+    z = round(float(draw.uniform(1.0, 3.0)), 1)
+    first = call(fn, theta, X, y, clip_norm, z, np.random.default_rng(1))
+    expect(np.array_equal(first, call(fn, theta, X, y, clip_norm, z, np.random.default_rng(1))),
            "the same rng gave two different answers: your noise does not come from the rng you are given",
            more="draw the noise with rng.normal(...), not with np.random")
-    rng = np.random.default_rng(seed)
-    z, n_draws = 2.0, 3000
-    draws = np.array([vector(call(fn, theta, X, y, clip_norm, z, rng), (3,), "the noisy gradient sum")
-                      for _ in range(n_draws)])
-    noise = draws - expected
-    std = float(noise.std())                        # pooled over 3 coordinates: relative error about 1 %
+    rng, n_draws = np.random.default_rng(2024), 2000
+    noise = np.array([vector(call(fn, theta, X, y, clip_norm, z, rng), (d,), "the noisy gradient sum")
+                      for _ in range(n_draws)]) - expected
+    std = float(noise.std())                        # pooled over the coordinates: relative error about 1 %
     target = z * clip_norm
     if abs(std / target - 1.0) > 0.08:
         expect(abs(std / z - 1.0) > 0.08, "you used z alone as the noise std: it must grow with the sensitivity "
                                           "of the sum", more="the std is z · C, the noise multiplier times C")
-        raise CheckFailed(f"the noise std must be z * C = {target:g}; yours is about {std:.3g}")
-    expect(np.all(np.abs(noise.mean(axis=0)) < 5 * target / math.sqrt(n_draws)), "the noise must have mean 0")
-    passed("noisy gradient sum: clipped per-example gradients + N(0, (z C)^2 I)")
+        expect(not (np.corrcoef(noise, rowvar=False).min() > 0.99),
+               "every coordinate got the same noise draw, and at the wrong scale: draw one value per coordinate, "
+               "with standard deviation z · C")
+        raise CheckFailed(f"the noise std must be z * C = {target:g} (z = {z:g}, C = {clip_norm:g}); yours is about "
+                          f"{std:.3g}")
+    expect_independent_noise(noise, target, "the noise of the released sum")
+    passed("noisy gradient sum: clipped gradients + N(0, (z C)^2 I), an independent draw per coordinate")

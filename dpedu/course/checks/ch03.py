@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from .common import CheckFailed, call, checker, close, expect, passed, scalar
+from .common import CheckFailed, call, checker, close, expect, passed, scalar, settings
 
 __all__ = ['check_book_total', 'check_advanced_composition', 'check_zcdp_epsilon', 'check_per_iteration_epsilon']
 
@@ -22,9 +22,12 @@ def _pair(value, what):
 
 
 @checker
-def check_book_total(fn):
+def check_book_total(fn, *, seed=None):
     r"""``fn(iterations, epsilon_per_iteration, delta_per_iteration)``: the book's sequential total, ``((k+1)eps, k delta)``."""
-    for k, epsilon, delta in ((10, 0.1, 1e-5), (25, 0.05, 1e-6)):
+    draw = settings(seed)
+    for _ in range(2):
+        k, epsilon = int(draw.integers(5, 60)), round(float(draw.uniform(0.02, 0.5)), 2)
+        delta = float(10.0 ** -draw.integers(5, 8))
         eps_total, delta_total = _pair(call(fn, k, epsilon, delta), "the total")
         if not close(eps_total, (k + 1) * epsilon):
             expect(not close(eps_total, k * epsilon),
@@ -45,10 +48,16 @@ def _advanced(epsilon, delta, k, delta_prime):
 
 
 @checker
-def check_advanced_composition(fn):
+def check_advanced_composition(fn, *, seed=None):
     r"""``fn(epsilon, delta, k, delta_prime)`` must return :math:`(\varepsilon\sqrt{2k\ln(1/\delta')} +
     k\varepsilon(e^\varepsilon-1),\ k\delta+\delta')` (Dwork, Rothblum & Vadhan 2010)."""
-    for epsilon, delta, k, delta_prime in ((1.0, 0.0, 500, 1e-5), (0.1, 1e-7, 100, 1e-5), (0.01, 1e-8, 10_000, 1e-6)):
+    draw = settings(seed)
+    cases = [(round(float(draw.uniform(0.5, 1.5)), 2), 0.0, int(draw.integers(100, 1000)), 1e-5),
+             (round(float(draw.uniform(0.05, 0.3)), 3), float(10.0 ** -draw.integers(6, 9)),
+              int(draw.integers(50, 500)), float(10.0 ** -draw.integers(4, 7))),
+             (round(float(draw.uniform(0.005, 0.02)), 4), float(10.0 ** -draw.integers(7, 10)),
+              int(draw.integers(2000, 20_000)), float(10.0 ** -draw.integers(5, 8)))]
+    for epsilon, delta, k, delta_prime in cases:
         eps_out, delta_out = _pair(call(fn, epsilon, delta, k, delta_prime), "the composed guarantee")
         eps_expected, delta_expected = _advanced(epsilon, delta, k, delta_prime)
         if not close(eps_out, eps_expected):
@@ -64,14 +73,18 @@ def check_advanced_composition(fn):
             expect(not close(delta_out, delta_prime, atol=0),
                     "the total delta is k * delta + delta': each step still spends its own delta")
             raise CheckFailed(f"expected total delta {delta_expected:g}; got {delta_out:g}")
-    passed("advanced composition (Dwork-Rothblum-Vadhan): 966 > 500 for k = 500 steps of epsilon = 1")
+    passed("advanced composition (Dwork-Rothblum-Vadhan), drift term and all")
 
 
 @checker
-def check_zcdp_epsilon(fn):
+def check_zcdp_epsilon(fn, *, seed=None):
     r"""``fn(noise_multiplier, steps, delta)``: T Gaussian steps are :math:`\rho = T/(2z^2)`-zCDP, so
     :math:`\varepsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}` (Bun & Steinke 2016)."""
-    for z, steps, delta in ((1.0, 1, 1e-5), (10.0, 100, 1e-5), (3.0, 1000, 1e-6)):
+    draw = settings(seed)
+    cases = [(round(float(draw.uniform(0.8, 2.0)), 2), 1, float(10.0 ** -draw.integers(4, 8))),
+             (round(float(draw.uniform(5.0, 15.0)), 1), int(draw.integers(20, 200)), float(10.0 ** -draw.integers(4, 8))),
+             (round(float(draw.uniform(2.0, 5.0)), 2), int(draw.integers(200, 2000)), float(10.0 ** -draw.integers(4, 8)))]
+    for z, steps, delta in cases:
         out = scalar(call(fn, z, steps, delta), "epsilon")
         rho = steps / (2 * z * z)
         expected = rho + 2 * math.sqrt(rho * math.log(1 / delta))
@@ -89,12 +102,15 @@ def check_zcdp_epsilon(fn):
 
 
 @checker
-def check_per_iteration_epsilon(fn):
+def check_per_iteration_epsilon(fn, *, seed=None):
     r"""``fn(total_epsilon, k, delta_prime)``: the largest per-step epsilon whose k-fold advanced composition
     (with per-step delta 0) is at most ``total_epsilon`` (to 0.1 %)."""
     from scipy.optimize import brentq
 
-    for total, k, delta_prime in ((1.0, 100, 1e-5), (5.0, 1000, 1e-6)):
+    draw = settings(seed)
+    cases = [(round(float(draw.uniform(0.5, 2.0)), 2), int(draw.integers(50, 300)), float(10.0 ** -draw.integers(4, 7))),
+             (round(float(draw.uniform(3.0, 8.0)), 1), int(draw.integers(500, 3000)), float(10.0 ** -draw.integers(5, 8)))]
+    for total, k, delta_prime in cases:
         out = scalar(call(fn, total, k, delta_prime), "the per-iteration epsilon")
         expect(out > 0, f"the per-iteration epsilon must be positive; got {out:g}")
         expect(out <= total, f"too large: one iteration alone may not spend more than the total {total:g}; got "

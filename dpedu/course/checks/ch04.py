@@ -12,8 +12,10 @@ import warnings
 import numpy as np
 
 from .common import (
-    CheckFailed, call, checker, clip_rows, close, expect, passed, per_example_gradients, problem, scalar, vector
+    NOT_WRITTEN, CheckFailed, call, checker, clip_rows, close, expect, expect_independent_noise,
+    passed, per_example_gradients, problem, scalar, settings, student, vector, where_raised
 )
+from .guard import ExerciseRefused
 
 __all__ = ['check_poisson_sample', 'check_clipped_gradient_sum', 'check_dp_sgd_step', 'check_steps_and_epsilon',
            'check_steps_and_sampling_rate', 'check_fixed_batch_event']
@@ -65,9 +67,9 @@ def check_poisson_sample(fn, *, seed=0):
 
 
 @checker
-def check_clipped_gradient_sum(fn, *, seed=0):
+def check_clipped_gradient_sum(fn, *, seed=None):
     r"""``fn(per_example_gradients, clip_norm)``: :math:`\sum_i \mathrm{L2\_clip}(g_i, C)` over the rows."""
-    rng = np.random.default_rng(seed)
+    rng = settings(seed)
     G = rng.normal(size=(20, 4)) * rng.choice([0.05, 3.0], size=(20, 1))
     clip_norm = 2.0  # above the batch mean's norm (about 1.7), so "clipped the mean" differs from "clipped the sum"
     expected = clip_rows(G, clip_norm).sum(axis=0)
@@ -91,16 +93,46 @@ def check_clipped_gradient_sum(fn, *, seed=0):
     passed("per-example clipping, then the sum")
 
 
+EMPTY_BATCH = ("an empty batch (X_batch with 0 rows, which Poisson sampling draws now and then) made your function "
+               "raise {error}: an empty batch is a step too. Its clipped sum is the zero vector, and the step releases "
+               "the noise alone (dpedu's logistic.per_example_gradients refuses an empty X: handle 0 rows yourself)")
+
+
+def _step_on_empty_batch(fn, theta, X, y, **kwargs):
+    """``fn`` on a batch of 0 rows; a crash there gets the empty-batch hint (the chapter asks for it)."""
+    try:
+        with np.errstate(all="ignore"), student(fn):
+            return fn(theta, X, y, **kwargs)
+    except NotImplementedError:
+        raise CheckFailed(NOT_WRITTEN) from None
+    except ExerciseRefused as exc:
+        raise ExerciseRefused(f"{exc}{where_raised(exc, fn)}") from None
+    except CheckFailed:
+        raise
+    except Exception as exc:
+        failure = CheckFailed(EMPTY_BATCH.format(error=f"{type(exc).__name__}: {exc}") + where_raised(exc, fn))
+        failure.more = ("with 0 rows, X_batch @ theta has 0 entries and the sum over them is np.zeros(d); only a "
+                        "function that refuses an empty array fails here")
+        raise failure from None
+
+
 @checker
-def check_dp_sgd_step(fn, *, seed=0):
+def check_dp_sgd_step(fn, *, seed=None):
     r"""``fn(theta, X_batch, y_batch, *, clip_norm, noise_multiplier, expected_batch_size, learning_rate, rng)``:
 
     .. math:: \theta - \frac{\eta}{qn}\Big(\sum_{i\in B}\mathrm{L2\_clip}(\nabla\ell(\theta; x_i, y_i), C)
               + \mathcal N(0, z^2C^2 I)\Big)
+
+    The noise must be an independent draw in every coordinate, and an empty batch a step of pure noise (the
+    chapter asks for both).
     """
-    theta, X, y = problem(seed, n=37, d=3, scale=0.5)
+    draw = settings(seed)
+    d = 5
+    theta, X, y = problem(int(draw.integers(2**31)), n=int(draw.integers(25, 45)), d=d, scale=0.5)
     X[:12] *= 6.0
-    clip_norm, expected_batch_size, learning_rate = 0.5, 50.0, 2.0
+    clip_norm = round(float(draw.uniform(0.3, 0.8)), 2)
+    expected_batch_size = float(draw.integers(60, 90))
+    learning_rate = round(float(draw.uniform(1.0, 3.0)), 1)
     kwargs = dict(clip_norm=clip_norm, expected_batch_size=expected_batch_size, learning_rate=learning_rate)
     G = per_example_gradients(theta, X, y)
     clipped_sum = clip_rows(G, clip_norm).sum(axis=0)
@@ -120,62 +152,69 @@ def check_dp_sgd_step(fn, *, seed=0):
                            / expected_batch_size),
                 "you clipped the batch gradient; clip each example's gradient, then sum")
         raise CheckFailed(f"with noise_multiplier = 0 expected {np.round(expected, 6)}; got {np.round(out, 6)}")
-    empty = vector(call(fn, theta.copy(), X[:0], y[:0], noise_multiplier=0.0, rng=np.random.default_rng(0),
-                          **kwargs), theta.shape, "the new theta")
+    empty = vector(_step_on_empty_batch(fn, theta.copy(), X[:0], y[:0], noise_multiplier=0.0,
+                                        rng=np.random.default_rng(0), **kwargs), theta.shape, "the new theta")
     expect(np.allclose(empty, theta), "an empty batch has clipped sum 0: without noise theta must not move "
                                        "(and with noise the step is pure noise)")
-    rng = np.random.default_rng(seed)
-    z, n_draws = 1.5, 2000
-    draws = np.array([vector(call(fn, theta.copy(), X, y, noise_multiplier=z, rng=rng, **kwargs), theta.shape,
-                              "the new theta") for _ in range(n_draws)])
-    std = float((draws - expected).std())          # pooled over 3 coordinates: relative error about 1 %
+    z = round(float(draw.uniform(1.0, 2.5)), 1)
+    rng, n_draws = np.random.default_rng(2024), 2000
+    noise = np.array([vector(call(fn, theta.copy(), X, y, noise_multiplier=z, rng=rng, **kwargs), theta.shape,
+                             "the new theta") for _ in range(n_draws)]) - expected
+    std = float(noise.std())          # pooled over the coordinates: relative error about 1 %
     target = learning_rate * z * clip_norm / expected_batch_size
     if abs(std / target - 1.0) > 0.08:
         expect(abs(std / (target / clip_norm) - 1.0) > 0.08,
                 "the noise added to the clipped sum has std z * C (you used z alone)")
         raise CheckFailed(f"the noise in theta must have std learning_rate * z * C / (q n) = {target:.4g}; yours "
                              f"has {std:.4g}")
-    expect(np.all(np.abs((draws - expected).mean(axis=0)) < 5 * target / math.sqrt(n_draws)),
-            "the noise must have mean 0")
-    empty_noisy = vector(call(fn, theta.copy(), X[:0], y[:0], noise_multiplier=z, rng=np.random.default_rng(2),
-                                **kwargs), theta.shape, "the new theta")
+    expect_independent_noise(noise, target, "the noise in the new theta")
+    empty_noisy = vector(_step_on_empty_batch(fn, theta.copy(), X[:0], y[:0], noise_multiplier=z,
+                                              rng=np.random.default_rng(2), **kwargs), theta.shape, "the new theta")
     expect(not np.allclose(empty_noisy, theta), "an empty batch is still a step: it must release noise (the "
                                                  "accountant counts it)")
-    passed("one DP-SGD step: clip, sum, noise z C, divide by the expected batch size")
+    passed("one DP-SGD step: clip, sum, noise z C in each coordinate, divide by the expected batch size")
 
 
 @checker
-def check_steps_and_epsilon(fn):
-    r"""``fn(epochs, sampling_rate, noise_multiplier, delta)`` -> ``(steps, epsilon)`` by the RDP accountant."""
+def check_steps_and_epsilon(fn, *, seed=None):
+    r"""``fn(epochs, sampling_rate, noise_multiplier, delta)`` -> ``(steps, epsilon)`` by the RDP accountant, at
+    settings drawn afresh at every call."""
     from ...accountants import GaussianEvent, SubsampledGaussianEvent, make_accountant
 
-    def rdp(event, steps):
-        return make_accountant("rdp").compose(event, steps).get_epsilon(1e-5)
+    draw = settings(seed)
+    epochs, per_epoch = int(draw.integers(5, 60)), int(draw.choice([50, 100, 200, 250, 400]))
+    q, z, delta = 1.0 / per_epoch, round(float(draw.uniform(1.0, 4.0)), 2), float(10.0 ** -draw.integers(5, 8))
+    T = epochs * per_epoch
 
-    raw = call(fn, 100, 0.01, 4.0, 1e-5)
+    def rdp(event, steps):
+        return make_accountant("rdp").compose(event, steps).get_epsilon(delta)
+
+    raw = call(fn, epochs, q, z, delta)
     try:
         steps, epsilon = raw
     except (TypeError, ValueError):
         raise CheckFailed(f"return a pair (steps, epsilon); got {raw!r}") from None
     steps = scalar(steps, "steps")
-    expect(steps != 100, "one epoch is 1/q steps in expectation: 100 epochs at q = 0.01 are 10,000 steps")
-    expect(steps == 10_000, f"steps = epochs / q = 10,000; got {steps:g}")
+    expect(steps != epochs, f"one epoch is 1/q steps in expectation: {epochs} epochs at q = 1/{per_epoch} are "
+                            f"{T:,} steps, not {epochs}")
+    expect(steps == T, f"steps = epochs / q = {epochs} x {per_epoch} = {T:,}; got {steps:g}")
     epsilon = scalar(epsilon, "epsilon")
-    event = SubsampledGaussianEvent(4.0, 0.01)
-    expected = rdp(event, 10_000)
+    event = SubsampledGaussianEvent(z, q)
+    expected = rdp(event, T)
     if not close(epsilon, expected, rtol=1e-4):
         expect(not close(epsilon, rdp(event, 1), rtol=1e-4), "that is the epsilon of one step: compose all T steps "
                                                               "(acc.compose(event, steps))")
-        expect(not close(epsilon, rdp(GaussianEvent(4.0), 10_000), rtol=1e-4),
+        expect(not close(epsilon, rdp(GaussianEvent(z), T), rtol=1e-4),
                 "each step sees a Poisson sample: account SubsampledGaussianEvent(z, q), not GaussianEvent(z)")
         for other in ("moments", "pld"):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                value = make_accountant(other).compose(event, 10_000).get_epsilon(1e-5)
+                value = make_accountant(other).compose(event, T).get_epsilon(delta)
             expect(not close(epsilon, value, rtol=1e-3), f"that is the {other!r} accountant's epsilon; use the RDP "
                                                           "accountant: make_accountant('rdp')")
-        raise CheckFailed(f"expected epsilon {expected:.4f} (RDP, 10,000 subsampled steps); got {epsilon:.4f}")
-    passed("steps = epochs / q, epsilon by the RDP accountant (1.0355 for Abadi et al.'s setting)")
+        raise CheckFailed(f"for {epochs} epochs at q = 1/{per_epoch}, z = {z:g}, delta = {delta:g} expected epsilon "
+                          f"{expected:.4f} (RDP, {T:,} subsampled steps); got {epsilon:.4f}")
+    passed("steps = epochs / q, epsilon by the RDP accountant")
 
 
 def _pair(raw, first, second):
@@ -187,10 +226,13 @@ def _pair(raw, first, second):
 
 
 @checker
-def check_steps_and_sampling_rate(fn):
+def check_steps_and_sampling_rate(fn, *, seed=None):
     r"""``fn(epochs, batch_size, dataset_size)`` -> ``(steps, sampling_rate)`` of Poisson-sampled DP-SGD with
     expected batch size m: :math:`q = m/n`, :math:`T = E/q = En/m` (docs/math.md §8)."""
-    for epochs, m, n in ((10, 250, 60_000), (3, 300, 30_000)):
+    draw = settings(seed)
+    for _ in range(2):
+        m = int(draw.choice([32, 64, 100, 128, 250, 256, 300, 500]))
+        epochs, n = int(draw.integers(2, 20)), m * int(draw.integers(40, 400))
         steps, rate = _pair(call(fn, epochs, m, n), "steps", "sampling_rate")
         steps, rate = scalar(steps, "steps"), scalar(rate, "sampling_rate")
         expected_steps, expected_rate = epochs * n // m, m / n
@@ -217,7 +259,7 @@ def check_steps_and_sampling_rate(fn):
 
 
 @checker
-def check_fixed_batch_event(fn):
+def check_fixed_batch_event(fn, *, seed=None):
     r"""``fn(noise_multiplier, batch_size, dataset_size)`` -> the event of one DP-SGD step on exactly m of n
     records drawn uniformly without replacement: ``SampledWithoutReplacementGaussianEvent(z, m, n,
     relation="replace_one")`` (docs/math.md §11.2, §22.3)."""
@@ -225,7 +267,10 @@ def check_fixed_batch_event(fn):
     from ...events import (REPLACE_ONE, Event, GaussianEvent, SampledWithoutReplacementGaussianEvent,
                           ShuffledBatchGaussianEvent, SubsampledGaussianEvent)
 
-    for z, m, n in ((1.5, 600, 60_000), (0.8, 32, 1_000)):
+    draw = settings(seed)
+    cases = [(round(float(draw.uniform(0.8, 2.0)), 2), m, m * int(draw.integers(20, 200)))
+             for m in (int(draw.integers(16, 64)), int(draw.integers(100, 1000)))]
+    for z, m, n in cases:
         event = call(fn, z, m, n)
         expect(isinstance(event, Event), f"return a dpedu event (from dpedu.events); got {type(event).__name__} "
                                          f"{event!r:.60}")

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .common import CheckFailed, call, checker, classic_z, close, expect, passed, scalar
+from .common import CheckFailed, call, checker, classic_z, close, expect, passed, scalar, settings
 
 __all__ = ['check_proactive_noise_multiplier', 'check_proactive_schedule', 'check_closed_form_applies']
 
@@ -20,9 +20,12 @@ def _proactive_z(epsilon, delta):
 
 
 @checker
-def check_proactive_noise_multiplier(fn):
+def check_proactive_noise_multiplier(fn, *, seed=None):
     r"""``fn(epsilon, delta)``: the pro-active closed form :math:`z = \sqrt{2(\varepsilon+\ln(1/\delta))/\varepsilon}`."""
-    for epsilon, delta in ((0.5, 1 / 60_000), (0.25, 1e-6)):
+    draw = settings(seed)
+    cases = [(round(float(draw.uniform(0.3, 0.5)), 2), 1 / int(draw.integers(20_000, 200_000))),
+             (round(float(draw.uniform(0.1, 0.3)), 2), float(10.0 ** -draw.integers(5, 9)))]
+    for epsilon, delta in cases:
         out = scalar(call(fn, epsilon, delta), "the noise multiplier")
         expected = _proactive_z(epsilon, delta)
         if not close(out, expected):
@@ -38,10 +41,17 @@ def check_proactive_noise_multiplier(fn):
 
 
 @checker
-def check_proactive_schedule(fn):
+def check_proactive_schedule(fn, *, seed=None):
     r"""``fn(epsilon, dataset_size, epochs)`` -> ``(steps, sampling_rate, expected_batch_size)`` with
     :math:`T=\lceil 2k^2/\varepsilon\rceil`, :math:`q = k/T`, :math:`s = kN/T`."""
-    for epsilon, n, k in ((0.5, 60_000, 5), (0.3, 10**6, 5)):
+    draw = settings(seed)
+    k = int(draw.integers(4, 7))
+    epsilon = round(float(draw.uniform(0.2, 0.45)), 2)
+    while float(2 * k * k / epsilon).is_integer():          # the second case must need rounding up
+        epsilon = round(float(draw.uniform(0.2, 0.45)), 2)
+    cases = [(0.5, int(draw.integers(20_000, 100_000)), int(draw.integers(4, 7))),
+             (epsilon, int(draw.integers(10**5, 10**6)), k)]
+    for epsilon, n, k in cases:
         raw = call(fn, epsilon, n, k)
         try:
             steps, q, s = raw
@@ -66,19 +76,26 @@ def check_proactive_schedule(fn):
 
 
 @checker
-def check_closed_form_applies(fn):
+def check_closed_form_applies(fn, *, seed=None):
     r"""``fn(epsilon, dataset_size, epochs, steps)`` -> whether every condition of the closed form holds
     (delta = 1/N): epsilon <= 1/2, T >= 2k^2/epsilon, (2/e)^2 k^2 - 1/2 >= ln N (and q z <= 1/e)."""
     from ...proactive import proactive_conditions
 
+    draw = settings(seed)
+    n, epsilon = int(draw.integers(20_000, 200_000)), round(float(draw.uniform(0.3, 0.5)), 2)
+    k = 5
+    least = math.ceil(2 * k * k / epsilon - 1e-9)
+    high_epsilon = round(float(draw.uniform(0.55, 0.9)), 2)
     cases = (
-        ((0.5, 60_000, 5, 100), "the headline plan"),
-        ((0.5, 60_000, 5, 25), "T = 25 < 2 k^2 / epsilon = 100 (the condition fails by a factor 4, where the "
-                               "paper says the guarantee breaks)"),
-        ((0.6, 60_000, 5, 200), "epsilon = 0.6 > 1/2: the closed form is proven for epsilon <= 1/2 only"),
-        ((0.5, 60_000, 3, 36), "k = 3 epochs: (2/e)^2 k^2 - 1/2 = 4.4 < ln N = 11.0"),
-        ((0.5, 60_000, 5, 1000), "T = 1000 >= 100: any T above 2 k^2 / epsilon keeps the guarantee"),
-        ((0.25, 60_000, 5, 200), "epsilon = 0.25, T = 200 = 2 k^2 / epsilon"),
+        ((epsilon, n, k, least + int(draw.integers(0, 50))), "a plan that meets every condition"),
+        ((epsilon, n, k, least // 4), f"T = {least // 4} < 2 k^2 / epsilon = {2 * k * k / epsilon:.4g} (the condition "
+                                      f"fails by a factor 4, where the paper says the guarantee breaks)"),
+        ((high_epsilon, n, k, 4 * least), f"epsilon = {high_epsilon:g} > 1/2: the closed form is proven for "
+                                          f"epsilon <= 1/2 only"),
+        ((epsilon, n, 3, math.ceil(18 / epsilon)), f"k = 3 epochs: (2/e)^2 k^2 - 1/2 = 4.4 < ln N = {math.log(n):.1f}"),
+        ((epsilon, n, k, 10 * least), f"T = {10 * least} >= {least}: any T above 2 k^2 / epsilon keeps the "
+                                      f"guarantee"),
+        ((epsilon, n, k, least), f"T = {least}, the smallest whole number >= 2 k^2 / epsilon"),
     )
     for (epsilon, n, k, steps), why in cases:
         expected = proactive_conditions(epsilon=epsilon, delta=1.0 / n, dataset_size=n, epochs=k, steps=steps).all_hold

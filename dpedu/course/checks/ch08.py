@@ -11,11 +11,16 @@ import math
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from .common import CheckFailed, call, checker, close, expect, passed, scalar
+from .common import CheckFailed, call, checker, close, expect, passed, scalar, settings
 
 __all__ = ["check_gaussian_tradeoff", "check_epsilon_delta_tradeoff", "check_best_tpr"]
 
-_ALPHAS = (0.001, 0.01, 0.05, 0.2, 0.5, 0.9)
+_ALPHA_RANGES = ((0.0005, 0.002), (0.005, 0.02), (0.03, 0.08), (0.1, 0.3), (0.4, 0.6), (0.8, 0.95))
+
+
+def _alphas(draw):
+    """Six false-positive rates from 0.001 to 0.9, drawn afresh (two significant digits)."""
+    return [float(f"{draw.uniform(low, high):.2g}") for low, high in _ALPHA_RANGES]
 
 
 def _gaussian(alpha, mu):
@@ -27,10 +32,12 @@ def _pair(alpha, epsilon, delta):
 
 
 @checker
-def check_gaussian_tradeoff(fn):
+def check_gaussian_tradeoff(fn, *, seed=None):
     r"""``fn(alpha, mu)``: the mu-GDP trade-off curve :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)`."""
-    for mu in (0.5, 1.0, 3.0):
-        for alpha in _ALPHAS:
+    draw = settings(seed)
+    for low, high in ((0.3, 0.8), (0.8, 1.6), (2.0, 4.0)):
+        mu = round(float(draw.uniform(low, high)), 2)
+        for alpha in _alphas(draw):
             out = scalar(call(fn, alpha, mu), "beta")
             expected = _gaussian(alpha, mu)
             if close(out, expected, rtol=1e-6, atol=1e-9):
@@ -44,16 +51,22 @@ def check_gaussian_tradeoff(fn):
                    "sign: your μ moves the threshold the wrong way; under the alternative N(μ, 1) the threshold sits "
                    "μ LOWER", more="β = Φ(Φ⁻¹(1 − α) − μ)")
             raise CheckFailed(f"for alpha={alpha}, mu={mu} expected beta = {expected:.6g}; got {out:.6g}")
-    expect(close(scalar(call(fn, 0.3, 0.0), "beta"), 0.7), "with mu = 0 no test beats guessing: beta = 1 - alpha")
+    alpha = round(float(draw.uniform(0.1, 0.9)), 2)
+    expect(close(scalar(call(fn, alpha, 0.0), "beta"), 1.0 - alpha),
+           "with mu = 0 no test beats guessing: beta = 1 - alpha")
     passed("the Gaussian trade-off curve G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)")
 
 
 @checker
-def check_epsilon_delta_tradeoff(fn):
+def check_epsilon_delta_tradeoff(fn, *, seed=None):
     r"""``fn(alpha, epsilon, delta)``: :math:`f_{\varepsilon,\delta}(\alpha)=\max(0, 1-\delta-e^{\varepsilon}\alpha,
     e^{-\varepsilon}(1-\delta-\alpha))` (Dong, Roth & Su 2022, Prop. 2.5)."""
-    for epsilon, delta in ((1.0, 0.0), (0.5, 1e-3), (2.0, 0.05)):
-        for alpha in _ALPHAS + (0.999,):
+    draw = settings(seed)
+    cases = [(round(float(draw.uniform(0.7, 1.3)), 2), 0.0),
+             (round(float(draw.uniform(0.3, 0.7)), 2), round(float(draw.uniform(5e-4, 5e-3)), 4)),
+             (round(float(draw.uniform(1.5, 2.5)), 2), round(float(draw.uniform(0.02, 0.08)), 3))]
+    for epsilon, delta in cases:
+        for alpha in _alphas(draw) + [0.999]:
             out = scalar(call(fn, alpha, epsilon, delta), "beta")
             expected = _pair(alpha, epsilon, delta)
             if close(out, expected, rtol=1e-6, atol=1e-10):
@@ -76,15 +89,18 @@ def check_epsilon_delta_tradeoff(fn):
 
 
 @checker
-def check_best_tpr(fn):
+def check_best_tpr(fn, *, seed=None):
     r"""``fn(epsilons, deltas, fpr)``: the best attack's TPR at ``fpr`` that a privacy profile allows,
     :math:`1 - \max_j f_{\varepsilon_j,\delta_j}(\mathrm{fpr})` (docs/math.md §21.3)."""
     from ...accountants import SubsampledGaussianEvent, make_accountant
 
+    draw = settings(seed)
     epsilons = np.linspace(0.05, 8.0, 160)
-    for z, q, steps in ((4.0, 0.01, 10_000), (1.0, 0.05, 1_000)):
+    cases = [(round(float(draw.uniform(3.0, 5.0)), 1), 0.01, 100 * int(draw.integers(50, 150))),
+             (round(float(draw.uniform(0.9, 1.3)), 2), 0.05, 100 * int(draw.integers(5, 15)))]
+    for z, q, steps in cases:
         deltas = make_accountant("pld").compose(SubsampledGaussianEvent(z, q), steps).get_delta(epsilons)
-        for fpr in (0.001, 0.01, 0.1):
+        for fpr in [float(f"{draw.uniform(low, high):.2g}") for low, high in ((5e-4, 2e-3), (5e-3, 2e-2), (0.05, 0.2))]:
             out = scalar(call(fn, epsilons.copy(), deltas.copy(), fpr), "the TPR")
             floors = np.array([_pair(fpr, e, d) for e, d in zip(epsilons, deltas)])
             expected = 1.0 - floors.max()

@@ -13,7 +13,7 @@ from scipy import stats
 
 from ...research.audit import epsilon_from_mu, one_run_epsilon_lower_bound
 
-from .common import CheckFailed, call, checker, close, expect, passed, scalar
+from .common import CheckFailed, call, checker, close, expect, passed, scalar, settings
 
 __all__ = ['check_epsilon_from_rates', 'check_clopper_pearson_upper', 'check_audit_lower_bound',
            'check_gaussian_shift_lower_bound', 'check_epsilon_from_gdp', 'check_one_run_bound']
@@ -29,12 +29,18 @@ def _rates_epsilon(fpr, fnr, delta):
 
 
 @checker
-def check_epsilon_from_rates(fn):
+def check_epsilon_from_rates(fn, *, seed=None):
     r"""``fn(fpr, fnr, delta)``: the smallest epsilon an (epsilon, delta)-DP mechanism needs to allow a test with
     these (positive) rates, :math:`\max(0, \ln\frac{1-\delta-\mathrm{FPR}}{\mathrm{FNR}},
     \ln\frac{1-\delta-\mathrm{FNR}}{\mathrm{FPR}})`."""
-    cases = [(0.3, 0.05, 1e-5), (0.05, 0.3, 1e-5), (0.01, 0.5, 0.0), (0.2, 0.02, 0.1), (0.6, 0.6, 0.0),
-             (0.45, 0.5, 0.01)]
+    draw = settings(seed)
+
+    def rate(low, high):
+        return round(float(draw.uniform(low, high)), 3)
+
+    cases = [(rate(0.2, 0.4), rate(0.02, 0.08), 1e-5), (rate(0.02, 0.08), rate(0.2, 0.4), 1e-5),
+             (rate(0.005, 0.02), rate(0.4, 0.6), 0.0), (rate(0.15, 0.25), rate(0.01, 0.03), 0.1),
+             (rate(0.55, 0.7), rate(0.55, 0.7), 0.0), (rate(0.42, 0.47), rate(0.48, 0.52), 0.01)]
     for fpr, fnr, delta in cases:
         out = scalar(call(fn, fpr, fnr, delta), "epsilon")
         expected = _rates_epsilon(fpr, fnr, delta)
@@ -55,7 +61,7 @@ def check_epsilon_from_rates(fn):
 
 
 @checker
-def check_clopper_pearson_upper(fn):
+def check_clopper_pearson_upper(fn, *, seed=None):
     r"""``fn(k, n, confidence)``: the one-sided Clopper-Pearson upper bound on a binomial proportion,
     ``scipy.stats.beta.ppf(confidence, k + 1, n - k)`` (and 1 when k = n)."""
     from scipy.stats import beta
@@ -63,30 +69,43 @@ def check_clopper_pearson_upper(fn):
     def reference(k, n, confidence):
         return 1.0 if k == n else float(beta.ppf(confidence, k + 1, n - k))
 
-    for k, n, confidence in ((3, 20, 0.95), (0, 10, 0.95), (5, 10, 0.95), (40, 400, 0.99), (7, 7, 0.9)):
+    draw = settings(seed)
+    small, large, full = int(draw.integers(10, 30)), int(draw.integers(200, 600)), int(draw.integers(5, 12))
+    cases = ((int(draw.integers(1, small // 4)), small, 0.95), (0, int(draw.integers(8, 20)), 0.95),
+             (int(draw.integers(3, 7)), 10, 0.95), (int(draw.integers(large // 20, large // 5)), large, 0.99),
+             (full, full, 0.9))
+    for k, n, confidence in cases:
         out = scalar(call(fn, k, n, confidence), "the upper bound")
         expected = reference(k, n, confidence)
         if close(out, expected, rtol=1e-7):
             continue
         expect(not (k == n and not np.isfinite(out)),
-                "when every trial succeeded (k = n) the upper bound is 1: beta.ppf with b = n - k = 0 is not defined")
+               f"k = n = {n}: every trial succeeded. What is the largest proportion that k = n successes are still "
+               f"consistent with, at any confidence?",
+               more="when k = n the upper bound is 1: beta.ppf with b = n − k = 0 is not defined, so return 1.0")
         if k < n:
             expect(not close(out, float(beta.ppf(1 - (1 - confidence) / 2, k + 1, n - k)), rtol=1e-7),
-                    "that is the upper end of the TWO-sided interval (alpha/2 in each tail); the audit needs a "
-                    "one-sided bound: beta.ppf(confidence, k + 1, n - k)")
+                   "that is the upper end of the TWO-sided interval (alpha/2 in each tail); the audit needs a "
+                   "one-sided bound, with all of 1 − confidence in the one tail it cares about",
+                   more="the one-sided bound is the Beta quantile at `confidence` itself, not at 1 − (1 − c)/2")
             expect(not close(out, float(beta.ppf(confidence, k, n - k + 1)), rtol=1e-7) or k == 0,
-                    "the upper bound uses Beta(k + 1, n - k); Beta(k, n - k + 1) belongs to the lower bound")
+                   "that Beta belongs to the LOWER bound: the upper end counts one more success than you saw",
+                   more="the upper bound uses Beta(k + 1, n − k); Beta(k, n − k + 1) belongs to the lower bound")
         p_hat = k / n
         wald = p_hat + 1.6448536269514722 * math.sqrt(p_hat * (1 - p_hat) / n)
         expect(not close(out, wald, rtol=1e-3) and not (k == 0 and out == 0),
-                "the normal-approximation (Wald) interval collapses to 0 when k = 0, exactly the case an audit "
-                "cares about; use the exact Beta quantile (Clopper & Pearson 1934)")
-        raise CheckFailed(f"for k = {k}, n = {n}, confidence {confidence} expected {expected:.6f}; got {out:.6f}")
+               "the normal-approximation (Wald) interval collapses to 0 when k = 0, exactly the case an audit "
+               "cares about: an audit needs an exact bound (Clopper & Pearson 1934)",
+               more="the exact bound is a quantile of a Beta distribution: scipy.stats.beta.ppf(confidence, k + 1, "
+                    "n − k)")
+        failure = CheckFailed(f"for k = {k}, n = {n}, confidence {confidence} expected {expected:.6f}; got {out:.6f}")
+        failure.more = "the exact one-sided bound is beta.ppf(confidence, k + 1, n − k), and 1 when k = n"
+        raise failure
     passed("one-sided Clopper-Pearson upper bounds (exact Beta quantiles)")
 
 
 @checker
-def check_audit_lower_bound(fn):
+def check_audit_lower_bound(fn, *, seed=None):
     r"""``fn(false_positives, n_out, false_negatives, n_in, delta, confidence)``: the audit's lower bound on
     epsilon, valid with probability ``confidence``: Clopper-Pearson upper bounds on FPR and FNR, each at level
     1 - (1 - confidence)/2 (both must hold at once), put into the epsilon-from-rates formula."""
@@ -96,8 +115,14 @@ def check_audit_lower_bound(fn):
         return epsilon_from_rates(clopper_pearson(fp, n_out, confidence=level),
                                   clopper_pearson(fn_, n_in, confidence=level), delta=delta)
 
-    for fp, n_out, fn_, n_in, delta, confidence in ((3, 500, 120, 500, 1e-5, 0.95), (0, 200, 0, 200, 1e-5, 0.95),
-                                                    (10, 300, 5, 300, 1e-3, 0.9), (150, 300, 140, 300, 1e-5, 0.95)):
+    draw = settings(seed)
+    n1, n2, n3 = (int(draw.integers(low, high)) for low, high in ((300, 700), (100, 300), (200, 400)))
+    cases = ((int(draw.integers(1, 8)), n1, int(draw.integers(n1 // 6, n1 // 3)), n1, 1e-5, 0.95),
+             (0, n2, 0, n2, 1e-5, 0.95),
+             (int(draw.integers(5, 15)), n3, int(draw.integers(3, 10)), n3, 1e-3, 0.9),
+             (int(draw.integers(n3 // 2 - 10, n3 // 2)), n3, int(draw.integers(n3 // 2 - 20, n3 // 2 - 10)), n3, 1e-5,
+              0.95))
+    for fp, n_out, fn_, n_in, delta, confidence in cases:
         out = scalar(call(fn, fp, n_out, fn_, n_in, delta, confidence), "epsilon")
         expected = epsilon_lower_bound(false_positives=fp, n_out=n_out, false_negatives=fn_, n_in=n_in, delta=delta,
                                        confidence=confidence)
@@ -122,13 +147,20 @@ def check_audit_lower_bound(fn):
 # --- white-box and one-run audits ---------------------------------------------------------------
 
 @checker
-def check_gaussian_shift_lower_bound(fn):
+def check_gaussian_shift_lower_bound(fn, *, seed=None):
     r"""``fn(mean_in, mean_out, sigma, n_in, n_out, confidence)``: one-sided lower confidence bound on
     :math:`\mu = (m_{in} - m_{out})/\sigma` from two sample means of Gaussian run statistics with known sigma,
     :math:`(\bar s_{in} - \bar s_{out})/\sigma - z_{c}\sqrt{1/n_{in} + 1/n_{out}}`, :math:`z_c = \Phi^{-1}(c)`."""
-    for mean_in, mean_out, sigma, n_in, n_out, confidence in ((4.1, 0.05, 2.4, 500, 500, 0.95),
-                                                             (1.0, -0.2, 3.0, 200, 800, 0.99),
-                                                             (0.3, 0.0, 1.0, 50, 50, 0.9)):
+    draw = settings(seed)
+
+    def value(low, high):
+        return round(float(draw.uniform(low, high)), 2)
+
+    cases = ((value(3.0, 5.0), value(-0.1, 0.1), value(2.0, 3.0), 500, 500, 0.95),
+             (value(0.8, 1.2), value(-0.3, -0.1), value(2.5, 3.5), int(draw.integers(100, 300)),
+              int(draw.integers(600, 1000)), 0.99),
+             (value(0.2, 0.4), 0.0, 1.0, int(draw.integers(30, 80)), int(draw.integers(30, 80)), 0.9))
+    for mean_in, mean_out, sigma, n_in, n_out, confidence in cases:
         out = scalar(call(fn, mean_in, mean_out, sigma, n_in, n_out, confidence), "your answer")
         shift = (mean_in - mean_out) / sigma
         se = math.sqrt(1 / n_in + 1 / n_out)
@@ -136,24 +168,32 @@ def check_gaussian_shift_lower_bound(fn):
         if close(out, expected):
             continue
         expect(not close(out, shift - stats.norm.ppf(1 - (1 - confidence) / 2) * se),
-                "that is the lower end of a TWO-sided interval; a lower bound needs only the one-sided quantile "
-                "norm.ppf(confidence)")
-        expect(not close(out, shift), "the estimated shift alone is a point estimate: subtract its uncertainty "
-                                        "(z times the standard error) so the bound errs low")
+               "that is the lower end of a TWO-sided interval; a lower bound may put all of 1 − confidence in the "
+               "one tail below it", more="use the one-sided quantile norm.ppf(confidence)")
+        expect(not close(out, shift), "the estimated shift alone is a point estimate: the bound must err low, by "
+                                      "as much as the estimate's own noise allows at this confidence",
+               more="subtract norm.ppf(confidence) times the standard error √(1/n_in + 1/n_out) (in units of σ)")
         expect(not close(out, shift - stats.norm.ppf(confidence) * math.sqrt(1 / n_in)),
-                "the difference of two means has variance sigma^2 (1/n_in + 1/n_out): both samples are noisy")
+               "only one sample's noise is counted: the difference of two means carries the noise of both",
+               more="the difference of two means has variance σ² (1/n_in + 1/n_out)")
         expect(not close(out, (mean_in - mean_out) - stats.norm.ppf(confidence) * se * sigma),
-                "mu is the shift in units of sigma: divide the difference of the means by sigma")
-        raise CheckFailed(f"for means {mean_in}, {mean_out}, sigma {sigma}, n = {n_in}, {n_out}, confidence "
-                             f"{confidence} expected {expected:.6f}; got {out:.6f}")
+               "μ is a shift in units of σ, and yours is in the units of the statistic",
+               more="divide the difference of the means by σ")
+        failure = CheckFailed(f"for means {mean_in}, {mean_out}, sigma {sigma}, n = {n_in}, {n_out}, confidence "
+                              f"{confidence} expected {expected:.6f}; got {out:.6f}")
+        failure.more = "μ̂ − Φ⁻¹(confidence) · √(1/n_in + 1/n_out) with μ̂ = (mean_in − mean_out)/σ"
+        raise failure
     passed("a one-sided lower confidence bound on the Gaussian shift mu")
 
 
 @checker
-def check_epsilon_from_gdp(fn):
+def check_epsilon_from_gdp(fn, *, seed=None):
     r"""``fn(mu, delta)``: the epsilon at ``delta`` of a mu-GDP pair, the smallest epsilon with
     :math:`\Phi(-\varepsilon/\mu + \mu/2) - e^{\varepsilon}\Phi(-\varepsilon/\mu - \mu/2) \le \delta`."""
-    for mu, delta in ((2.0, 1e-5), (0.5, 1e-5), (1.0, 1e-3), (0.27, 1e-5)):
+    draw = settings(seed)
+    cases = ((round(float(draw.uniform(1.5, 2.5)), 2), 1e-5), (round(float(draw.uniform(0.4, 0.7)), 2), 1e-5),
+             (round(float(draw.uniform(0.8, 1.2)), 2), 1e-3), (round(float(draw.uniform(0.2, 0.35)), 3), 1e-5))
+    for mu, delta in cases:
         out = scalar(call(fn, mu, delta), "your answer")
         expected = epsilon_from_mu(mu, delta=delta)
         if close(out, expected, rtol=1e-4, atol=1e-9):
@@ -169,11 +209,14 @@ def check_epsilon_from_gdp(fn):
 
 
 @checker
-def check_one_run_bound(fn):
+def check_one_run_bound(fn, *, seed=None):
     r"""``fn(r, v, confidence)``: Steinke et al.'s one-run lower bound for delta = 0, the epsilon where
     :math:`P[\mathrm{Bin}(r, e^\varepsilon/(1+e^\varepsilon)) \ge v] = 1 - \text{confidence}` (0 if v is not
     significant even at epsilon = 0)."""
-    for r, v, confidence in ((100, 80, 0.95), (200, 190, 0.95), (50, 30, 0.9), (100, 52, 0.95)):
+    draw = settings(seed)
+    cases = ((100, int(draw.integers(72, 88)), 0.95), (200, int(draw.integers(180, 196)), 0.95),
+             (50, int(draw.integers(29, 34)), 0.9), (100, int(draw.integers(48, 54)), 0.95))
+    for r, v, confidence in cases:
         out = scalar(call(fn, r, v, confidence), "your answer")
         expected = one_run_epsilon_lower_bound(m=max(r, 1), r=r, v=v, delta=0.0, confidence=confidence)
         if close(out, expected, rtol=1e-3, atol=1e-9) or (expected == 0 and abs(out) < 1e-6):

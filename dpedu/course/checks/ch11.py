@@ -10,16 +10,20 @@ import math
 
 import numpy as np
 
-from .common import CheckFailed, call, checker, close, expect, passed, scalar
+from .common import CheckFailed, call, checker, close, expect, passed, scalar, settings
 
 __all__ = ["check_output_sensitivity", "check_square_root_coefficients", "check_factorization_sensitivity"]
 
 
 @checker
-def check_output_sensitivity(fn):
+def check_output_sensitivity(fn, *, seed=None):
     r"""``fn(n, regularization, lipschitz, relation)``: the L2 sensitivity of the regularised minimiser,
     :math:`L/(n\Lambda)` under ``"add_remove"`` and :math:`2L/(n\Lambda)` under ``"replace_one"``."""
-    cases = [(1000, 0.01, 1.0), (30_000, 1e-4, math.sqrt(15)), (50, 2.0, 0.3)]
+    draw = settings(seed)
+    cases = [(int(draw.integers(500, 5000)), float(10.0 ** -draw.integers(1, 4)), round(float(draw.uniform(0.5, 2.0)), 2)),
+             (int(draw.integers(10_000, 60_000)), float(10.0 ** -draw.integers(3, 6)),
+              math.sqrt(int(draw.integers(5, 30)))),
+             (int(draw.integers(20, 100)), round(float(draw.uniform(1.5, 3.0)), 1), round(float(draw.uniform(0.1, 0.5)), 2))]
     for n, lam, lipschitz in cases:
         for relation, factor in (("add_remove", 1.0), ("replace_one", 2.0)):
             out = scalar(call(fn, n, lam, lipschitz, relation), "sensitivity")
@@ -42,14 +46,17 @@ def check_output_sensitivity(fn):
 
 
 @checker
-def check_square_root_coefficients(fn):
+def check_square_root_coefficients(fn, *, seed=None):
     r"""``fn(n)``: the first n coefficients :math:`r_k = \binom{2k}{k}/4^k` of the square root of the
     prefix-sum matrix (a 1-D array); the Toeplitz matrix they make, squared, is the all-ones lower triangle."""
-    for n in (1, 2, 7, 64, 600):
+    draw = settings(seed)
+    for n in (1, 2, int(draw.integers(5, 12)), int(draw.integers(40, 100)), int(draw.integers(550, 800))):
         out = np.asarray(call(fn, n), dtype=float)
         expect(out.shape == (n,), f"return an array of n = {n} coefficients; got shape {out.shape}")
         expect(bool(np.all(np.isfinite(out))), f"at n = {n} your coefficients are not finite: binom(2k, k) and 4^k "
-                                                "overflow for large k; use the ratio r_k = r_(k-1) (2k-1)/(2k)")
+                                                "overflow for large k although their ratio is small; compute each "
+                                                "coefficient from the one before it",
+               more="r_k / r_(k−1) = (2k − 1)/(2k): start at r_0 = 1 and multiply")
         expected = np.ones(n)
         for k in range(1, n):
             expected[k] = expected[k - 1] * (2 * k - 1) / (2 * k)
@@ -57,18 +64,22 @@ def check_square_root_coefficients(fn):
             continue
         expect(not close(out, 0.5 ** np.arange(n), rtol=1e-9),
                "2^-k is not the square root: check that the Toeplitz matrix of your r, times itself, is the "
-               "lower triangle of ones (its k-th entry is sum_j r_j r_(k-j) = 1)")
+               "lower triangle of ones (its k-th entry is sum_j r_j r_(k-j) = 1)",
+               more="the coefficients are those of the power series of 1/√(1 − x): r_k = r_(k−1) (2k − 1)/(2k)")
         shifted = np.append(expected[1:], expected[-1] * (2 * n - 1) / (2 * n))      # r_1, ..., r_n
         expect(not close(out, shifted, rtol=1e-9), "start at r_0 = 1 (k = 0, 1, ..., n-1)")
-        raise CheckFailed(f"the coefficients for n = {n} are wrong: r_0 = 1, r_1 = 1/2, r_2 = 3/8, r_3 = 5/16")
+        failure = CheckFailed(f"the coefficients for n = {n} are wrong: the Toeplitz matrix of r, times itself, must "
+                              f"be the lower triangle of ones, so r_0² = 1 and r_0 r_1 + r_1 r_0 = 1 fix the first two")
+        failure.more = "r_0 = 1 and r_k = r_(k−1) (2k − 1)/(2k): 1, 1/2, 3/8, 5/16, ..."
+        raise failure
     passed("r_k = binom(2k, k) / 4^k: the square root of the prefix-sum matrix")
 
 
 @checker
-def check_factorization_sensitivity(fn):
+def check_factorization_sensitivity(fn, *, seed=None):
     r"""``fn(C, participations)``: :math:`\max_\pi \sqrt{\sum_{s,t\in\pi}(C^\top C)_{st}}` over the given
     participation patterns (lists of step indices), for a C with non-negative entries."""
-    rng = np.random.default_rng(11)
+    rng = settings(seed)
     for trial in range(4):
         n = 6 + 2 * trial
         C = np.tril(rng.uniform(0.0, 1.0, size=(n, n)))

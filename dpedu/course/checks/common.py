@@ -3,6 +3,13 @@
 Every ``check_*`` is wrapped by :func:`checker`: it runs with floating-point warnings silenced (a result is
 judged by its value, not by a warning) and turns anything the check itself cannot handle into a
 :class:`~dpedu.course.notebook.CheckFailed` hint, so a strange answer never crashes the check.
+
+A check draws the settings it grades from :func:`settings`, afresh at every call (``seed=None``): a failure
+may show the expected value for the settings it tried, and those settings are not the ones of the next run,
+so a shown value cannot be copied into an answer. The noise a noisy answer must add is drawn by the student's
+function from generators the check seeds itself, so a correct answer gets the same verdict every time.
+:func:`expect_independent_noise` tests what makes a noisy vector private: independent noise in every
+coordinate, at the stated scale, of the stated shape.
 """
 
 from __future__ import annotations
@@ -18,12 +25,13 @@ from pathlib import Path
 import numpy as np
 from scipy.special import expit
 
+from ...accountants import OrderGridEdgeWarning
 from ..notebook import CheckFailed
 from .guard import ExerciseRefused, exercise_of_check, refusing
 
 __all__ = ["CheckFailed", "NOT_WRITTEN", "RUNNING", "LAST_FAILURE", "checker", "expect", "where_raised",
            "returned_from", "student", "call", "call_strict", "scalar",
-           "vector", "close", "passed", "problem", "loss", "per_example_gradients", "clip_rows", "classic_z"]
+           "vector", "settings", "expect_independent_noise", "excess_kurtosis", "close", "passed", "problem", "loss", "per_example_gradients", "clip_rows", "classic_z"]
 
 NOT_WRITTEN = "not written yet: replace the line `raise NotImplementedError(...)` with your code"
 
@@ -55,6 +63,9 @@ def checker(check):
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
+                # a check's settings are drawn afresh: an optimal order at the edge of an accountant's grid (the
+                # reference and the student's value alike) is no news to the student
+                warnings.simplefilter("ignore", OrderGridEdgeWarning)
                 return check(*args, **kwargs)
         except CheckFailed as exc:
             raise _located(exc, number) from None
@@ -272,3 +283,66 @@ def clip_rows(G, clip_norm):
 def classic_z(epsilon, delta):
     """The classic Gaussian calibration sqrt(2 ln(1.25/delta)) / epsilon."""
     return math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+def settings(seed=None):
+    """The generator a check draws its settings from: fresh entropy at every call when ``seed`` is None (what
+    the chapters use), a fixed stream for a given seed (what the tests use to replay a check).
+
+    Never the student's random state: a student's ``np.random.seed`` changes nothing here.
+    """
+    return np.random.default_rng(seed)
+
+
+def excess_kurtosis(x):
+    """The excess kurtosis of a sample: 0 for a Gaussian, 3 for Laplace."""
+    centred = x - x.mean()
+    return float(np.mean(centred**4) / np.mean(centred**2) ** 2 - 3.0)
+
+
+def expect_independent_noise(noise, std, what="the noise", *, mechanism="Gaussian"):
+    """Fail unless ``noise`` (one row per call of the student's function, one column per coordinate) looks like
+    independent draws of N(0, std²) in every coordinate (or Laplace with that standard deviation).
+
+    What is tested, in the order a wrong answer meets it: noise at all; the coordinates *not* sharing one draw
+    (sample correlations, each within 6/√draws of 0: one scalar added to every coordinate has correlation 1);
+    every coordinate at the stated standard deviation (within 8 %); mean 0; and the shape of the distribution
+    (excess kurtosis 0 for a Gaussian, 3 for Laplace). With 2000 draws of 3 or more coordinates a correct answer
+    passes each test with a wide margin, and one shared draw is told from independent ones every time.
+    """
+    noise = np.asarray(noise, dtype=float)
+    draws, d = noise.shape
+    expect(np.all(np.isfinite(noise)), f"{what} is not finite")
+    spread = noise.std(axis=0)
+    expect(np.all(spread > 0), f"{what} is missing: with a positive noise multiplier every coordinate must change "
+                               f"from call to call", more="draw the noise from the rng you are given, one value per "
+                                                           "coordinate")
+    if d > 1:
+        correlation = np.corrcoef(noise, rowvar=False)[~np.eye(d, dtype=bool)]
+        worst = float(np.max(np.abs(correlation)))
+        if worst > 6.0 / math.sqrt(draws):
+            shared = worst > 0.99
+            expect(False, (f"every coordinate got the same noise draw (correlation {worst:.2f} between "
+                           f"coordinates): one draw shared by all {d} coordinates hides a change only along "
+                           f"(1, ..., 1); any other difference between the sums of neighbouring datasets is "
+                           f"released with no noise at all. That is not differential privacy for a vector"
+                           if shared else
+                           f"the noise of different coordinates is correlated ({worst:.2f}): each coordinate "
+                           f"needs its own, independent draw"),
+                   more=f"draw {d} independent values at once, e.g. rng.normal(0.0, std, size={d}) for a vector "
+                        f"of {d} coordinates")
+    target = std
+    low, high = float(spread.min()), float(spread.max())
+    if low < 0.92 * target or high > 1.08 * target:
+        raise CheckFailed(f"{what} must have standard deviation {target:.4g} in every coordinate; yours ranges from "
+                          f"{low:.4g} to {high:.4g}")
+    means = noise.mean(axis=0)
+    expect(np.all(np.abs(means) < 5.0 * target / math.sqrt(draws)), f"{what} must have mean 0 in every coordinate")
+    kurtosis = excess_kurtosis(noise.ravel() / target)
+    expected_kurtosis = 3.0 if mechanism == "Laplace" else 0.0
+    shaped = abs(kurtosis) < 0.75 if mechanism == "Gaussian" else kurtosis > 1.5   # standard errors 0.05, 0.4
+    expect(shaped,
+           f"{what} is not {mechanism}: its tails are too {'heavy' if kurtosis > expected_kurtosis else 'light'} "
+           f"(excess kurtosis {kurtosis:.2f}; {expected_kurtosis:g} for the {mechanism} distribution)",
+           more=("the Gaussian mechanism draws rng.normal(0.0, std, size=d)" if mechanism == "Gaussian" else
+                 "the Laplace mechanism draws rng.laplace(0.0, scale, size=d)"))

@@ -1,9 +1,11 @@
-"""The second level of a hint, shown when it is asked for: ``checks.hint("2.2")``.
+"""The levels of a hint, shown when they are asked for: ``checks.hint("2.2")``.
 
 A failed check says what is wrong and where (the line of the student's function that returned the answer),
-not how to fix it. Asking for more shows, for the exercise's last failed check, the second level that its
-failure carries (what to change), or else the exercise's general hint below. Nothing here prints an answer's
-code: the hints name the idea, the formula in words, or the numpy function to look up.
+not how to fix it. Asking for more shows, for the exercise's last failed check, the level that its failure
+carries (what to change), or else the exercise's general hint below. An exercise whose general hint would give
+the answer away has two levels, a tuple: the first call of ``checks.hint`` points at the idea, the next one
+names the fix (``checks.hint("0.3", level=2)`` asks for it directly). Nothing here prints an answer's code:
+the hints name the idea, the formula in words, or the numpy function to look up.
 
 >>> import numpy as np
 >>> from dpedu.course import checks
@@ -14,6 +16,8 @@ code: the hints name the idea, the formula in words, or the numpy function to lo
 you clipped coordinates one by one (np.clip), which changes the direction of the vector (your function returned it from line 2 of ...)
 >>> checks.hint("2.2")
 Exercise 2.2, more: scale the whole vector by one factor, min(1, C / ‖v‖), so its direction stays; np.clip acts on each coordinate alone.
+>>> checks.hint("11.2", level=1)
+Exercise 11.2, hint 1 of 2: the coefficients are those of the power series of 1/√(1 − x). Binomials and powers of 4 overflow long before their ratio does: how does each coefficient follow from the one before it?
 """
 
 from __future__ import annotations
@@ -21,14 +25,16 @@ from __future__ import annotations
 from .common import LAST_FAILURE
 from .guard import EXERCISES
 
-__all__ = ["GENERAL", "hint_text", "hint"]
+__all__ = ["GENERAL", "levels", "hint_text", "hint"]
 
 GENERAL = {
     "0.1": "keep the true bit with probability e^ε / (1 + e^ε), otherwise flip it; draw one uniform number per "
            "person from the generator you are given.",
     "0.2": "the share of 'yes' answers is p·s + (1 − p)(1 − s) for a true share s: solve it for s.",
-    "0.3": "the attacker guesses 'in' when the noisy count is above the midpoint; the Laplace noise must exceed "
-           "1/2 in the wrong direction to fool it, which happens with probability exp(−ε/2)/2.",
+    "0.3": ("the guess is wrong only when the noise carries the count across the threshold, halfway between the "
+            "two possible counts. How likely is Laplace noise to go that far in one given direction?",
+            "the noise must exceed 1/2 in the wrong direction, Pr[Lap(b) > t] = exp(−t/b)/2 with b = 1/ε: the guess "
+            "is right with probability 1 − exp(−ε/2)/2."),
     "1.1": "the loss of one example is ln(1 + exp(−m)) with the margin m = y θ·x; average it over the rows. "
            "np.logaddexp(0, −m) computes it without overflow.",
     "1.2": "the gradient of one example is −y σ(−m) x; average those vectors over the rows (one entry per feature).",
@@ -73,11 +79,16 @@ GENERAL = {
     "8.2": "solve each of the two inequalities of the testing game for β; the curve is the largest of the two and 0.",
     "8.3": "each pair gives a floor under the FNR; the largest floor is the curve, and the best TPR is 1 minus it.",
     "9.1": "solve both inequalities of (ε, δ)-DP for ε and keep the larger, never below 0.",
-    "9.2": "the one-sided upper bound is the confidence-quantile of Beta(k + 1, n − k); with k = n it is 1.",
+    "9.2": ("Clopper and Pearson's exact bound is a quantile of a Beta distribution: which one belongs to the UPPER "
+            "end after k successes in n trials, which quantile is one-sided, and what happens when k = n?",
+            "return scipy.stats.beta.ppf(confidence, k + 1, n − k), and 1.0 when k = n (the Beta with b = 0 is not "
+            "defined)."),
     "9.3": "bound both rates from above at the same time (each at level 1 − (1 − confidence)/2), then turn the "
            "bounds into ε as in Exercise 9.1.",
-    "9.4": "the difference of the two sample means has standard deviation σ √(1/n_in + 1/n_out); subtract the "
-           "one-sided quantile times it.",
+    "9.4": ("estimate μ from the two sample means, then lower it by as much as that estimate's own noise allows at "
+            "this confidence, on one side only. What is the standard deviation of a difference of two independent "
+            "means?",
+            "(mean_in − mean_out)/σ − norm.ppf(confidence) · √(1/n_in + 1/n_out)."),
     "9.5": "the left side decreases in ε: bisect on ε until it is at most δ.",
     "9.6": "the p-value of v correct guesses at ε is P[Bin(r, p(ε)) ≥ v]; find the ε where it equals "
            "1 − confidence.",
@@ -85,7 +96,9 @@ GENERAL = {
             "theorem is for replace-one neighbours.",
     "11.1": "the minimiser moves by at most (the change of the gradient sum) / (N Λ); one record changes that sum "
             "by L when added or removed and by 2L when replaced.",
-    "11.2": "r₀ = 1 and each next coefficient is the previous one times (2k − 1) / (2k): the coefficients of 1/√(1 − x).",
+    "11.2": ("the coefficients are those of the power series of 1/√(1 − x). Binomials and powers of 4 overflow long "
+             "before their ratio does: how does each coefficient follow from the one before it?",
+             "r₀ = 1 and r_k = r_(k−1) · (2k − 1)/(2k)."),
     "11.3": "for each participation pattern add up the columns of C it touches, take the norm, keep the largest.",
     "12.1": "P is a mixture: sum over k of C(T, k) q^k (1 − q)^(T − k) times N(k, z² T); find the x where the log "
             "density ratio equals ε, then δ = P(X > x) − e^ε Q(X > x), both sums of normal tails.",
@@ -98,16 +111,38 @@ GENERAL = {
 }
 
 
-def hint_text(number):
-    """The second level for exercise ``number`` (``"2.2"``): what its last failure carries, else the general hint."""
+_SHOWN = {}        # exercise number -> the level of its general hint shown last
+
+
+def levels(number):
+    """The levels of exercise ``number``'s general hint, as a tuple (one or two of them)."""
+    general = GENERAL[number]
+    return general if isinstance(general, tuple) else (general,)
+
+
+def hint_text(number, level=None):
+    """The next level of the hint for exercise ``number`` (``"2.2"``), or the one asked for (1, 2, ...).
+
+    An exercise with one level: what its last failure carries, else the general hint. With two levels: the idea
+    first; then what the last failure carries, else the general hint's second level, the fix.
+    """
     if not isinstance(number, str) or number not in EXERCISES:
         raise ValueError(f"number must be an exercise number such as '2.2', one of {sorted(EXERCISES)}; "
                          f"got {number!r}")
-    failure = LAST_FAILURE.get(number)
-    more = getattr(failure, "more", None)
-    return f"Exercise {number}, more: {more or GENERAL[number]}"
+    steps = levels(number)
+    if level is None:
+        level = min(_SHOWN.get(number, 0) + 1, len(steps))
+    elif isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= len(steps):
+        raise ValueError(f"level must be an int from 1 to {len(steps)} for exercise {number}; got {level!r}")
+    _SHOWN[number] = level
+    more = getattr(LAST_FAILURE.get(number), "more", None)
+    if len(steps) == 1:
+        return f"Exercise {number}, more: {more or steps[0]}"
+    text = steps[0] if level == 1 else (more or steps[level - 1])
+    return f"Exercise {number}, hint {level} of {len(steps)}: {text}"
 
 
-def hint(number):
-    """Print the second level of the hint for exercise ``number`` (``checks.hint("2.2")``)."""
-    print(hint_text(number))
+def hint(number, level=None):
+    """Print the next level of the hint for exercise ``number`` (``checks.hint("2.2")``), or the ``level`` asked
+    for."""
+    print(hint_text(number, level))

@@ -134,6 +134,37 @@ class LearnersComparison:
         """Shape (n_epsilons, n_seeds): one learner's accuracies."""
         return self.accuracies[self.learners.index(check_choice(learner, "learner", self.learners))]
 
+    def leaders(self):
+        """At each epsilon: ``(best, close)``, the learner of the highest mean accuracy over seeds and the others
+        whose mean is within one standard deviation over seeds (the larger of the two learners') of it: a race
+        whose seeds cannot tell them apart."""
+        means, spreads = self.accuracies.mean(axis=2), self.accuracies.std(axis=2)
+        out = []
+        for j in range(len(self.epsilons)):
+            best = int(np.argmax(means[:, j]))
+            close = tuple(self.learners[i] for i in range(len(self.learners)) if i != best
+                          and means[best, j] - means[i, j] <= max(spreads[i, j], spreads[best, j]))
+            out.append((self.learners[best], close))
+        return out
+
+    def table(self):
+        """The race as text: test accuracy in % (mean ± standard deviation over seeds) per learner and epsilon, the
+        leader at each epsilon with the learners its seeds cannot separate from it, and the accounting check."""
+        width = 16
+        header = f"{'learner':<24}" + "".join(f"{'eps ' + format(e, 'g'):>{width}}" for e in self.epsilons)
+        lines = [f"test accuracy, % (mean ± std over {self.accuracies.shape[2]} seeds); non-private ceiling "
+                 f"{100 * self.non_private:.2f} %", header]
+        for i, name in enumerate(self.learners):
+            cells = [f"{100 * a.mean():.2f} ± {100 * a.std():.2f}" for a in self.accuracies[i]]
+            lines.append(f"{LEARNER_SPECS[name].name:<24}" + "".join(f"{c:>{width}}" for c in cells))
+        lines.append("best at each epsilon (and those within one std over seeds of it):")
+        for eps, (best, close) in zip(self.epsilons, self.leaders()):
+            tied = f" ({', '.join(LEARNER_SPECS[n].name for n in close)} within the spread)" if close else ""
+            lines.append(f"  {eps:g}: {LEARNER_SPECS[best].name}{tied}")
+        inside = bool(np.all(self.accounted <= self.epsilons[None, :]))
+        lines.append(f"every selection's accounted epsilon <= its target: {inside}")
+        return "\n".join(lines)
+
 
 @dataclass(frozen=True)
 class PrefixSumRow:
