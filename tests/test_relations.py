@@ -188,7 +188,11 @@ def test_composition_accountants_amplify_without_replacement_like_poisson_at_hal
 def test_relations_table_states_every_pair():
     from dpedu.research.experiments.relations import format_relations_table, relations_table
     table = relations_table(steps=10, accountants=("rdp", "pld", "sequential"))
-    assert len(table) == 12
+    assert len(table) == 7 * 3                                               # seven schemes, three relations
+    assert set(table[("fixed batches", "add_remove")].values()) == {"not held"}   # adding a record moves the others
+    assert table[("fixed batches", "zero_out")]["pld"] == pytest.approx(gaussian_epsilon_exact(1e-5, 1.0), rel=1e-9)
+    assert table[("fixed batches", "replace_one")]["pld"] == pytest.approx(gaussian_epsilon_exact(1e-5, 0.5), rel=1e-9)
+    assert table[("Poisson", "zero_out")] == table[("Poisson", "add_remove")]      # the same pair (§1.2)
     assert set(table[("balls-in-bins", "add_remove")].values()) == {"refused"} == set(
         table[("balls-in-bins", "replace_one")].values())                   # its numbers: balls_in_bins_row
     for (scheme, _), row in table.items():

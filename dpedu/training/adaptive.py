@@ -7,7 +7,9 @@ norms. Each step also releases a noisy count of the batch's gradients that were 
           + \mathcal N(0, \sigma_b^2)}{qn} + \tfrac12 ,
 
 and moves C geometrically towards the quantile: :math:`C_{t+1} = C_t\,e^{-\eta_C(\tilde b_t - \gamma)}`. The
-shifted indicators :math:`\pm\tfrac12` give the count sensitivity 1/2 (add/remove). Releasing the count costs
+shifted indicators :math:`\pm\tfrac12` give the count sensitivity 1/2 (add/remove, with the divisor qn public as
+in DP-SGD: docs/math.md §1.2; under zero-out a record whose gradient was clipped, replaced by the zero-gradient
+record, which counts as unclipped, moves the count by 1, not 1/2). Releasing the count costs
 privacy, so the gradient sum gets a little more noise, :math:`z_\Delta = (z^{-2} - (2\sigma_b)^{-2})^{-1/2}`,
 and the two releases together are exactly one Gaussian step with the requested multiplier z: the ledger does
 not change (docs/math.md §24.1). This needs :math:`2\sigma_b > z`.

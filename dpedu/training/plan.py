@@ -229,8 +229,11 @@ def plan_dp_sgd(n, *, noise_multiplier, clip_norm, sampling_rate, steps=None, ep
         the gradient sum has the same sensitivity C (docs/math.md §5).
     loss_every : int, optional
         Record the mean training loss every this many steps (default: once per epoch) and after the last.
-    relation : {"add_remove", "replace_one"}
-        The neighbouring relation the events are stated under (docs/math.md §22); training does not change.
+    relation : {"add_remove", "replace_one", "zero_out"}
+        The neighbouring relation the events are stated under (docs/math.md §1.2, §22); training does not change.
+        Add/remove treats n as public (the divisor q n, m or n / b is a constant of the plan); zero-out (a record
+        replaced by one with a zero gradient) keeps n. A scheme refuses a relation its batches do not satisfy:
+        ``"cyclic"`` (one split, a permutation modulo b) refuses add/remove, since adding a record moves the others.
     max_batch_size : int, optional
         The cap of ``sampling="truncated_poisson"``, required there and refused with any other scheme.
     target_quantile : float in (0, 1), optional
