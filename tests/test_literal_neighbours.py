@@ -65,6 +65,18 @@ def test_derived_ftrl_law_is_what_the_learner_draws(kind):
             assert law_mismatches(law, observed) == []
 
 
+def test_fixed_batches_put_the_record_in_a_batch_in_proportion_to_its_size():
+    first, _ = literal_worlds("zero_out", 5, other_gradient=0)           # n = 5, b = 4: sizes 2, 1, 1, 1
+    settings = dict(sampling_rate=0.25, steps=4, relation="zero_out")
+    law = batch_sum_law(plan_dp_sgd(5, noise_multiplier=1.0, clip_norm=1.0, sampling="cyclic", **settings).scheme,
+                        first, steps=4)
+    assert sorted(law.weights.tolist()) == pytest.approx([0.2, 0.2, 0.2, 0.4])
+    observed = observed_batch_sums(first, runs=200, rng=6, sampling="cyclic", **settings)
+    assert law_mismatches(law, observed) == []
+    uniform = BatchSumLaw(np.full(4, 0.25), law.sums)                    # a split that ignored the sizes
+    assert law_mismatches(uniform, observed)
+
+
 def test_the_law_check_rejects_a_wrong_law():
     first, second = literal_worlds("replace_one", 8, other_gradient=-1)
     settings = dict(sampling_rate=0.25, steps=8, relation="replace_one")
