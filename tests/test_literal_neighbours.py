@@ -263,6 +263,34 @@ def test_output_perturbation_needs_n_public():
     assert public.epsilon == literal.epsilon
 
 
+SINGLE = GaussianMixture(np.array([1.0]), np.array([[0.0]]))
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: audit_dp_sgd("shuffle", "add_remove"), ValueError, "sampling must be one of"),
+    (lambda: audit_dp_sgd("poisson", "add_remove", noise_multiplier=0.0), ValueError, "noise_multiplier"),
+    (lambda: audit_dp_sgd("poisson", "add_remove", draws=0), ValueError, "draws"),
+    (lambda: audit_dp_sgd("balls_in_bins", "add_remove", steps=6), ValueError, "whole number of epochs"),
+    (lambda: audit_ftrl("tree", "swap"), ValueError, "relation"),
+    (lambda: audit_ftrl("tree", "zero_out", batches=0), ValueError, "batches"),
+    (lambda: audit_ftrl("tree", "add_remove"), ValueError, "does not hold under relation='add_remove'"),
+    (lambda: literal_worlds("zero_out", 1, other_gradient=0), ValueError, "n must be >= 2"),
+    (lambda: literal_worlds("zero_out", 4, other_gradient=2), ValueError, "other_gradient"),
+    (lambda: removal_movement("sgd"), ValueError, "learner"),
+    (lambda: removal_movement("dp_sgd", n=1), ValueError, "n must be >= 2"),
+    (lambda: mixture_delta(SINGLE, SINGLE, 1.0, draws=10**9, rng=0), ValueError, "draws"),
+    (lambda: observed_batch_sums(literal_worlds("zero_out", 4, other_gradient=0)[0], runs=10**6, rng=0,
+                                 sampling="poisson"), ValueError, "runs"),
+    (lambda: batch_sum_law(plan_dp_sgd(4, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2,
+                                       sampling="poisson").scheme, literal_worlds("add_remove", 4, other_gradient=0)[1]),
+     ValueError, "the scheme is for n=4"),
+    (lambda: claimed_epsilon("ledger", 1e-2), TypeError, "ledger"),
+])
+def test_bad_arguments_are_refused_by_name(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
 def test_table_text_names_every_column():
     text = format_neighbour_table([audit_noisy_gd(delta=1e-3)])
     assert "eps" in text and "delta measured" in text and "interval (95 %)" in text and "holds" in text

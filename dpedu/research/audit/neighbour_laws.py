@@ -53,6 +53,8 @@ LEARNING_RATE = 1e-6
 RECORDS = {1: (ROW_NORM, -1.0), -1: (ROW_NORM, 1.0), 0: (0.0, 1.0)}
 #: At most this many mixture components per block (a law with more is refused, by name).
 MAX_COMPONENTS = 4096
+#: At most this many noise-free runs of the real code per call of :func:`observed_batch_sums`.
+MAX_RUNS = 100_000
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,16 @@ def _epoch_components(scheme, world):
     """One balls-in-bins epoch (b steps): every record in one of the b batches, uniformly and independently."""
     b, o, g = scheme.batches_per_epoch, world.other_gradient, world.record
     out = {}
+    if o == 0:                                           # the others' bins add nothing: only the record's bin
+        for j in ([None] if g is None else range(b)):
+            sums = np.zeros(b)
+            if j is not None:
+                sums[j] += g
+            _add(out, sums, 1.0 if j is None else 1.0 / b)
+        return out
+    if math.comb(world.others + b - 1, b - 1) * b > MAX_COMPONENTS:
+        raise ValueError(f"balls-in-bins with {world.others} other records of a non-zero gradient in b={b} bins has "
+                         f"more than {MAX_COMPONENTS} components per epoch: use fewer records or other_gradient=0")
     for counts in _compositions(world.others, b):
         p = math.exp(math.lgamma(world.others + 1) - sum(math.lgamma(c + 1) for c in counts)) / b ** world.others
         base = o * np.array(counts, dtype=float)
@@ -259,7 +271,7 @@ def observed_batch_sums(world, *, runs, rng, sampling=None, ftrl=None, **plan_se
     :math:`10^{-12}` (its noise then moves a sum by about :math:`10^{-12}` C), the sums recovered from the prefix
     sums. Either way theta starts at 0 with the learning rate :data:`LEARNING_RATE`.
     """
-    runs = check_positive_int(runs, "runs")
+    runs = check_positive_int(runs, "runs", maximum=MAX_RUNS)
     rng = check_rng(rng)
     X, y = world.data()
     out = []

@@ -42,13 +42,13 @@ from scipy.special import log_ndtr
 
 from ...accountants import compare
 from ...accountants.balls_in_bins import balls_in_bins_upper_bound
-from ...events import ADD_REMOVE, ledger_pairs
+from ...events import ADD_REMOVE, check_relation, ledger_pairs
 from ...events_allocation import BallsInBinsGaussianEvent
 from ...learners import factorized_gradient_descent, make_factorization
 from ...training import (SAMPLINGS, noisy_gradient_descent, plan_dp_sgd, plan_noisy_gradient_descent, run_dp_sgd,
                          run_noisy_gradient_descent)
 from ...training.sampling import Cyclic
-from ...engine.validation import check_delta, check_positive, check_positive_int, check_rng
+from ...engine.validation import check_choice, check_delta, check_positive, check_positive_int, check_rng
 from .neighbour_laws import LEARNING_RATE, World, batch_sum_law, factorization_transform, literal_worlds
 from .statistics import check_confidence, clopper_pearson
 
@@ -62,6 +62,8 @@ __all__ = ["TOLERANCE", "NeighbourRow", "claimed_epsilon", "gaussian_pair_delta"
 #: (the tests), 5 % and 2.2 standard errors (about 1 % per direction). At delta = 1e-3 and 10**6 draws it would be
 #: 0.9 standard errors (18 %): use the exact rows or many more draws there (docs/math.md §20.5).
 TOLERANCE = 0.1
+#: At most this many Monte Carlo draws per direction (:func:`mixture_delta`).
+MAX_DRAWS = 10**8
 #: The DP-SGD schemes audited: every scheme of :data:`dpedu.training.SAMPLINGS` but the shuffled one, which no
 #: accountant prices (docs/math.md §22.6).
 DP_SGD_SCHEMES = ("poisson", "fixed", "truncated_poisson", "balls_in_bins", "cyclic")
@@ -153,7 +155,7 @@ def mixture_delta(first, second, epsilon, *, draws, rng, confidence=0.95, chunk=
     together with probability at least ``confidence`` c and the larger δ lies in [max of lowers, max of uppers].
     Two single Gaussians are computed exactly instead (:func:`gaussian_pair_delta`).
     """
-    draws = check_positive_int(draws, "draws")
+    draws = check_positive_int(draws, "draws", maximum=MAX_DRAWS)
     confidence = check_confidence(confidence)
     if len(first.weights) == 1 and len(second.weights) == 1:
         exact = gaussian_pair_delta(math.sqrt(first.blocks) * float(np.linalg.norm(first.means - second.means)),
@@ -162,7 +164,8 @@ def mixture_delta(first, second, epsilon, *, draws, rng, confidence=0.95, chunk=
     rng = check_rng(rng)
     ends = []
     for p, q in ((first, second), (second, first)):
-        hits = 0
+        hits = 0                                          # chunks of at most 2e7 exponentials in memory at once
+        chunk = max(1, min(chunk, 20_000_000 // (p.blocks * max(len(p.weights), len(q.weights)))))
         for start in range(0, draws, chunk):
             y = p.sample(min(chunk, draws - start), rng)
             loss = p.log_density(y) - q.log_density(y)
@@ -230,6 +233,8 @@ def audit_dp_sgd(sampling, relation, *, n=8, sampling_rate=0.25, steps=8, noise_
     is the plans' own ledger (or ``claim``, a ledger).
     """
     delta = check_delta(delta)
+    check_choice(sampling, "sampling", DP_SGD_SCHEMES)
+    noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
     settings = dict(noise_multiplier=noise_multiplier, clip_norm=1.0, sampling_rate=sampling_rate, steps=steps,
                     learning_rate=LEARNING_RATE, sampling=sampling, relation=relation,
                     max_batch_size=max_batch_size if sampling == "truncated_poisson" else None)
@@ -260,8 +265,9 @@ def audit_ftrl(kind, relation, *, n=8, batches=4, epochs=2, noise_multiplier=1.0
     (:func:`~dpedu.research.audit.neighbour_laws.factorization_transform` whitens them); the batches are the
     ``"cyclic"`` scheme's on each dataset's n records (n and n + 1 under add/remove).
     """
-    delta = check_delta(delta)
-    steps = batches * epochs
+    delta, relation = check_delta(delta), check_relation(relation)
+    noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
+    steps = check_positive_int(batches, "batches") * check_positive_int(epochs, "epochs")
     factorization = make_factorization(kind, steps, bands=min(batches, 4))   # as the learner builds it
     transform = factorization_transform(factorization)
     if claim is None:
@@ -303,9 +309,9 @@ def audit_noisy_gd(*, n=8, iterations=4, epsilon=0.5, delta_per_iteration=1e-4, 
     """
     delta = check_delta(delta)
     settings = dict(iterations=iterations, epsilon=epsilon, delta=delta_per_iteration)
-    worlds = World(n, 0, None), World(n, 0, 1)
+    worlds = World(check_positive_int(n, "n"), 0, None), World(n, 0, 1)
     shifts = set()
-    for seed in range(check_positive_int(seeds, "seeds")):
+    for seed in range(check_positive_int(seeds, "seeds", maximum=100)):
         (c0, s0, result), (c1, s1, _) = (_noisy_gd_release(world, seed, settings) for world in worlds)
         shifts.add((round(c1 - c0, 9), round(s1 - s0, 6)))
     if len(shifts) != 1:
@@ -368,6 +374,9 @@ def removal_movement(learner, *, n=8):
     (analytic calibration: the noise is about 7e-4 C and the count n to 1e-6), the same seed on both.
     The first is 2 (the mean of n - 1 clipped gradients differs from the mean of n by up to 2C/n); the second is 1.
     """
+    check_choice(learner, "learner", ("dp_sgd", "noisy_gd"))
+    if check_positive_int(n, "n") < 2:
+        raise ValueError(f"n must be >= 2 (the removed record and one other); got {n}")
     worlds = World(n - 1, -1, 1), World(n - 1, -1, None)
     moves, divisors = [], []
     for world in worlds:
@@ -377,14 +386,12 @@ def removal_movement(learner, *, n=8):
                                learning_rate=LEARNING_RATE)
             theta = run_dp_sgd(X, y, plan, theta0=np.zeros(1), rng=0).theta
             divisors.append(plan.divisor)
-        elif learner == "noisy_gd":
+        else:
             plan = plan_noisy_gradient_descent(1, 1e6, 1e-5, clip_norm=1.0, learning_rate=LEARNING_RATE,
                                                calibration="analytic")
             result = run_noisy_gradient_descent(X, y, plan, rng=0)
             theta = result.theta
             divisors.append(result.details.noisy_count)
-        else:
-            raise ValueError(f"learner must be 'dp_sgd' or 'noisy_gd'; got {learner!r}")
         moves.append(float(-theta[0]) / LEARNING_RATE)          # the update over eta (theta_0 = 0)
     return abs(moves[0] - moves[1]) * divisors[0], abs(moves[0] * divisors[0] - moves[1] * divisors[1])
 
