@@ -24,17 +24,38 @@ from scipy import stats
 from dpedu.accountants import LaplaceEvent, make_accountant
 from dpedu.events import GaussianEvent, SubsampledGaussianEvent
 from dpedu.learners import FactorizedGaussianEvent, factorized_gradient_descent
-from dpedu.research.audit.neighbour_convex import (audit_objective_perturbation, audit_output_perturbation,
-                                                   gaussian_1d_delta, recovered_linear_terms)
-from dpedu.research.audit.neighbour_laws import (BatchSumLaw, GaussianMixture, batch_sum_law, literal_worlds,
-                                                 law_mismatches, observed_batch_sums)
-from dpedu.research.audit.neighbours import (TOLERANCE, audit_dp_sgd, audit_ftrl, audit_noisy_gd, claimed_epsilon,
-                                             dp_sgd_claims, format_neighbour_table, gaussian_pair_delta,
-                                             laplace_gaussian_delta, mixture_delta, neighbour_table, removal_movement)
+from dpedu.research.audit.neighbour_convex import (
+    audit_objective_perturbation,
+    audit_output_perturbation,
+    gaussian_1d_delta,
+    recovered_linear_terms,
+)
+from dpedu.research.audit.neighbour_laws import (
+    BatchSumLaw,
+    GaussianMixture,
+    batch_sum_law,
+    law_mismatches,
+    literal_worlds,
+    observed_batch_sums,
+)
+from dpedu.research.audit.neighbours import (
+    TOLERANCE,
+    audit_dp_sgd,
+    audit_ftrl,
+    audit_noisy_gd,
+    claimed_epsilon,
+    dp_sgd_claims,
+    format_neighbour_table,
+    gaussian_pair_delta,
+    laplace_gaussian_delta,
+    mixture_delta,
+    neighbour_table,
+    removal_movement,
+)
 from dpedu.training import plan_dp_sgd
 from dpedu.training.sampling import SAMPLINGS, Cyclic
 
-FAST = dict(delta=1e-2, draws=200_000, rng=0)     # the tests' Monte Carlo setting: ~5 % resolution at delta = 1e-2
+FAST = {"delta": 1e-2, "draws": 200_000, "rng": 0}     # the tests' Monte Carlo setting: ~5 % resolution at delta = 1e-2
 
 
 # --- the derived laws are what the code does -------------------------------------------------------------------
@@ -46,8 +67,8 @@ LAW_CASES = [("poisson", "add_remove", 0), ("poisson", "replace_one", 0), ("fixe
 
 @pytest.mark.parametrize("sampling, relation, other", LAW_CASES)
 def test_derived_law_is_what_the_loop_draws(sampling, relation, other):
-    settings = dict(sampling_rate=0.25, steps=8, relation=relation,
-                    max_batch_size=3 if sampling == "truncated_poisson" else None)
+    settings = {"sampling_rate": 0.25, "steps": 8, "relation": relation,
+                    "max_batch_size": 3 if sampling == "truncated_poisson" else None}
     for world in literal_worlds(relation, 8, other_gradient=other):
         plan = plan_dp_sgd(world.n, noise_multiplier=1.0, clip_norm=1.0, sampling=sampling, **settings)
         law = batch_sum_law(plan.scheme, world, steps=8)
@@ -60,14 +81,14 @@ def test_derived_ftrl_law_is_what_the_learner_draws(kind):
     for relation in ("zero_out", "replace_one"):
         for world in literal_worlds(relation, 8, other_gradient=-1):
             law = batch_sum_law(Cyclic(world.n, 0.25), world, steps=8)
-            observed = observed_batch_sums(world, runs=40, rng=4, ftrl=dict(kind=kind, batches=4, epochs=2,
-                                                                            relation=relation))
+            observed = observed_batch_sums(world, runs=40, rng=4, ftrl={"kind": kind, "batches": 4, "epochs": 2,
+                                                                            "relation": relation})
             assert law_mismatches(law, observed) == []
 
 
 def test_fixed_batches_put_the_record_in_a_batch_in_proportion_to_its_size():
     first, _ = literal_worlds("zero_out", 5, other_gradient=0)           # n = 5, b = 4: sizes 2, 1, 1, 1
-    settings = dict(sampling_rate=0.25, steps=4, relation="zero_out")
+    settings = {"sampling_rate": 0.25, "steps": 4, "relation": "zero_out"}
     law = batch_sum_law(plan_dp_sgd(5, noise_multiplier=1.0, clip_norm=1.0, sampling="cyclic", **settings).scheme,
                         first, steps=4)
     assert sorted(law.weights.tolist()) == pytest.approx([0.2, 0.2, 0.2, 0.4])
@@ -78,8 +99,8 @@ def test_fixed_batches_put_the_record_in_a_batch_in_proportion_to_its_size():
 
 
 def test_the_law_check_rejects_a_wrong_law():
-    first, second = literal_worlds("replace_one", 8, other_gradient=-1)
-    settings = dict(sampling_rate=0.25, steps=8, relation="replace_one")
+    first, _ = literal_worlds("replace_one", 8, other_gradient=-1)
+    settings = {"sampling_rate": 0.25, "steps": 8, "relation": "replace_one"}
     observed = observed_batch_sums(first, runs=40, rng=3, sampling="fixed", **settings)
     poisson = batch_sum_law(plan_dp_sgd(8, noise_multiplier=1.0, clip_norm=1.0, **settings).scheme, first)
     assert law_mismatches(poisson, observed)                              # Poisson's law is not fixed-size batches'
@@ -169,7 +190,8 @@ def test_every_row_of_the_table_holds():
 
 def test_convex_learners_hold_under_every_relation_they_claim():
     for relation in ("add_remove", "zero_out", "replace_one"):
-        for row in (audit_output_perturbation(relation, delta=1e-2), audit_objective_perturbation(relation, delta=1e-2)):
+        for row in (audit_output_perturbation(relation, delta=1e-2),
+                    audit_objective_perturbation(relation, delta=1e-2)):
             assert row.holds and row.method == "exact", row
 
 
@@ -210,8 +232,8 @@ def test_d1_planted_back_fails_and_the_law_is_the_learners(planted):
     assert not row.holds and row.lower > 100 * row.delta                 # about 4e-3: 400 times the claim
     for world in (first, second):                                        # the batches on n and n + 1 records
         law = batch_sum_law(Cyclic(world.n, 1 / 30), world, steps=30)
-        observed = observed_batch_sums(world, runs=30, rng=5, ftrl=dict(kind="identity", batches=30, epochs=1,
-                                                                        relation="add_remove"))
+        observed = observed_batch_sums(world, runs=30, rng=5, ftrl={"kind": "identity", "batches": 30, "epochs": 1,
+                                                                        "relation": "add_remove"})
         assert law_mismatches(law, observed) == []
 
 
@@ -281,9 +303,8 @@ SINGLE = GaussianMixture(np.array([1.0]), np.array([[0.0]]))
     (lambda: mixture_delta(SINGLE, SINGLE, 1.0, draws=10**9, rng=0), ValueError, "draws"),
     (lambda: observed_batch_sums(literal_worlds("zero_out", 4, other_gradient=0)[0], runs=10**6, rng=0,
                                  sampling="poisson"), ValueError, "runs"),
-    (lambda: batch_sum_law(plan_dp_sgd(4, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2,
-                                       sampling="poisson").scheme, literal_worlds("add_remove", 4, other_gradient=0)[1]),
-     ValueError, "the scheme is for n=4"),
+    (lambda: batch_sum_law(plan_dp_sgd(4, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.5, steps=2).scheme,
+                           literal_worlds("add_remove", 4, other_gradient=0)[1]), ValueError, "the scheme is for n=4"),
     (lambda: claimed_epsilon("ledger", 1e-2), TypeError, "ledger"),
 ])
 def test_bad_arguments_are_refused_by_name(call, error, message):

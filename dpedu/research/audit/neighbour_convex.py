@@ -30,14 +30,27 @@ import numpy as np
 from scipy.special import expit
 from scipy.stats import norm
 
-from ...events import ADD_REMOVE, REPLACE_ONE, ZERO_OUT, check_relation
-from ...learners import (objective_perturbation, objective_perturbation_noise_std,
-                         objective_perturbation_regularization, output_perturbation)
 from ...engine.validation import check_delta, check_positive_int, check_rng
+from ...events import ADD_REMOVE, REPLACE_ONE, ZERO_OUT, check_relation
+from ...learners import (
+    objective_perturbation,
+    objective_perturbation_noise_std,
+    objective_perturbation_regularization,
+    output_perturbation,
+)
 from .neighbours import NeighbourRow, claimed_epsilon
 
-__all__ = ["gaussian_1d_delta", "objective_density", "grid_delta", "audit_output_perturbation",
-           "audit_objective_perturbation", "recovered_linear_terms", "convex_rows", "FEATURES", "RECORDS_TRIED"]
+__all__ = [
+    "FEATURES",
+    "RECORDS_TRIED",
+    "audit_objective_perturbation",
+    "audit_output_perturbation",
+    "convex_rows",
+    "gaussian_1d_delta",
+    "grid_delta",
+    "objective_density",
+    "recovered_linear_terms",
+]
 
 #: The feature values u = y x of the n - 1 equal records tried.
 FEATURES = (-1.0, -0.5, 0.0, 0.5, 1.0)
@@ -77,8 +90,8 @@ def _one_direction(epsilon, m1, s1, m2, s2):
 
 
 def gaussian_1d_delta(epsilon, mean_1, std_1, mean_2, std_2):
-    r"""δ(ε) of :math:`\mathcal N(m_1, s_1^2)` and :math:`\mathcal N(m_2, s_2^2)`, exactly, both directions (the larger):
-    the set where the log-ratio exceeds ε is bounded by the roots of a quadratic.
+    r"""δ(ε) of :math:`\mathcal N(m_1, s_1^2)` and :math:`\mathcal N(m_2, s_2^2)`, exactly, both directions (the
+    larger): the set where the log-ratio exceeds ε is bounded by the roots of a quadratic.
 
     >>> round(gaussian_1d_delta(1.0, 1.0, 1.0, 0.0, 1.0), 6)      # Phi(-1/2) - e Phi(-3/2): the Gaussian, mu = 1
     0.126937
@@ -119,8 +132,8 @@ def audit_output_perturbation(relation, *, n=4, regularization=1.0, noise_multip
     """
     relation, delta = check_relation(relation), check_delta(delta)
     n = check_positive_int(n, "n")
-    settings = dict(regularization=regularization, row_bound=1.0, noise_multiplier=noise_multiplier,
-                    relation=relation, rng=0)
+    settings = {"regularization": regularization, "row_bound": 1.0, "noise_multiplier": noise_multiplier,
+                    "relation": relation, "rng": 0}
     runs = {}
 
     def run(values):                                   # each data set once
@@ -144,7 +157,8 @@ def audit_output_perturbation(relation, *, n=4, regularization=1.0, noise_multip
 
 def objective_density(theta, values, regularization, zeta):
     r"""The density at ``theta`` (an array) of objective perturbation's exact minimiser on one feature with
-    records u = ``values``: :math:`\varphi_\zeta(b(\theta))\,(\sum_i u_i^2\sigma(u_i\theta)\sigma(-u_i\theta) + \Delta)`,
+    records u = ``values``:
+    :math:`\varphi_\zeta(b(\theta))\,(\sum_i u_i^2\sigma(u_i\theta)\sigma(-u_i\theta) + \Delta)`,
     :math:`b(\theta) = \sum_i u_i\sigma(-u_i\theta) - \Delta\theta` (the sign of b does not change its law)."""
     u = np.asarray(values, dtype=float)[:, None]
     margins = u * theta[None, :]

@@ -34,16 +34,32 @@ import numpy as np
 from scipy.linalg import cholesky, solve_triangular
 from scipy.stats import binom
 
+from ...engine.validation import check_positive_int, check_rng
 from ...events import ADD_REMOVE, ZERO_OUT, check_relation
 from ...learners import factorized_gradient_descent
 from ...learners.factorization import prefix_sum_matrix
 from ...training import plan_dp_sgd, run_dp_sgd
-from ...training.sampling import BallsInBins, Cyclic, FixedSize, Poisson, TruncatedPoisson
-from ...engine.validation import check_positive_int, check_rng
+from ...training.sampling import (
+    BallsInBins,
+    Cyclic,
+    FixedSize,
+    Poisson,
+    TruncatedPoisson,
+)
 from .statistics import clopper_pearson
 
-__all__ = ["ROW_NORM", "LEARNING_RATE", "RECORDS", "World", "literal_worlds", "BatchSumLaw", "batch_sum_law",
-           "GaussianMixture", "observed_batch_sums", "law_mismatches"]
+__all__ = [
+    "LEARNING_RATE",
+    "RECORDS",
+    "ROW_NORM",
+    "BatchSumLaw",
+    "GaussianMixture",
+    "World",
+    "batch_sum_law",
+    "law_mismatches",
+    "literal_worlds",
+    "observed_batch_sums",
+]
 
 #: Norm of the rows whose gradient is clipped: K sigma(-K |theta|) >= C wherever theta goes in a run.
 ROW_NORM = 100.0
@@ -73,7 +89,8 @@ class World:
 
     def data(self):
         """``(X, y)``: one column, the others first and the differing record last."""
-        rows = [RECORDS[self.other_gradient]] * self.others + ([RECORDS[self.record]] if self.record is not None else [])
+        rows = [RECORDS[self.other_gradient]] * self.others
+        rows += [] if self.record is None else [RECORDS[self.record]]
         return np.array([[x] for x, _ in rows]), np.array([label for _, label in rows])
 
     def describe(self) -> str:
@@ -245,7 +262,7 @@ def batch_sum_law(scheme, world, *, steps=None):
             return BatchSumLaw.of(_cyclic_components(scheme, world, steps // b), 1)
         return BatchSumLaw.of(_epoch_components(scheme, world), steps // b)
     if not isinstance(scheme, (Poisson, FixedSize, TruncatedPoisson)):
-        raise ValueError(f"no derived law for sampling={scheme.name!r} (the shuffled scheme has no accountant)")
+        raise TypeError(f"no derived law for sampling={scheme.name!r} (the shuffled scheme has no accountant)")
     return BatchSumLaw.of(_step_components(scheme, world), steps or 1)
 
 
@@ -277,7 +294,7 @@ def observed_batch_sums(world, *, runs, rng, sampling=None, ftrl=None, **plan_se
     out = []
     for seed in rng.spawn(runs):
         thetas = [np.zeros(1)]
-        observe = lambda t, theta: thetas.append(theta)  # noqa: E731 - every update, in order
+        observe = lambda t, theta, thetas=thetas: thetas.append(theta)   # every update, in order
         if ftrl is not None:
             factorized_gradient_descent(X, y, noise_multiplier=1e-12, clip_norm=1.0, learning_rate=LEARNING_RATE,
                                         theta0=np.zeros(1), rng=seed, observe=observe, **ftrl)

@@ -22,9 +22,9 @@ claimed δ times 1 + :data:`TOLERANCE` (docs/math.md §20.5).
   (:func:`mixture_delta`). The laws come from :mod:`~dpedu.research.audit.neighbour_laws`, which also checks them
   against the real loop.
 
-:func:`neighbour_table` returns one :class:`NeighbourRow` per (learner, relation it claims); :func:`format_neighbour_table`
-prints them. The relations a learner does not claim are not audited; a claim planted by hand (``claim=``) is, and the
-old DP-FTRL claim under add/remove fails (issue 37, D1).
+:func:`neighbour_table` returns one :class:`NeighbourRow` per (learner, relation it claims);
+:func:`format_neighbour_table` prints them. The relations a learner does not claim are not audited; a claim planted
+by hand (``claim=``) is, and the old DP-FTRL claim under add/remove fails (issue 37, D1).
 
 >>> row = audit_noisy_gd(delta=1e-3)
 >>> row.verdict, row.method
@@ -42,19 +42,52 @@ from scipy.special import log_ndtr
 
 from ...accountants import compare
 from ...accountants.balls_in_bins import balls_in_bins_upper_bound
+from ...engine.validation import (
+    check_choice,
+    check_delta,
+    check_positive,
+    check_positive_int,
+    check_rng,
+)
 from ...events import ADD_REMOVE, check_relation, ledger_pairs
 from ...events_allocation import BallsInBinsGaussianEvent
 from ...learners import factorized_gradient_descent, make_factorization
-from ...training import (SAMPLINGS, noisy_gradient_descent, plan_dp_sgd, plan_noisy_gradient_descent, run_dp_sgd,
-                         run_noisy_gradient_descent)
+from ...training import (
+    SAMPLINGS,
+    noisy_gradient_descent,
+    plan_dp_sgd,
+    plan_noisy_gradient_descent,
+    run_dp_sgd,
+    run_noisy_gradient_descent,
+)
 from ...training.sampling import Cyclic
-from ...engine.validation import check_choice, check_delta, check_positive, check_positive_int, check_rng
-from .neighbour_laws import LEARNING_RATE, World, batch_sum_law, factorization_transform, literal_worlds
+from .neighbour_laws import (
+    LEARNING_RATE,
+    World,
+    batch_sum_law,
+    factorization_transform,
+    literal_worlds,
+)
 from .statistics import check_confidence, clopper_pearson
 
-__all__ = ["TOLERANCE", "NeighbourRow", "claimed_epsilon", "gaussian_pair_delta", "mixture_delta",
-           "laplace_gaussian_delta", "cyclic_convexity_bound", "audit_dp_sgd", "audit_ftrl", "audit_noisy_gd", "neighbour_table",
-           "format_neighbour_table", "dp_sgd_claims", "removal_movement", "DP_SGD_SCHEMES", "FTRL_CLAIMS"]
+__all__ = [
+    "DP_SGD_SCHEMES",
+    "FTRL_CLAIMS",
+    "TOLERANCE",
+    "NeighbourRow",
+    "audit_dp_sgd",
+    "audit_ftrl",
+    "audit_noisy_gd",
+    "claimed_epsilon",
+    "cyclic_convexity_bound",
+    "dp_sgd_claims",
+    "format_neighbour_table",
+    "gaussian_pair_delta",
+    "laplace_gaussian_delta",
+    "mixture_delta",
+    "neighbour_table",
+    "removal_movement",
+]
 
 #: A claim holds when the measured delta (its upper confidence end) is at most (1 + TOLERANCE) times the claimed
 #: delta. At the default delta = 1e-2 and 10**6 draws per direction the upper end sits about 2.3 % above the estimate,
@@ -141,10 +174,14 @@ def laplace_gaussian_delta(epsilon, *, laplace_shift, laplace_scale, mu):
     :math:`\ell(u) = (|u| - |u - s|)/b` (:math:`-s/b` below 0, :math:`s/b` above s, linear between), the middle part
     by quadrature. The reverse direction is the same by symmetry (u -> s - u and y -> mu - y)."""
     s, b = abs(laplace_shift), check_positive(laplace_scale, "laplace_scale")
-    top, low = 0.5 * _gaussian_hockey(mu, epsilon - s / b), 0.5 * math.exp(-s / b) * _gaussian_hockey(mu, epsilon + s / b)
-    middle, _ = integrate.quad(lambda u: math.exp(-(s - u) / b) / (2 * b) * _gaussian_hockey(mu, epsilon - (2 * u - s) / b),
-                               0.0, s, epsabs=1e-13, limit=200) if s > 0 else (0.0, 0.0)
-    return float(top + low + middle)
+    above = 0.5 * _gaussian_hockey(mu, epsilon - s / b)                       # u >= s: probability 1/2
+    below = 0.5 * math.exp(-s / b) * _gaussian_hockey(mu, epsilon + s / b)    # u <= 0
+
+    def between(u):                                                           # 0 < u < s: density e^-(s-u)/b / 2b
+        return math.exp(-(s - u) / b) / (2 * b) * _gaussian_hockey(mu, epsilon - (2 * u - s) / b)
+
+    middle = integrate.quad(between, 0.0, s, epsabs=1e-13, limit=200)[0] if s > 0 else 0.0
+    return float(above + below + middle)
 
 
 def mixture_delta(first, second, epsilon, *, draws, rng, confidence=0.95, chunk=50_000):
@@ -235,9 +272,9 @@ def audit_dp_sgd(sampling, relation, *, n=8, sampling_rate=0.25, steps=8, noise_
     delta = check_delta(delta)
     check_choice(sampling, "sampling", DP_SGD_SCHEMES)
     noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
-    settings = dict(noise_multiplier=noise_multiplier, clip_norm=1.0, sampling_rate=sampling_rate, steps=steps,
-                    learning_rate=LEARNING_RATE, sampling=sampling, relation=relation,
-                    max_batch_size=max_batch_size if sampling == "truncated_poisson" else None)
+    settings = {"noise_multiplier": noise_multiplier, "clip_norm": 1.0, "sampling_rate": sampling_rate, "steps": steps,
+                    "learning_rate": LEARNING_RATE, "sampling": sampling, "relation": relation,
+                    "max_batch_size": max_batch_size if sampling == "truncated_poisson" else None}
     rng = check_rng(rng)
     epsilon, claimed_by = _claim([plan_dp_sgd(world.n, **settings).ledger
                                   for world in literal_worlds(relation, n, other_gradient=0)], delta, claim)
@@ -308,7 +345,7 @@ def audit_noisy_gd(*, n=8, iterations=4, epsilon=0.5, delta_per_iteration=1e-4, 
     exactly (:func:`laplace_gaussian_delta`); the claim is the run's own ledger.
     """
     delta = check_delta(delta)
-    settings = dict(iterations=iterations, epsilon=epsilon, delta=delta_per_iteration)
+    settings = {"iterations": iterations, "epsilon": epsilon, "delta": delta_per_iteration}
     worlds = World(check_positive_int(n, "n"), 0, None), World(n, 0, 1)
     shifts = set()
     for seed in range(check_positive_int(seeds, "seeds", maximum=100)):
@@ -332,11 +369,12 @@ def dp_sgd_claims(delta=1e-2, **settings):
     """The (scheme, relation) pairs of DP-SGD that make a claim: the plan accepts the relation and some accountant
     (for balls-in-bins, the proven bound) prices its ledger. Fixed-size batches are priced under replace-one only,
     truncated Poisson not under zero-out, balls-in-bins under add/remove only (docs/math.md §22)."""
-    settings = {**dict(n=8, sampling_rate=0.25, steps=8, max_batch_size=3), **settings}
+    settings = {"n": 8, "sampling_rate": 0.25, "steps": 8, "max_batch_size": 3, **settings}
     pairs = []
     for sampling in DP_SGD_SCHEMES:
         for relation in SAMPLINGS[sampling].relations:
-            plan = plan_dp_sgd(settings["n"], noise_multiplier=1.0, clip_norm=1.0, sampling_rate=settings["sampling_rate"],
+            plan = plan_dp_sgd(settings["n"], noise_multiplier=1.0, clip_norm=1.0,
+                               sampling_rate=settings["sampling_rate"],
                                steps=settings["steps"], sampling=sampling, relation=relation,
                                max_batch_size=settings["max_batch_size"] if sampling == "truncated_poisson" else None)
             if math.isfinite(claimed_epsilon(plan.ledger, delta)[0]):
@@ -352,7 +390,9 @@ def neighbour_table(*, delta=1e-2, draws=10**6, rng=0, ftrl_kinds=("identity", "
     (:func:`~dpedu.research.audit.neighbour_convex.convex_rows`). Monte Carlo rows use ``draws`` per direction and
     one generator seeded by ``rng``.
     """
-    from .neighbour_convex import convex_rows   # the convex learners' rows live beside their exact laws
+    from .neighbour_convex import (
+        convex_rows,  # the convex learners' rows live beside their exact laws
+    )
 
     rng = check_rng(rng)
     rows = [audit_noisy_gd(delta=delta)]
@@ -400,8 +440,8 @@ def format_neighbour_table(rows):
     """The rows as aligned text (at most 100 columns for learners of up to 26 characters): learner, relation, claimed
     epsilon at delta, measured delta with its 95 % interval (or "exact"), verdict."""
     width = max([26] + [len(row.learner) for row in rows])
-    lines = [f"{'learner':<{width}} {'relation':<11} {'eps':>7} {'at delta':>8} {'delta measured':>14} "
-             f"{'interval (95 %)':<20} verdict"]
+    lines = [(f"{'learner':<{width}} {'relation':<11} {'eps':>7} {'at delta':>8} {'delta measured':>14} "
+              f"{'interval (95 %)':<20} verdict")]
     for row in rows:
         interval = "exact" if row.method == "exact" else f"[{row.lower:.2e}, {row.upper:.2e}]"
         lines.append(f"{row.learner:<{width}} {row.relation:<11} {row.epsilon:>7.4g} {row.delta:>8.2g} "

@@ -25,7 +25,7 @@ import warnings
 
 from ...accountants import ACCOUNTANT_NAMES, UnsupportedEventError, make_accountant
 from ...accountants.balls_in_bins import balls_in_bins_epsilon
-from ...events_allocation import BallsInBinsGaussianEvent
+from ...engine.validation import check_delta, check_positive_int
 from ...events import (
     NEIGHBOURING_RELATIONS,
     GaussianEvent,
@@ -34,10 +34,11 @@ from ...events import (
     SubsampledGaussianEvent,
     TruncatedPoissonGaussianEvent,
 )
-from ...engine.validation import check_delta, check_positive_int
+from ...events_allocation import BallsInBinsGaussianEvent
 from ...training.sampling import SAMPLINGS
 
-__all__ = ["SCHEME_SAMPLINGS", "scheme_events", "relations_table", "format_relations_table", "balls_in_bins_row", "balls_in_bins_note"]
+__all__ = ["SCHEME_SAMPLINGS", "balls_in_bins_note", "balls_in_bins_row", "format_relations_table", "relations_table",
+           "scheme_events"]
 
 
 #: The table's schemes by the ``sampling`` name of :func:`dpedu.training.plan_dp_sgd` (full batch: Poisson at q = 1).
