@@ -227,7 +227,7 @@ def test_d1_planted_back_fails_and_the_law_is_the_learners(planted):
                                       epochs=1, relation="add_remove", rng=0).ledger
     assert old == [(FactorizedGaussianEvent(1.0, 1.0, relation="add_remove"), 1)]
     assert claimed_epsilon(old, 1e-5)[0] == pytest.approx(4.377, abs=1e-3)
-    row = audit_ftrl("identity", "add_remove", n=30, batches=30, epochs=1, delta=1e-5, draws=100_000, rng=0,
+    row = audit_ftrl("identity", "add_remove", n=30, batches=30, epochs=1, delta=1e-5, draws=20_000, rng=0,
                      others=(-1,))
     assert not row.holds and row.lower > 100 * row.delta                 # about 4e-3: 400 times the claim
     for world in (first, second):                                        # the batches on n and n + 1 records
@@ -239,7 +239,7 @@ def test_d1_planted_back_fails_and_the_law_is_the_learners(planted):
 
 @pytest.mark.parametrize("relation", ["zero_out", "replace_one"])
 def test_d1_after_zero_out_and_replace_one_hold_at_its_delta(relation):
-    row = audit_ftrl("identity", relation, n=30, batches=30, epochs=1, delta=1e-5, draws=100_000, rng=0)
+    row = audit_ftrl("identity", relation, n=30, batches=30, epochs=1, delta=1e-5, draws=20_000, rng=0)
     claimed = {"zero_out": 4.377, "replace_one": 9.997}[relation]      # replace-one: sensitivity 2C, z / 2
     assert row.epsilon == pytest.approx(claimed, abs=1e-3) and row.holds, row
 

@@ -184,12 +184,28 @@ def laplace_gaussian_delta(epsilon, *, laplace_shift, laplace_scale, mu):
     return float(above + below + middle)
 
 
-def mixture_delta(first, second, epsilon, *, draws, rng, confidence=0.95, chunk=50_000):
+def _hits(p, q, epsilon, draws, rng, chunk):
+    """How many of ``draws`` draws from p have U < 1 - e^(epsilon - L), L = ln p/q: Bernoulli with mean delta."""
+    hits = 0                                              # chunks of at most 2e7 exponentials in memory at once
+    chunk = max(1, min(chunk, 20_000_000 // (p.blocks * max(len(p.weights), len(q.weights)))))
+    for start in range(0, draws, chunk):
+        y = p.sample(min(chunk, draws - start), rng)
+        loss = p.log_density(y) - q.log_density(y)
+        with np.errstate(over="ignore"):
+            hits += int(np.count_nonzero(rng.random(len(loss)) < -np.expm1(epsilon - loss)))
+    return hits
+
+
+def mixture_delta(first, second, epsilon, *, draws, rng, confidence=0.95, stop_below=None, chunk=50_000):
     r"""δ(ε) of two :class:`~dpedu.research.audit.neighbour_laws.GaussianMixture` laws, both directions, by Monte
     Carlo on the privacy loss: ``(estimate, lower, upper)`` of the larger direction.
 
     ``draws`` per direction; each direction's two-sided Clopper-Pearson interval at :math:`1 - (1-c)/2`, so both hold
     together with probability at least ``confidence`` c and the larger δ lies in [max of lowers, max of uppers].
+    With ``stop_below``, the draws are looked at twice, after a tenth (intervals at :math:`1 - (1-c)/20` per
+    direction) and at the end (:math:`1 - 9(1-c)/20`), and the first look is returned when its upper end is already
+    below ``stop_below``: a union bound over the looks and directions keeps the confidence c whichever is returned,
+    and a claim far from its bound costs a tenth of the draws.
     Two single Gaussians are computed exactly instead (:func:`gaussian_pair_delta`).
     """
     draws = check_positive_int(draws, "draws", maximum=MAX_DRAWS)
@@ -199,18 +215,17 @@ def mixture_delta(first, second, epsilon, *, draws, rng, confidence=0.95, chunk=
                                     epsilon)
         return exact, exact, exact
     rng = check_rng(rng)
-    ends = []
-    for p, q in ((first, second), (second, first)):
-        hits = 0                                          # chunks of at most 2e7 exponentials in memory at once
-        chunk = max(1, min(chunk, 20_000_000 // (p.blocks * max(len(p.weights), len(q.weights)))))
-        for start in range(0, draws, chunk):
-            y = p.sample(min(chunk, draws - start), rng)
-            loss = p.log_density(y) - q.log_density(y)
-            with np.errstate(over="ignore"):
-                hits += int(np.count_nonzero(rng.random(len(loss)) < -np.expm1(epsilon - loss)))
-        lower, upper = clopper_pearson(hits, draws, confidence=1 - (1 - confidence) / 2, side="two-sided")
-        ends.append((hits / draws, lower, upper))
-    return tuple(max(end[i] for end in ends) for i in range(3))
+    looks = [(draws, 1.0)] if stop_below is None or draws < 10 else [(draws // 10, 0.1), (draws, 0.9)]
+    hits, done = [0, 0], 0
+    for look, share in looks:                             # (draws so far, share of 1 - confidence spent here)
+        for i, (p, q) in enumerate(((first, second), (second, first))):
+            hits[i] += _hits(p, q, epsilon, look - done, rng, chunk)
+        done, level = look, 1 - (1 - confidence) * share / 2
+        ends = [(k / look, *clopper_pearson(k, look, confidence=level, side="two-sided")) for k in hits]
+        estimate = tuple(max(end[i] for end in ends) for i in range(3))
+        if stop_below is not None and estimate[2] <= stop_below:
+            break
+    return estimate
 
 
 def _worst(learner, relation, delta, claim, candidates, method):
@@ -278,7 +293,7 @@ def audit_dp_sgd(sampling, relation, *, n=8, sampling_rate=0.25, steps=8, noise_
     rng = check_rng(rng)
     epsilon, claimed_by = _claim([plan_dp_sgd(world.n, **settings).ledger
                                   for world in literal_worlds(relation, n, other_gradient=0)], delta, claim)
-    candidates = []
+    candidates, target = [], delta / 2                    # a candidate far below the claim stops at a tenth
     for other in (others if others is not None else OTHERS.get(sampling, (0, -1, 1))):
         worlds = literal_worlds(relation, n, other_gradient=other)
         schemes = [plan_dp_sgd(world.n, **settings).scheme for world in worlds]
@@ -287,7 +302,8 @@ def audit_dp_sgd(sampling, relation, *, n=8, sampling_rate=0.25, steps=8, noise_
         bound = (cyclic_convexity_bound(worlds, schemes[0].batches_per_epoch, steps, epsilon, noise_multiplier)
                  if sampling == "cyclic" else None)
         candidates.append((f"{worlds[0].describe()} | {worlds[1].describe()}",
-                           _with_bound(mixture_delta(*laws, epsilon, draws=draws, rng=rng), bound)))
+                           _with_bound(mixture_delta(*laws, epsilon, draws=draws, rng=rng, stop_below=target),
+                                       bound)))
     return _worst(f"DP-SGD, {sampling}", relation, delta, (epsilon, claimed_by), candidates,
                   _mc_method(draws, sampling == "cyclic"))
 
@@ -314,14 +330,15 @@ def audit_ftrl(kind, relation, *, n=8, batches=4, epochs=2, noise_multiplier=1.0
                                             relation=relation, rng=0).ledger
     epsilon, claimed_by = claimed_epsilon(claim, delta)
     rng = check_rng(rng)
-    candidates = []
+    candidates, target = [], delta / 2                    # a candidate far below the claim stops at a tenth
     for other in others:
         worlds = literal_worlds(relation, n, other_gradient=other)
         laws = [batch_sum_law(Cyclic(world.n, 1.0 / batches), world, steps=steps).mixture(noise_multiplier, transform)
                 for world in worlds]
         bound = cyclic_convexity_bound(worlds, batches, steps, epsilon, noise_multiplier, transform)
         candidates.append((f"{worlds[0].describe()} | {worlds[1].describe()}",
-                           _with_bound(mixture_delta(*laws, epsilon, draws=draws, rng=rng), bound)))
+                           _with_bound(mixture_delta(*laws, epsilon, draws=draws, rng=rng, stop_below=target),
+                                       bound)))
     return _worst(f"DP-FTRL, {kind}", relation, delta, (epsilon, claimed_by), candidates,
                   _mc_method(draws, relation != ADD_REMOVE))
 
