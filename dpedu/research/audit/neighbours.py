@@ -10,7 +10,8 @@ record changed), runs or derives what the learner releases on each, and measures
 
 at the smallest ε any dpedu accountant certifies for the learner's own ledger (:func:`claimed_epsilon`). The claim
 holds when the measured δ (for Monte Carlo, the upper end of its 95 % Clopper-Pearson interval) is at most the
-claimed δ times 1 + :data:`TOLERANCE` (docs/math.md §20.5).
+claimed δ times 1 + its tolerance: :data:`TOLERANCE`, or six standard errors of the Monte Carlo when they are more
+(:func:`monte_carlo_tolerance`; docs/math.md §20.5).
 
 * **Exactly**, when the output law is written down in closed form: noisy gradient descent (a Laplace count and
   Gaussian sums, :func:`audit_noisy_gd`), output and objective perturbation (one-dimensional densities,
@@ -73,6 +74,7 @@ from .statistics import check_confidence, clopper_pearson
 __all__ = [
     "DP_SGD_SCHEMES",
     "FTRL_CLAIMS",
+    "SPREAD",
     "TOLERANCE",
     "NeighbourRow",
     "audit_dp_sgd",
@@ -85,16 +87,18 @@ __all__ = [
     "gaussian_pair_delta",
     "laplace_gaussian_delta",
     "mixture_delta",
+    "monte_carlo_tolerance",
     "neighbour_table",
     "removal_movement",
 ]
 
-#: A claim holds when the measured delta (its upper confidence end) is at most (1 + TOLERANCE) times the claimed
-#: delta. At the default delta = 1e-2 and 10**6 draws per direction the upper end sits about 2.3 % above the estimate,
-#: so an exactly tight claim is called failed only if its estimate lands 7.8 standard errors high; at 2 * 10**5 draws
-#: (the tests), 5 % and 2.2 standard errors (about 1 % per direction). At delta = 1e-3 and 10**6 draws it would be
-#: 0.9 standard errors (18 %): use the exact rows or many more draws there (docs/math.md §20.5).
+#: A claim holds when the measured delta (its upper confidence end) is at most (1 + tolerance) times the claimed
+#: delta, the tolerance being TOLERANCE or, for Monte Carlo, SPREAD relative standard errors 1 / sqrt(delta N) if
+#: that is more (:func:`monte_carlo_tolerance`): the upper end sits about 2.3 standard errors above the estimate, so an
+#: exactly tight claim is called failed only when its estimate lands 3.7 standard errors high (about 1e-4). At
+#: delta = 1e-2: 10 % from 3.6 * 10**5 draws on, 13.4 % at 2 * 10**5 (docs/math.md §20.5).
 TOLERANCE = 0.1
+SPREAD = 6.0
 #: At most this many Monte Carlo draws per direction (:func:`mixture_delta`).
 MAX_DRAWS = 10**8
 #: The DP-SGD schemes audited: every scheme of :data:`dpedu.training.SAMPLINGS` but the shuffled one, which no
@@ -228,11 +232,23 @@ def mixture_delta(first, second, epsilon, *, draws, rng, confidence=0.95, stop_b
     return estimate
 
 
-def _worst(learner, relation, delta, claim, candidates, method):
+def monte_carlo_tolerance(delta, draws):
+    """The relative tolerance of a Monte Carlo verdict: :data:`TOLERANCE`, or :data:`SPREAD` relative standard errors
+    of an estimate of ``delta`` from ``draws`` draws when that is more.
+
+    >>> monte_carlo_tolerance(1e-2, 10**6), round(monte_carlo_tolerance(1e-2, 2 * 10**5), 3)
+    (0.1, 0.134)
+    """
+    return max(TOLERANCE, SPREAD / math.sqrt(check_delta(delta) * check_positive_int(draws, "draws")))
+
+
+def _worst(learner, relation, delta, claim, candidates, draws, bounded=False):
     """The row of the candidate pair with the largest upper end: ``candidates`` is [(pair text, (est, lo, hi))]."""
     epsilon, claimed_by = claim
     pair, (measured, lower, upper) = max(candidates, key=lambda item: item[1][2])
-    return NeighbourRow(learner, relation, pair, delta, epsilon, claimed_by, measured, lower, upper, method)
+    method = f"Monte Carlo, {draws:.0e} draws per direction, 95 %" + ("; exact convexity bound" if bounded else "")
+    tolerance = TOLERANCE if bounded else monte_carlo_tolerance(delta, draws)     # bounded: an exact upper end
+    return NeighbourRow(learner, relation, pair, delta, epsilon, claimed_by, measured, lower, upper, method, tolerance)
 
 
 def _claim(ledgers, delta, claim):
@@ -240,10 +256,6 @@ def _claim(ledgers, delta, claim):
     if claim is not None:
         return claimed_epsilon(claim, delta)
     return min((claimed_epsilon(ledger, delta) for ledger in ledgers), key=lambda item: item[0])
-
-
-def _mc_method(draws, bounded=False):
-    return f"Monte Carlo, {draws:.0e} draws per direction, 95 %" + ("; exact convexity bound" if bounded else "")
 
 
 def cyclic_convexity_bound(worlds, batches, steps, epsilon, noise_multiplier, transform=None):
@@ -304,8 +316,8 @@ def audit_dp_sgd(sampling, relation, *, n=8, sampling_rate=0.25, steps=8, noise_
         candidates.append((f"{worlds[0].describe()} | {worlds[1].describe()}",
                            _with_bound(mixture_delta(*laws, epsilon, draws=draws, rng=rng, stop_below=target),
                                        bound)))
-    return _worst(f"DP-SGD, {sampling}", relation, delta, (epsilon, claimed_by), candidates,
-                  _mc_method(draws, sampling == "cyclic"))
+    return _worst(f"DP-SGD, {sampling}", relation, delta, (epsilon, claimed_by), candidates, draws,
+                  sampling == "cyclic")
 
 
 def audit_ftrl(kind, relation, *, n=8, batches=4, epochs=2, noise_multiplier=1.0, delta=1e-2, draws=10**6, rng=0,
@@ -339,8 +351,8 @@ def audit_ftrl(kind, relation, *, n=8, batches=4, epochs=2, noise_multiplier=1.0
         candidates.append((f"{worlds[0].describe()} | {worlds[1].describe()}",
                            _with_bound(mixture_delta(*laws, epsilon, draws=draws, rng=rng, stop_below=target),
                                        bound)))
-    return _worst(f"DP-FTRL, {kind}", relation, delta, (epsilon, claimed_by), candidates,
-                  _mc_method(draws, relation != ADD_REMOVE))
+    return _worst(f"DP-FTRL, {kind}", relation, delta, (epsilon, claimed_by), candidates, draws,
+                  relation != ADD_REMOVE)
 
 
 def _noisy_gd_release(world, seed, settings):
