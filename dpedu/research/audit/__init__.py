@@ -23,7 +23,8 @@ The package, one subject per module:
 * :mod:`~dpedu.research.audit.neighbours`: every learner's claim on worst-case *literal* neighbouring datasets, delta
   measured at the claimed epsilon (:func:`neighbour_table`), with the output laws of
   :mod:`~dpedu.research.audit.neighbour_laws` (DP-SGD's schemes, DP-FTRL) and
-  :mod:`~dpedu.research.audit.neighbour_convex` (output and objective perturbation);
+  :mod:`~dpedu.research.audit.neighbour_convex` (output and objective perturbation), measured by
+  :mod:`~dpedu.research.audit.neighbour_deltas` (exactly, or by Monte Carlo on the privacy loss);
 * :mod:`~dpedu.research.audit.pitfalls`: five mistakes from real issue trackers, planted, and the checks that catch
   them (:func:`check_noise` measures a step's noise multiplier, :func:`check_gaussian_claim` a Gaussian's claim).
 
