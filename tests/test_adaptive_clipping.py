@@ -107,7 +107,7 @@ def test_fixed_clip_norm_path_is_unchanged(toy):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(target_quantile=0.5, count_noise_std=0.5), r"count_noise_std must exceed noise_multiplier / 2 = 0.5"),
+    (dict(target_quantile=0.5, count_noise_std=0.5), r"count_noise_std must exceed 0.5 x noise_multiplier = 0.5"),
     (dict(target_quantile=0.5, count_noise_std=0.1), "count_noise_std must exceed"),
     (dict(target_quantile=1.0), "target_quantile"),
     (dict(target_quantile=0.0), "target_quantile"),
@@ -159,3 +159,27 @@ def test_the_figure_of_an_adaptive_run(toy):
         plot_adaptive_clipping([1.0, 0.5], [1], [0.4], target_quantile=1.5, ax=fig.add_subplot())
     with pytest.raises(TypeError, match="ax must be"):
         plot_adaptive_clipping([1.0], [1], [0.4], target_quantile=0.5, ax="axes")
+
+
+@pytest.mark.parametrize("relation, count_move", [("add_remove", 0.5), ("zero_out", 1.0)])
+def test_the_step_is_one_gaussian_with_multiplier_z_under_each_relation(relation, count_move):
+    """The worst change of (gradient sum / z_grad C, count / sigma_b) has norm exactly 1 / z (docs/math.md §24.1).
+
+    Add/remove: the record's clipped gradient (norm C) and its indicator -1/2 against nothing. Zero-out: the same
+    gradient against the zero-gradient record, whose indicator is +1/2: the count moves by 1. Before the split
+    took that into account, zero-out at z = sigma_b = 1 was the Gaussian with mu = sqrt(1.75) under a claim of mu = 1.
+    """
+    z = 1.3
+    plan = plan_dp_sgd(1000, noise_multiplier=z, clip_norm=1.0, sampling_rate=0.1, steps=10, target_quantile=0.5,
+                       relation=relation)
+    sigma_b, z_grad = plan.resolved_count_noise_std, plan.gradient_noise_multiplier
+    assert math.hypot(1.0 / z_grad, count_move / sigma_b) == pytest.approx(1.0 / z, rel=1e-12)
+    assert z_grad <= z / math.sqrt(0.75) + 1e-12                   # the default sigma_b keeps the count's share <= 1/4
+
+
+def test_zero_out_refuses_a_count_noise_that_would_spend_the_step():
+    with pytest.raises(ValueError, match="count_noise_std must exceed 1 x noise_multiplier"):
+        plan_dp_sgd(1000, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=10, target_quantile=0.5,
+                    count_noise_std=0.9, relation="zero_out")
+    plan_dp_sgd(1000, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=10, target_quantile=0.5,
+                count_noise_std=0.9)                                # 0.9 > 1/2: fine under add/remove

@@ -190,11 +190,14 @@ def test_composition_accountants_amplify_without_replacement_like_poisson_at_hal
 def test_relations_table_states_every_pair():
     from dpedu.research.experiments.relations import format_relations_table, relations_table
     table = relations_table(steps=10, accountants=("rdp", "pld", "sequential"))
-    assert len(table) == 18                                              # 6 schemes x 3 relations
-    for scheme in ("full batch", "Poisson"):                             # zero-out = add/remove for these: §17c
+    assert len(table) == 7 * 3                                           # seven schemes, three relations
+    assert set(table[("fixed batches", "add_remove")].values()) == {"not held"}   # adding a record moves the others
+    assert table[("fixed batches", "zero_out")]["pld"] == pytest.approx(gaussian_epsilon_exact(1e-5, 1.0), rel=1e-9)
+    assert table[("fixed batches", "replace_one")]["pld"] == pytest.approx(gaussian_epsilon_exact(1e-5, 0.5), rel=1e-9)
+    for scheme in ("full batch", "Poisson"):                             # zero-out = add/remove for these: §1.2
         assert table[(scheme, "zero_out")] == table[(scheme, "add_remove")]
     for scheme in ("without replacement", "shuffled", "truncated Poisson", "balls-in-bins"):
-        assert set(table[(scheme, "zero_out")].values()) == {"refused"}
+        assert set(table[(scheme, "zero_out")].values()) <= {"refused", "not held"}
     add_remove = table[("balls-in-bins", "add_remove")]                  # random allocation by PLD: §22.9
     assert {add_remove["rdp"], add_remove["sequential"]} == {"refused"} == set(
         table[("balls-in-bins", "replace_one")].values())

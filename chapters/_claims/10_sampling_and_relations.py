@@ -75,3 +75,25 @@ assert "UNDER-REPORTS" in pitfall_rows["adaptive_clipping_gradient_multiplier"][
     and "UNDER-REPORTS" in pitfall_rows["replace_one_sensitivity_C"][0].report, "'... under-report'"
 assert "OVER-NOISED" in pitfall_rows["sum_noise_added_to_mean"][0].report, "'... is over-noised'"
 assert "accumulation_at_microbatch_rate" in CLAIM_BUGS, "'The accumulation mistake is the one check_claims refused'"
+
+# fixed batches, zero-out and literal neighbours (docs/math.md §1.2, §20.7, §22.10)
+assert set(eps_table[("fixed batches", "add_remove")].values()) == {"not held"} and all(
+    isinstance(v, float) for v in eps_table[("fixed batches", "zero_out")].values()), \
+    "'[fixed batches] the accountants price it; but under add/remove the row reads \"not held\"'"
+assert not _numbers[("shuffled", "zero_out")], "'Shuffled batches are refused by every accountant under every relation'"
+assert eps_table[("Poisson", "zero_out")] == eps_table[("Poisson", "add_remove")], \
+    "'for a Gaussian or Poisson step ... the accountants price it alike (the table's zero-out rows)'"
+assert all(_r.holds for _r in neighbour_rows), "'Every claim holds.'"
+_rows = {(_r.learner, _r.relation): _r for _r in neighbour_rows}
+for _key in (("DP-SGD, poisson", "add_remove"), ("noisy GD", "add_remove"), ("DP-SGD, cyclic", "zero_out"),
+             ("DP-SGD, balls_in_bins", "add_remove")):
+    assert _rows[_key].measured > 0.9 * _rows[_key].delta, f"'the measured δ sits at the claim': {_key}"
+for _key in (("DP-SGD, fixed", "replace_one"), ("DP-SGD, truncated_poisson", "add_remove"),
+             ("output perturbation", "replace_one"),
+             ("objective perturbation", "replace_one")):
+    assert _rows[_key].upper < 0.1 * _rows[_key].delta, f"'loose ... far below the claim': {_key}"
+assert abs(d1_rows[0].epsilon - 4.377) < 1e-3 and not d1_rows[0].holds and 100 < d1_rows[0].lower / 1e-5 < 1000, \
+    "'the ledger's ε(10⁻⁵) = 4.377 ... the measured δ is hundreds of times the claimed 10⁻⁵'"
+assert d1_rows[1].holds and d1_rows[2].holds, "'Under zero-out and replace-one the claims hold at 10⁻⁵'"
+assert removal_movement("dp_sgd") == (2.0, 1.0), "'one noise-free step ... moves by 2C, while the noisy sums move by C'"
+assert not literal_row.holds, "'the literal pair exceeds its claim'"

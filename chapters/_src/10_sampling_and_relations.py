@@ -4,13 +4,16 @@
 # > **Learning objectives**
 # >
 # > After this chapter you can
-# > 1. compare the five ways training code draws its batches (Poisson, fixed-size, truncated Poisson, shuffled,
-# >    balls-in-bins) and say which accountant covers which of them under which neighbouring relation — and that
-# >    shuffled fixed-size batches are covered by none, balls-in-bins by the PLD accountant alone, under add/remove;
+# > 1. compare the six ways training code draws its batches (Poisson, fixed-size, truncated Poisson, shuffled,
+# >    balls-in-bins, fixed batches from one split) and say which accountant covers which of them under which
+# >    neighbouring relation — and that shuffled fixed-size batches are covered by none, balls-in-bins by the PLD
+# >    accountant alone, under add/remove, and fixed batches not under add/remove at all;
 # > 2. read a Monte Carlo *lower* bound on the ε of shuffled batches beside the Poisson upper bound;
-# > 3. say what "one record" means (add/remove or replace-one, one example rather than one user), and why
-# >    fixed-size batches need replace-one;
-# > 4. catch the pitfalls that make a ledger lie: steps counted in epochs, shuffling accounted as Poisson,
+# > 3. say what "one record" means (add/remove, replace-one or zero-out; one example rather than one user), why
+# >    fixed-size batches need replace-one, and why DP-FTRL's fixed batches hold under zero-out but not add/remove;
+# > 4. read a literal-neighbour audit: δ measured at the claimed ε of every learner, on worst-case pairs of
+# >    neighbouring datasets, and what add/remove assumes about n;
+# > 5. catch the pitfalls that make a ledger lie: steps counted in epochs, shuffling accounted as Poisson,
 # >    oversampling at a nominal rate, the wrong relation, clipping a microbatch as one record — and five
 # >    mistakes reported in real libraries' issue trackers.
 #
@@ -25,8 +28,9 @@
 # *Uses:* [`plan_dp_sgd`](dpedu.training.plan_dp_sgd) · [`run_dp_sgd`](dpedu.training.run_dp_sgd) · [`relations_table`](dpedu.research.experiments.relations.relations_table) ·
 # [`shuffle_gap`](dpedu.research.audit.shuffle.shuffle_gap) · [`check_claims`](dpedu.research.audit.claims.check_claims) ·
 # [`bug_hunt`](dpedu.research.audit.bugs.bug_hunt) · [`balls_in_bins_epsilon`](dpedu.accountants.balls_in_bins.balls_in_bins_epsilon) ·
-# [`pitfall_hunt`](dpedu.research.audit.pitfalls.pitfall_hunt) · [`MLP`](dpedu.models.mlp.MLP) (see the API reference).
-# *Notes:* [§1.2](../docs/math.md#12-neighbouring-relations) · [§11](../docs/math.md#11-amplification-by-subsampling) · [§22](../docs/math.md#22-neighbouring-relations-and-sampling-schemes-in-the-accounting) · [§27](../docs/math.md#27-pitfalls-from-real-code) in the mathematical notes.
+# [`pitfall_hunt`](dpedu.research.audit.pitfalls.pitfall_hunt) · [`neighbour_table`](dpedu.research.audit.neighbours.neighbour_table) ·
+# [`audit_ftrl`](dpedu.research.audit.neighbours.audit_ftrl) · [`MLP`](dpedu.models.mlp.MLP) (see the API reference).
+# *Notes:* [§1.2](../docs/math.md#12-neighbouring-relations) · [§11](../docs/math.md#11-amplification-by-subsampling) · [§20.7](../docs/math.md#207-literal-neighbours-δ-measured-at-the-claimed-ε) · [§22](../docs/math.md#22-neighbouring-relations-and-sampling-schemes-in-the-accounting) · [§27](../docs/math.md#27-pitfalls-from-real-code) in the mathematical notes.
 
 # %%
 import math
@@ -44,6 +48,9 @@ from dpedu.accountants import SubsampledGaussianEvent, compare, make_accountant
 from dpedu.accountants.balls_in_bins import balls_in_bins_epsilon
 from dpedu.research.audit.bugs import bug_hunt
 from dpedu.research.audit.claims import CLAIM_BUGS, check_claims, claim_hunt
+from dpedu.research.audit.neighbour_convex import audit_output_perturbation
+from dpedu.research.audit.neighbours import (audit_ftrl, format_neighbour_table, neighbour_table,
+                                             removal_movement)
 from dpedu.research.audit.pitfalls import PITFALLS, pitfall_hunt
 from dpedu.research.audit.shuffle import shuffle_gap
 from dpedu.events import (GaussianEvent, SampledWithoutReplacementGaussianEvent,
@@ -52,6 +59,7 @@ from dpedu.events_allocation import BallsInBinsGaussianEvent
 from dpedu.research.experiments.relations import (balls_in_bins_note, balls_in_bins_row,
                                                   format_relations_table, relations_table)
 from dpedu.gaussian import gaussian_epsilon_exact
+from dpedu.learners import FactorizedGaussianEvent
 from dpedu.models.mlp import MLP
 from dpedu.plotting.shuffle import plot_shuffle_gap
 
@@ -102,9 +110,9 @@ for name, note in refused.notes.items():
     print(f"{name}: n/a\n" + brief(note))
 
 # %% [markdown]
-# ## 2. The five schemes side by side
+# ## 2. The schemes side by side
 #
-# `plan_dp_sgd` offers five ways to draw $B_t$, at the same *expected* batch size $m = qn$
+# `plan_dp_sgd` offers six ways to draw $B_t$, at the same *expected* batch size $m = qn$
 # ([`dp.training.plan`](dpedu.training.plan) has the table of samplers, divisors and events):
 #
 # * `"poisson"`: every record flips its own coin with probability q (Algorithm 1);
@@ -113,9 +121,11 @@ for name, note in refused.notes.items():
 #   larger: fixed memory, as training code wants;
 # * `"shuffle"`: shuffle once per epoch and cut it into batches of m, as most training code does;
 # * `"balls_in_bins"`: each epoch, throw every record into one of $b = \mathrm{round}(1/q)$ batches uniformly at
-#   random (Chua et al. 2025): each record is used once per epoch, as with shuffling, but the sizes vary.
+#   random (Chua et al. 2025): each record is used once per epoch, as with shuffling, but the sizes vary;
+# * `"cyclic"`: split the records once, at random, into $b$ fixed batches and visit them in the same order every
+#   epoch: DP-FTRL's batches (chapter 11), of $n/b$ records each, the same ones every epoch.
 #
-# Here are the batch sizes of 200 steps of each on Adult, $q = 0.01$. The cap of the truncated scheme is set one
+# Here are the batch sizes of 200 steps of the first five on Adult, $q = 0.01$. The cap of the truncated scheme is set one
 # standard deviation above qn so that its pile-up is visible; in practice one chooses it a few standard
 # deviations up, where it is rarely reached.
 
@@ -188,7 +198,7 @@ eps_table = {key: row for key, row in eps_table.items() if key[0] != "full batch
 bib_row = balls_in_bins_row(dataset_size=n, batch_size=round(q * n), noise_multiplier=1.0,
                             steps=1000, delta=1e-5, n_samples=pick(20_000, 2_000), rng=0)
 bib_notes = {("balls-in-bins", "add_remove"): balls_in_bins_note(bib_row),
-             ("balls-in-bins", "replace_one"): "refused: only the un-amplified bound is proven "
+             ("balls-in-bins", "replace_one"): "refused: only the un-amplified bound is proven\n"
                                                "(one Gaussian release of sensitivity 2C per epoch)"}
 print(f"epsilon at delta = 1e-5, z = 1, m = {round(q * n)} of n = {n}, T = 1000 steps:\n")
 print(format_relations_table(eps_table, notes=bib_notes))
@@ -200,7 +210,8 @@ print(f"\nfixed-size batches, replace-one: epsilon at least {fixed_lower:.2f} "
       "(a pair of neighbouring datasets)")
 
 # %% [markdown]
-# Read it row by row.
+# Read it row by row. The third relation in the table, **zero-out** (one record replaced by a record that contributes a
+# zero gradient, n kept), is explained in section 3.
 #
 # * **Poisson, add/remove** is what Algorithm 1 assumes, and every accountant that handles sampling covers
 #   it; zCDP refuses, since subsampling has no zCDP bound.
@@ -214,7 +225,10 @@ print(f"\nfixed-size batches, replace-one: epsilon at least {fixed_lower:.2f} "
 #   step with multiplier $z/2$. That pair gives the lower bound printed under the table, itself several times
 #   the Poisson numbers. Poisson sampling under replace-one ([§22.4](../docs/math.md#224-poisson-subsampled-gaussian-under-replace-one-pld)) also costs more than under add/remove,
 #   but much less.
-# * **Shuffled batches** are refused by every accountant under both relations.
+# * **Shuffled batches** are refused by every accountant under every relation.
+# * **Fixed batches from one split** (`"cyclic"`) record one Gaussian release per epoch (each record is in one batch
+#   per epoch), and the accountants price it; but under add/remove the row reads "not held": the plan refuses that
+#   relation before any accountant is asked, because adding a record moves the other records' batches (section 3).
 # * **Balls-in-bins batches** are covered by the PLD accountant alone, under add/remove. Each epoch is *random
 #   allocation* (Feldman & Shenfeld 2025): the record's batch is one of b, uniformly; its privacy loss is the log of
 #   a mean of b independent lognormal likelihood ratios, whose law dpedu computes by one FFT on a grid built so
@@ -323,6 +337,87 @@ except ValueError as error:
 # $k\varepsilon$ ([§1.4](../docs/math.md#14-post-processing-and-groups)), and under $(\varepsilon, \delta)$ the δ grows with k as well. Protecting users
 # needs one clipped contribution per *user*: group the rows by user before clipping. A privacy statement
 # should say which relation and which unit its ε is for.
+#
+# **A third relation: zero-out.** Some analyses keep n fixed and public, and let the record differ by being replaced
+# with a special record that contributes nothing: a zero clipped gradient (for logistic regression, a row of zeros).
+# This is **zero-out** ([§1.2](../docs/math.md#12-neighbouring-relations); Google's `dp_accounting` calls it
+# `REPLACE_SPECIAL`). A clipped sum still changes by at most C, and for a Gaussian or Poisson step the two output
+# distributions are those of add/remove, so the accountants price it alike (the table's zero-out rows). What differs
+# is what the *batches* may depend on.
+#
+# ### Literal neighbours: does every claim hold?
+#
+# A **literal neighbour** takes the relation at its word. For add/remove it is D and D with one more record, so the
+# second run has n + 1 records and draws its batches on n + 1 records; for zero-out, one record replaced by a row of
+# zeros, n kept; for replace-one, one record changed. An accountant's ε is a claim about every such pair. DP-FTRL's
+# batches (`sampling="cyclic"`) are one random split of the records, a permutation of their indices taken modulo b.
+# Add a record and the permutation of n + 1 indices puts the *other* records elsewhere: one batch gains a record, and
+# the sums of several batches change, not just by the new record's contribution. Replace a record by a row of zeros
+# instead and n is unchanged, so the split has the same law in both runs: the record sits in the same batch in both,
+# and only its own contribution differs, at most C on each of its steps, which is the Gaussian the ledger records.
+# So fixed batches hold under zero-out and replace-one, not under add/remove, and `plan_dp_sgd` refuses that
+# relation for them ([§22.10](../docs/math.md#2210-fixed-batches-from-one-split-zero-out-and-replace-one-not-addremove)).
+#
+# `dpedu.research.audit.neighbours` checks every learner's claims on such pairs
+# ([§20.7](../docs/math.md#207-literal-neighbours-δ-measured-at-the-claimed-ε)). On small worst-case pairs (n = 8:
+# every other record with the same clipped gradient, 0, $-C$ or $+C$, and the one that differs) it writes down what
+# the learner releases, checked against noise-free runs of the real code, takes the smallest ε any accountant
+# certifies for the learner's own ledger at δ = 10⁻², and measures δ at that ε: exactly where the release has a
+# closed form, and by Monte Carlo on the privacy loss, with a 95 % Clopper–Pearson interval, where it is a mixture
+# over the batch assignments. A claim holds when the upper end of the measured δ is within 10 % of the claimed δ (or
+# within six standard errors of the Monte Carlo, when fewer draws resolve less: 13 % in fast mode).
+
+# %%
+neighbour_rows = neighbour_table(delta=1e-2, draws=pick(10**6, 2 * 10**5), rng=0,
+                                 ftrl_kinds=pick(("identity", "tree"), ("tree",)))
+print(format_neighbour_table(neighbour_rows))
+
+# %% [markdown]
+# Every claim holds. Where the worst pair is the accountant's own worst case the measured δ sits at the claim:
+# Poisson sampling, noisy gradient descent (its count and its sums, exactly), balls-in-bins (the random-allocation
+# PLD bound is tight on this pair), and fixed batches under zero-out with independent noise (the `"cyclic"` row:
+# the identity factorisation's). Fixed-size batches and truncated Poisson are priced by bounds that are loose at
+# this size; output and objective perturbation's sensitivities assume a gradient of norm L
+# at the minimiser, which a logistic loss on rows of norm 1 never quite reaches, so their δ is far below the claim.
+#
+# Now the claim DP-FTRL used to make: its fixed batches recorded under add/remove, the ledger's ε(10⁻⁵) = 4.377 for
+# one epoch of b = 30 batches, the identity factorisation and z = 1. The pair: every record has gradient $-C$ and the
+# added one $+C$ (n = 30 records, so the permutation modulo 30 makes batches of one). Beside it, the same learner
+# under the relations it claims now:
+
+# %%
+old_claim = [(FactorizedGaussianEvent(1.0, 1.0, relation="add_remove"), 1)]   # add/remove, planted back
+d1_rows = [audit_ftrl("identity", "add_remove", n=30, batches=30, epochs=1, delta=1e-5,
+                      draws=pick(2 * 10**5, 2 * 10**4), rng=1, claim=old_claim, others=(-1,))]
+d1_rows += [audit_ftrl("identity", relation, n=30, batches=30, epochs=1, delta=1e-5,
+                       draws=pick(2 * 10**5, 2 * 10**4), rng=1) for relation in ("zero_out", "replace_one")]
+print(format_neighbour_table(d1_rows))
+print(f"add/remove: delta at the claimed epsilon is {d1_rows[0].lower / 1e-5:.0f} times the claim or more")
+
+# %% [markdown]
+# Under add/remove the measured δ is hundreds of times the claimed $10^{-5}$ (at n = 30,000 records, as the issue that
+# found it, $4.3\times10^{-3}$: [§22.10](../docs/math.md#2210-fixed-batches-from-one-split-zero-out-and-replace-one-not-addremove)).
+# Under zero-out and replace-one the claims hold at $10^{-5}$: there the record's batch is the same in both runs, so
+# the two releases are a mixture of the ledger's Gaussian pairs, and joint convexity bounds δ exactly, at any δ.
+#
+# **What add/remove assumes about n.** A literal removal also changes n. DP-SGD divides its noisy sums by the
+# constant $qn$, and output perturbation calibrates its noise to $L/(n\Lambda)$: both treat n as public. Remove a
+# record and let the code recompute n from the data, and the *mean* of the clipped gradients moves by up to $2C/n$,
+# not $C/n$: one noise-free step, times the divisor over η, moves by 2C, while the noisy sums move by C. Noisy
+# gradient descent needs no such assumption: it releases a noisy count and divides by it. Output perturbation, run
+# on n and n − 1 rows, recomputes its noise scale too, and the literal pair exceeds its claim:
+
+# %%
+for learner in ("dp_sgd", "noisy_gd"):
+    over_n, public = removal_movement(learner)
+    print(f"{learner:>8}: one literal removal moves a noise-free update by {over_n:.3f} C "
+          f"(divisor len(X)),\n{'':>10}the noisy sums by {public:.3f} C")
+literal_row = audit_output_perturbation("add_remove", delta=1e-2, literal=True)
+print(format_neighbour_table([literal_row]))
+
+# %% [markdown]
+# So an add/remove ε of DP-SGD or output perturbation is a statement with n public (the zero-out pair, in effect), as
+# in Abadi et al. and Opacus; a run whose n is itself secret needs a noisy count, as noisy gradient descent has.
 #
 # ## 4. Pitfalls that the batches give away
 #

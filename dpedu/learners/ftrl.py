@@ -12,8 +12,12 @@ the FTRL update with a quadratic regulariser around :math:`\theta_0` (Kairouz et
 sensitivity of C under that participation.
 
 **Relation.** The split depends on n (a permutation taken modulo b): adding a record moves the others, so the
-run is **not** covered under add/remove. It is under zero-out (a record replaced by one whose gradient is zero,
-n public: the default) and replace-one (sensitivity 2C); docs/math.md §1.2.
+run is **not** covered under add/remove, whatever is assumed about n (with n = 30,000 records of gradient +C, one
+added at -C, the identity factorisation, b = 30, one epoch and z = 1, the claimed epsilon(1e-5) = 4.377 has delta
+4.3e-3 on that pair: docs/math.md §22.10). It is under zero-out (a record replaced by one whose gradient is zero,
+n unchanged and public, so the split and the divisor n / b are the same for both datasets: the default) and
+replace-one (sensitivity 2C); docs/math.md §1.2. ``dpedu.research.audit.neighbours`` measures delta at the claimed
+epsilon on literal pairs of both (docs/math.md §20.7).
 
 >>> from dpedu.datasets import make_toy
 >>> X, y = make_toy(n=600, d=3, rng=0)
@@ -93,7 +97,7 @@ class FactorizedNoise:
 
 
 def factorized_gradient_descent(X, y, *, kind, noise_multiplier, clip_norm, batches, epochs, learning_rate=1.0,
-                                bands=None, theta0=None, relation=ZERO_OUT, rng=None):
+                                bands=None, theta0=None, relation=ZERO_OUT, rng=None, observe=None):
     r"""Train logistic regression on noisy prefix sums released through the factorisation ``kind``.
 
     Parameters
@@ -124,6 +128,9 @@ def factorized_gradient_descent(X, y, *, kind, noise_multiplier, clip_norm, batc
         The neighbouring relation of the event (the module docstring: add/remove does not hold for fixed batches).
     rng : None, int, SeedSequence or Generator
         The batches and the noise.
+    observe : callable, optional
+        ``observe(t, theta)`` after every step, as :func:`dpedu.training.run_dp_sgd` calls it (an auditor reading
+        every update: :mod:`dpedu.research.audit.neighbours`).
 
     Returns
     -------
@@ -152,6 +159,6 @@ def factorized_gradient_descent(X, y, *, kind, noise_multiplier, clip_norm, batc
     rng = check_rng(rng)
     noise = FactorizedNoise(factorization, sens, rng)
     FactorizedGaussianEvent(z, sens, relation=relation)   # the event's fields checked before any data is touched
-    result = run_dp_sgd(X, y, plan, theta0=theta0, rng=rng, noise=noise)
+    result = run_dp_sgd(X, y, plan, theta0=theta0, rng=rng, noise=noise, observe=observe)
     result.details = FactorizedDiagnostics(plan.steps, sens, factorization.name, z, clip_norm)
     return result

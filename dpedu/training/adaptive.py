@@ -7,10 +7,12 @@ norms. Each step also releases a noisy count of the batch's gradients that were 
           + \mathcal N(0, \sigma_b^2)}{qn} + \tfrac12 ,
 
 and moves C geometrically towards the quantile: :math:`C_{t+1} = C_t\,e^{-\eta_C(\tilde b_t - \gamma)}`. The
-shifted indicators :math:`\pm\tfrac12` give the count sensitivity 1/2 (add/remove). Releasing the count costs
-privacy, so the gradient sum gets a little more noise, :math:`z_\Delta = (z^{-2} - (2\sigma_b)^{-2})^{-1/2}`,
-and the two releases together are exactly one Gaussian step with the requested multiplier z: the ledger does
-not change (docs/math.md §24.1). This needs :math:`2\sigma_b > z`.
+shifted indicators :math:`\pm\tfrac12` give the count sensitivity 1/2 (add/remove, with the divisor qn public as
+in DP-SGD: docs/math.md §1.2). Releasing the count costs privacy, so the gradient sum gets a little more noise,
+:math:`z_\Delta = (z^{-2} - (2\sigma_b)^{-2})^{-1/2}`, and the two releases together are exactly one Gaussian step
+with the requested multiplier z: the ledger does not change (docs/math.md §24.1). This needs :math:`2\sigma_b > z`.
+Under zero-out a clipped record replaced by the zero-gradient record, which counts as unclipped, moves the count
+by 1, not 1/2, so there :math:`z_\Delta = (z^{-2} - \sigma_b^{-2})^{-1/2}` and :math:`\sigma_b > z` is needed.
 
 >>> round(gradient_noise_multiplier(1.0, count_noise_std=5.0), 6)      # (1 - 1/100) ** -0.5
 1.005038
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..events import MIN_EVENT_NOISE_MULTIPLIER
+from ..events import ADD_REMOVE, MIN_EVENT_NOISE_MULTIPLIER, ZERO_OUT, check_relation
 from ..mechanisms import gaussian_mechanism
 from ..engine.validation import check_in_interval, check_nonnegative, check_positive
 from .step import dp_sgd_step
@@ -41,27 +43,32 @@ DEFAULT_CLIP_LEARNING_RATE = 0.2
 DEFAULT_COUNT_NOISE_FRACTION = 1.0 / 20.0
 
 
-def gradient_noise_multiplier(noise_multiplier, count_noise_std):
+def gradient_noise_multiplier(noise_multiplier, count_noise_std, relation=ADD_REMOVE):
     r"""The noise multiplier :math:`z_\Delta` of the gradient sum when a count with noise std :math:`\sigma_b` is
     released beside it, so that together they are one Gaussian step with multiplier z (docs/math.md §24.1):
 
-    .. math:: z_\Delta = \big(z^{-2} - (2\sigma_b)^{-2}\big)^{-1/2}, \qquad\text{defined when } 2\sigma_b > z.
+    .. math:: z_\Delta = \big(z^{-2} - (s/\sigma_b)^2\big)^{-1/2}, \qquad\text{defined when } \sigma_b > s z,
 
+    with :math:`s = 1/2` the count's share of the record's unit under add/remove and replace-one, and :math:`s = 1`
+    under zero-out: a clipped record's indicator :math:`-\tfrac12` becomes the zero-gradient record's
+    :math:`+\tfrac12` while its gradient moves by at most C, as under add/remove (docs/math.md §24.1).
     ``noise_multiplier=0`` (the non-private sanity setting) returns 0 for any ``count_noise_std``.
     """
     z = check_nonnegative(noise_multiplier, "noise_multiplier")
     count_noise_std = check_nonnegative(count_noise_std, "count_noise_std")
+    share = 1.0 if check_relation(relation) == ZERO_OUT else 0.5
     if z == 0:
         return 0.0
     if z < MIN_EVENT_NOISE_MULTIPLIER:
         raise ValueError(f"noise_multiplier must be 0 or in [{MIN_EVENT_NOISE_MULTIPLIER:g}, inf) (below it the "
                          f"privacy loss is beyond the float range); got {z!r}")
-    if not 2.0 * count_noise_std > z:
+    if not count_noise_std > share * z:
         raise ValueError(
-            f"count_noise_std must exceed noise_multiplier / 2 = {z / 2:g}: the noisy count alone would then spend the "
-            f"whole step's privacy (Andrew et al. 2021, Thm 1: z_grad = (z^-2 - (2 count_noise_std)^-2)^-1/2); got "
-            f"count_noise_std={count_noise_std!r}. Use a larger count_noise_std (e.g. the expected batch size / 20)")
-    remaining = 1.0 / (z * z) - 1.0 / (4.0 * count_noise_std * count_noise_std)
+            f"count_noise_std must exceed {share:g} x noise_multiplier = {share * z:g} under {relation}: the noisy "
+            f"count alone would then spend the whole step's privacy (Andrew et al. 2021, Thm 1: z_grad = "
+            f"(z^-2 - ({share:g} / count_noise_std)^2)^-1/2); got count_noise_std={count_noise_std!r}. Use a larger "
+            "count_noise_std (e.g. the expected batch size / 20)")
+    remaining = 1.0 / (z * z) - (share / count_noise_std) ** 2
     return 1.0 / math.sqrt(remaining)
 
 

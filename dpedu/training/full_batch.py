@@ -175,6 +175,9 @@ def noisy_gd_arguments(arguments):
 def run_noisy_gradient_descent(X, y, plan, *, theta0=None, budget=None, rng=None):
     r"""The book's noisy gradient descent as ``plan`` (a :class:`NoisyGDPlan`) fixes it (docs/math.md §7).
 
+    Add/remove is literal here: the sums and the noisy count are released, and n is not assumed public
+    (:func:`noisy_gradient_descent`, Notes; docs/math.md §1.2).
+
     ``theta0``: the starting point (zeros by default; it must not depend on the data). ``budget`` (a
     :class:`~dpedu.budget.PrivacyBudget`) is charged with ``plan.ledger`` before the data is touched; it refuses
     (trains nothing) if the run would overspend. ``rng`` draws the noisy count, then each iteration's noise.
@@ -203,7 +206,8 @@ def run_noisy_gradient_descent(X, y, plan, *, theta0=None, budget=None, rng=None
 
 def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0,
                            learning_rate=1.0, rng=None):
-    r"""The book's noisy gradient descent: full batch, add/remove neighbours, n public (docs/math.md §7).
+    r"""The book's noisy gradient descent: full batch, add/remove neighbours taken literally
+    (docs/math.md §7, §1.2).
 
     ::
 
@@ -243,9 +247,14 @@ def noisy_gradient_descent(X, y, iterations, epsilon, delta, *, clip_norm=5.0,
     Notes
     -----
     The noisy count is floored at 1 before dividing (post-processing of a DP value, so free): with a tiny
-    epsilon and a small dataset, ``n + Lap(1/epsilon)`` can be negative, which would flip the descent. The
-    gradient sum's sensitivity C treats n as public: under a literal removal the divisor changes too
-    (docs/math.md §1.2).
+    epsilon and a small dataset, ``n + Lap(1/epsilon)`` can be negative, which would flip the descent.
+
+    **What add/remove assumes about n: nothing.** A literal removal changes n, and the mean of the n - 1 clipped
+    gradients left differs from the mean of n by up to 2C/n, not C/n (``tests/test_literal_neighbours.py``
+    measures 2.000 C for one noise-free step). The run does not release that mean: it releases the gradient sums
+    (sensitivity C, literally) and the count with Laplace noise (sensitivity 1, in the ledger), and divides one by
+    the other, which is post-processing. So the ledger holds for D and D plus one record with n not public
+    (docs/math.md §1.2; the literal-neighbour audit, §20.7, measures delta at the claimed epsilon).
     """
     plan = plan_noisy_gradient_descent(iterations, epsilon, delta, clip_norm=clip_norm,
                                        learning_rate=learning_rate)

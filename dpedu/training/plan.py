@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 from ..engine.validation import check_choice, check_noise_and_clip, check_positive, check_positive_int
 from ..engine.validation import check_sampling_rate, check_steps
-from ..events import ADD_REMOVE, check_relation
+from ..events import ADD_REMOVE, ZERO_OUT, check_relation
 from .adaptive import DEFAULT_CLIP_LEARNING_RATE, DEFAULT_COUNT_NOISE_FRACTION, ClipState, check_adaptive_clipping
 from .adaptive import gradient_noise_multiplier
 from .common import CLIP_MODES
@@ -109,19 +109,21 @@ class DPSGDPlan:
         """The multiplier of the noise on the gradient sum: z, or z_Delta > z when a noisy count is released too."""
         if not self.adaptive:
             return self.noise_multiplier
-        return gradient_noise_multiplier(self.noise_multiplier, self.resolved_count_noise_std)
+        return gradient_noise_multiplier(self.noise_multiplier, self.resolved_count_noise_std, self.relation)
 
     @property
     def resolved_count_noise_std(self):
-        r"""sigma_b: ``count_noise_std``, or by default the larger of divisor / 20 (Andrew et al.'s m / 20) and z.
+        r"""sigma_b: ``count_noise_std``, or by default the larger of divisor / 20 (Andrew et al.'s m / 20) and z
+        (2z under zero-out, where the count's sensitivity is 1, not 1/2).
 
-        sigma_b >= z keeps the count's share of the step's budget, :math:`1/(4\sigma_b^2)` of :math:`1/z^2`, at most
-        a quarter, so the gradient noise grows by at most :math:`1/\sqrt{3/4}` (docs/math.md §24.1).
+        That floor keeps the count's share of the step's budget, :math:`(s/\sigma_b)^2` of :math:`1/z^2`, at most a
+        quarter, so the gradient noise grows by at most :math:`1/\sqrt{3/4}` (docs/math.md §24.1).
         """
         if not self.adaptive:
             return None
         if self.count_noise_std is None:
-            return max(DEFAULT_COUNT_NOISE_FRACTION * self.divisor, self.noise_multiplier)
+            floor = 2.0 * self.noise_multiplier if self.relation == ZERO_OUT else self.noise_multiplier
+            return max(DEFAULT_COUNT_NOISE_FRACTION * self.divisor, floor)
         return self.count_noise_std
 
     @property
@@ -165,7 +167,7 @@ class DPSGDPlan:
         """The same run with another noise multiplier (checked): for noise calibrated to the plan's steps."""
         noise_multiplier, _ = check_noise_and_clip(noise_multiplier, self.clip_norm)
         plan = replace(self, noise_multiplier=noise_multiplier)
-        _ = plan.gradient_noise_multiplier              # adaptive clipping: count_noise_std must exceed z / 2
+        _ = plan.gradient_noise_multiplier              # adaptive clipping: count_noise_std must exceed z / 2 (z)
         return plan
 
 
@@ -229,8 +231,11 @@ def plan_dp_sgd(n, *, noise_multiplier, clip_norm, sampling_rate, steps=None, ep
         the gradient sum has the same sensitivity C (docs/math.md §5).
     loss_every : int, optional
         Record the mean training loss every this many steps (default: once per epoch) and after the last.
-    relation : {"add_remove", "replace_one"}
-        The neighbouring relation the events are stated under (docs/math.md §22); training does not change.
+    relation : {"add_remove", "replace_one", "zero_out"}
+        The neighbouring relation the events are stated under (docs/math.md §1.2, §22); training does not change.
+        Add/remove treats n as public (the divisor q n, m or n / b is a constant of the plan); zero-out (a record
+        replaced by one with a zero gradient) keeps n. A scheme refuses a relation its batches do not satisfy:
+        ``"cyclic"`` (one split, a permutation modulo b) refuses add/remove, since adding a record moves the others.
     max_batch_size : int, optional
         The cap of ``sampling="truncated_poisson"``, required there and refused with any other scheme.
     target_quantile : float in (0, 1), optional

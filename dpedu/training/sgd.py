@@ -79,6 +79,10 @@ def run_dp_sgd(X, y, plan, *, model=None, theta0=None, budget=None, rng=None, st
     :class:`~dpedu.budget.BudgetExceededError` is raised and nothing is trained. ``step``, ``noise`` and ``observe``
     are what a variant injects (the module docstring). ``rng`` is used in this order: the initialisation, then
     per step the batch and the noise (and, with adaptive clipping, the count's noise).
+
+    The events are stated under ``plan.relation``; under add/remove they hold for the noisy sums with n public (the
+    divisor is a public constant: :func:`dp_sgd`, Notes; docs/math.md §1.2). Which relation a scheme supports is its
+    ``relations`` (the fixed batches of ``"cyclic"`` refuse add/remove: adding a record moves the others).
     """
     data = run_data(X, y, plan)              # checked once (and rows clipped if "inputs")
     model = run_model(model, data)           # None: logistic regression on X's columns
@@ -179,11 +183,18 @@ def dp_sgd(X, y, *, noise_multiplier, clip_norm, sampling_rate, steps=None, epoc
     divide by the lot size L; Opacus by ``expected_batch_size``). Like them, we treat n as public
     (docs/math.md §1.2); the book instead divides by a noisy count.
 
+    **What add/remove assumes about n: that it is public.** The guarantee is for the noisy sums; dividing them by
+    the constant q n is post-processing only when q n is public. Under a literal removal n itself changes: the
+    mean of n - 1 clipped gradients differs from the mean of n by up to 2C/n, not C/n (one noise-free full-batch
+    step moves by exactly 2C in units of eta / n, while the noisy sums move by C: ``tests/test_literal_neighbours.py``),
+    and a divisor computed from ``len(X)`` shows n in the scale of the updates. Zero-out (a record replaced by one
+    with a zero gradient) keeps n, and is covered by the same events (docs/math.md §1.2, §22.1).
+
     **Empty batches** (:math:`|B_t| = 0`, likely when qn is small) are normal steps: the update is pure
     noise, and the step still counts in the ledger.
 
-    **Privacy** depends only on (z, q, T) and the neighbouring relation (add/remove): not on eta, the
-    model or d. **Non-private sanity setting:** ``noise_multiplier=0`` (with any clip norm, including
+    **Privacy** depends only on (z, q, T) and the neighbouring relation (add/remove with n public): not on eta,
+    the model or d. **Non-private sanity setting:** ``noise_multiplier=0`` (with any clip norm, including
     ``inf``) trains without noise; the result has ``ledger=None`` and ``epsilon=inf``. Clipping alone gives no
     privacy.
     """

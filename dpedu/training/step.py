@@ -45,7 +45,9 @@ def dp_sgd_step(theta, batch, *, model, clip_norm, noise_multiplier, expected_ba
         + \mathcal N(0, z^2C^2 I)\Big)
 
     ``batch`` is ``data[B]``: the records of B with their row norms (computed once per run). ``expected_batch_size``
-    is q n, a public constant, never :math:`|B|` (which is not noised: docs/math.md §8). ``rng`` draws the noise.
+    is q n, a public constant, never :math:`|B|` (which is not noised: docs/math.md §8): under add/remove n is
+    public (a literal removal moves the mean of the clipped gradients by up to 2C/n; docs/math.md §1.2). ``rng``
+    draws the noise.
     """
     # sum_i L2_clip(grad l(theta; x_i, y_i), C); the row norms were computed once per run
     clipped_sum = model.clipped_gradient_sum(theta, batch.X, batch.y, clip_norm,

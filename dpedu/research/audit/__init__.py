@@ -26,6 +26,11 @@ The package, one subject per module:
 * :mod:`~dpedu.research.audit.bugs`: teaching-only trainers with planted bugs, and the hunt that catches them;
 * :mod:`~dpedu.research.audit.claims`: does the ledger describe the batches the sampler drew? (and the planted
   sampling bugs this consistency check refuses);
+* :mod:`~dpedu.research.audit.neighbours`: every learner's claim on worst-case *literal* neighbouring datasets, delta
+  measured at the claimed epsilon (:func:`neighbour_table`), with the output laws of
+  :mod:`~dpedu.research.audit.neighbour_laws` (DP-SGD's schemes, DP-FTRL) and
+  :mod:`~dpedu.research.audit.neighbour_convex` (output and objective perturbation), measured by
+  :mod:`~dpedu.research.audit.neighbour_deltas` (exactly, or by Monte Carlo on the privacy loss);
 * :mod:`~dpedu.research.audit.pitfalls`: five mistakes from real issue trackers, planted, and the checks that catch
   them (:func:`check_noise` measures a step's noise multiplier, :func:`check_gaussian_claim` a Gaussian's claim).
 
@@ -100,6 +105,7 @@ from .statistics import (
     epsilon_lower_bound,
     gaussian_mu_lower_bound,
 )
+from .neighbours import NeighbourRow, format_neighbour_table, neighbour_table
 from .shuffle_whitebox import ShuffleAuditResult, shuffle_whitebox_audit
 from .whitebox import ObservedRun, WhiteBoxResult, canary_update_scores, observed_trainer, whitebox_audit
 
@@ -175,4 +181,7 @@ __all__ = [
     "AttackAudit",
     "membership_attack",
     "MembershipAttackReport",
+    "NeighbourRow",
+    "neighbour_table",
+    "format_neighbour_table",
 ]

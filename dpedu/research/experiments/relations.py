@@ -1,8 +1,14 @@
 r"""Which accountant covers which sampling scheme under which neighbouring relation, and what it says.
 
-One row per (sampling scheme, relation), one column per accountant: the epsilon it certifies, or
-``refused`` when it has no theorem for that pair (docs/math.md §22). Full-batch events under replace-one are
-accounted as their add/remove equivalents (sensitivity 2C: z / 2), so every accountant covers them.
+One row per (sampling scheme, relation), one column per accountant: the epsilon it certifies, ``refused`` when it
+has no theorem for that pair, or ``not held`` when the scheme's batches do not satisfy the relation, so that no
+event can be recorded under it (docs/math.md §22). Full-batch events under replace-one are accounted as their
+add/remove equivalents (sensitivity 2C: z / 2), and Gaussian and Poisson events under zero-out as themselves under
+add/remove, so every accountant that covers those covers them.
+
+Fixed batches from one split (``sampling="cyclic"``, DP-FTRL's, b = round(n / m) per epoch) record one
+``GaussianEvent`` per epoch; adding a record moves the others, so they hold under zero-out and replace-one only
+(docs/math.md §22.10).
 
 Balls-in-bins batches (b = round(n / m) per epoch, one event per epoch) are accounted by the PLD accountant under
 add/remove (random allocation, docs/math.md §22.9) and refused by the others; :func:`balls_in_bins_row` gives the
@@ -10,8 +16,8 @@ Monte Carlo *estimate* that checks it, with its confidence (docs/math.md §22.8)
 :func:`format_relations_table` with ``notes=``.
 
 >>> table = relations_table(steps=10, accountants=("rdp", "zcdp"))
->>> table[("Poisson", "add_remove")]["zcdp"]
-'refused'
+>>> table[("Poisson", "add_remove")]["zcdp"], table[("fixed batches", "add_remove")]["rdp"]
+('refused', 'not held')
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import warnings
 
 from ...accountants import ACCOUNTANT_NAMES, UnsupportedEventError, make_accountant
 from ...accountants.balls_in_bins import balls_in_bins_epsilon
-from ...events_allocation import BallsInBinsGaussianEvent
+from ...engine.validation import check_delta, check_positive_int
 from ...events import (
     NEIGHBOURING_RELATIONS,
     GaussianEvent,
@@ -29,18 +35,36 @@ from ...events import (
     SubsampledGaussianEvent,
     TruncatedPoissonGaussianEvent,
 )
-from ...engine.validation import check_delta, check_positive_int
+from ...events_allocation import BallsInBinsGaussianEvent
+from ...training.sampling import make_sampling
 
-__all__ = ["scheme_events", "relations_table", "format_relations_table", "balls_in_bins_row", "balls_in_bins_note"]
+__all__ = ["SCHEME_SAMPLINGS", "balls_in_bins_note", "balls_in_bins_row", "format_relations_table", "relations_table",
+           "scheme_events"]
+
+
+#: The table's schemes by the ``sampling`` name of :func:`dpedu.training.plan_dp_sgd` (full batch: Poisson at q = 1).
+SCHEME_SAMPLINGS = {"full batch": "poisson", "Poisson": "poisson", "without replacement": "fixed",
+                    "shuffled": "shuffle", "truncated Poisson": "truncated_poisson", "balls-in-bins": "balls_in_bins",
+                    "fixed batches": "cyclic"}
+#: The schemes whose event covers a whole epoch of b steps.
+PER_EPOCH = ("balls-in-bins", "fixed batches")
 
 
 def _batches_per_epoch(batch_size, dataset_size):
     return max(1, round(dataset_size / batch_size))
 
 
+def _sampling(scheme, batch_size, dataset_size):
+    """The sampling object of the table's ``scheme`` (full batch: Poisson at rate 1)."""
+    name = SCHEME_SAMPLINGS[scheme]
+    rate = 1.0 if scheme == "full batch" else batch_size / dataset_size
+    cap = 2 * batch_size if name == "truncated_poisson" else None
+    return make_sampling(name, dataset_size, rate, cap)
+
+
 def scheme_events(noise_multiplier, batch_size, dataset_size, relation, max_batch_size=None):
-    """The event of one step of each sampling scheme, as a dict ``{scheme name: event}`` (balls-in-bins: of one
-    epoch of b = round(n / m) steps)."""
+    """The event of one step of each sampling scheme, as a dict ``{scheme name: event}`` (balls-in-bins and fixed
+    batches: of one epoch of b = round(n / m) steps)."""
     q = batch_size / dataset_size
     cap = max_batch_size if max_batch_size is not None else 2 * batch_size
     return {
@@ -52,20 +76,24 @@ def scheme_events(noise_multiplier, batch_size, dataset_size, relation, max_batc
         "truncated Poisson": TruncatedPoissonGaussianEvent(noise_multiplier, q, cap, dataset_size, relation=relation),
         "balls-in-bins": BallsInBinsGaussianEvent(noise_multiplier, _batches_per_epoch(batch_size, dataset_size),
                                                   relation=relation),
+        "fixed batches": GaussianEvent(noise_multiplier, relation=relation),
     }
 
 
 def relations_table(*, dataset_size=60_000, batch_size=600, noise_multiplier=1.0, steps=1_000, delta=1e-5,
                     accountants=ACCOUNTANT_NAMES):
-    """``{(scheme, relation): {accountant: epsilon or "refused"}}`` for ``steps`` steps of each scheme."""
+    """``{(scheme, relation): {accountant: epsilon, "refused" or "not held"}}`` for ``steps`` steps of each scheme."""
     n = check_positive_int(dataset_size, "dataset_size")
     steps = check_positive_int(steps, "steps")
     delta = check_delta(delta)
     table = {}
     for relation in NEIGHBOURING_RELATIONS:
         for scheme, event in scheme_events(noise_multiplier, batch_size, n, relation).items():
+            if relation not in _sampling(scheme, batch_size, n).relations:
+                table[(scheme, relation)] = {name: "not held" for name in accountants}
+                continue
             row = {}
-            count = -(-steps // event.batches_per_epoch) if isinstance(event, BallsInBinsGaussianEvent) else steps
+            count = -(-steps // _batches_per_epoch(batch_size, n)) if scheme in PER_EPOCH else steps
             for name in accountants:
                 try:
                     accountant = make_accountant(name).compose(event, count)
