@@ -15,8 +15,8 @@ smaller of two valid bounds (docs/math.md §25.3), so it never exceeds ``epsilon
 runs every one of scikit-learn's estimator checks on all three at epsilon = 1 (none is skipped; the configuration
 that makes a randomised estimator pass them, a fixed ``random_state``, is stated there).
 
-What ``relation`` each assumes: output perturbation divides by n (add/remove with n public; a literal addition or
-removal also changes n); objective perturbation does not use n; factorised training's b fixed batches are cut from
+What ``relation`` each assumes: output perturbation divides by n, so it claims zero-out (n public) or replace-one and
+refuses add/remove (a literal addition or removal also changes n); objective perturbation does not use n; factorised training's b fixed batches are cut from
 one random split of the n records, which adding a record would move, so it records zero-out (a record replaced by
 one with zero gradient, n public; docs/math.md §1.2, §25.1, §25.3, §25.6).
 
@@ -26,7 +26,7 @@ one with zero gradient, n public; docs/math.md §1.2, §25.1, §25.3, §25.6).
 >>> round(clf.epsilon_, 3), bool(clf.score(X, y) > 0.8)
 (1.0, True)
 >>> OutputPerturbationClassifier(epsilon=1.0, regularization=1e-2, random_state=0).fit(X, y).ledger_
-[(GaussianEvent(noise_multiplier=3.730...), 1)]
+[(GaussianEvent(noise_multiplier=3.730..., relation='zero_out'), 1)]
 """
 
 from __future__ import annotations
@@ -132,13 +132,15 @@ class OutputPerturbationClassifier(_PrivateLinearClassifier):
         :math:`\Lambda` > 0 (per-record scale). Larger: less noise, more bias.
     row_bound : float
         R in (0, :data:`~dpedu.estimator_input.MAX_ABS_FEATURE`]: rows of X are clipped to it (``row_bound_``).
-    relation : {"add_remove", "replace_one"}
+    relation : {"zero_out", "replace_one"}
+        Zero-out (default): a record replaced by one that contributes nothing, n public. Add/remove is refused:
+        the sensitivity divides by n, which a literal addition or removal changes (docs/math.md §1.2, §25.1).
     tolerance : float
         :math:`\gamma`, the solver's gradient-norm threshold.
     random_state : None, int or Generator
     """
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, regularization=1e-3, row_bound=1.0, relation="add_remove",
+    def __init__(self, *, epsilon=1.0, delta=1e-5, regularization=1e-3, row_bound=1.0, relation="zero_out",
                  tolerance=1e-8, random_state=None):
         self.epsilon, self.delta, self.regularization, self.row_bound = epsilon, delta, regularization, row_bound
         self.relation, self.tolerance, self.random_state = relation, tolerance, random_state

@@ -182,6 +182,7 @@ def test_estimators_fit_predict_and_state_their_privacy(toy, estimator):
 @pytest.mark.parametrize("estimator, params, match", [
     (ESTIMATORS[0], {"epsilon": -1.0}, "epsilon"),
     (ESTIMATORS[0], {"relation": "swap"}, "relation"),
+    (ESTIMATORS[0], {"relation": "add_remove"}, "relation='add_remove' is not covered"),
     (ESTIMATORS[1], {"regularization": 1e-9}, "regularization must be at least"),
     (ESTIMATORS[2], {"factorization": "svd"}, "factorization must be one of"),
     (ESTIMATORS[2], {"batches": 10 ** 6}, "batches"),

@@ -405,19 +405,20 @@ print(f"add/remove: delta at the claimed epsilon is {d1_rows[0].lower / 1e-5:.0f
 # record and let the code recompute n from the data, and the *mean* of the clipped gradients moves by up to $2C/n$,
 # not $C/n$: one noise-free step, times the divisor over η, moves by 2C, while the noisy sums move by C. Noisy
 # gradient descent needs no such assumption: it releases a noisy count and divides by it. Output perturbation, run
-# on n and n − 1 rows, recomputes its noise scale too, and the literal pair exceeds its claim:
+# on n and n − 1 rows, recomputes its noise scale too, and the literal pair exceeds even its zero-out claim:
 
 # %%
 for learner in ("dp_sgd", "noisy_gd"):
     over_n, public = removal_movement(learner)
     print(f"{learner:>8}: one literal removal moves a noise-free update by {over_n:.3f} C "
           f"(divisor len(X)),\n{'':>10}the noisy sums by {public:.3f} C")
-literal_row = audit_output_perturbation("add_remove", delta=1e-2, literal=True)
+literal_row = audit_output_perturbation("add_remove", delta=1e-2)
 print(format_neighbour_table([literal_row]))
 
 # %% [markdown]
-# So an add/remove ε of DP-SGD or output perturbation is a statement with n public (the zero-out pair, in effect), as
-# in Abadi et al. and Opacus; a run whose n is itself secret needs a noisy count, as noisy gradient descent has.
+# So an add/remove ε of DP-SGD is a statement about its noisy sums with n public, as in Abadi et al. and Opacus.
+# Output perturbation puts n into the noise itself, so dpedu records its claim as zero-out (n public) and refuses
+# `relation="add_remove"` for it. A run whose n is itself secret needs a noisy count, as noisy gradient descent has.
 #
 # ## 4. Pitfalls that the batches give away
 #

@@ -4,7 +4,7 @@
 # > **Learning objectives**
 # >
 # > After this chapter you can
-# > 1. derive the sensitivity of a regularised minimiser from strong convexity, under add/remove and
+# > 1. derive the sensitivity of a regularised minimiser from strong convexity, under zero-out and
 # >    replace-one, and release it by **output perturbation**;
 # > 2. state **objective perturbation**'s conditions (a smooth GLM loss, a large enough regulariser) and say
 # >    which losses fail them;
@@ -79,15 +79,20 @@ print("fast mode" if FAST else "full mode",
 # $\Lambda$-strongly convex, and the gradients of $G_D$ and $G_{D'}$ differ by at most $g/N$ everywhere, so
 # (Chaudhuri, Monteleoni & Sarwate 2011; [notes §25.1](../docs/math.md#251-sensitivity-of-a-regularised-minimiser))
 #
-# $$\lVert\theta^\ast_D - \theta^\ast_{D'}\rVert \le \frac{g}{N\Lambda},\qquad g = L\ \text{(add/remove)},\quad g = 2L\
+# $$\lVert\theta^\ast_D - \theta^\ast_{D'}\rVert \le \frac{g}{N\Lambda},\qquad g = L\ \text{(zero-out)},\quad g = 2L\
 # \text{(replace-one: one term out, one in)}.$$
+#
+# Zero-out replaces one record by one that contributes nothing and keeps $N$. A literal addition or removal changes
+# $N$ as well, and the minimiser can then move by up to $2L/((N-1)\Lambda)$, so output perturbation claims zero-out
+# or replace-one and refuses `relation="add_remove"`
+# ([notes §1.2](../docs/math.md#12-neighbouring-relations)).
 #
 # A solver that stops at gradient norm $\gamma$ (fixed in advance) is within $\gamma/\Lambda$ of the minimum, so
 # $2\gamma/\Lambda$ is added (§25.2). The release is $\hat\theta + \mathcal N(0, z^2\Delta^2 I)$: one Gaussian mechanism.
 
 # %% [markdown]
 # **Exercise 11.1 — the minimiser's sensitivity.** Write `minimiser_sensitivity(n, regularization, lipschitz,
-# relation)`: $L/(n\Lambda)$ under `"add_remove"`, $2L/(n\Lambda)$ under `"replace_one"`.
+# relation)`: $L/(n\Lambda)$ under `"zero_out"`, $2L/(n\Lambda)$ under `"replace_one"`.
 
 # %% exercise=11.1
 def minimiser_sensitivity(n, regularization, lipschitz, relation):

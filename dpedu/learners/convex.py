@@ -5,15 +5,16 @@ with one noise draw, not one per step:
 
 * **output perturbation** (Chaudhuri, Monteleoni & Sarwate 2011) adds Gaussian noise to the minimiser
   :math:`\theta^\ast` of :math:`G(\theta) = \frac1N\sum_i \ell(\theta; x_i, y_i) + \frac\Lambda2\lVert\theta\rVert^2`,
-  whose sensitivity is :math:`L/(N\Lambda)` (add/remove) or :math:`2L/(N\Lambda)` (replace-one), plus
+  whose sensitivity is :math:`L/(N\Lambda)` (zero-out) or :math:`2L/(N\Lambda)` (replace-one), plus
   :math:`2\gamma/\Lambda` for a solver stopped at gradient norm :math:`\gamma`;
 * **objective perturbation** (Kifer, Smith & Thakurta 2012, Thm 2) adds a random linear term
   :math:`b^\top\theta` to the objective and releases its minimiser.
 
-**What add/remove assumes about N.** Output perturbation divides by N = ``len(X)``: its add/remove sensitivity
-:math:`L/(N\Lambda)` holds with N public (a record replaced by one that contributes nothing, N unchanged); a
-literal addition or removal also changes the divisor and can move the minimiser by up to :math:`2L/((N-1)\Lambda)`
-(N the larger size), which no relation here covers exactly (docs/math.md §1.2, §25.1). Objective perturbation's objective is a sum and its
+**Why output perturbation claims zero-out, not add/remove.** It divides by N = ``len(X)``: its sensitivity
+:math:`L/(N\Lambda)` holds when a record is replaced by one that contributes nothing and N is unchanged (zero-out,
+N public); a literal addition or removal also changes the divisor and its noise scale and can move the minimiser
+by up to :math:`2L/((N-1)\Lambda)` (N the larger size), so ``relation="add_remove"`` is refused (docs/math.md §1.2,
+§25.1; the literal pair exceeds the zero-out claim, §20.7). Objective perturbation's objective is a sum and its
 :math:`\Delta`, :math:`\zeta` do not involve N: its add/remove is a literal addition or removal (§25.3).
 
 No refusal prints a statistic of the private data (a norm, a value of X or y): only the arguments and the bounds.
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..clipping import l2_norms
-from ..events import REPLACE_ONE, EpsilonDeltaEvent, GaussianEvent, check_relation
+from ..events import ADD_REMOVE, REPLACE_ONE, EpsilonDeltaEvent, GaussianEvent, check_relation
 from ..gaussian import analytic_noise_multiplier
 from ..models.logistic import loss as logistic_loss
 from ..engine.validation import (
@@ -191,15 +192,15 @@ def minimise_regularised_logistic(X, y, regularization, *, linear=None, scale="m
                        f"the size of its terms: a large linear term or regularization needs a larger tolerance)")
 
 
-def output_perturbation_sensitivity(n, regularization, lipschitz, relation="add_remove",
+def output_perturbation_sensitivity(n, regularization, lipschitz, relation="zero_out",
                                     tolerance=0.0):
-    r"""L2 sensitivity of the solver's point: :math:`gL/(N\Lambda) + 2\gamma/\Lambda`, g = 1 (add/remove, N public)
-    or 2 (replace-one); docs/math.md §25.1-25.2 (Chaudhuri et al. 2011, §3).
+    r"""L2 sensitivity of the solver's point: :math:`gL/(N\Lambda) + 2\gamma/\Lambda`, g = 1 (zero-out) or
+    2 (replace-one); docs/math.md §25.1-25.2 (Chaudhuri et al. 2011, §3).
 
-    ``n`` is N, public: under add/remove the record is replaced by one that adds nothing to the loss sum while
-    the mean still divides by N. A literal removal also changes N: with :math:`\lVert\theta^\ast\rVert \le L/\Lambda`
-    the minimiser can move by up to :math:`2L/((N-1)\Lambda)` (N the larger size), above even replace-one's
-    :math:`2L/(N\Lambda)`. ``tolerance`` :math:`\gamma \ge 0`.
+    ``n`` is N, public: under zero-out the record is replaced by one that adds nothing to the loss sum while the
+    mean still divides by N. ``relation="add_remove"`` is refused: a literal removal also changes N, and with
+    :math:`\lVert\theta^\ast\rVert \le L/\Lambda` the minimiser can move by up to :math:`2L/((N-1)\Lambda)` (N the
+    larger size), above even replace-one's :math:`2L/(N\Lambda)`. ``tolerance`` :math:`\gamma \ge 0`.
 
     >>> output_perturbation_sensitivity(100, 0.1, 2.0, tolerance=1e-3)     # 2/10 + 2e-3/0.1
     0.22
@@ -207,7 +208,7 @@ def output_perturbation_sensitivity(n, regularization, lipschitz, relation="add_
     n = check_positive_int(n, "n")
     lam = check_positive(regularization, "regularization")
     lipschitz = check_positive(lipschitz, "lipschitz")
-    relation = check_relation(relation)
+    relation = _check_output_relation(relation)
     tolerance = check_nonnegative(tolerance, "tolerance")
     g = 2.0 if relation == REPLACE_ONE else 1.0
     value = g * lipschitz / n / lam + 2.0 * tolerance / lam
@@ -218,6 +219,17 @@ def output_perturbation_sensitivity(n, regularization, lipschitz, relation="add_
     return value
 
 
+def _check_output_relation(relation):
+    """``relation`` for output perturbation: zero-out or replace-one; add/remove is refused, naming why."""
+    relation = check_relation(relation)
+    if relation == ADD_REMOVE:
+        raise ValueError("relation='add_remove' is not covered by output perturbation: it divides by N = len(X), "
+                         "so adding or removing a record also changes N and the noise scale (docs/math.md §1.2, "
+                         "§25.1); use 'zero_out' (a record replaced by one that contributes nothing, N public) or "
+                         "'replace_one'")
+    return relation
+
+
 def _gaussian_event(noise_multiplier, relation):
     """The event of a Gaussian with std z * (sensitivity under ``relation``), normalised as dpedu.events asks:
     per add/remove unit, which is half the replace-one sensitivity."""
@@ -225,7 +237,7 @@ def _gaussian_event(noise_multiplier, relation):
 
 
 def output_perturbation(X, y, *, regularization, row_bound, noise_multiplier=None, epsilon=None, delta=None,
-                        relation="add_remove", tolerance=1e-8, rng=None):
+                        relation="zero_out", tolerance=1e-8, rng=None):
     r"""Output perturbation: :math:`\hat\theta + \mathcal N(0, (z\,\Delta)^2 I)` with
     :math:`\Delta = gR/(N\Lambda) + 2\gamma/\Lambda` (docs/math.md §25.2).
 
@@ -233,18 +245,18 @@ def output_perturbation(X, y, *, regularization, row_bound, noise_multiplier=Non
     Balle & Wang 2018). Rows of X must have norm at most ``row_bound`` R (the Lipschitz constant); a longer row is
     refused without saying how long.
 
-    **N is public.** The sensitivity uses N = ``len(X)``: ``relation="add_remove"`` is a record replaced by one that
-    contributes nothing with N unchanged (docs/math.md §25.1); a literal addition or removal changes N as well and
-    can move the minimiser by up to :math:`2L/((N-1)\Lambda)`, which neither relation here covers exactly.
+    **N is public.** The sensitivity uses N = ``len(X)``, so the claim is zero-out (the default: a record replaced
+    by one that contributes nothing, N unchanged) or replace-one; ``relation="add_remove"`` is refused, since a
+    literal addition or removal changes N and the noise scale with it (docs/math.md §1.2, §25.1).
 
     >>> from dpedu.datasets import make_toy
     >>> X, y = make_toy(n=2000, d=3, rng=0); X = X / np.linalg.norm(X, axis=1).max()
     >>> r = output_perturbation(X, y, regularization=1e-3, row_bound=1.0, epsilon=1.0, delta=1e-5, rng=0)
     >>> r.ledger, round(r.sensitivity, 6)
-    ([(GaussianEvent(noise_multiplier=3.730...), 1)], 0.5)
+    ([(GaussianEvent(noise_multiplier=3.730..., relation='zero_out'), 1)], 0.5)
     """
     X, y, row_bound = _check_data(X, y, row_bound)
-    relation = check_relation(relation)
+    relation = _check_output_relation(relation)
     z = _noise_multiplier(noise_multiplier, epsilon, delta)
     rng = check_rng(rng)
     n, d = X.shape

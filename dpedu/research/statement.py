@@ -33,6 +33,7 @@ from ..events import (
     SampledWithoutReplacementGaussianEvent,
     SubsampledGaussianEvent,
     TruncatedPoissonGaussianEvent,
+    ZERO_OUT,
 )
 from ..gaussian import gaussian_epsilon_exact
 from ..engine.validation import check_delta, check_in_interval, check_positive, check_positive_int
@@ -268,8 +269,10 @@ def _report_lines(s):
         lines.append(f"  noise multiplier z:       {s.noise_multiplier:g}{std}")
     lines.append(f"  clip norm C:              {s.clip_norm:g} (per-example gradient, L2)" if s.clip_norm else
                  "  clip norm C:              not given (pass clip_norm=): report it")
-    relation = ("add/remove one example (D' = D with one example more or less)" if s.relation == ADD_REMOVE else
-                "replace one example (D' = D with one example replaced; n is public)")
+    relation = {ADD_REMOVE: "add/remove one example (D' = D with one example more or less)",
+                ZERO_OUT: "zero out one example (D' = D with one example replaced by one that contributes nothing; "
+                          "n is public)"}.get(s.relation, "replace one example (D' = D with one example replaced; "
+                                                           "n is public)")
     if s.accountant == "pld":
         how = (f"PLD accountant, pessimistic; exact value in [{s.epsilon_bracket[0]:.4g}, "
                f"{s.epsilon_bracket[1]:.4g}]")

@@ -87,8 +87,8 @@ def replace_one_model(noise_multiplier, sampling_rate, tail):
 
 def event_loss_model(event, direction, tail):
     """The :class:`LossModel` of ``event``: the pair above for a replace-one Poisson-subsampled Gaussian
-    (both directions are the same), the binomial mixture of :mod:`.last_iterate` for the linear-loss last iterate,
-    :func:`~dpedu.accountants.pld.losses.loss_model` otherwise."""
+    (both directions are the same), the binomial mixture of :mod:`dpedu.accountants.pld.last_iterate` for the
+    linear-loss last iterate, :func:`~dpedu.accountants.pld.losses.loss_model` otherwise."""
     if isinstance(event, SubsampledGaussianEvent) and event.relation == REPLACE_ONE:
         return replace_one_model(event.noise_multiplier, event.sampling_rate, tail)
     if isinstance(event, LinearLastIterateEvent):

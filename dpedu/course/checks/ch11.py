@@ -18,14 +18,14 @@ __all__ = ["check_output_sensitivity", "check_square_root_coefficients", "check_
 @checker
 def check_output_sensitivity(fn, *, seed=None):
     r"""``fn(n, regularization, lipschitz, relation)``: the L2 sensitivity of the regularised minimiser,
-    :math:`L/(n\Lambda)` under ``"add_remove"`` and :math:`2L/(n\Lambda)` under ``"replace_one"``."""
+    :math:`L/(n\Lambda)` under ``"zero_out"`` and :math:`2L/(n\Lambda)` under ``"replace_one"``."""
     draw = settings(seed)
     cases = [(int(draw.integers(500, 5000)), float(10.0 ** -draw.integers(1, 4)), round(float(draw.uniform(0.5, 2.0)), 2)),
              (int(draw.integers(10_000, 60_000)), float(10.0 ** -draw.integers(3, 6)),
               math.sqrt(int(draw.integers(5, 30)))),
              (int(draw.integers(20, 100)), round(float(draw.uniform(1.5, 3.0)), 1), round(float(draw.uniform(0.1, 0.5)), 2))]
     for n, lam, lipschitz in cases:
-        for relation, factor in (("add_remove", 1.0), ("replace_one", 2.0)):
+        for relation, factor in (("zero_out", 1.0), ("replace_one", 2.0)):
             out = scalar(call(fn, n, lam, lipschitz, relation), "sensitivity")
             expected = factor * lipschitz / (n * lam)
             if close(out, expected, rtol=1e-9):
@@ -42,7 +42,7 @@ def check_output_sensitivity(fn, *, seed=None):
                    "Lambda")
             raise CheckFailed(f"for n = {n}, Lambda = {lam}, L = {lipschitz:g}, {relation}: expected {expected:.6g}; "
                               f"got {out:.6g}")
-    passed("the minimiser moves by at most L/(n Lambda) (add/remove) or 2L/(n Lambda) (replace-one)")
+    passed("the minimiser moves by at most L/(n Lambda) (zero-out) or 2L/(n Lambda) (replace-one)")
 
 
 @checker

@@ -105,7 +105,7 @@ def _data(values):
     return values[:, None], np.ones(len(values))
 
 
-def _pairs(relation, n, literal):
+def _pairs(relation, n):
     """``[(text, D values, D' values)]``: n - 1 records of each FEATURES value and one differing record."""
     out = []
     for value in FEATURES:
@@ -113,7 +113,7 @@ def _pairs(relation, n, literal):
             first = [value] * (n - 1) + [record]
             if relation == REPLACE_ONE:
                 seconds = [[value] * (n - 1) + [other] for other in RECORDS_TRIED if other != record]
-            elif relation == ADD_REMOVE and literal:
+            elif relation == ADD_REMOVE:
                 seconds = [[value] * (n - 1)]                 # removed: n - 1 rows
             else:
                 seconds = [[value] * (n - 1) + [0.0]]         # a row of zeros: zero gradient, n kept
@@ -122,18 +122,20 @@ def _pairs(relation, n, literal):
     return out
 
 
-def audit_output_perturbation(relation, *, n=4, regularization=1.0, noise_multiplier=1.0, delta=1e-2, literal=False):
+def audit_output_perturbation(relation, *, n=4, regularization=1.0, noise_multiplier=1.0, delta=1e-2):
     r"""Audit :func:`dpedu.learners.output_perturbation` under ``relation`` on the pairs of :data:`FEATURES` and
     :data:`RECORDS_TRIED`, exactly.
 
-    Add/remove with n public is the pair "a record against a row of zeros, n kept" (the objective's divisor stays
-    n, docs/math.md §1.2, §25.1); ``literal=True`` removes the record instead, so the learner, which takes n =
-    len(X), recomputes its divisor and its noise for n - 1 rows: the pair the n-public assumption excludes.
+    Zero-out is the pair "a record against a row of zeros, n kept" (the objective's divisor stays n, docs/math.md
+    §1.2, §25.1); replace-one changes the record. The learner refuses to claim add/remove, so
+    ``relation="add_remove"`` audits the literal removal (n - 1 rows: the learner recomputes its divisor and its
+    noise) against the zero-out claim it does make, which shows why: that row fails.
     """
     relation, delta = check_relation(relation), check_delta(delta)
     n = check_positive_int(n, "n")
+    claim = ZERO_OUT if relation == ADD_REMOVE else relation
     settings = {"regularization": regularization, "row_bound": 1.0, "noise_multiplier": noise_multiplier,
-                    "relation": relation, "rng": 0}
+                "relation": claim, "rng": 0}
     runs = {}
 
     def run(values):                                   # each data set once
@@ -141,7 +143,7 @@ def audit_output_perturbation(relation, *, n=4, regularization=1.0, noise_multip
             runs[tuple(values)] = output_perturbation(*_data(values), **settings)
         return runs[tuple(values)]
 
-    pairs = _pairs(relation, n, literal)
+    pairs = _pairs(relation, n)
     ledgers = {repr(run(values).ledger) for _, first, second in pairs for values in (first, second)}
     if len(ledgers) != 1:
         raise RuntimeError(f"the runs claimed different ledgers: {sorted(ledgers)}")
@@ -151,7 +153,10 @@ def audit_output_perturbation(relation, *, n=4, regularization=1.0, noise_multip
         (m1,), (m2,) = run(first).minimiser, run(second).minimiser
         candidates.append((text, gaussian_1d_delta(epsilon, m1, run(first).noise_std, m2, run(second).noise_std)))
     text, measured = max(candidates, key=lambda item: item[1])
-    learner = "output pert., literal" if literal else "output perturbation"      # literal: n = len(X) changes
+    if relation == ADD_REMOVE:
+        learner, claimed_by = "output pert., literal", f"its zero-out claim ({claimed_by})"
+    else:
+        learner = "output perturbation"
     return NeighbourRow(learner, relation, text, delta, epsilon, claimed_by, measured, measured, measured, "exact")
 
 
@@ -205,7 +210,7 @@ def audit_objective_perturbation(relation, *, n=4, epsilon=1.0, delta=1e-2):
         return densities[tuple(values)]
 
     candidates = [(text, grid_delta(event.epsilon, grid, density(first), density(second)))
-                  for text, first, second in _pairs(relation, n, literal=True)]
+                  for text, first, second in _pairs(relation, n)]
     text, measured = max(candidates, key=lambda item: item[1])
     return NeighbourRow("objective perturbation", relation, text, event.delta, event.epsilon,
                         "its (epsilon_1, delta_1) event", measured, measured, measured, "exact")
@@ -231,9 +236,9 @@ def recovered_linear_terms(values, *, epsilon, delta, runs, rng, relation=ADD_RE
 
 
 def convex_rows(*, delta=1e-2):
-    """The rows of output perturbation (add/remove with n public, zero-out, replace-one) and objective perturbation
-    (add/remove, zero-out, replace-one). The literal add/remove pair of output perturbation, which its claim
-    excludes, is ``audit_output_perturbation("add_remove", literal=True)``."""
-    rows = [audit_output_perturbation(relation, delta=delta) for relation in (ADD_REMOVE, ZERO_OUT, REPLACE_ONE)]
+    """The rows of output perturbation (zero-out, replace-one: the relations it claims) and objective perturbation
+    (add/remove, zero-out, replace-one). The literal add/remove pair of output perturbation, which it refuses to
+    claim, is ``audit_output_perturbation("add_remove")``."""
+    rows = [audit_output_perturbation(relation, delta=delta) for relation in (ZERO_OUT, REPLACE_ONE)]
     return rows + [audit_objective_perturbation(relation, delta=delta) for relation in (ADD_REMOVE, ZERO_OUT,
                                                                                       REPLACE_ONE)]

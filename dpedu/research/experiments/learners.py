@@ -83,8 +83,9 @@ _FACTORIZED_KIND = {"noisy_gd": "identity", "dp_ftrl": "tree_efficient", "matrix
 #: The relation each learner's runs (and the selection's scores) are accounted under: DP-FTRL and matrix
 #: factorisation train on fixed batches from one random split of the n records, which adding a record would move,
 #: so their claim is zero-out (a record replaced by one with zero gradient, n public), not add/remove
-#: (docs/math.md §1.2); noisy GD is one batch of every record, which holds under add/remove (n public).
-RELATIONS = {"noisy_gd": ADD_REMOVE, "dp_sgd": ADD_REMOVE, "output_perturbation": ADD_REMOVE,
+#: (docs/math.md §1.2); output perturbation's noise scale divides by n, so it claims zero-out too (§25.1); noisy GD
+#: is one batch of every record, which holds under add/remove (n public).
+RELATIONS = {"noisy_gd": ADD_REMOVE, "dp_sgd": ADD_REMOVE, "output_perturbation": ZERO_OUT,
              "objective_perturbation": ADD_REMOVE, "dp_ftrl": ZERO_OUT, "matrix_factorization": ZERO_OUT}
 
 
@@ -197,7 +198,7 @@ def _run_ledger(learner, setting, noise, n, delta):
         q = BATCH_SIZE / n
         return [(gaussian_step_event(noise, q), max(1, round(options["epochs"] / q)))]
     if learner == "output_perturbation":
-        return [(GaussianEvent(noise), 1)]
+        return [(GaussianEvent(noise, relation=RELATIONS[learner]), 1)]
     if learner == "objective_perturbation":   # each run (eps_r, delta / 8): the 3 runs leave PLD room below delta
         return [(EpsilonDeltaEvent(0.99 * noise, 0.99 * delta / 8), 1), (GaussianEvent(
             analytic_noise_multiplier(0.01 * noise, 0.01 * delta / 8)), 1)]
@@ -249,7 +250,7 @@ def _train(learner, setting, noise, X, y, delta, rng):
                       epochs=options["epochs"], learning_rate=options["learning_rate"], rng=rng)
     if learner == "output_perturbation":
         return output_perturbation(X, y, regularization=options["regularization"], row_bound=_ROW_BOUND,
-                                   noise_multiplier=noise, rng=rng)
+                                   noise_multiplier=noise, relation=RELATIONS[learner], rng=rng)
     if learner == "objective_perturbation":
         smallest = objective_perturbation_regularization(0.99 * noise, _ROW_BOUND)
         return objective_perturbation(X, y, epsilon=noise, delta=delta / 8, row_bound=_ROW_BOUND,
