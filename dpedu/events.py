@@ -345,30 +345,12 @@ def gaussian_step_event(noise_multiplier, sampling_rate):
 
 
 def steps_from_epochs(epochs, sampling_rate):
-    """Number of steps of ``epochs`` passes at Poisson rate q: ``max(1, round(epochs / q))``.
+    """Number of steps of ``epochs`` passes at Poisson rate q: ``max(1, round(epochs / q))``, at least 1.
 
-    One epoch is 1/q steps in expectation (each step sees q N records). This is the rule the training
-    functions, the estimator and the experiments use, in one place.
+    One epoch is 1/q steps in expectation (each step sees q N records): the rule the training functions, the
+    estimator and the experiments use, in one place. ``epochs`` finite and > 0 (a fraction is allowed), q in
+    (0, 1]; a bad value is refused naming ``epochs`` or ``sampling_rate``.
 
-    Parameters
-    ----------
-    epochs : float
-        Passes over the data, finite and > 0 (a fraction of an epoch is allowed).
-    sampling_rate : float
-        q in (0, 1].
-
-    Returns
-    -------
-    int
-        At least 1.
-
-    Raises
-    ------
-    TypeError, ValueError
-        Naming ``epochs`` or ``sampling_rate`` (booleans and strings are refused).
-
-    Examples
-    --------
     >>> steps_from_epochs(100, 0.01), steps_from_epochs(0.5, 0.3)
     (10000, 2)
     """
@@ -426,17 +408,12 @@ ZERO_OUT_AS_ADD_REMOVE = (GaussianEvent, SubsampledGaussianEvent, LaplaceEvent)
 
 def add_remove_equivalent(event):
     r"""The add/remove event with the same privacy curve as a *full-batch* replace-one ``event``, or as a zero-out
-    Gaussian, Poisson-subsampled Gaussian or Laplace ``event``; else ``event``.
+    Gaussian, Poisson-subsampled Gaussian or Laplace ``event``; else ``event`` (docs/math.md §1.2, §22.2).
 
-    Under zero-out the changed record's contribution goes from g (norm at most C) to 0, with every other record
-    and every batch unchanged: a Gaussian on a sum, subsampled by Poisson sampling or not, is then exactly the
-    add/remove pair in one of its two orders, so its curve is add/remove's (docs/math.md §1.2).
-
-    A sum of records of norm at most C has sensitivity 2C under replace-one (docs/math.md §1.2), so a
-    Gaussian with multiplier z is the pair :math:`(\mathcal N(2, z^2), \mathcal N(0, z^2))`: exactly
-    ``GaussianEvent(z / 2)``; a Laplace release of ``epsilon`` becomes ``LaplaceEvent(2 * epsilon)``
-    (docs/math.md §22.2). A ``SubsampledGaussianEvent`` with ``sampling_rate`` 1 is a full batch too.
-    Every other event (sampled ones, black-box guarantees, add/remove events) is returned unchanged.
+    Zero-out changes one record's contribution from g (norm at most C) to 0, every batch unchanged: a Gaussian on
+    a sum, Poisson-subsampled or not, is then the add/remove pair in one of its two orders. Replace-one gives a sum
+    sensitivity 2C, so a full-batch Gaussian with multiplier z is exactly ``GaussianEvent(z / 2)`` and a Laplace
+    release of ``epsilon`` is ``LaplaceEvent(2 * epsilon)`` (``sampling_rate`` 1 is a full batch too).
 
     >>> add_remove_equivalent(LaplaceEvent(0.5, relation="replace_one"))
     LaplaceEvent(epsilon=1.0)

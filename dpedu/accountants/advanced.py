@@ -109,11 +109,13 @@ def advanced_composition(epsilon, delta, k, delta_prime):
     delta = check_in_interval(delta, "delta", 0.0, 1.0, high_open=True)
     k = check_positive_int(k, "k")
     delta_prime = check_delta(delta_prime, "delta_prime")
-    # epsilon (e^epsilon - 1): expm1 is exact for small epsilon; past ~700 e^epsilon overflows, and the bound is inf
+    # epsilon (e^epsilon - 1): expm1 is exact for small epsilon;
+    # past ~700 e^epsilon overflows, and the bound is inf
     drift = epsilon * math.expm1(epsilon) if epsilon < 700.0 else math.inf
-    # epsilon sqrt(2 k ln(1/delta')) written as sqrt(2 ln(1/delta') k epsilon^2): k * epsilon * epsilon, not
-    # epsilon**2, so a huge epsilon gives inf (a valid bound) instead of an OverflowError
-    epsilon_total = math.sqrt(2.0 * -math.log(delta_prime) * (k * epsilon * epsilon)) + k * drift
+    # the first term with k * epsilon * epsilon, not epsilon**2: a huge epsilon
+    # then gives inf (a valid bound), not an OverflowError
+    spread = math.sqrt(2.0 * -math.log(delta_prime) * (k * epsilon * epsilon))
+    epsilon_total = spread + k * drift
     return epsilon_total, k * delta + delta_prime
 
 

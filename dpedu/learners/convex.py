@@ -112,6 +112,12 @@ class ConvexResult:
     gradient_norm: float
 
 
+#: Why output perturbation refuses add/remove (docs/math.md §1.2, §25.1).
+NOT_ADD_REMOVE = ("relation='add_remove' is not covered by output perturbation: it divides by N = len(X), so adding "
+                  "or removing a record also changes N and the noise scale (docs/math.md §1.2, §25.1); use "
+                  "'zero_out' (a record replaced by one that contributes nothing, N public) or 'replace_one'")
+
+
 def _check_data(X, y, row_bound):
     """X, y and R checked; a row longer than R is refused without saying how long (the message carries only what
     the caller passed: a statistic of the private data, such as the largest norm, is never printed)."""
@@ -208,7 +214,8 @@ def output_perturbation_sensitivity(n, regularization, lipschitz, relation="zero
     n = check_positive_int(n, "n")
     lam = check_positive(regularization, "regularization")
     lipschitz = check_positive(lipschitz, "lipschitz")
-    relation = _check_output_relation(relation)
+    if check_relation(relation) == ADD_REMOVE:
+        raise ValueError(NOT_ADD_REMOVE)
     tolerance = check_nonnegative(tolerance, "tolerance")
     g = 2.0 if relation == REPLACE_ONE else 1.0
     value = g * lipschitz / n / lam + 2.0 * tolerance / lam
@@ -217,17 +224,6 @@ def output_perturbation_sensitivity(n, regularization, lipschitz, relation="zero
                          f"at lipschitz={lipschitz!r}, regularization={lam!r}, "
                          f"tolerance={tolerance!r}: use a larger regularization")
     return value
-
-
-def _check_output_relation(relation):
-    """``relation`` for output perturbation: zero-out or replace-one; add/remove is refused, naming why."""
-    relation = check_relation(relation)
-    if relation == ADD_REMOVE:
-        raise ValueError("relation='add_remove' is not covered by output perturbation: it divides by N = len(X), "
-                         "so adding or removing a record also changes N and the noise scale (docs/math.md §1.2, "
-                         "§25.1); use 'zero_out' (a record replaced by one that contributes nothing, N public) or "
-                         "'replace_one'")
-    return relation
 
 
 def _gaussian_event(noise_multiplier, relation):
@@ -256,11 +252,10 @@ def output_perturbation(X, y, *, regularization, row_bound, noise_multiplier=Non
     ([(GaussianEvent(noise_multiplier=3.730..., relation='zero_out'), 1)], 0.5)
     """
     X, y, row_bound = _check_data(X, y, row_bound)
-    relation = _check_output_relation(relation)
     z = _noise_multiplier(noise_multiplier, epsilon, delta)
     rng = check_rng(rng)
     n, d = X.shape
-    sensitivity = output_perturbation_sensitivity(n, regularization, row_bound, relation, tolerance)
+    sensitivity = output_perturbation_sensitivity(n, regularization, row_bound, relation, tolerance)  # checks relation
     noise_std = check_noise_scale(z * sensitivity, f"std noise_multiplier * sensitivity = {z!r} * {sensitivity!r}",
                                   "a smaller noise_multiplier, a larger epsilon or a larger regularization")
     theta_hat, gradient_norm = minimise_regularised_logistic(X, y, regularization, tolerance=tolerance)
