@@ -466,6 +466,37 @@ def test_chapter_times_and_syllabus_are_current():
         "docs/syllabus.md is out of date: run `python chapters/_times.py --stamp`"
 
 
+def test_the_syllabus_grades_every_exercise_of_the_notebooks():
+    """docs/syllabus.md's grading table lists, chapter by chapter, exactly the exercises of the committed notebooks
+    (:func:`find_exercises`, a second reading beside the sources ``_times.py`` parses) with the points nbgrader gives
+    their check cells; the points, shares and weights add up, and so does the project's rubric."""
+    text = (ROOT / "docs" / "syllabus.md").read_text(encoding="utf-8")
+    grading = text.split("## Grading", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1:-1] for line in grading.splitlines() if line.startswith("| ")]
+    exercise_rows = [r for r in rows[1:] if r[0].strip()[:1].isdigit() and len(r) == 4]
+    listed = {}
+    for chapter, exercises, points, share in exercise_rows:
+        found = re.findall(r"(\d+\.\d+) [^;]*? \((\d+)\)(?:;|\s*$)", exercises)
+        assert sum(int(p) for _, p in found) == int(points), (chapter, exercises, points)
+        listed[int(chapter.split(".")[0])] = [(number, int(p)) for number, p in found]
+    expected = {}
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        points = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"] for c in nb.cells
+                  if c.get("metadata", {}).get("nbgrader", {}).get("grade")}
+        expected[int(path.name[:2])] = [(e.grade_id[len("exercise-"):].replace("-", "."),
+                                         points[e.grade_id.replace("exercise-", "check-")]) for e in find_exercises(nb)]
+    assert listed == expected
+    total = sum(p for exercises in expected.values() for _, p in exercises)
+    assert f"| total | {sum(map(len, expected.values()))} exercises | {total} | 100 % |" in grading
+    for chapter, _, points, share in exercise_rows:
+        assert share.strip() == f"{100 * int(points) / total:.1f} %", (chapter, share)
+    weights = re.findall(r"\*\*(?:Exercises|Project) \((\d+) %\)", grading)
+    assert len(weights) == 2 and sum(map(int, weights)) == 100, weights
+    rubric = [r for r in rows if len(r) == 3 and r[1].strip().isdigit() and r[0].strip() != "total"]
+    assert len(rubric) >= 4 and f"| total | {sum(int(r[1]) for r in rubric)} | |" in grading
+
+
 def test_recorded_times_are_measurements():
     """Every recorded time names the machine it was measured on; none is below a second (an invented 0)."""
     recorded = _times_module().load()
