@@ -18,21 +18,20 @@ import pytest
 pytest.importorskip("nbgrader")
 
 from dpedu.course import instructor  # noqa: E402
+from dpedu.course.reference import course_dir  # noqa: E402
 
 # nbgrader 0.9 with SQLAlchemy 2.x emits SAWarning (a RuntimeWarning, which this suite turns into errors)
 # about its own session handling; it does not affect the grades.
 pytestmark = [pytest.mark.notebooks, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 
 CHAPTERS = ["01_logistic_regression", "07_effect_of_noise"]
-BOOK_URL = "https://dpedu.example/book/"
+CHAPTERS_DIR = course_dir("chapters")
 
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     root = tmp_path_factory.mktemp("course")
-    # the published book, as an instructor sets it for notebooks that leave this machine (the default, the local
-    # build, is linked relative to the course folder)
-    instructor.make_course(root, chapters=CHAPTERS, book=BOOK_URL)
+    instructor.make_course(root, chapters=CHAPTERS)
     return root
 
 
@@ -54,7 +53,11 @@ def test_right_and_wrong_submissions_are_graded(course, assignment):
     for student in ("right", "wrong"):
         instructor.autograde(course, assignment, student)
         instructor.feedback(course, assignment, student)
-        assert (course / "feedback" / student / assignment / f"{assignment}.html").is_file()
+        page = (course / "feedback" / student / assignment / f"{assignment}.html").read_text()
+        # the notebook's reference links are anchors of the page, each landing on an entry the page carries
+        targets = re.findall(r'href="#(dpedu-reference-[^"]+)"', page)
+        assert targets and 'href="reference/' not in page
+        assert all(f'id="{target}"' in page for target in targets), [t for t in targets if f'id="{t}"' not in page]
 
     right, maximum = instructor.score(course, assignment, "right")
     wrong, _ = instructor.score(course, assignment, "wrong")
@@ -73,9 +76,9 @@ def test_make_course_refuses_to_overwrite_a_changed_file(course):
     original = config.read_text()
     config.write_text(original + "\n# an instructor's own setting\n")
     with pytest.raises(FileExistsError, match="force=True"):
-        instructor.make_course(course, chapters=CHAPTERS, book=BOOK_URL)
+        instructor.make_course(course, chapters=CHAPTERS)
     assert config.read_text().endswith("# an instructor's own setting\n")
-    instructor.make_course(course, chapters=CHAPTERS, force=True, book=BOOK_URL)
+    instructor.make_course(course, chapters=CHAPTERS, force=True)
     assert config.read_text() == original
 
 
@@ -131,7 +134,7 @@ def test_feedback_template_names_checks_and_inlines_mathjax(course):
 def test_course_notebooks_hold_no_listing_of_dpedu(course):
     """The chapters' show_source cells become notes in the course's source, so nothing releases or runs them."""
     for assignment in CHAPTERS:
-        chapter = json.loads((instructor.CHAPTERS_DIR / f"{assignment}.ipynb").read_text())
+        chapter = json.loads((CHAPTERS_DIR / f"{assignment}.ipynb").read_text())
         source = json.loads((course / "source" / assignment / f"{assignment}.ipynb").read_text())
         listings = [c for c in chapter["cells"] if c["cell_type"] == "code" and "show_source(" in "".join(c["source"])]
         assert listings, f"{assignment} has no show_source cell to leave out"
@@ -147,7 +150,7 @@ def _listing_lines(assignment):
     """The telling lines of every dpedu listing the chapter shows (``show_source(x)``), as the listing prints them."""
     from dpedu.course.listing import SourceListing
 
-    chapter = json.loads((instructor.CHAPTERS_DIR / f"{assignment}.ipynb").read_text())
+    chapter = json.loads((CHAPTERS_DIR / f"{assignment}.ipynb").read_text())
     code = "\n".join("".join(c["source"]) for c in chapter["cells"] if c["cell_type"] == "code")
     namespace = {}
     imports = [line for line in code.split("\n") if line.startswith(("import ", "from "))]
