@@ -132,3 +132,32 @@ def test_a_link_to_a_missing_page_is_refused(tmp_path):
     (tmp_path / "a.ipynb").write_text(json.dumps(_nb("[x](../docs/no_such_page.md#a)")))
     with pytest.raises(ValueError, match="no_such_page"):
         write_reference(tmp_path)
+
+
+def test_a_feedback_page_carries_what_its_links_point_at():
+    """ReferenceAppendix (the kit gives it to nbgrader's HTML exporter) turns each reference link into an anchor of the
+    page and appends the sections and API entries; rendered by nbconvert, every such link finds its id in the page,
+    the notes keep their formulas for MathJax and their figures are inlined, and no link leaves the page."""
+    nbformat = pytest.importorskip("nbformat")
+    pytest.importorskip("nbconvert")
+    from nbconvert import HTMLExporter
+
+    from dpedu.course.feedback import APPENDIX_TITLE, ReferenceAppendix
+
+    nb = nbformat.read(ROOT / "chapters" / "02_noisy_gradient_descent.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_markdown_cell(
+        "[§4.3](reference/math.md#43-the-privacy-loss-of-a-gaussian-and-composition-of-gaussians) "
+        "[§5 again](reference/math.md#5-l2-clipping-and-the-sensitivity-of-a-clipped-sum) "
+        "[the module](reference/api/dpedu.models.logistic.md)"))
+    links = markdown_links(nb)
+    processed, _ = ReferenceAppendix().preprocess(nb, {})
+    appendix = processed.cells[-1].source
+    assert appendix.startswith(f"## {APPENDIX_TITLE}") and "L2_clip(v, clip_norm)" in appendix
+    assert "### 4.3 The privacy loss of a Gaussian" in appendix and "data:image/png;base64," in appendix
+    assert "$$" in appendix or "$" in appendix                           # formulas left for the page's MathJax
+    assert appendix.count('<div id="dpedu-reference-notes-5-l2-clipping') == 1    # two links, one entry
+    html, _ = HTMLExporter(template_name="classic").from_notebook_node(processed)
+    hrefs = re.findall(r'href="([^"]+)"', html)
+    ours = [h for h in hrefs if h.startswith("#dpedu-reference-")]
+    assert len(ours) == len(links) and not [h for h in hrefs if h.startswith("reference/")]
+    assert all(f'id="{h[1:]}"' in html for h in ours), [h for h in ours if f'id="{h[1:]}"' not in html]

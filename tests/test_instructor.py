@@ -9,6 +9,7 @@ and the released student copy left unanswered (every check fails, so no point is
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -106,7 +107,8 @@ def test_the_config_grades_in_fast_mode_with_a_long_timeout(tmp_path):
 
 # -- the feedback page, as a student reads it in a browser -------------------------------------------------------------
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+CHROMIUM = os.environ.get("DPEDU_CHROMIUM", "/usr/bin/chromium")            # as tests/test_book.py
+CHROMEDRIVER = os.environ.get("DPEDU_CHROMEDRIVER", "/usr/bin/chromedriver")
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "docs" / "_build" / "screenshots"      # git-ignored
 LONG_MESSAGE = "this message is long on purpose, far wider than the box that shows it, " * 6

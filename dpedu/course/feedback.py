@@ -30,6 +30,7 @@ __all__ = ["APPENDIX_TITLE", "ReferenceAppendix", "anchor_of", "appendix_markdow
 APPENDIX_TITLE = "The notes and the API entries this notebook links to"
 _LINK = re.compile(r"(\]\()(?P<target>[^)\s]+)(\))")
 _HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.*)$")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)\)")
 
 
@@ -41,30 +42,39 @@ def anchor_of(kind):
     return f"dpedu-reference-{what}-{value.replace('#', '-') or 'top'}"
 
 
+def _headings(lines):
+    """``{index: level}`` of the Markdown headings of ``lines``, outside code fences."""
+    found, fence = {}, None
+    for index, line in enumerate(lines):
+        opening = _FENCE.match(line)
+        if opening:
+            fence = None if fence and opening[1].startswith(fence) else fence or opening[1][:3]
+            continue
+        match = None if fence else _HEADING.match(line)
+        if match:
+            found[index] = len(match["hashes"])
+    return found
+
+
 def section(text, anchor):
     """The lines of the section of an anchored Markdown page (:func:`dpedu.course.reference.anchored_page`,
     :func:`~dpedu.course.reference.api_page`) whose heading holds ``<a id="anchor">``: from that heading up to the
-    next heading of the same or a higher level, the anchor removed; None if no heading holds it."""
+    next heading of the same or a higher level, the anchors removed; None if no heading holds it."""
     lines, marker = text.split("\n"), f'<a id="{anchor}"></a>'
-    start = next((i for i, line in enumerate(lines) if marker in line and _HEADING.match(line)), None)
+    headings = _headings(lines)
+    start = next((i for i in headings if marker in lines[i]), None)
     if start is None:
         return None
-    level = len(_HEADING.match(lines[start])["hashes"])
-    end = next((i for i in range(start + 1, len(lines)) if (m := _HEADING.match(lines[i]))
-                and len(m["hashes"]) <= level), len(lines))
+    end = next((i for i, level in headings.items() if i > start and level <= headings[start]), len(lines))
     return [re.sub(r'<a id="[^"]*"></a>', "", line) for line in lines[start:end]]
 
 
 def _demoted(lines, to=3):
-    """Headings of ``lines`` shifted so that the first is of level ``to`` (within the appendix's own heading)."""
-    first = next((len(m["hashes"]) for m in map(_HEADING.match, lines) if m), to)
-    out = []
-    for line in lines:
-        match = _HEADING.match(line)
-        if match:
-            line = "#" * min(6, len(match["hashes"]) - first + to) + " " + match["text"]
-        out.append(line)
-    return out
+    """``lines`` with their headings shifted so that the first is of level ``to`` (under the appendix's own)."""
+    headings = _headings(lines)
+    shift = to - next(iter(headings.values()), to)
+    return [("#" * min(6, headings[i] + shift) + line.lstrip("#")) if i in headings else line
+            for i, line in enumerate(lines)]
 
 
 def _inline_figures(lines, folder):
