@@ -57,6 +57,8 @@ CHROMIUM = os.environ.get("DPEDU_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("DPEDU_CHROMEDRIVER", "/usr/bin/chromedriver")
 IN_CI = os.environ.get("CI", "").strip().lower() == "true"
 KINDS = ("api", "notes", "doc")
+# what the URL standard leaves as it is in a fragment (the fragment percent-encode set: controls, space, " < > `)
+FRAGMENT_SAFE = "".join(chr(c) for c in range(33, 127) if chr(c) not in '"<>`')
 
 
 # -- a Jupyter server over a folder -------------------------------------------------------------------------------
@@ -76,16 +78,23 @@ class JupyterServer:
         home = Path(home or root.parent) / f".jupyter-{self.port}"
         env = dict(env or clean_env(), JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_DATA_DIR=str(home / "data"),
                    JUPYTER_RUNTIME_DIR=str(home / "run"), IPYTHONDIR=str(home / "ipython"))
-        self.process = subprocess.Popen(
-            [str(python), "-m", "jupyterlab", "--no-browser", f"--port={self.port}", "--ServerApp.ip=127.0.0.1",
-             "--ServerApp.port_retries=0", "--allow-root", f"--IdentityProvider.token={self.token}", str(self.root)],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 120
+        self.log = home / "server.log"
+        home.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "w") as log:
+            self.process = subprocess.Popen(
+                [str(python), "-m", "jupyterlab", "--no-browser", f"--port={self.port}", "--ServerApp.ip=127.0.0.1",
+                 "--ServerApp.port_retries=0", "--allow-root", f"--IdentityProvider.token={self.token}",
+                 str(self.root)], env=env, stdout=log, stderr=subprocess.STDOUT)
+
+    def wait(self, timeout=300):
+        """Return once the server answers (servers started together start side by side)."""
+        deadline = time.monotonic() + timeout
         while self.get("api/status")[0] != 200:
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                pytest.fail(f"the Jupyter server over {root} did not start: {self.process.stderr.read()[-2000:]}")
+                pytest.fail(f"the Jupyter server over {self.root} did not start:\n{self.log.read_text()[-2000:]}")
             time.sleep(0.5)
+        return self
 
     def get(self, path, **query):
         url = f"http://127.0.0.1:{self.port}/{urllib.parse.quote(path)}"
@@ -148,7 +157,9 @@ def follow_in_jupyter(server, notebook_path):
         if status != 200 or files_status != 200:
             results.append((what, link, f"HTTP {status} (contents), {files_status} (files)"))
             continue
-        fragment = urllib.parse.unquote(parts.fragment)
+        # the fragment as the browser hands it to JupyterLab's link handler (a.hash: non-ASCII percent-encoded),
+        # which its Markdown viewer then looks up as it is
+        fragment = urllib.parse.quote(urllib.parse.unquote(parts.fragment), safe=FRAGMENT_SAFE)
         text = json.loads(body)["content"]
         if fragment and fragment not in _markdown_ids(text):
             results.append((what, link, f"no anchor {fragment!r} in {target}"))
@@ -157,12 +168,16 @@ def follow_in_jupyter(server, notebook_path):
     return results
 
 
-def _place_results(root, notebooks, python=sys.executable, env=None):
-    server = JupyterServer(root, python=python, env=env)
+def follow_places(places):
+    """``{place: results}`` for ``{place: (root, notebooks, python, env)}``: one server per place, started together."""
+    servers = {place: JupyterServer(root, python=python, env=env) for place, (root, _, python, env) in places.items()}
     try:
-        return [r for notebook in notebooks for r in follow_in_jupyter(server, notebook.relative_to(root).as_posix())]
+        return {place: [r for notebook in places[place][1] for r in
+                        follow_in_jupyter(server.wait(), notebook.relative_to(server.root).as_posix())]
+                for place, server in servers.items()}
     finally:
-        server.stop()
+        for server in servers.values():
+            server.stop()
 
 
 # -- the places -----------------------------------------------------------------------------------------------------
@@ -202,7 +217,7 @@ def _feedback_pages(course):
 
     config = Config()
     config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config())
-    default = Autograde.class_traits()["autograde_preprocessors"].default_value
+    default = Autograde.class_traits()["autograde_preprocessors"].default()
     config.Autograde.autograde_preprocessors = [p for p in default if p is not Execute]
     api = NbGraderAPI(config=config)
     pages = []
@@ -311,24 +326,23 @@ def _table(columns):
 
 
 def test_every_link_resolves_where_the_notebook_is_opened(tmp_path, instructor_venv, capsys):
-    columns, broken = {}, []
-    folder, notebooks = _chapters_place(tmp_path)
-    columns["chapters/"] = _place_results(folder, notebooks)
-    folder, notebooks = _student_place(tmp_path)
-    columns["student copy"] = _place_results(folder, notebooks)
+    broken, here, seconds, start = [], (sys.executable, None), {}, time.perf_counter()
     course = _course(tmp_path)
-    columns["release/"] = _place_results(course / "release", sorted((course / "release").glob("*/*.ipynb")))
-
     python, env, _ = instructor_venv            # the wheel's venv: its dpedu writes the chapters, its server serves
     work = tmp_path / "pip"
     work.mkdir()
     run_checked([str(python), "-m", "dpedu", "chapters", "my-course"], cwd=work, env=env)
-    columns["pip install"] = _place_results(work / "my-course", sorted((work / "my-course").glob("*.ipynb")),
-                                            python=python, env=env)
-
+    places = {"chapters/": (*_chapters_place(tmp_path), *here), "student copy": (*_student_place(tmp_path), *here),
+              "release/": (course / "release", sorted((course / "release").glob("*/*.ipynb")), *here),
+              "pip install": (work / "my-course", sorted((work / "my-course").glob("*.ipynb")), python, env)}
+    seconds["the places"], start = time.perf_counter() - start, time.perf_counter()
+    columns = follow_places(places)
+    seconds["four Jupyter servers"], start = time.perf_counter() - start, time.perf_counter()
     pages = _feedback_pages(course)
+    seconds["feedback pages"], start = time.perf_counter() - start, time.perf_counter()
     if Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file() and importlib.util.find_spec("selenium"):
         columns["feedback"] = _follow_in_chromium(pages, tmp_path)
+        seconds["Chromium"] = time.perf_counter() - start
     elif IN_CI:
         pytest.fail(f"the feedback column needs {CHROMIUM} and {CHROMEDRIVER} (CI installs them)")
     else:
@@ -341,7 +355,8 @@ def test_every_link_resolves_where_the_notebook_is_opened(tmp_path, instructor_v
             continue
         broken += [f"{place}: {link} ({problem})" for _, link, problem in results if problem]
     with capsys.disabled():
-        print("\nchapter links: resolved / followed, by kind of link and place opened\n" + _table(columns))
+        print("\nchapter links: resolved / followed, by kind of link and place opened\n" + _table(columns) + "\n("
+              + ", ".join(f"{what} {value:.0f} s" for what, value in seconds.items()) + ")")
     assert not broken, f"{len(broken)} links lead nowhere:\n" + "\n".join(broken[:40])
     expected = sum(len(re.findall(r"\]\((?:dpedu\.|\.\./docs/)", p.read_text())) for p in
                    (ROOT / "chapters" / "_src").glob("[0-9][0-9]_*.py"))
@@ -360,7 +375,7 @@ def test_a_link_above_the_served_folder_or_to_a_missing_anchor_is_reported(tmp_p
                     "[a](../docs/math.md#2-sensitivity) [b](reference/nope.md) [c](reference/math.md#no-such-anchor) "
                     "[d](reference/math.md#2-sensitivity)"}]
     (folder / "probe.ipynb").write_text(json.dumps(nb))
-    results = _place_results(folder, [folder / "probe.ipynb"])
+    results = follow_places({"probe": (folder, [folder / "probe.ipynb"], sys.executable, None)})["probe"]
     problems = [problem for _, _, problem in results]
     assert problems[0] == "outside the folder the server serves"
     assert problems[1].startswith("HTTP 404") and "no anchor 'no-such-anchor'" in problems[2]

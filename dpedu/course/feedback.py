@@ -35,11 +35,18 @@ _IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)\)")
 
 
 def anchor_of(kind):
-    """The id, in a feedback page, of what a link of ``kind`` (:func:`dpedu.course.booklinks.link_kind`) names."""
+    """The id, in a feedback page, of what a link of ``kind`` (:func:`dpedu.course.booklinks.link_kind`) names:
+    ASCII only (another character ``c`` is written ``_<hex of ord(c)>``), so that the link's ``href`` and the id are
+    the same string however the page's Markdown renderer encodes URLs.
+
+    >>> anchor_of(("notes", "13-rényi-differential-privacy"))
+    'dpedu-reference-notes-13-r_e9nyi-differential-privacy'
+    """
     what, value = kind
     if what == "api":
         value = canonical_name(value) or value
-    return f"dpedu-reference-{what}-{value.replace('#', '-') or 'top'}"
+    value = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else f"_{ord(c):x}" for c in value)
+    return f"dpedu-reference-{what}-{value or 'top'}"
 
 
 def _headings(lines):

@@ -7,8 +7,9 @@ notebooks of a directory, from the dpedu that is installed (a clone or a wheel):
 * ``reference/math.md``: the mathematical notes, each heading of levels 1-3 with an anchor ``<a id="...">`` named
   as the book names the section (:func:`heading_slug`, MyST's GitHub-style slug), so that a link such as
   ``reference/math.md#5-l2-clipping-and-the-sensitivity-of-a-clipped-sum`` lands on its section in JupyterLab's
-  Markdown viewer (which scrolls to the element whose id the fragment names) and in any viewer that honours ids;
-  its figures in ``reference/_static/notes/``;
+  Markdown viewer (which scrolls to the element whose id the fragment names, as the browser hands it on:
+  percent-encoded, so an anchor with a non-ASCII letter gets its encoded form too) and in any viewer that honours
+  ids; its figures in ``reference/_static/notes/``;
 * ``reference/api/<module>.md``: one page per module a notebook links to, with the signature and docstring of
   each function and class the module defines and exports (and of any other object linked there), each under an
   anchor named by its dotted name;
@@ -32,6 +33,7 @@ import inspect
 import json
 import re
 import shutil
+import urllib.parse
 from pathlib import Path
 
 from .booklinks import NOTES_PAGE, REFERENCE, canonical_name, defining_module, link_kind, markdown_links
@@ -105,9 +107,19 @@ def anchored_page(text):
                     n += 1
                     unique = f"{slug}-{n}"
                 seen.add(unique)
-                line = f'{match["hashes"]} <a id="{unique}"></a>{match["text"].strip()}'
+                anchors = "".join(f'<a id="{anchor}"></a>' for anchor in dict.fromkeys((unique, _as_in_a_url(unique))))
+                line = f'{match["hashes"]} {anchors}{match["text"].strip()}'
         out.append(line)
     return "\n".join(out)
+
+
+def _as_in_a_url(anchor):
+    """``anchor`` as a browser hands a link's fragment on (``a.hash``): non-ASCII characters percent-encoded in UTF-8.
+
+    JupyterLab's Markdown viewer looks up that string itself, so a heading whose anchor has a non-ASCII character
+    (``13-rényi-differential-privacy``) also carries its encoded form (``13-r%C3%A9nyi-differential-privacy``).
+    """
+    return urllib.parse.quote(anchor, safe="".join(chr(c) for c in range(33, 127) if chr(c) not in '"<>`%'))
 
 
 def _signature(obj):
