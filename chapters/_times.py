@@ -283,8 +283,8 @@ PROJECT_RUBRIC = (
                           "(chapters 3 and 5)"),
     ("The audit", 5, "an empirical lower bound on ε with its confidence level, beside the upper bound, and what "
                      "the gap does and does not show (chapter 9)"),
-    ("The utility", 3, "accuracy against ε beside the non-private baseline, mean ± std over seeds, with the cost "
-                       "of any tuning counted in the ε reported (chapter 7)"),
+    ("The utility", 3, "accuracy against ε beside the non-private baseline, the mean and spread over seeds, with "
+                       "the cost of any tuning counted in the ε reported (chapter 7)"),
     ("Reproducible and readable", 3, "one command reruns every number from a clean install with fixed seeds; a "
                                      "privacy statement (chapter 8) closes the report"),
 )
@@ -301,8 +301,8 @@ def grading(sources=None):
     lines = ["", "## Grading", "",
              f"For a semester course: the chapters' exercises are **{EXERCISES_WEIGHT} %** of the grade and the "
              f"project **{PROJECT_WEIGHT} %**. In", "the workshop the checks are feedback, not a grade.", "",
-             f"**Exercises ({EXERCISES_WEIGHT} %).** Each exercise is graded by its check cell (`nbgrader autograde` in "
-             "the course kit,", "`python -m dpedu course-kit`): the check passes or it does not, and a passed check "
+             f"**Exercises ({EXERCISES_WEIGHT} %).** Each exercise is graded by its check cell (`nbgrader "
+             "autograde` in the course kit,", "`python -m dpedu course-kit`): the check passes or it does not, and a passed check "
              "earns the points below. The", f"{n_exercises} exercises are worth {total} points; the exercise grade "
              f"is the share of them earned, so a chapter weighs what its", "exercises are worth. The list is read "
              "from the chapters by `python chapters/_times.py`, as the times are.", "",

@@ -3,8 +3,8 @@
 * ``test_chapter_executes`` runs every chapter (a glob: new chapters are picked up) with nbclient in fast mode
   (``DPEDU_FAST=1`` in the kernel's environment, working directory ``chapters/``); every check cell of the
   reference solution must print "passed".
-* ``test_student_checks_fail_until_written`` tests the *student* version (:func:`dpedu.course.exercises.student_notebook`):
-  every check cell must fail with "not written yet", every stubbed exercise cell may raise only
+* ``test_student_checks_fail_until_written`` tests the *student* version
+  (:func:`dpedu.course.exercises.student_notebook`): every check cell must fail with "not written yet", every stubbed exercise cell may raise only
   ``NotImplementedError``, and every other cell from the first exercise on must still run.
 
 Both come from **one** execution of each chapter, in one kernel (:func:`_execute`), so that CI runs each chapter
