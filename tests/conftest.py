@@ -45,8 +45,6 @@ def run_checked(command, cwd, env, timeout=1200):
     """``subprocess.run`` that fails the test with the command's output tail when it exits non-zero."""
     import subprocess
 
-    import pytest
-
     result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
         pytest.fail(f"{' '.join(map(str, command))} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")

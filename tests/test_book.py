@@ -715,7 +715,8 @@ def test_chapter_links_reach_their_page_and_anchor_in_the_book(site):
                 continue
             if kind[0] == "api":
                 name = canonical_name(kind[1])
-                target, anchor = site / "api" / f"{defining_module(name)}.html", name
+                module = defining_module(name)
+                target, anchor = site / "api" / f"{module}.html", ("" if name == module else name)
             else:
                 page, _, anchor = ("math", "", kind[1]) if kind[0] == "notes" else kind[1].partition("#")
                 target = site / f"{page}.html"
