@@ -121,11 +121,12 @@ def build(source_path):
     nb.cells = parse(path.read_text(encoding="utf-8"), path.name)
     for index, cell in enumerate(nb.cells):
         cell["id"] = f"{path.stem[:2]}-{index:03d}"
-    # API links go to the local build of the book, notes links to ../docs/math.md: links JupyterLab can follow
-    # from chapters/ (dpedu.course.booklinks; the book, a student copy and a course relink them for their place)
-    from dpedu.course.booklinks import LOCAL_BOOK, relink
+    # API and notes links go into the folder reference/ beside the notebook, which JupyterLab serves with it
+    # (dpedu.course.booklinks; `python -m dpedu reference chapters` writes chapters/reference/, and so does this
+    # script; every copy of a chapter carries its own); the book relinks them to its own references
+    from dpedu.course.booklinks import relink
 
-    nb = nbformat.from_dict(relink(nb, base=HERE, book=LOCAL_BOOK, notes="../docs/math.md", docs="../docs"))
+    nb = nbformat.from_dict(relink(nb, to="jupyter"))
     nbformat.validate(nb)
     return nb
 
@@ -152,6 +153,11 @@ def main(argv=None):
         else:
             target.write_text(text, encoding="utf-8")
             print(f"wrote {target.relative_to(HERE.parent)}")
+    if not args.check:
+        from dpedu.course.reference import write_reference
+
+        write_reference(HERE)
+        print("wrote chapters/reference/ (the notes and API pages the chapters link to; git-ignored)")
     if stale:
         print("out of date (run python chapters/_build.py): " + ", ".join(stale), file=sys.stderr)
         return 1

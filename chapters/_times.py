@@ -117,6 +117,36 @@ def exercises(source):
     return len(re.findall(r"^# %% exercise=", source.read_text(encoding="utf-8"), flags=re.M))
 
 
+EXERCISE_TITLE = re.compile(r"\*\*Exercise (?P<number>\d+\.\d+) — (?P<title>.+?)\.?\*\*")
+
+
+def graded_exercises(source):
+    """``[(number, title, points)]`` of a chapter source, in order: each exercise cell (``# %% exercise=N.M``), the
+    title its statement gives it (``**Exercise N.M — title.**``) and the points of its check cell (the nbgrader
+    metadata ``chapters/_build.py`` writes, which ``nbgrader autograde`` counts).
+
+    Raises ValueError for an exercise without a graded check cell or without a titled statement, so that the
+    syllabus's grading table can neither leave an exercise out nor name one that is not there.
+    """
+    cells = _build().parse(source.read_text(encoding="utf-8"), source.name)
+    titles = {m["number"]: m["title"] for cell in cells if cell.cell_type == "markdown"
+              for m in EXERCISE_TITLE.finditer(cell.source)}
+    points = {cell.metadata["nbgrader"]["grade_id"][len("check-"):].replace("-", "."):
+              cell.metadata["nbgrader"]["points"] for cell in cells if cell.metadata.get("nbgrader", {}).get("grade")}
+    out = []
+    for cell in cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if not meta.get("solution"):
+            continue
+        number = meta["grade_id"][len("exercise-"):].replace("-", ".")
+        if number not in points:
+            raise ValueError(f"{source.name}: exercise {number} has no graded check cell")
+        if number not in titles:
+            raise ValueError(f"{source.name}: exercise {number} has no statement '**Exercise {number} — title.**'")
+        out.append((number, titles[number], points[number]))
+    return out
+
+
 def load():
     return json.loads(TIMES.read_text(encoding="utf-8")) if TIMES.is_file() else {"fast": {}, "full": {}}
 
@@ -237,6 +267,7 @@ def syllabus(times=None):
         lines.append(f"| {span} | project: audit or account a model of your choice (chapters 9 and 10) | |")
     else:
         lines.append(f"| | (the chapters need {week - 1} weeks: more than {SEMESTER_WEEKS}; drop a going-further chapter) | |")
+    lines += grading()
     lines += ["", "## A two-day workshop", "",
               f"Two days of {WORKSHOP_DAY_MINUTES // 60} hours of sessions. The days take whole chapters in the order of "
               "the map while", "their study times fit, the core path first; a going-further chapter is taken only on "
@@ -261,6 +292,57 @@ def syllabus(times=None):
                  + ".")
     lines.append("")
     return "\n".join(lines)
+
+
+EXERCISES_WEIGHT = 60          # per cent of the semester grade: the chapters' exercises, graded by their checks
+PROJECT_WEIGHT = 100 - EXERCISES_WEIGHT
+# the project's rubric: (criterion, points, what earns them); its points add up to PROJECT_POINTS
+PROJECT_RUBRIC = (
+    ("The privacy claim", 5, "ε and δ, the neighbouring relation, the sampling scheme and the accountant are "
+                             "named, and they match what the code runs (chapter 10); each number is stated "
+                             "with the theorem that gives it"),
+    ("The accounting", 4, "the same run priced by at least two accountants, and the difference explained "
+                          "(chapters 3 and 5)"),
+    ("The audit", 5, "an empirical lower bound on ε with its confidence level, beside the upper bound, and what "
+                     "the gap does and does not show (chapter 9)"),
+    ("The utility", 3, "accuracy against ε beside the non-private baseline, the mean and spread over seeds, with "
+                       "the cost of any tuning counted in the ε reported (chapter 7)"),
+    ("Reproducible and readable", 3, "one command reruns every number from a clean install with fixed seeds; a "
+                                     "privacy statement (chapter 8) closes the report"),
+)
+PROJECT_POINTS = sum(points for _, points, _ in PROJECT_RUBRIC)
+
+
+def grading(sources=None):
+    """The "Grading" section of the syllabus (lines): every exercise with its points, read from the chapter
+    sources (:func:`graded_exercises`), the weights, and the project's rubric."""
+    chapters = [(c, source_of(c.number)) for c in COURSE] if sources is None else sources
+    graded = [(c, graded_exercises(source)) for c, source in chapters if source is not None]
+    total = sum(points for _, exercises in graded for _, _, points in exercises)
+    n_exercises = sum(len(exercises) for _, exercises in graded)
+    lines = ["", "## Grading", "",
+             f"For a semester course: the chapters' exercises are **{EXERCISES_WEIGHT} %** of the grade and the "
+             f"project **{PROJECT_WEIGHT} %**. In", "the workshop the checks are feedback, not a grade.", "",
+             f"**Exercises ({EXERCISES_WEIGHT} %).** Each exercise is graded by its check cell (`nbgrader "
+             "autograde` in the course kit,", "`python -m dpedu course-kit`): the check passes or it does not, and a passed check "
+             "earns the points below. The", f"{n_exercises} exercises are worth {total} points; the exercise grade "
+             f"is the share of them earned, so a chapter weighs what its", "exercises are worth. The list is read "
+             "from the chapters by `python chapters/_times.py`, as the times are.", "",
+             "| chapter | exercises (points) | points | share of the exercise grade |", "|---|---|---|---|"]
+    for chapter, exercises in graded:
+        points = sum(p for _, _, p in exercises)
+        listed = "; ".join(f"{number} {title} ({p})" for number, title, p in exercises)
+        lines.append(f"| {int(chapter.number)}. {chapter.title} | {listed} | {points} | "
+                     f"{100 * points / total:.1f} % |")
+    lines += [f"| total | {n_exercises} exercises | {total} | 100 % |", "",
+              f"**Project ({PROJECT_WEIGHT} %).** In the weeks left after the chapters: audit or account a model of "
+              "your choice (chapters 9 and 10),", f"graded out of {PROJECT_POINTS} points by this rubric. A criterion "
+              "earns its points in full when its description holds, half of", "them when it holds with a gap the "
+              "report names, and none otherwise.", "",
+              "| criterion | points | full points when |", "|---|---|---|"]
+    lines += [f"| {criterion} | {points} | {what} |" for criterion, points, what in PROJECT_RUBRIC]
+    lines += [f"| total | {PROJECT_POINTS} | |"]
+    return lines
 
 
 STAMP = "# *Prerequisites:* "

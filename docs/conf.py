@@ -1,6 +1,6 @@
 """Sphinx configuration of the dpedu book: ``python docs/build.py`` (or the ``sphinx-build`` command it prints).
 
-The book is the README (landing page), the nine chapter notebooks executed at build time, the mathematical
+The book is the README (landing page), the chapter notebooks executed at build time, the mathematical
 notes ``docs/math.md`` (when present), a glossary, the references and an API reference generated from the
 numpydoc docstrings. Everything it loads in the browser is served from the site itself: MathJax 3 is copied
 from a local npm install (``docs/_vendor``), never fetched from a CDN.

@@ -267,9 +267,42 @@ def test_search_order_argument_then_environment_then_cache(tiny, tmp_path, monke
     assert load_adult(download=False).train_file == env / "adult.data"
     monkeypatch.delenv("DPEDU_DATA")
     assert load_adult(download=False).train_file == cache / "adult.data"
-    # a directory holding only one of the two files is passed over
-    (home / "adult.test").unlink()
-    assert load_adult(home, download=False).train_file == cache / "adult.data"
+    # a named directory holding neither file is passed over; the cache may hold one (a download in progress)
+    assert load_adult(tmp_path / "empty", download=False).train_file == cache / "adult.data"
+    (cache / "adult.test").unlink()
+    _write(tmp_path / "shipped", tiny)
+    monkeypatch.setattr(files_module, "PACKAGE_DIR", tmp_path / "shipped")
+    assert load_adult(download=False).train_file == tmp_path / "shipped" / "adult.data"
+
+
+@pytest.mark.parametrize("download", [False, True])
+@pytest.mark.parametrize("named, kept", [("data_home", "adult.data"), ("data_home", "adult.test"),
+                                         ("DPEDU_DATA", "adult.data")])
+def test_a_named_directory_with_one_file_is_refused_naming_the_other(tiny, tmp_path, monkeypatch, named, kept,
+                                                                     download):
+    """A data_home (or DPEDU_DATA) holding one file is refused, naming the missing one; it was passed over and the
+    next complete directory (the shipped copy) loaded silently in its place. Refused before any download."""
+    missing = ({"adult.data", "adult.test"} - {kept}).pop()
+    partial = _write(tmp_path / "partial", {kept: tiny[kept]}, gz=kept == "adult.test")
+    monkeypatch.setattr(files_module, "PACKAGE_DIR", _write(tmp_path / "shipped", tiny))   # complete, further on
+    if named == "DPEDU_DATA":
+        monkeypatch.setenv("DPEDU_DATA", str(partial))
+    with pytest.raises(ValueError) as info:
+        load_adult(partial if named == "data_home" else None, download=download, urls=["http://127.0.0.1:9/a/"])
+    message = str(info.value)
+    assert message.startswith(f"{named}: {partial} holds {kept}") and f"but not {missing} " in message, message
+    assert sorted(p.name for p in partial.iterdir()) == [kept + (".gz" if kept == "adult.test" else "")]
+
+
+def test_the_command_line_refuses_a_data_home_with_one_file(tmp_path, capsys):
+    """``--data-home`` with one of the two files: one line naming the option and the missing file, no training."""
+    from dpedu.cli import main
+
+    partial = _write(tmp_path / "partial", {"adult.data": b"x"})
+    assert main(["demo", "--data-home", str(partial), "--iterations", "1"]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith(f"error: --data-home: {partial} holds adult.data but not "
+                                                     "adult.test"), errors
 
 
 # --- download from a local HTTP server -----------------------------------------------------------
@@ -551,9 +584,10 @@ def test_download_goes_to_the_first_named_directory(tiny, tmp_path, server, monk
 
 
 def test_only_the_missing_file_is_downloaded(tiny, tmp_path, server):
+    """The project cache holding one file (a download cut short) gets only the other one."""
     _serve(server, "m1", tiny)
-    _write(tmp_path, {"adult.data": TINY_DATA})
-    load_adult(tmp_path, urls=(server.url("m1"),), timeout=TIMEOUT)
+    _write(files_module.CACHE_DIR, {"adult.data": TINY_DATA})
+    load_adult(urls=(server.url("m1"),), timeout=TIMEOUT)
     assert server.hits == ["/m1/adult.test"]
 
 

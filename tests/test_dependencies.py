@@ -20,7 +20,7 @@ tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
 # dpedu modules that import the course kit's packages (nbgrader and friends) only when an instructor calls them;
 # those packages are in requirements.txt, not in the package's own dependencies
-COURSE_KIT = {"dpedu/course/instructor.py", "dpedu/course/exercises.py"}
+COURSE_KIT = {"dpedu/course/instructor.py", "dpedu/course/exercises.py", "dpedu/course/feedback.py"}
 
 
 def _name(requirement):
@@ -104,7 +104,8 @@ def test_the_readme_set_up_installs_what_the_project_imports():
              *(ROOT / "docs").glob("*.py")]
     imports = _third_party_imports(paths)
     # installed with a declared package, not on their own: nbgrader brings traitlets, jupyter the IPython kernel
-    brought = {"traitlets": "nbgrader", "IPython": "ipykernel"}
+    # and myst-nb the MyST parser (tests/test_booklinks.py checks the notes' anchors against it)
+    brought = {"traitlets": "nbgrader", "IPython": "ipykernel", "myst_parser": "myst-nb", "markdown_it": "myst-nb"}
     undeclared = {m: files for m, files in imports.items()
                   if not _distributions(m) & declared and brought.get(m) not in declared}
     assert not undeclared, f"imported but not installed by requirements.txt: {undeclared}"

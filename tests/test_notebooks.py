@@ -3,12 +3,20 @@
 * ``test_chapter_executes`` runs every chapter (a glob: new chapters are picked up) with nbclient in fast mode
   (``DPEDU_FAST=1`` in the kernel's environment, working directory ``chapters/``); every check cell of the
   reference solution must print "passed".
-* ``test_student_checks_fail_until_written`` runs the *student* version (:func:`dpedu.course.exercises.student_notebook`):
-  every check cell must fail with "not written yet", and every other cell from the first exercise on must still
-  run. To keep CI fast it does not run the chapter twice: in the same kernel, after the reference run, it runs
-  the student cells from the first exercise on; before each stubbed exercise cell it deletes the names the
-  reference solution had defined, so a check cannot see the reference answer. Cells before the first
-  exercise are the same in both versions.
+* ``test_student_checks_fail_until_written`` tests the *student* version
+  (:func:`dpedu.course.exercises.student_notebook`): every check cell must fail with "not written yet", every stubbed exercise cell may raise only
+  ``NotImplementedError``, and every other cell from the first exercise on must still run.
+
+Both come from **one** execution of each chapter, in one kernel (:func:`_execute`), so that CI runs each chapter
+once in fast mode (and once in full mode, in the book). At each exercise the kernel is put in the student's state
+(the names every exercise so far defines hold the student's stubs; the exercise's own names are deleted first, so a
+check cannot see the reference answer), the stubbed exercise cell and its check run, then the reference state comes
+back and the reference exercise cell and its check run. Every other cell runs once, with the reference solutions
+in scope, unless it can tell the two states apart: a cell whose source differs in the student copy, or that reads
+(anywhere in its code, function bodies included) a name an exercise binds, or a name bound by such a cell, found
+by :func:`dependent_cells` from the sources. Such a cell runs in the reference state, then again in the student's,
+where it must not fail; a cell that reads none of those names runs the same code on the same values in both
+versions, which is why running it once tests both. Cells before the first exercise are the same in both versions.
 * ``test_committed_notebooks_are_clean`` / ``test_notebooks_match_their_sources`` are static and fast.
 
 The executing tests are marked ``notebooks`` and skip (with the reason) only when the Adult files are absent.
@@ -70,7 +78,8 @@ def _kind(cell):
 
 
 def _top_level_names(source):
-    """Names a cell binds at top level (functions, classes, assignment targets): what its stub must not inherit."""
+    """Names a cell binds at top level (functions, classes, assignment targets, imports): what its stub must not
+    inherit, and what a later cell may read."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -81,7 +90,41 @@ def _top_level_names(source):
             names.append(node.name)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With)):
             names += [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [(alias.asname or alias.name).split(".")[0] for alias in node.names]
     return sorted(set(names))
+
+
+def _read_names(source):
+    """Every name a cell reads, anywhere in its code (function bodies and comprehensions included)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {"<unparsable>"}
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+def dependent_cells(reference, student):
+    """``(dependent, tainted)``: the indices of the code cells from the first exercise on (exercise and check cells
+    aside) that can behave differently in the student copy, and the names whose values differ between the two
+    states. Tainted: the names every exercise cell binds, then, to a fixed point, the names bound by any cell that
+    reads a tainted name (its functions may call a stub later). Dependent: a cell that reads or binds a tainted
+    name, whose source differs in the student copy, or that cannot be parsed."""
+    kinds = [_kind(cell) for cell in reference.cells]
+    tainted = {name for cell, kind in zip(reference.cells, kinds) if kind == "exercise"
+               for name in _top_level_names(cell.source)}
+    code = [(i, cell) for i, (cell, kind) in enumerate(zip(reference.cells, kinds)) if kind == "code"]
+    while True:
+        grown = tainted | {name for _, cell in code if _read_names(cell.source) & tainted
+                           for name in _top_level_names(cell.source)}
+        if grown == tainted:
+            break
+        tainted = grown
+    first = kinds.index("exercise") if "exercise" in kinds else len(kinds)
+    dependent = [i for i, cell in code if i > first and (_read_names(cell.source) & (tainted | {"<unparsable>"})
+                                                         or set(_top_level_names(cell.source)) & tainted
+                                                         or student.cells[i].source != cell.source)]
+    return dependent, sorted(tainted)
 
 
 def _error(cell):
@@ -111,13 +154,34 @@ class Run:
 _RUNS: dict[Path, Run] = {}
 
 
+# the kernel keeps the student's values of the tainted names here, and the reference values while a cell runs in the
+# student's state (names no chapter uses)
+_STATE = "_dpedu_test_state"
+
+
+def _swap_code(names, to):
+    """Kernel code that puts ``names`` in the student's state (``to="student"``: the reference values are kept aside)
+    or back in the reference state (``to="reference"``)."""
+    names = repr(list(names))
+    if to == "student":
+        return (f"{_STATE}['reference'] = {{_n: globals()[_n] for _n in {names} if _n in globals()}}\n"
+                f"[globals().pop(_n, None) for _n in {names}]\n"
+                f"globals().update({_STATE}['student'])")
+    return (f"{_STATE}['student'].update({{_n: globals()[_n] for _n in {names} if _n in globals()}})\n"
+            f"[{_STATE}['student'].pop(_n, None) for _n in {names} if _n not in globals()]\n"
+            f"[globals().pop(_n, None) for _n in {names}]\n"
+            f"globals().update({_STATE}['reference'])")
+
+
 def _execute(path, adult_dir):
-    """Run the reference notebook, then (same kernel) its student cells from the first exercise on."""
+    """Run the chapter once: the reference notebook, with the student's stubbed exercises, their checks and the cells
+    that depend on them run in the student's state beside it (see the module's docstring)."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     reference = nbformat.read(path, as_version=4)
     student = student_notebook(reference)
+    dependent, tainted = dependent_cells(reference, student)
     run = Run()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DPEDU_FAST", "1")               # inherited by the kernel process
@@ -125,41 +189,75 @@ def _execute(path, adult_dir):
         mp.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
         client = NotebookClient(reference, timeout=CELL_TIMEOUT, kernel_name="python3",
                                 resources={"metadata": {"path": str(CHAPTERS_DIR)}})
-        with client.setup_kernel():
+
+        def aside(cell, index):
+            """Execute ``cell`` in the kernel, keeping the reference notebook's cell ``index`` (nbclient stores the
+            cell it executes at its index)."""
+            kept = reference.cells[index]
+            try:
+                client.execute_cell(cell, index)
+            finally:
+                reference.cells[index] = kept
+
+        def hidden(source, index, what):
+            cell = nbformat.v4.new_code_cell(source)
+            aside(cell, index)
+            _expect_no_error(cell, f"cell {index}: {what}")
+
+        def as_student(cell, index, kind):
+            start = time.perf_counter()
+            client.allow_errors = True
+            try:
+                aside(cell, index)
+            finally:
+                client.allow_errors = False
+                run.seconds_student += time.perf_counter() - start
+            label = cell.metadata.get("nbgrader", {}).get("grade_id", f"cell {index}")
+            run.student_cells.append((kind, label, _error(cell)))
+
+        def as_reference(index):
             start = time.perf_counter()
             try:
-                for index, cell in enumerate(reference.cells):
+                client.execute_cell(reference.cells[index], index)
+            finally:
+                run.seconds_reference += time.perf_counter() - start
+
+        with client.setup_kernel():
+            kinds = [_kind(cell) for cell in reference.cells]
+            index = 0
+            try:
+                while index < len(reference.cells):
+                    cell, kind = reference.cells[index], kinds[index]
+                    if kind == "exercise" and index == kinds.index("exercise"):
+                        # up to here both versions ran the same cells: the student's state starts as the reference's
+                        hidden(f"{_STATE} = {{'student': {{_n: globals()[_n] for _n in {tainted!r} if _n in "
+                               f"globals()}}, 'reference': {{}}}}", index, "the test's state")
+                    if kind == "exercise":
+                        names = _top_level_names(cell.source)
+                        check = index + 1                     # find_exercises: a check cell follows each exercise
+                        hidden(_swap_code(tainted, "student"), index, "the student's state")
+                        hidden(f"[globals().pop(_n, None) for _n in {names!r}]", index, f"forgetting {names}")
+                        as_student(student.cells[index], index, "exercise")
+                        as_student(student.cells[check], check, "check")
+                        hidden(_swap_code(tainted, "reference"), index, "the reference state")
+                        as_reference(index)
+                        as_reference(check)
+                        run.reference_checks.append((reference.cells[check].metadata["nbgrader"]["grade_id"],
+                                                     _stdout(reference.cells[check])))
+                        index = check + 1
+                        continue
                     if cell.cell_type == "code":
-                        client.execute_cell(cell, index)
-                        if _kind(cell) == "check":
-                            run.reference_checks.append((cell.metadata["nbgrader"]["grade_id"], _stdout(cell)))
+                        as_reference(index)
+                        if index in dependent:
+                            hidden(_swap_code(tainted, "student"), index, "the student's state")
+                            as_student(student.cells[index], index, kind)
+                            hidden(_swap_code(tainted, "reference"), index, "the reference state")
+                    index += 1
             except CellExecutionError as exc:
                 run.reference_error = f"cell {index} of the reference notebook failed:\n{exc}"
                 return run
-            finally:
-                run.seconds_reference = time.perf_counter() - start
             run.output_problems = output_problems(reference)
             run.reference_error = _check_claims(client, path)
-            if run.reference_error is not None:
-                return run
-
-            start = time.perf_counter()
-            client.allow_errors = True
-            kinds = [_kind(cell) for cell in reference.cells]
-            first = kinds.index("exercise") if "exercise" in kinds else len(kinds)
-            for index in range(first, len(student.cells)):
-                cell, kind = student.cells[index], kinds[index]
-                if cell.cell_type != "code":
-                    continue
-                if kind == "exercise":
-                    names = _top_level_names(reference.cells[index].source)
-                    forget = nbformat.v4.new_code_cell(f"[globals().pop(_n, None) for _n in {names!r}]")
-                    client.execute_cell(forget, index)
-                    _expect_no_error(forget, f"cell {index}: forgetting {names}")
-                client.execute_cell(cell, index)
-                label = cell.metadata.get("nbgrader", {}).get("grade_id", f"cell {index}")
-                run.student_cells.append((kind, label, _error(cell)))
-            run.seconds_student = time.perf_counter() - start
     return run
 
 
@@ -312,6 +410,47 @@ def test_student_checks_fail_until_written(path, chapter_run):
             problems.append(f"{label} (not an exercise): fails in the student copy with {error[0]}: {error[1]}")
     assert not problems, f"{path.name}, student version:\n  " + "\n  ".join(problems)
     print(f"{path.name}: student cells {run.seconds_student:.1f} s")
+
+
+@pytest.mark.notebooks
+def test_one_run_finds_a_cell_that_fails_only_in_the_student_copy(tmp_path, monkeypatch):
+    """The single run of :func:`_execute` still sees what a separate run of the student copy would: a later cell
+    that calls the exercise's function (directly, or through a helper defined before the exercise) fails in the
+    student copy and is reported; a cell that reads no exercise name runs once; the stub and its check are tested
+    in the student's state, the reference and its check in the reference state."""
+    def code(source, kind=None, number="9.1"):
+        cell = nbformat.v4.new_code_cell(source)
+        if kind:
+            grade_id = f"{kind}-{number.replace('.', '-')}"
+            cell.metadata["nbgrader"] = {"solution": kind == "exercise", "grade": kind == "check", "points": 1,
+                                         "grade_id": grade_id}
+        return cell
+
+    check = ("from dpedu.course.notebook import CheckFailed\ntry:\n    value = double(2)\nexcept NotImplementedError:\n"
+             f"    raise CheckFailed({NOT_WRITTEN!r}) from None\nassert value == 4\nprint('passed')")
+    nb = nbformat.v4.new_notebook(cells=[
+        code("def helper():\n    return double(1)"),                                   # 0: before the exercise
+        code("def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION", "exercise"),  # 1
+        code(check, "check"),                                                           # 2
+        code("h = 1 + 1"),                                                              # 3: independent
+        code("g = double(3)"),                                                          # 4: calls the stub
+        code("k = helper()"),                                                           # 5: through the helper
+        code("m = g + 1"),                                                              # 6: reads a value made by 4
+    ])
+    path = tmp_path / "99_probe.ipynb"
+    nbformat.write(nb, path)
+    reference = nbformat.read(path, as_version=4)
+    dependent, tainted = dependent_cells(reference, student_notebook(reference))
+    assert dependent == [4, 5, 6] and {"double", "helper", "g", "m", "k"} <= set(tainted)
+    monkeypatch.setattr(sys.modules[__name__], "_check_claims", lambda client, path: None)
+    run = _execute(path, _adult_dir() or datasets.PACKAGE_DIR)
+    assert run.reference_error is None, run.reference_error
+    assert [(g, "passed" in out) for g, out in run.reference_checks] == [("check-9-1", True)]
+    students = {label: (kind, error and error[0]) for kind, label, error in run.student_cells}
+    assert students["exercise-9-1"] == ("exercise", None)            # the stub defines double; calls raise
+    assert students["check-9-1"] == ("check", "CheckFailed")
+    assert students["cell 4"][1] == students["cell 5"][1] == "NotImplementedError"
+    assert students["cell 6"][1] == "NameError" and "cell 3" not in students
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids)
@@ -476,6 +615,37 @@ def test_chapter_times_and_syllabus_are_current():
     assert not stale, f"chapters {stale}: run `python chapters/_times.py --stamp` (then chapters/_build.py)"
     assert (ROOT / "docs" / "syllabus.md").read_text(encoding="utf-8") == times.syllabus(recorded), \
         "docs/syllabus.md is out of date: run `python chapters/_times.py --stamp`"
+
+
+def test_the_syllabus_grades_every_exercise_of_the_notebooks():
+    """docs/syllabus.md's grading table lists, chapter by chapter, exactly the exercises of the committed notebooks
+    (:func:`find_exercises`, a second reading beside the sources ``_times.py`` parses) with the points nbgrader gives
+    their check cells; the points, shares and weights add up, and so does the project's rubric."""
+    text = (ROOT / "docs" / "syllabus.md").read_text(encoding="utf-8")
+    grading = text.split("## Grading", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1:-1] for line in grading.splitlines() if line.startswith("| ")]
+    exercise_rows = [r for r in rows[1:] if r[0].strip()[:1].isdigit() and len(r) == 4]
+    listed = {}
+    for chapter, exercises, points, share in exercise_rows:
+        found = re.findall(r"(\d+\.\d+) [^;]*? \((\d+)\)(?:;|\s*$)", exercises)
+        assert sum(int(p) for _, p in found) == int(points), (chapter, exercises, points)
+        listed[int(chapter.split(".")[0])] = [(number, int(p)) for number, p in found]
+    expected = {}
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        points = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"] for c in nb.cells
+                  if c.get("metadata", {}).get("nbgrader", {}).get("grade")}
+        expected[int(path.name[:2])] = [(e.grade_id[len("exercise-"):].replace("-", "."),
+                                         points[e.grade_id.replace("exercise-", "check-")]) for e in find_exercises(nb)]
+    assert listed == expected
+    total = sum(p for exercises in expected.values() for _, p in exercises)
+    assert f"| total | {sum(map(len, expected.values()))} exercises | {total} | 100 % |" in grading
+    for chapter, _, points, share in exercise_rows:
+        assert share.strip() == f"{100 * int(points) / total:.1f} %", (chapter, share)
+    weights = re.findall(r"\*\*(?:Exercises|Project) \((\d+) %\)", grading)
+    assert len(weights) == 2 and sum(map(int, weights)) == 100, weights
+    rubric = [r for r in rows if len(r) == 3 and r[1].strip().isdigit() and r[0].strip() != "total"]
+    assert len(rubric) >= 4 and f"| total | {sum(int(r[1]) for r in rubric)} | |" in grading
 
 
 def test_recorded_times_are_measurements():

@@ -1,67 +1,56 @@
-"""The package as a user installs it: the wheel, with the course extra, in a clean virtual environment.
+"""The package as a user installs it: the wheel, with the instructor extra, in a clean virtual environment.
 
-The wheel is built from a copy of the package's files (pyproject.toml, README.md, LICENSE, dpedu/), installed
-with ``pip install "<wheel>[course]"`` into a fresh venv (no system site-packages), and run from an empty
-temporary directory with ``PYTHONPATH`` unset, so nothing can come from the repository: ``python -m dpedu demo``
-(which reads the Adult files shipped inside the wheel) and chapter 1, executed headless in fast mode.
+The wheel is built from a copy of the files a source distribution holds (``tests/conftest.py``: pyproject.toml,
+setup.py, MANIFEST.in, README.md, LICENSE, dpedu/, and the course it ships: the chapter notebooks, docs/*.md and the
+notes' figures), installed with ``pip install "<wheel>[instructor]"`` into a fresh venv (no system site-packages),
+and run from empty temporary directories with ``PYTHONPATH`` unset, so nothing can come from the repository:
 
-pip installs the dependencies the way it is configured on the machine (its index, or a local mirror); on a
-machine with neither the test fails, since CI runs it.
+* ``python -m dpedu demo`` (the Adult files shipped inside the wheel);
+* a student's start: ``python -m dpedu chapters DIR --student`` writes the chapters with their ``reference/``;
+* an instructor's round trip, each step timed and printed: ``python -m dpedu course-kit`` in an empty directory,
+  the kit moved elsewhere (it holds no absolute path), ``nbgrader generate_assignment``, ``nbgrader autograde`` of
+  one submission (the reference solution, plus a cell that prints where the kernel's dpedu lives), ``nbgrader
+  generate_feedback``; the submission gets full marks, every check passes, and the feedback page carries the
+  sections its links point at.
+
+The venv is made once per session (``instructor_venv`` in conftest.py) and shared with tests/test_course_links.py,
+which requests the links of the chapters written here from the venv's own Jupyter server.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
-import subprocess
-import sys
+import time
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT, run_checked
+
 RUNTIME = {"numpy", "scipy", "matplotlib", "scikit-learn", "joblib", "tqdm"}
-CHAPTER = "01_logistic_regression"
+ROUND_TRIP_CHAPTER = "00_what_dp_promises"          # the shortest chapter: the round trip runs it once, graded
 
 pytestmark = pytest.mark.slow
 
 
-def _run(command, cwd, env, timeout=1200):
-    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    assert result.returncode == 0, f"{' '.join(map(str, command))} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    return result
-
-
-def _clean_env(**extra):
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP")}
-    env.update(extra)
-    return env
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
-    """The wheel, built from a copy of the files a source distribution holds (the repository is not touched)."""
-    source = tmp_path_factory.mktemp("source")
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy2(ROOT / name, source / name)
-    shutil.copytree(ROOT / "dpedu", source / "dpedu", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    out = tmp_path_factory.mktemp("wheel")
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(out), str(source)],
-         cwd=source, env=_clean_env())
-    [built] = out.glob("dpedu-*.whl")
-    return built
-
-
-def test_the_wheel_ships_the_adult_files_and_declares_only_runtime_dependencies(wheel):
+def test_the_wheel_ships_the_data_and_the_course_and_declares_only_runtime_dependencies(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     for data in ("adult.data.gz", "adult.test.gz", "adult.names", "README.txt"):
         assert f"dpedu/data/adult/{data}" in names, data
     assert not any(name.startswith(("tests/", "chapters/", "docs/")) for name in names)
+    shipped = "dpedu/course/_shipped/"
+    chapters = sorted(p.name for p in (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+    assert sorted(n[len(shipped + "chapters/"):] for n in names if n.startswith(shipped + "chapters/")) == chapters
+    assert shipped + "docs/math.md" in names
+    figures = sorted(p.name for p in (ROOT / "docs" / "_static" / "notes").glob("*.png"))
+    assert figures and all(f"{shipped}docs/_static/notes/{name}" in names for name in figures)
     required = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     unconditional = {req.split(";")[0].split("[")[0].split(">")[0].split("=")[0].split("<")[0].strip().lower()
                      for req in required if "extra ==" not in req}
@@ -70,34 +59,76 @@ def test_the_wheel_ships_the_adult_files_and_declares_only_runtime_dependencies(
     assert extras == {"course", "book", "instructor", "dev"}, extras
 
 
-def test_a_clean_install_with_the_course_extra_runs_the_demo_and_a_chapter(wheel, tmp_path):
-    venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path, env=_clean_env())
-    python = venv / "bin" / "python"
-    env = _clean_env(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-                     DPEDU_FAST="1", MPLBACKEND="Agg", JUPYTER_DATA_DIR=str(tmp_path / "jupyter-data"),
-                     JUPYTER_CONFIG_DIR=str(tmp_path / "jupyter-config"), IPYTHONDIR=str(tmp_path / "ipython"))
-    _run([str(python), "-m", "pip", "install", "--quiet", f"{wheel}[course]"], cwd=tmp_path, env=env)
+def _where(python, env, cwd):
+    out = run_checked([str(python), "-c", "import dpedu, sys; print(dpedu.__file__); print(sys.prefix)"], cwd=cwd,
+                      env=env).stdout.split()
+    return Path(out[0]), Path(out[1])
+
+
+def test_a_student_starts_from_pip_install(instructor_venv, tmp_path):
+    python, env, _ = instructor_venv
     work = tmp_path / "work"               # an empty directory: nothing of the repository is importable here
     work.mkdir()
-    where = _run([str(python), "-c", "import dpedu, sys; print(dpedu.__file__); print(sys.prefix)"],
-                 cwd=work, env=env).stdout.split()
-    assert Path(where[0]).is_relative_to(venv) and not Path(where[0]).is_relative_to(ROOT), where
-    demo = _run([str(python), "-m", "dpedu", "demo"], cwd=work, env=env).stdout
+    dpedu_file, prefix = _where(python, env, work)
+    assert dpedu_file.is_relative_to(prefix) and not dpedu_file.is_relative_to(ROOT), dpedu_file
+    demo = run_checked([str(python), "-m", "dpedu", "demo"], cwd=work, env=env).stdout
     assert "accuracy" in demo.lower(), demo[-2000:]
+    run_checked([str(python), "-m", "dpedu", "chapters", "my-course", "--student"], cwd=work, env=env)
+    copies = sorted(p.name for p in (work / "my-course").glob("*.ipynb"))
+    assert copies == sorted(p.name for p in (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+    assert (work / "my-course" / "reference" / "math.md").is_file()
+    text = (work / "my-course" / copies[2]).read_text()
+    assert "NotImplementedError" in text and "site-packages" not in text and "../docs/" not in text
 
-    nb = json.loads((ROOT / "chapters" / f"{CHAPTER}.ipynb").read_text(encoding="utf-8"))
-    nb["cells"].append({"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+
+def test_an_instructor_grades_a_course_from_pip_install(instructor_venv, tmp_path, capsys):
+    """course-kit in an empty directory, the kit moved, generate -> autograde -> feedback with the venv's nbgrader;
+    the times of each step (with the venv's) are printed."""
+    python, env, seconds = instructor_venv
+    nbgrader, name = python.parent / "nbgrader", ROUND_TRIP_CHAPTER
+    times = dict(seconds)
+
+    def timed(step, command, cwd):
+        start = time.perf_counter()
+        result = run_checked(command, cwd=cwd, env=env)
+        times[step] = time.perf_counter() - start
+        return result
+
+    made = tmp_path / "made-here"
+    made.mkdir()
+    out = timed("course-kit", [str(python), "-m", "dpedu", "course-kit", "course"], made).stdout
+    count = len(list((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")))
+    assert f"with {count} assignment(s)" in out, out
+    course = shutil.move(str(made / "course"), str(tmp_path / "moved" / "course"))   # no path of made-here left
+    course = Path(course)
+    assert not made.joinpath("course").exists()
+    timed("generate_assignment", [str(nbgrader), "generate_assignment", name], course)
+    released = course / "release" / name / f"{name}.ipynb"
+    assert released.is_file() and (course / "release" / name / "reference" / "math.md").is_file()
+
+    nb = json.loads((course / "source" / name / f"{name}.ipynb").read_text())
+    nb["cells"].append({"cell_type": "code", "id": "where", "metadata": {}, "execution_count": None, "outputs": [],
                         "source": "import dpedu\nprint('kernel dpedu:', dpedu.__file__)"})
-    (work / f"{CHAPTER}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
-    script = ("import nbformat, nbclient, sys\n"
-              f"nb = nbformat.read('{CHAPTER}.ipynb', as_version=4)\n"
-              "nbclient.NotebookClient(nb, timeout=900, kernel_name='python3').execute()\n"
-              "errors = [o for c in nb.cells for o in c.get('outputs', []) if o.get('output_type') == 'error']\n"
-              "print('cells', len(nb.cells), 'errors', len(errors))\n"
-              "print(nb.cells[-1].outputs[0]['text'] if nb.cells[-1].outputs else 'no output')\n"
-              "sys.exit(1 if errors else 0)\n")
-    ran = _run([str(python), "-c", script], cwd=work, env=env).stdout
-    assert "errors 0" in ran, ran
-    kernel_dpedu = ran.split("kernel dpedu:")[1].split()[0]
-    assert Path(kernel_dpedu).is_relative_to(venv), kernel_dpedu
+    submitted = course / "submitted" / "student" / name
+    submitted.mkdir(parents=True)
+    (submitted / f"{name}.ipynb").write_text(json.dumps(nb))
+    timed("autograde", [str(nbgrader), "autograde", name], course)
+    timed("generate_feedback", [str(nbgrader), "generate_feedback", name], course)
+
+    graded = nbformat.read(course / "autograded" / "student" / name / f"{name}.ipynb", as_version=4)
+    errors = [c for c in graded.cells if any(o.get("output_type") == "error" for o in c.get("outputs", []))]
+    assert not errors, errors[0]
+    checks = [c for c in graded.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    assert checks and all("passed" in "".join(o.get("text", "") for o in c.outputs) for c in checks)
+    kernel_dpedu = "".join(o.get("text", "") for o in graded.cells[-1].outputs).split("kernel dpedu:")[1]
+    assert Path(kernel_dpedu.split()[0]).is_relative_to(python.parent.parent), kernel_dpedu
+    page = (course / "feedback" / "student" / name / f"{name}.html").read_text()
+    score = re.search(r"\(Score: ([\d.]+) / ([\d.]+)\)", page)
+    assert score and score[1] == score[2] and float(score[2]) == len(checks), score and score.groups()
+    targets = re.findall(r'href="#(dpedu-reference-[^"]+)"', page)
+    assert targets and all(f'id="{target}"' in page for target in targets)
+    for place in (str(made), str(ROOT)):
+        assert not [p for p in course.rglob("*.py") if place in p.read_text()], place
+    with capsys.disabled():
+        print(f"\nwheel round trip ({os.cpu_count()} CPUs; chapter {name}): "
+              + ", ".join(f"{step} {value:.1f} s" for step, value in times.items()))

@@ -34,9 +34,9 @@ def stage():
             old.unlink()
     staged = []
     for source in sources:
-        # chapters/ links the API pages of the local build and the notes as ../docs/math.md (booklinks); in the
-        # book the same links are references Sphinx resolves: dotted names, and ../math.md from docs/chapters/
-        text = json.dumps(relink(json.loads(source.read_text(encoding="utf-8")), base=None), indent=1,
+        # chapters/ links the reference folder beside each notebook (booklinks); in the book the same links are
+        # references Sphinx resolves: dotted names, and ../math.md from docs/chapters/
+        text = json.dumps(relink(json.loads(source.read_text(encoding="utf-8")), to="book"), indent=1,
                           ensure_ascii=False) + "\n"
         target = STAGED_CHAPTERS / source.name
         if not target.is_file() or target.read_text(encoding="utf-8") != text:

@@ -3,7 +3,7 @@
 Each subcommand lives in a small function ``cmd_<name>(args)`` in one module per command group
 (:mod:`~dpedu.cli.training`: demo, tradeoff; :mod:`~dpedu.cli.accounting`: epsilon, plan, figure2;
 :mod:`~dpedu.cli.learners`: race; :mod:`~dpedu.cli.auditing`: audit; :mod:`~dpedu.cli.attacks`: attack;
-:mod:`~dpedu.cli.course`: strip-solutions;
+:mod:`~dpedu.cli.course`: chapters, strip-solutions, reference, course-kit;
 :mod:`~dpedu.cli.statement`: statement), registered with its
 argument parser, so ``python -m dpedu --help`` lists them all.
 
@@ -53,7 +53,7 @@ def build_parser():
     return parser
 
 
-POSITIONAL = {"command", "func", "debug", "source", "out_dir", "strict"}
+POSITIONAL = {"command", "func", "debug", "source", "out_dir", "strict", "folder"}
 
 
 def _option_names(args):

@@ -7,6 +7,9 @@
 - :mod:`~dpedu.course.listing` - code listings of a chapter
 - :mod:`~dpedu.course.instructor` - the nbgrader course kit, autograding and feedback
 - :mod:`~dpedu.course.booklinks` - links from a notebook to the API reference and the notes, wherever it is opened
+- :mod:`~dpedu.course.reference` - the folder ``reference/`` beside the notebooks: the notes and API pages they link
+  to; where the chapters and notes are (a clone, or the copies a wheel ships)
+- :mod:`~dpedu.course.feedback` - a feedback page carries the sections its links point at
 
 Nothing in the textbook (``dpedu.clipping``, ``dpedu.models``, ``dpedu.training``, ``dpedu.accountants``, ...)
 imports from here.

@@ -1,26 +1,33 @@
 """Links of the chapters that work wherever a notebook is opened.
 
-A chapter's markdown links to two things: dpedu's API reference ("Uses:" links, written with the object's
-dotted name, ``[L2_clip](dpedu.clipping.L2_clip)``) and the mathematical notes ("Notes:" links,
-``[§5](../docs/math.md#5-l2-clipping-...)``). Inside the book Sphinx resolves both; anywhere else a bare
-dotted name is no link at all, and ``../docs/math.md`` exists only beside the repository's ``chapters/``.
-:func:`relink` rewrites a notebook's links for the place where it will be opened:
+A chapter's markdown links to dpedu's API reference ("Uses:" links) and to the mathematical notes ("Notes:"
+links). The chapter *sources* (``chapters/_src/``) write them as the book does: an API link is the object's dotted
+name, ``[L2_clip](dpedu.clipping.L2_clip)``; a notes link names a section of ``docs/math.md`` by its heading's
+anchor, ``[§5](../docs/math.md#5-l2-clipping-and-the-sensitivity-of-a-clipped-sum)``; a link to another page of
+the book is ``../docs/<page>.md#<anchor>``.
 
-* API links point at the API page of the module that defines the object, in a built book: a URL
-  (``https://.../``) or a local directory, written relative to the notebook's folder (default: the local
-  build ``docs/_build/student``, where ``python docs/build.py`` writes the student edition);
-* notes links point at a copy of ``math.md`` that travels with the notebook (a student copy and an
-  nbgrader release ship it beside the notebook), or at ``../docs/math.md`` in the repository;
-* links to the book's other pages (``../docs/glossary.md#...``) stay as they are in the repository and point
-  at their page in the book anywhere else.
+Outside the book a notebook is opened in JupyterLab, which serves one folder and nothing above it: a link into
+``../docs/`` or into a built book is a 404 there. So every notebook the course hands out (``chapters/``, a
+student copy, an nbgrader assignment and its ``release/``, the chapters written from a pip install) carries a
+folder ``reference/`` beside it (:mod:`dpedu.course.reference` writes it from the installed dpedu) and links
+into it, relative to the notebook:
 
-:func:`relink` recognises a link it wrote itself, so notebooks can be relinked from one place to another
-(the repository's chapters to a student copy, or back to the book's own references with ``book=None``).
+* an API link: ``reference/api/<module>.md#<name>``, the module that defines the object (:func:`api_link`);
+* a notes link: ``reference/math.md#<anchor>``, the same anchor as the book's;
+* another page of the book: ``reference/<page>.md#<anchor>``.
 
->>> link_kind("dpedu.clipping.L2_clip"), link_kind("../../docs/_build/student/api/dpedu.clipping.html#dpedu.clipping.L2_clip")
+:func:`relink` writes a notebook's links for one of two places: ``"jupyter"`` (the form above; the committed
+chapters carry it, so a copy keeps its links as they are) or ``"book"`` (dotted names and ``../math.md#...``,
+which Sphinx resolves, for the book's staged chapters). It recognises every form it writes, so a notebook can go
+from one to the other. A feedback page (``dpedu.course.feedback``) turns the same links into anchors inside
+the page.
+
+>>> link_kind("dpedu.clipping.L2_clip"), link_kind("reference/api/dpedu.clipping.md#dpedu.clipping.L2_clip")
 (('api', 'dpedu.clipping.L2_clip'), ('api', 'dpedu.clipping.L2_clip'))
->>> link_kind("../docs/math.md#6-logistic-loss"), link_kind("math.md#6-logistic-loss"), link_kind("https://x.org")
-(('notes', '6-logistic-loss'), ('notes', '6-logistic-loss'), None)
+>>> link_kind("../docs/math.md#6-logistic-loss"), link_kind("reference/math.md#6-logistic-loss")
+(('notes', '6-logistic-loss'), ('notes', '6-logistic-loss'))
+>>> link_kind("../docs/glossary.md#term-epsilon"), link_kind("https://x.org")
+(('doc', 'glossary#term-epsilon'), None)
 """
 
 from __future__ import annotations
@@ -28,22 +35,19 @@ from __future__ import annotations
 import copy
 import importlib
 import inspect
-import os
 import re
-from pathlib import Path, PurePosixPath
 
-__all__ = ["BOOK_ENV_VAR", "LOCAL_BOOK", "NOTES_FILE", "canonical_name", "resolve", "api_link", "link_kind", "relink",
-           "book_location"]
+__all__ = ["REFERENCE", "NOTES_PAGE", "PLACES", "canonical_name", "resolve", "api_link", "link_kind", "relink",
+           "markdown_links"]
 
-BOOK_ENV_VAR = "DPEDU_BOOK_URL"
-LOCAL_BOOK = Path(__file__).resolve().parents[2] / "docs" / "_build" / "student"
-NOTES_FILE = "math.md"
+REFERENCE = "reference"          # the folder beside every notebook outside the book
+NOTES_PAGE = "math"              # the notes: docs/math.md, and reference/math.md beside a notebook
+PLACES = ("jupyter", "book")
 
 _LINK = re.compile(r"(\]\()(?P<target>[^)\s]+)(\))")
 _NAME = re.compile(r"dpedu(?:\.[A-Za-z_]\w*)*")
-_API_PAGE = re.compile(r"(?:^|.*/)api/(?P<module>dpedu(?:\.\w+)*)\.html(?:#(?P<fragment>[\w.]+))?")
-_NOTES = re.compile(r"(?:^|.*/)math\.md(?:#(?P<anchor>[^#]*))?")
-_DOC = re.compile(r"(?:^|.*/)docs/(?P<page>[\w-]+)\.md(?:#(?P<anchor>[^#]*))?")
+_API = re.compile(rf"(?:\./)?{REFERENCE}/api/(?P<module>dpedu(?:\.\w+)*)\.md(?:#(?P<fragment>[\w.]+))?")
+_PAGE = re.compile(rf"(?:(?:\.\./)?docs/|\.\./|(?:\./)?{REFERENCE}/)(?P<page>[\w-]+)\.md(?:#(?P<anchor>[^#]*))?")
 
 
 def canonical_name(dotted):
@@ -89,19 +93,26 @@ def resolve(dotted):
     raise ImportError(f"no module of {dotted!r} can be imported")
 
 
+def defining_module(name):
+    """The module of a canonical name: the name itself for a module, else its longest module prefix."""
+    module = name
+    while module and not inspect.ismodule(_imported(module)):
+        module = module.rpartition(".")[0]
+    return module
+
+
 def api_link(dotted):
-    """``api/<module>.html#<name>``: where the book's API reference documents ``dotted`` (None if nowhere).
+    """``reference/api/<module>.md#<name>``: where the reference beside a notebook documents ``dotted`` (None if
+    nowhere).
 
     >>> api_link("dpedu.dp_sgd"), api_link("dpedu.clipping")
-    ('api/dpedu.training.sgd.html#dpedu.training.sgd.dp_sgd', 'api/dpedu.clipping.html')
+    ('reference/api/dpedu.training.sgd.md#dpedu.training.sgd.dp_sgd', 'reference/api/dpedu.clipping.md')
     """
     name = canonical_name(dotted)
     if name is None:
         return None
-    module = name
-    while module and not inspect.ismodule(_imported(module)):
-        module = module.rpartition(".")[0]
-    return f"api/{module}.html" + ("" if module == name else f"#{name}")
+    module = defining_module(name)
+    return f"{REFERENCE}/api/{module}.md" + ("" if module == name else f"#{name}")
 
 
 def _imported(name):
@@ -114,77 +125,62 @@ def _imported(name):
 def link_kind(target):
     """What a chapter's link points at: ``("api", name)``, ``("notes", anchor)``, ``("doc", page#anchor)`` or None.
 
-    Recognises the chapters' own forms (a dotted name, ``../docs/math.md#a``, ``../docs/glossary.md#a``) and
-    the API and notes links :func:`relink` writes (``.../api/<module>.html#<name>``, ``math.md#a``).
+    Recognises the sources' forms (a dotted name, ``../docs/math.md#a``, ``../docs/glossary.md#a``), the book's
+    (``../math.md#a``) and the reference folder's (``reference/api/<module>.md#<name>``, ``reference/math.md#a``).
     """
     if not isinstance(target, str):
         return None
     if _NAME.fullmatch(target):
         return ("api", target)
-    match = _API_PAGE.fullmatch(target)
+    match = _API.fullmatch(target)
     if match:
         return ("api", match["fragment"] or match["module"])
-    match = _NOTES.fullmatch(target)
+    match = _PAGE.fullmatch(target)
     if match:
-        return ("notes", match["anchor"] or "")
-    match = _DOC.fullmatch(target)
-    if match:
-        return ("doc", match["page"] + (f"#{match['anchor']}" if match["anchor"] else ""))
+        anchor = match["anchor"] or ""
+        if match["page"] == NOTES_PAGE:
+            return ("notes", anchor)
+        return ("doc", match["page"] + (f"#{anchor}" if anchor else ""))
     return None
 
 
-def book_location(book=None):
-    """The built book links point at: ``book``, else ``$DPEDU_BOOK_URL``, else the local build (a Path).
-
-    A URL (``http://``, ``https://``, ``file://``) is returned as a string ending in ``/``; anything else as a Path.
-    """
-    if book is None:
-        book = os.environ.get(BOOK_ENV_VAR) or LOCAL_BOOK
-    if isinstance(book, str) and re.match(r"^(https?|file)://", book):
-        return book.rstrip("/") + "/"
-    if not isinstance(book, (str, os.PathLike)) or not str(book):
-        raise TypeError(f"book must be a URL or a folder path; got {book!r}")
-    return Path(book)
+def markdown_links(nb):
+    """Every link target of a notebook's markdown cells (a notebook dict or node), in order."""
+    return [match["target"] for cell in nb["cells"] if cell.get("cell_type") == "markdown"
+            for match in _LINK.finditer(_text(cell.get("source", "")))]
 
 
-def _book_prefix(book, base):
-    if isinstance(book, str):
-        return book
-    relative = os.path.relpath(Path(book).resolve(), Path(base).resolve())
-    return PurePosixPath(*Path(relative).parts).as_posix().rstrip("/") + "/"
+def _text(source):
+    return "".join(source) if isinstance(source, list) else source
 
 
-def relink(nb, *, base, book=None, notes="../docs/math.md", docs=None):
-    """A copy of notebook ``nb`` (a dict, as ``json.load`` reads it) with its API and notes links rewritten.
+def relink(nb, *, to="jupyter"):
+    """A copy of notebook ``nb`` (a dict, as ``json.load`` reads it) with its API, notes and page links written
+    for ``to``.
 
     Parameters
     ----------
     nb : dict
         The notebook (not changed).
-    base : str or Path, or None
-        The folder the notebook will be opened from (relative links are written from there). ``None``: the
-        book itself: API links become dotted names and notes links ``../math.md#...`` again, as the book's
-        sources write them.
-    book : str or Path, optional
-        The built book (see :func:`book_location`).
-    notes : str
-        The notes file as seen from ``base``: ``"math.md"`` when a copy travels beside the notebook.
-    docs : str, optional
-        The repository's ``docs/`` as seen from ``base`` (``"../docs"`` from ``chapters/``): links to the
-        book's other pages then stay links to their sources there; by default they go to the built book.
+    to : {"jupyter", "book"}
+        ``"jupyter"``: links into the ``reference/`` folder beside the notebook (:mod:`dpedu.course.reference`
+        writes it); ``"book"``: the book's own references (dotted names that Sphinx resolves, ``../math.md#...``
+        and ``../<page>.md#...`` from the book's ``chapters/``).
 
     Returns
     -------
     dict
-        The relinked notebook; a link it cannot place (an unknown dpedu name) is left as it was.
+        The relinked notebook.
+
+    Raises
+    ------
+    ValueError
+        For an API link to a name dpedu does not define (it would lead nowhere in either place).
     """
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise TypeError(f"nb must be a notebook (a dict with a list of cells); got {type(nb).__name__}")
-    if not isinstance(notes, str) or not notes:
-        raise TypeError(f"notes must be the notes file's path relative to base (a str); got {notes!r}")
-    if docs is not None and (not isinstance(docs, str) or not docs):
-        raise TypeError(f"docs must be the docs folder's path relative to base (a str), or None; got {docs!r}")
-    prefix = None if base is None else _book_prefix(book_location(book), base)
+    if to not in PLACES:
+        raise ValueError(f"to must be one of {PLACES}; got {to!r}")
 
     def replace(match):
         kind = link_kind(match["target"])
@@ -192,28 +188,18 @@ def relink(nb, *, base, book=None, notes="../docs/math.md", docs=None):
             return match[0]
         what, value = kind
         if what == "api":
-            if base is None:
-                name = canonical_name(value)
-                target = name or value
-            else:
-                page = api_link(value)
-                target = prefix + page if page else None
-        elif what == "notes":
-            target = ("../math.md" if base is None else notes) + (f"#{value}" if value else "")
+            name = canonical_name(value)
+            if name is None:
+                raise ValueError(f"a link names {value!r}, which dpedu does not define (API links are dotted names "
+                                 "of dpedu objects)")
+            target = name if to == "book" else api_link(name)
         else:
-            page, _, anchor = value.partition("#")
-            if base is None:
-                target = f"../{page}.md"
-            else:
-                target = f"{docs}/{page}.md" if docs else f"{prefix}{page}.html"
-            target += f"#{anchor}" if anchor else ""
-        return match[0] if target is None else f"{match[1]}{target}{match[3]}"
+            page, _, anchor = (NOTES_PAGE, "", value) if what == "notes" else value.partition("#")
+            target = (f"../{page}.md" if to == "book" else f"{REFERENCE}/{page}.md") + (f"#{anchor}" if anchor else "")
+        return f"{match[1]}{target}{match[3]}"
 
     out = copy.deepcopy(nb)
     for cell in out["cells"]:
-        if cell.get("cell_type") != "markdown":
-            continue
-        source = cell.get("source", "")
-        text = "".join(source) if isinstance(source, list) else source
-        cell["source"] = _LINK.sub(replace, text)
+        if cell.get("cell_type") == "markdown":
+            cell["source"] = _LINK.sub(replace, _text(cell.get("source", "")))
     return out

@@ -17,6 +17,11 @@ chapters:
   (``templates/feedback/dpedu_mathjax.js.j2``: its SVG build, which needs no font files), so a feedback
   page is one self-contained file: sent by email and opened on a machine with neither dpedu nor MathJax,
   it shows its formulas typeset, loads nothing and points at no file of the grading machine;
+* every assignment carries ``reference/`` (:func:`dpedu.course.reference.write_reference`: the notes and the API
+  pages its links point to), which nbgrader releases with the notebook; its feedback pages carry the linked
+  sections inside them (:mod:`dpedu.course.feedback`, given to nbgrader's HTML exporter by the configuration);
+* the kit holds no absolute path: ``nbgrader_config.py`` finds the course from its own location, so the folder
+  can be moved, copied to another machine or put under version control;
 * the assignments hold no listing of dpedu's code: the chapters' ``show_source(...)`` cells ("compare with
   dpedu's version", which would print the implementation an exercise asks for under every failed check of
   the feedback) become a one-line note in the course's source notebooks (:func:`course_notebook`), so they
@@ -28,6 +33,7 @@ The layout (``course/`` is the directory you choose)::
     course/templates/feedback/dpedu_feedback.html.j2  (the feedback page, extending nbgrader's)
     course/templates/feedback/dpedu_mathjax.js.j2     (MathJax 3, inlined in every feedback page)
     course/source/01_logistic_regression/01_logistic_regression.ipynb
+    course/source/01_logistic_regression/reference/  (the notes and API pages the notebook links to)
     ...
     course/submitted/<student>/<assignment>/<notebook>.ipynb      (collected submissions go here)
 
@@ -53,37 +59,42 @@ import re
 import shutil
 from pathlib import Path
 
-from .booklinks import book_location, relink
+from .booklinks import relink
+from .reference import REPOSITORY, chapter_paths, write_reference
+from .reference import course_dir as shipped_dir      # make_course's argument course_dir is the kit's folder
 from ..engine.validation import check_positive
 
-__all__ = ["CHAPTERS_DIR", "NOTES_SOURCE", "chapter_names", "default_mathjax", "feedback_template", "mathjax_include",
-           "course_notebook", "make_course", "generate", "autograde", "feedback", "score", "copy_submission"]
-
-CHAPTERS_DIR = Path(__file__).resolve().parents[2] / "chapters"
-NOTES_SOURCE = CHAPTERS_DIR.parent / "docs" / "math.md"     # shipped beside each assignment (its notes links)
+__all__ = ["chapter_names", "default_mathjax", "feedback_template", "mathjax_include", "course_notebook",
+           "make_course", "generate", "autograde", "feedback", "score", "copy_submission"]
 
 CONFIG_TEMPLATE = '''\
-"""nbgrader configuration for the dpedu course (written by dpedu.course.instructor.make_course)."""
+"""nbgrader configuration for the dpedu course (written by dpedu.course.instructor.make_course).
+
+Every path is found from this file's own folder, so the course can be moved or copied elsewhere.
+"""
 import os
 
 # The chapters run in fast mode when graded: the same code on smaller grids, so every cell fits the timeout.
 os.environ.setdefault("DPEDU_FAST", "1")
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 c = get_config()  # noqa: F821 (provided by nbgrader)
-c.CourseDirectory.root = {root!r}
+c.CourseDirectory.root = HERE
 c.CourseDirectory.course_id = {course_id!r}
 # nbgrader's default is 30 s per cell; a chapter's experiment cell can need more on a slow machine.
 c.ExecutePreprocessor.timeout = {timeout!r}
-c.Exchange.root = {exchange!r}
+c.Exchange.root = os.path.join(HERE, "exchange")
 # Feedback pages: dpedu's template (exercise names, wrapped messages, MathJax inlined) extends nbgrader's own.
 import nbgrader  # noqa: E402
 # nbgrader's template (named "feedback"), from dpedu's file, which extends it.
 c.HTMLExporter.template_name = "feedback"
 c.HTMLExporter.template_file = "dpedu_feedback.html.j2"
 c.HTMLExporter.extra_template_basedirs = [
-    {templates!r},
+    os.path.join(HERE, "templates"),
     os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates"),
 ]
+# The notes and API entries the notebook links to, carried inside each feedback page (its links point there).
+c.HTMLExporter.preprocessors = ["dpedu.course.feedback.ReferenceAppendix"]
 '''
 
 # nbgrader's feedback template loads MathJax 2 from a CDN and lists every check as "Test cell"; this one replaces
@@ -140,8 +151,7 @@ div.output_subarea { max-width: 100%; overflow-x: visible; }
 
 def default_mathjax():
     """MathJax 3's ``tex-svg-full.js`` for the feedback pages: in ``$DPEDU_MATHJAX`` or the book's npm copy, or None."""
-    candidates = [os.environ.get("DPEDU_MATHJAX"), CHAPTERS_DIR.parent / "docs" / "_vendor" / "node_modules" /
-                  "mathjax" / "es5"]
+    candidates = [os.environ.get("DPEDU_MATHJAX"), REPOSITORY / "docs" / "_vendor" / "node_modules" / "mathjax" / "es5"]
     for directory in candidates:
         if directory and (Path(directory) / MATHJAX_FILE).is_file():
             return Path(directory).resolve() / MATHJAX_FILE
@@ -219,14 +229,14 @@ def chapter_names(chapters_dir=None):
     Parameters
     ----------
     chapters_dir : str or Path, optional
-        Where the chapter notebooks are (default: the repository's ``chapters/``).
+        Where the chapter notebooks are (default: the chapters that ship with dpedu, or the repository's
+        ``chapters/`` in a clone: :func:`dpedu.course.reference.course_dir`).
     """
-    directory = Path(CHAPTERS_DIR if chapters_dir is None else chapters_dir)
-    return sorted(p.stem for p in directory.glob("[0-9][0-9]_*.ipynb"))
+    return [path.stem for path in chapter_paths(chapters_dir)]
 
 
 def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dpedu", timeout=600, force=False,
-                mathjax="default", book=None):
+                mathjax="default"):
     """Lay out an nbgrader course with one assignment per chapter and write its configuration.
 
     Parameters
@@ -236,7 +246,7 @@ def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dped
     chapters : list of str, optional
         Chapter names to include (default: all, see :func:`chapter_names`).
     chapters_dir : str or Path, optional
-        Where the chapter notebooks are (default: the repository's ``chapters/``).
+        Where the chapter notebooks are (default: those that ship with dpedu, or the repository's ``chapters/``).
     course_id : str
         nbgrader's course id.
     timeout : float
@@ -248,11 +258,6 @@ def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dped
         MathJax 3's ``tex-svg-full.js``, inlined in every feedback page (:func:`mathjax_include`).
         ``"default"``: :func:`default_mathjax` (``$DPEDU_MATHJAX`` or the copy ``python docs/build.py``
         installs); ``None``: nbgrader's CDN script (the pages then need the network for their formulas).
-    book : str or Path, optional
-        The built book that the assignments' API links point at (:func:`dpedu.course.booklinks.book_location`: a URL,
-        or a folder linked relatively; default ``$DPEDU_BOOK_URL`` or the local build). Give the published
-        book's URL when the notebooks leave this machine. The notes links point at ``math.md``, copied into each
-        assignment's folder (nbgrader releases it with the notebook).
 
     Returns
     -------
@@ -269,8 +274,7 @@ def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dped
     if isinstance(mathjax, str) and mathjax == "default":
         mathjax = default_mathjax()
     include = None if mathjax is None else mathjax_include(mathjax)
-    book = book_location(book)
-    source_dir = Path(CHAPTERS_DIR if chapters_dir is None else chapters_dir)
+    source_dir = shipped_dir("chapters") if chapters_dir is None else Path(chapters_dir)
     available = chapter_names(source_dir)
     if chapters is None:
         chapters = available
@@ -281,19 +285,16 @@ def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dped
         raise ValueError(f"chapters must be names among {available}; got {list(chapters)!r}")
 
     root = Path(course_dir).resolve()
-    config = CONFIG_TEMPLATE.format(root=str(root), course_id=course_id, timeout=float(timeout),
-                                    exchange=str(root / "exchange"), templates=str(root / "templates"))
+    config = CONFIG_TEMPLATE.format(course_id=course_id, timeout=float(timeout))
     writes = {root / "nbgrader_config.py": config.encode(),
               root / "templates" / "feedback" / "dpedu_feedback.html.j2": feedback_template(mathjax).encode()}
     if include is not None:
         writes[root / "templates" / "feedback" / "dpedu_mathjax.js.j2"] = include.encode()
     for name in chapters:
-        nb = course_notebook(json.loads((source_dir / f"{name}.ipynb").read_text(encoding="utf-8")))
-        nb = relink(nb, base=root / "source" / name, book=book, notes="math.md")
+        # the chapter's links point into reference/ beside it (dpedu.course.booklinks), written below
+        nb = relink(course_notebook(json.loads((source_dir / f"{name}.ipynb").read_text(encoding="utf-8"))))
         writes[root / "source" / name / f"{name}.ipynb"] = (json.dumps(nb, indent=1, ensure_ascii=False) +
                                                              "\n").encode()
-        if NOTES_SOURCE.is_file():
-            writes[root / "source" / name / "math.md"] = NOTES_SOURCE.read_bytes()
     clashes = [path for path, data in writes.items() if path.exists() and path.read_bytes() != data]
     if clashes and not force:
         raise FileExistsError(f"{len(clashes)} file(s) in {root} differ from what make_course would write "
@@ -301,6 +302,8 @@ def make_course(course_dir, *, chapters=None, chapters_dir=None, course_id="dped
     for path, data in writes.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
+    for name in chapters:
+        write_reference(root / "source" / name)
     (root / "exchange").mkdir(exist_ok=True)
     return root
 

@@ -99,7 +99,8 @@ def load_adult(data_home=None, *, download=True, urls=None, timeout=30.0):
         in the ``DPEDU_DATA`` environment variable; the project cache ``<repo>/data/adult/``
         (:data:`~dpedu.datasets.files.CACHE_DIR`); the copy shipped with the package
         (:data:`~dpedu.datasets.files.PACKAGE_DIR`). So the shipped copy is used unless you point
-        elsewhere.
+        elsewhere. A directory named here or in ``DPEDU_DATA`` that holds only one of the two files is
+        refused (``ValueError`` naming the missing file), never passed over for another copy.
     download : bool, default True
         If no searched directory holds both files (for instance in an installation without the
         shipped copy), download the missing ones from the UCI archive into ``data_home`` if given,
@@ -128,7 +129,9 @@ def load_adult(data_home=None, *, download=True, urls=None, timeout=30.0):
         ``DPEDU_DATA`` and the URLs. A failed download leaves no file behind
         (:mod:`dpedu.datasets.download`).
     TypeError, ValueError
-        For bad arguments (for example ``data_home`` naming a file or ``''``, ``timeout=1e300``).
+        For bad arguments (for example ``data_home`` naming a file or ``''``, ``timeout=1e300``), and
+        for a ``data_home`` (or ``DPEDU_DATA``) directory that holds one of the two files but not the
+        other (the message names the missing file).
 
     Notes
     -----

@@ -9,7 +9,9 @@ The loader looks in these directories, in order, and takes the first one that ho
 4. the copy shipped inside the package, :data:`PACKAGE_DIR` (``dpedu/data/adult/``).
 
 A name you give explicitly wins over the shipped copy, so you can always point elsewhere; the
-shipped copy makes the loader work offline with no setup.
+shipped copy makes the loader work offline with no setup. A directory you name (``data_home`` or
+``DPEDU_DATA``) that holds only one of the two files is refused, naming the missing one: it is never passed
+over for another copy, which would load data you did not choose.
 
 Every file is checked against the SHA-256 of the plain UCI file (:data:`ADULT_FILES`) before it is
 parsed. A gzipped copy is decompressed in chunks, and reading stops as soon as the content grows
@@ -144,12 +146,28 @@ def find_file(directory, name):
     return None
 
 
+# the directories a user names, by their label in search_dirs, and the argument each label stands for
+_NAMED = {"data_home argument": "data_home", f"{ENV_VAR} environment variable": ENV_VAR}
+
+
 def find_complete_dir(searched):
-    """``{name: path}`` from the first directory holding both files, or None."""
-    for _, directory in searched:
+    """``{name: path}`` from the first directory holding both files, or None.
+
+    A directory the user named (``data_home``, ``$DPEDU_DATA``) that holds one file but not the other raises
+    ``ValueError`` naming the argument and the missing file, instead of being passed over for a later directory
+    (the shipped copy would then be loaded in its place). A named directory holding neither file is passed
+    over, as the search order says; the project cache may hold one file (a download in progress).
+    """
+    for label, directory in searched:
         found = {name: find_file(directory, name) for name in ADULT_FILES}
         if all(path is not None for path in found.values()):
             return found
+        present = [path.name for path in found.values() if path is not None]
+        if present and label in _NAMED:
+            [missing] = [name for name, path in found.items() if path is None]
+            raise ValueError(
+                f"{_NAMED[label]}: {directory} holds {present[0]} but not {missing} (plain or .gz); put {missing} "
+                f"there too ({ADULT_BASE_URLS[0]}{missing}), or name a directory that holds both Adult files")
     return None
 
 
