@@ -171,7 +171,7 @@ for name, report in attacks.items():
 # Any test of "was x in?" against an $(\varepsilon, \delta)$-DP training has $\mathrm{TPR} \le e^\varepsilon\,\mathrm{FPR} + \delta$ (chapter 9), and, tighter,
 # $\mathrm{TPR} \le 1 - \beta(\mathrm{FPR})$ with β the trade-off curve the accountant certifies for the run (chapter 8). Both
 # bounds survive averaging over records, models and random halves (notes §20.6), so the attack's pooled ROC
-# must lie under them. Now the same experiment at ε = 1 and ε = 8 (PLD accountant, δ = 10⁻⁵), and the figure
+# must lie under them. Now the same experiment at $\varepsilon = 1$ and $\varepsilon = 8$ (PLD accountant, $\delta = 10^{-5}$), and the figure
 # this chapter is about.
 
 # %%
@@ -194,7 +194,7 @@ plot_attack_grid({run.label: list(run.reports.values()) for run in runs}, figure
 plt.show()
 
 # %% [markdown]
-# At ε = 1 the ceiling hugs the diagonal and the attacks stay near it; at ε = 8 the ceiling leaves a lot of room
+# At $\varepsilon = 1$ the ceiling hugs the diagonal and the attacks stay near it; at $\varepsilon = 8$ the ceiling leaves a lot of room
 # (a TPR of several percent at FPR 0.1 %) and the attacks use little of it. That gap is not slack in the
 # accountant that an attacker could exploit: the accountant bounds *every* attack, including one that sees each
 # noisy update and crafts its own canary (chapter 9), while ours sees only the final model and attacks
@@ -203,7 +203,7 @@ plt.show()
 #
 # ## A planted bug: less noise than claimed
 #
-# Here is a trainer that trains without noise but hands in the ledger of the ε = 1 run: the kind of bug no
+# Here is a trainer that trains without noise but hands in the ledger of the $\varepsilon = 1$ run: the kind of bug no
 # accountant can see, since accountants read ledgers.
 
 # %%
@@ -224,7 +224,7 @@ print(buggy)
 
 # %% [markdown]
 # The attack's TPR interval lies above the ceiling of the claimed ε: with the stated confidence of a bootstrap over
-# the models, this training is not (1, 10⁻⁵)-DP. A test that flags exactly this is part of dpedu's test suite
+# the models, this training is not $(1, 10^{-5})$-DP. A test that flags exactly this is part of dpedu's test suite
 # (`tests/test_membership_attacks.py`), with a planted bug to show that it can fail.
 #
 # ## An audit from the attack
@@ -244,7 +244,7 @@ print(f"at most, {MODELS // 2} evaluation models (about {MODELS // 4} per world)
       f"{math.log((MODELS // 4) / math.log(40)):.2f}")
 
 # %% [markdown]
-# Chapter 9's canary audit of the same algorithm (ε = 8) stands beside it: a crafted canary and many pairs of
+# Chapter 9's canary audit of the same algorithm ($\varepsilon = 8$) stands beside it: a crafted canary and many pairs of
 # trainings, the worst case rather than a record of the pool.
 
 # %%
@@ -319,7 +319,7 @@ show_source(audit.lira_score)
 # `tpr`. Write `min_fpr_for_tpr(tpr, epsilon, delta)`: the smallest false-positive rate at which an
 # (ε, δ)-DP training allows it; below it, the ceiling stops the attack. Both lines of the testing region bound the
 # attack. For example `min_fpr_for_tpr(0.5, 1.0, 1e-5)` → `0.18394`: to find half of the members of a
-# (1, 10⁻⁵)-DP training, an attacker must accuse at least 18 % of the non-members.
+# $(1, 10^{-5})$-DP training, an attacker must accuse at least 18 % of the non-members.
 
 # %% exercise=13.2
 def min_fpr_for_tpr(tpr, epsilon, delta):
