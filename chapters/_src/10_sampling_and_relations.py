@@ -274,7 +274,8 @@ for ax, (relation, height) in zip(axes, (("add_remove", 1.0), ("replace_one", 2.
         print(f"{'':>13}{z:4g} {u:12.3f} {low:16.3f}"
               + (f" {bib[i]:26.3f}" if bib is not None else ""))
 bib_proven = make_accountant("pld").compose(BallsInBinsGaussianEvent(1.0, 100)).get_epsilon(1e-3)
-print(f"balls-in-bins at z = 1, proven by the PLD accountant (docs/math.md §22.9): {bib_proven:.3f}")
+print("balls-in-bins at z = 1, proven by the PLD accountant (docs/math.md §22.9): "
+      f"{bib_proven:.3f}")
 axes[0].set_xlabel("")
 fig.tight_layout()
 plt.show()
@@ -380,19 +381,22 @@ print(format_neighbour_table(neighbour_rows))
 # this size; output and objective perturbation's sensitivities assume a gradient of norm L
 # at the minimiser, which a logistic loss on rows of norm 1 never quite reaches, so their δ is far below the claim.
 #
-# Now the claim DP-FTRL used to make: its fixed batches recorded under add/remove, the ledger's $\varepsilon(10^{-5}) = 4.377$ for
-# one epoch of $b = 30$ batches, the identity factorisation and $z = 1$. The pair: every record has gradient $-C$ and the
-# added one $+C$ ($n = 30$ records, so the permutation modulo 30 makes batches of one). Beside it, the same learner
-# under the relations it claims now:
+# Now the claim DP-FTRL used to make: its fixed batches recorded under add/remove, the ledger's
+# $\varepsilon(10^{-5}) = 4.377$ for one epoch of $b = 30$ batches, the identity factorisation and $z = 1$. The pair:
+# every record has gradient $-C$ and the added one $+C$ ($n = 30$ records, so the permutation modulo 30 makes batches
+# of one). Beside it, the same learner under the relations it claims now:
 
 # %%
-old_claim = [(FactorizedGaussianEvent(1.0, 1.0, relation="add_remove"), 1)]   # add/remove, planted back
+# add/remove, planted back
+old_claim = [(FactorizedGaussianEvent(1.0, 1.0, relation="add_remove"), 1)]
 d1_rows = [audit_ftrl("identity", "add_remove", n=30, batches=30, epochs=1, delta=1e-5,
                       draws=pick(2 * 10**5, 2 * 10**4), rng=1, claim=old_claim, others=(-1,))]
 d1_rows += [audit_ftrl("identity", relation, n=30, batches=30, epochs=1, delta=1e-5,
-                       draws=pick(2 * 10**5, 2 * 10**4), rng=1) for relation in ("zero_out", "replace_one")]
+                       draws=pick(2 * 10**5, 2 * 10**4), rng=1)
+            for relation in ("zero_out", "replace_one")]
 print(format_neighbour_table(d1_rows))
-print(f"add/remove: delta at the claimed epsilon is {d1_rows[0].lower / 1e-5:.0f} times the claim or more")
+print(f"add/remove: delta at the claimed epsilon is {d1_rows[0].lower / 1e-5:.0f} times the claim "
+      "or more")
 
 # %% [markdown]
 # Under add/remove the measured δ is hundreds of times the claimed $10^{-5}$ (at $n = 30{,}000$ records, as the issue that

@@ -45,14 +45,14 @@ import numpy as np
 
 import dpedu as dp
 from dpedu.research import audit
-from dpedu.research.audit.mia_experiment import (ExperimentRun, ExperimentSettings, attack_experiment,
-                                                 attack_table, privacy_trainer)
+from dpedu.research.audit.mia_experiment import (ExperimentRun, ExperimentSettings,
+                                                 attack_experiment, attack_table, privacy_trainer)
 from dpedu.course import checks
 from dpedu.course.notebook import fast_mode, pick, progress_bar, show_source
 from dpedu.plotting import plot_attack_grid
 
 FAST = fast_mode()
-MODELS = pick(64, 16)              # shadow models per privacy level: the only things fast mode shrinks
+MODELS = pick(64, 16)      # shadow models per privacy level: the only things fast mode shrinks
 MLP_MODELS = pick(32, 8)
 DELTA = 1e-5
 pool = audit.adult_membership_pool(n_records=pick(1000, 400), n_canaries=pick(50, 20),
@@ -90,7 +90,8 @@ print(f"q = {settings.sampling_rate(pool.n):.4f}, T = {settings.steps(pool.n)} s
 
 # %%
 quiet = privacy_trainer(settings, pool.n, None)          # no clipping, no noise
-non_private = audit.train_shadow_models(pool, quiet, n_models=MODELS, rng=1, progress=progress_bar("shadow models"))
+non_private = audit.train_shadow_models(pool, quiet, n_models=MODELS, rng=1,
+                                        progress=progress_bar("shadow models"))
 print(non_private.description)
 print("signals:", non_private.signals.shape, "(models x records); share IN:",
       round(float(non_private.memberships.mean()), 3))
@@ -107,7 +108,8 @@ for ax, (name, i) in zip(axes, (("a typical Adult row", typical), ("a canary", c
     bins = np.linspace(phi.min(), phi.max(), 20)
     ax.hist(phi[~member], bins=bins, alpha=0.6, label="shadow models without it (OUT)")
     ax.hist(phi[member], bins=bins, alpha=0.6, label="shadow models with it (IN)")
-    ax.set(title=f"{name} (record {i})", xlabel="logit-scaled confidence in its label", ylabel="models")
+    ax.set(title=f"{name} (record {i})", xlabel="logit-scaled confidence in its label",
+           ylabel="models")
     ax.legend(fontsize="small")
 plt.show()
 
@@ -142,7 +144,8 @@ plt.show()
 # The paper's selling point: it stays strong with very few reference models.
 
 # %%
-attacks = {name: audit.membership_attack(non_private, name, delta=DELTA, rng=0) for name in audit.ATTACKS}
+attacks = {name: audit.membership_attack(non_private, name, delta=DELTA, rng=0)
+           for name in audit.ATTACKS}
 print("TPR at FPR 0.1% and 1% [95% bootstrap interval over the target models]")
 for name, report in attacks.items():
     for group, roc in report.rocs.items():
@@ -171,15 +174,16 @@ for name, report in attacks.items():
 # Any test of "was x in?" against an $(\varepsilon, \delta)$-DP training has $\mathrm{TPR} \le e^\varepsilon\,\mathrm{FPR} + \delta$ (chapter 9), and, tighter,
 # $\mathrm{TPR} \le 1 - \beta(\mathrm{FPR})$ with β the trade-off curve the accountant certifies for the run (chapter 8). Both
 # bounds survive averaging over records, models and random halves (notes §20.6), so the attack's pooled ROC
-# must lie under them. Now the same experiment at $\varepsilon = 1$ and $\varepsilon = 8$ (PLD accountant, $\delta = 10^{-5}$), and the figure
-# this chapter is about.
+# must lie under them. Now the same experiment at $\varepsilon = 1$ and $\varepsilon = 8$ (PLD accountant,
+# $\delta = 10^{-5}$), and the figure this chapter is about.
 
 # %%
 private_runs = attack_experiment(pool, settings=settings, epsilons=(1.0, 8.0), n_models=MODELS,
                                  attacks=("lira-online", "rmia-online"), delta=DELTA, rng=2,
                                  progress=progress_bar("shadow models"))
 runs = [ExperimentRun("non-private", None, quiet, non_private,
-                      {name: attacks[name] for name in ("lira-online", "rmia-online")})] + private_runs
+                      {name: attacks[name] for name in ("lira-online", "rmia-online")}),
+        *private_runs]
 for run in runs:
     if run.epsilon is not None:
         print(f"{run.label}: z = {run.trainer.noise_multiplier:.3f}; above the ceiling:",
@@ -218,8 +222,9 @@ def buggy_trainer(X, y, rng):
 
 
 buggy_trainer.description = "buggy DP-SGD: no noise, claims epsilon = 1"
-buggy = audit.membership_attack(audit.train_shadow_models(pool, buggy_trainer, n_models=MODELS, rng=3),
-                                "lira-online", delta=DELTA, rng=0)
+buggy = audit.membership_attack(
+    audit.train_shadow_models(pool, buggy_trainer, n_models=MODELS, rng=3),
+    "lira-online", delta=DELTA, rng=0)
 print(buggy)
 
 # %% [markdown]
@@ -238,7 +243,8 @@ print(buggy)
 # models it can prove at most about $\ln((E/2)/\ln 40)$: a few dozen models prove little, however leaky.
 
 # %%
-for result in (buggy.audit, runs[0].reports["lira-online"].audit, runs[2].reports["lira-online"].audit):
+for result in (buggy.audit, runs[0].reports["lira-online"].audit,
+               runs[2].reports["lira-online"].audit):
     print(result, end="\n\n")
 print(f"at most, {MODELS // 2} evaluation models (about {MODELS // 4} per world) prove about "
       f"{math.log((MODELS // 4) / math.log(40)):.2f}")
@@ -324,7 +330,8 @@ show_source(audit.lira_score)
 # %% exercise=13.2
 def min_fpr_for_tpr(tpr, epsilon, delta):
     ### BEGIN SOLUTION
-    return max(0.0, (tpr - delta) * math.exp(-epsilon), 1.0 - delta - math.exp(epsilon) * (1.0 - tpr))
+    return max(0.0, (tpr - delta) * math.exp(-epsilon),
+               1.0 - delta - math.exp(epsilon) * (1.0 - tpr))
     ### END SOLUTION
 
 # %% check=13.2
