@@ -17,7 +17,7 @@
 # >    oversampling at a nominal rate, the wrong relation, clipping a microbatch as one record — and five
 # >    mistakes reported in real libraries' issue trackers.
 #
-# *Prerequisites:* chapter 4 (9 helps). *Time:* about 45 min of reading and exercises.
+# *Prerequisites:* chapter 4 (9 helps). *Time:* about 60 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 18 s in fast mode (`DPEDU_FAST=1`), 50 s in full mode.
 #
 # Chapter 4 ran Algorithm 1 exactly as Abadi et al. analyse it: every record joins every batch by its own coin

@@ -12,7 +12,7 @@
 # >    its conditions, and find where it stops growing with the number of steps;
 # > 5. audit a model from its final parameters alone, and read the audit beside the three upper bounds.
 #
-# *Prerequisites:* chapter 9. *Time:* about 65 min of reading and exercises.
+# *Prerequisites:* chapter 9. *Time:* about 70 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 35 s in fast mode (`DPEDU_FAST=1`), 113 s in full mode.
 #
 # Every accountant of chapters 3 to 5 charges a training run as if the adversary saw **every** intermediate model

@@ -13,7 +13,7 @@
 # > 5. turn an attack into a lower bound on ε with a stated confidence, and say what a failed attack does *not*
 # >    prove.
 #
-# *Prerequisites:* chapter 9. *Time:* about 55 min of reading and exercises.
+# *Prerequisites:* chapter 9. *Time:* about 60 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): fast mode (`DPEDU_FAST=1`) not yet measured, full mode not yet measured.
 #
 # Chapter 0 opened with a differencing attack on counts and promised that membership-inference attacks "do the
