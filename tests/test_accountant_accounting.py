@@ -99,6 +99,17 @@ def test_compare_is_account_for_every_name():
         assert table.notes.get(name, "") == single.note
 
 
+def test_the_printed_comparison_fits_its_width():
+    """A long note (zCDP refusing a subsampled Gaussian, a theorem's name) wraps under itself, every word kept."""
+    table = compare(ABADI, delta=1e-5)
+    lines = str(table).splitlines()
+    assert max(len(line) for line in lines) <= Comparison.WIDTH
+    assert " ".join(table.notes["zcdp"].split()) in " ".join(str(table).split())
+    row = next(i for i, line in enumerate(lines) if line.startswith("zcdp "))
+    start = lines[row].index(table.notes["zcdp"][:10])      # where the note begins
+    assert lines[row + 1][:start].strip() == "" and lines[row + 1][start] != " "   # continued under itself
+
+
 def test_bad_histories_and_names_are_refused_by_name():
     with pytest.raises(TypeError, match="history"):
         compare(3, 1e-5)

@@ -235,8 +235,6 @@ def _runs(cell, namespace):
 # counterpart returned: {(exercise, caller's dotted name, a fragment of the call): why}. An entry no chapter uses
 # fails test_every_allowed_caller_is_used.
 NOT_THE_ANSWER = {
-    ("2.3", "dpedu.training.full_batch.noisy_gradient_descent", "noisy_gradient_descent("):
-        "its result holds the run's noisy count, a random number the chapter never prints",
     ("2.3", "dpedu.training.full_batch.run_noisy_gradient_descent", "run_noisy_gradient_descent("):
         "its result holds the run's noisy count, a random number the chapter never prints",
     ("2.4", "dpedu.training.full_batch.plan_noisy_gradient_descent", "plan_noisy_gradient_descent("):
@@ -668,6 +666,8 @@ ADAPTIVE_EXERCISE = ("def gradient_noise_multiplier(noise_multiplier, count_nois
                      "    ### BEGIN SOLUTION\n    return noise_multiplier\n    ### END SOLUTION")
 FIXED_EXERCISE = ("def fixed_batch_event(noise_multiplier, batch_size, dataset_size):\n"
                   "    ### BEGIN SOLUTION\n    return None\n    ### END SOLUTION")
+COUNT_EXERCISE = ("def noisy_count(true_count, epsilon, rng):\n"
+                  "    ### BEGIN SOLUTION\n    return true_count\n    ### END SOLUTION")
 CALLER_IMPORTS = "import dpedu as dp\nfrom dpedu.research import audit"
 
 
@@ -681,6 +681,9 @@ CALLER_IMPORTS = "import dpedu as dp\nfrom dpedu.research import audit"
      "sampling='fixed', relation='replace_one').event", "10.1", FIXED_EXERCISE, "dpedu's version of the answer"),
     ("r = dp.training.dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=1)", "10.1",
      FIXED_EXERCISE, "calls dpedu.training.sgd.dp_sgd, which returns what 10.1's answer computes"),
+    # a caller behind a decorator (@door): found by its own code, read in its own module
+    ("r = dp.training.run_noisy_gradient_descent(X, y, plan, rng=0)", "2.3", COUNT_EXERCISE,
+     "calls dpedu.training.full_batch.run_noisy_gradient_descent, which returns what 2.3's answer computes"),
 ])
 def test_a_planted_call_of_a_bigger_function_is_found(planted, number, exercise, found):
     """A dpedu function that returns what a counterpart computes, or a counterpart read as a property, runs the

@@ -17,7 +17,7 @@
 # >    oversampling at a nominal rate, the wrong relation, clipping a microbatch as one record — and five
 # >    mistakes reported in real libraries' issue trackers.
 #
-# *Prerequisites:* chapter 4 (9 helps). *Time:* about 45 min of reading and exercises.
+# *Prerequisites:* chapter 4 (9 helps). *Time:* about 60 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 18 s in fast mode (`DPEDU_FAST=1`), 50 s in full mode.
 #
 # Chapter 4 ran Algorithm 1 exactly as Abadi et al. analyse it: every record joins every batch by its own coin
@@ -274,7 +274,8 @@ for ax, (relation, height) in zip(axes, (("add_remove", 1.0), ("replace_one", 2.
         print(f"{'':>13}{z:4g} {u:12.3f} {low:16.3f}"
               + (f" {bib[i]:26.3f}" if bib is not None else ""))
 bib_proven = make_accountant("pld").compose(BallsInBinsGaussianEvent(1.0, 100)).get_epsilon(1e-3)
-print(f"balls-in-bins at z = 1, proven by the PLD accountant (docs/math.md §22.9): {bib_proven:.3f}")
+print("balls-in-bins at z = 1, proven by the PLD accountant (docs/math.md §22.9): "
+      f"{bib_proven:.3f}")
 axes[0].set_xlabel("")
 fig.tight_layout()
 plt.show()
@@ -359,10 +360,10 @@ except ValueError as error:
 # relation for them ([§22.10](../docs/math.md#2210-fixed-batches-from-one-split-zero-out-and-replace-one-not-addremove)).
 #
 # `dpedu.research.audit.neighbours` checks every learner's claims on such pairs
-# ([§20.7](../docs/math.md#207-literal-neighbours-δ-measured-at-the-claimed-ε)). On small worst-case pairs (n = 8:
+# ([§20.7](../docs/math.md#207-literal-neighbours-δ-measured-at-the-claimed-ε)). On small worst-case pairs ($n = 8$:
 # every other record with the same clipped gradient, 0, $-C$ or $+C$, and the one that differs) it writes down what
 # the learner releases, checked against noise-free runs of the real code, takes the smallest ε any accountant
-# certifies for the learner's own ledger at δ = 10⁻², and measures δ at that ε: exactly where the release has a
+# certifies for the learner's own ledger at $\delta = 10^{-2}$, and measures δ at that ε: exactly where the release has a
 # closed form, and by Monte Carlo on the privacy loss, with a 95 % Clopper–Pearson interval, where it is a mixture
 # over the batch assignments. A claim holds when the upper end of the measured δ is within 10 % of the claimed δ (or
 # within six standard errors of the Monte Carlo, when fewer draws resolve less: 13 % in fast mode).
@@ -380,22 +381,25 @@ print(format_neighbour_table(neighbour_rows))
 # this size; output and objective perturbation's sensitivities assume a gradient of norm L
 # at the minimiser, which a logistic loss on rows of norm 1 never quite reaches, so their δ is far below the claim.
 #
-# Now the claim DP-FTRL used to make: its fixed batches recorded under add/remove, the ledger's ε(10⁻⁵) = 4.377 for
-# one epoch of b = 30 batches, the identity factorisation and z = 1. The pair: every record has gradient $-C$ and the
-# added one $+C$ (n = 30 records, so the permutation modulo 30 makes batches of one). Beside it, the same learner
-# under the relations it claims now:
+# Now the claim DP-FTRL used to make: its fixed batches recorded under add/remove, the ledger's
+# $\varepsilon(10^{-5}) = 4.377$ for one epoch of $b = 30$ batches, the identity factorisation and $z = 1$. The pair:
+# every record has gradient $-C$ and the added one $+C$ ($n = 30$ records, so the permutation modulo 30 makes batches
+# of one). Beside it, the same learner under the relations it claims now:
 
 # %%
-old_claim = [(FactorizedGaussianEvent(1.0, 1.0, relation="add_remove"), 1)]   # add/remove, planted back
+# add/remove, planted back
+old_claim = [(FactorizedGaussianEvent(1.0, 1.0, relation="add_remove"), 1)]
 d1_rows = [audit_ftrl("identity", "add_remove", n=30, batches=30, epochs=1, delta=1e-5,
                       draws=pick(2 * 10**5, 2 * 10**4), rng=1, claim=old_claim, others=(-1,))]
 d1_rows += [audit_ftrl("identity", relation, n=30, batches=30, epochs=1, delta=1e-5,
-                       draws=pick(2 * 10**5, 2 * 10**4), rng=1) for relation in ("zero_out", "replace_one")]
+                       draws=pick(2 * 10**5, 2 * 10**4), rng=1)
+            for relation in ("zero_out", "replace_one")]
 print(format_neighbour_table(d1_rows))
-print(f"add/remove: delta at the claimed epsilon is {d1_rows[0].lower / 1e-5:.0f} times the claim or more")
+print(f"add/remove: delta at the claimed epsilon is {d1_rows[0].lower / 1e-5:.0f} times the claim "
+      "or more")
 
 # %% [markdown]
-# Under add/remove the measured δ is hundreds of times the claimed $10^{-5}$ (at n = 30,000 records, as the issue that
+# Under add/remove the measured δ is hundreds of times the claimed $10^{-5}$ (at $n = 30{,}000$ records, as the issue that
 # found it, $4.3\times10^{-3}$: [§22.10](../docs/math.md#2210-fixed-batches-from-one-split-zero-out-and-replace-one-not-addremove)).
 # Under zero-out and replace-one the claims hold at $10^{-5}$: there the record's batch is the same in both runs, so
 # the two releases are a mixture of the ledger's Gaussian pairs, and joint convexity bounds δ exactly, at any δ.

@@ -12,7 +12,7 @@
 # >    its conditions, and find where it stops growing with the number of steps;
 # > 5. audit a model from its final parameters alone, and read the audit beside the three upper bounds.
 #
-# *Prerequisites:* chapter 9. *Time:* about 65 min of reading and exercises.
+# *Prerequisites:* chapter 9. *Time:* about 70 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): 35 s in fast mode (`DPEDU_FAST=1`), 113 s in full mode.
 #
 # Every accountant of chapters 3 to 5 charges a training run as if the adversary saw **every** intermediate model
@@ -50,8 +50,9 @@ from dpedu.research.audit.last_iterate import last_iterate_audit, last_iterate_b
 
 FAST = fast_mode()
 DELTA = 1e-5
-RUNS = pick(300, 40)              # trainings per world in the audit: the only thing fast mode shrinks, with T
-print("fast mode" if FAST else "full mode", f"- {RUNS} trainings with and {RUNS} without the canary")
+RUNS = pick(300, 40)   # trainings per world in the audit: the only thing fast mode shrinks, with T
+print("fast mode" if FAST else "full mode",
+      f"- {RUNS} trainings with and {RUNS} without the canary")
 
 # %% [markdown]
 # ## The linear-loss pair in a few lines
@@ -70,7 +71,51 @@ print("fast mode" if FAST else "full mode", f"- {RUNS} trainings with and {RUNS}
 #
 # That is the pair of Steinke et al. (ICLR 2025, "The Last Iterate Advantage"). It is an **event** in dpedu,
 # accounted by the PLD accountant in both directions (every other accountant refuses it by name), and its
-# $\delta(\varepsilon)$ has an exact form, a finite sum of normal tails. With $z = 1$ and $q = 0.01$:
+# $\delta(\varepsilon)$ has an exact form, a finite sum of normal tails, which you write now.
+#
+# **Exercise 12.1 — the linear-loss pair's δ(ε).** Write `last_iterate_delta(epsilon, z, q, T)`:
+# $\delta(\varepsilon) = \int (P(x) - e^{\varepsilon}Q(x))_+\,dx$ for $P = \mathrm{Bin}(T, q) + \mathcal N(0, z^2T)$ and
+# $Q = \mathcal N(0, z^2T)$. The log-likelihood ratio $L(x) = \ln\sum_k b_k e^{(2kx - k^2)/(2z^2T)}$, with
+# $b_k = \binom{T}{k}q^k(1 - q)^{T-k}$, increases in x, so the region is $x > x^\ast$ with $L(x^\ast) = \varepsilon$:
+# find $x^\ast$ (`scipy.optimize.brentq`) and add up normal tails. For example
+# `last_iterate_delta(0.5, 1.0, 0.05, 40)` → `0.014844` and `last_iterate_delta(0.4, 1.0, 0.01, 100)` → `1.34e-05`.
+
+# %% exercise=12.1
+from scipy import optimize, special, stats
+
+def last_iterate_delta(epsilon, z, q, T):
+    ### BEGIN SOLUTION
+    sigma = z * math.sqrt(T)
+    k = np.arange(T + 1)
+    log_b = stats.binom.logpmf(k, T, q)
+
+    def loss(x):
+        return special.logsumexp(log_b + (2 * k * x - k * k) / (2 * sigma ** 2))
+
+    x = optimize.brentq(lambda x: loss(x) - epsilon, -20 * sigma, T + 20 * sigma)
+    return float(np.sum(np.exp(log_b) * stats.norm.sf((x - k) / sigma))
+                 - math.exp(epsilon) * stats.norm.sf(x / sigma))
+    ### END SOLUTION
+
+# %% check=12.1
+checks.check_last_iterate_delta(last_iterate_delta)
+
+# %% [markdown]
+# *dpedu's version* is `linear_last_iterate_delta`. It computes your direction, P against Q (dpedu calls it
+# *remove*: Q is the model trained without the canary), and the other one, Q against P (*add*), and reports the
+# larger; `linear_last_iterate_epsilon` inverts it. At your two examples:
+
+# %%
+for epsilon, z, q, T in ((0.5, 1.0, 0.05, 40), (0.4, 1.0, 0.01, 100)):
+    remove, add = (linear_last_iterate_delta(epsilon, noise_multiplier=z, sampling_rate=q, steps=T,
+                                             direction=direction)
+                   for direction in ("remove", "add"))
+    print(f"epsilon = {epsilon}, z = {z}, q = {q}, T = {T}: remove {remove:.3g}, add {add:.3g}")
+
+# %% [markdown]
+# The remove direction is the larger in both. At $T = 100$ its δ at $\varepsilon = 0.4$ is just above $10^{-5}$,
+# so the ε at $\delta = 10^{-5}$ is a little above 0.4. With $z = 1$ and $q = 0.01$, that ε exactly, the PLD
+# accountant's on the same event, and composition's:
 
 # %%
 rows = []
@@ -130,16 +175,56 @@ show_source(ProjectedStep)
 #
 # the composition of the T steps or the best window of the last $j$ steps (math notes §28.5; with $\lambda > 0$ the
 # steps contract and the window shrinks further; with Poisson sampling the noise is split between the two jobs,
-# §28.6). `convex_last_iterate_bound` checks every condition before it reports a number, and says which:
+# §28.6).
+
+# %% [markdown]
+# **Exercise 12.2 — where the proven bound flattens.** With $\lambda = 0$ the full-batch bound is
+# $\mu(T)^2 = \min(Ts^2, \min_{1\le j<T}(d + js)^2/j)$. Write `flat_from(d, s)`: the first T from which $\mu(T)$
+# no longer grows ($\mu(T') = \mu(T)$ for every $T' \ge T$). For example `flat_from(2.5, 0.1)` → `100`. The
+# full-batch run of the figure below ($n = 100$ records, $z = 1$, $C = 1$, learning rate $\eta = 4$, $R = 0.06$) has
+# $d = 0.12 \cdot 100/4 = 3$ and $s = 1$, and `flat_from(3.0, 1.0)` → `12`: its proven bound is flat from 12 steps
+# on.
+
+# %% exercise=12.2
+def flat_from(d, s):
+    ### BEGIN SOLUTION
+    plateau = min((d + j * s) ** 2 / j for j in range(1, int(4 * d / s) + 3))
+    T = 1
+    while min([T * s * s] + [(d + j * s) ** 2 / j for j in range(1, T)]) < plateau * (1 - 1e-12):
+        T += 1
+    return T
+    ### END SOLUTION
+
+# %% check=12.2
+checks.check_flat_from(flat_from)
+
+# %% [markdown]
+# *dpedu's version* is `convex_last_iterate_bound`: for the run it is given it computes $d$, $s$ and the best window,
+# and reports $\mu(T)$ and the ε of that μ-GDP at δ (or composition's, when smaller). The figure's run, around its
+# 12th step:
+
+# %%
+settings = dict(noise_multiplier=1.0, sampling_rate=1.0, learning_rate=4.0, radius=0.06)
+for T in range(10, 15):
+    claim = convex_last_iterate_bound(steps=T, clip_norm=1.0, dataset_size=100, delta=DELTA,
+                                      **settings)
+    print(f"T = {T}: mu = {claim.mu:.4f} (window: the last {claim.window} steps), "
+          f"epsilon = {claim.epsilon:.3f}")
+
+# %% [markdown]
+# It also checks every condition of the theorem before it reports a number, and says which. `last_iterate_claim`
+# asks it about a run that happened, projected noisy GD on Adult:
 
 # %%
 adult = dp.datasets.load_adult()
 X, y = adult.X_train[: pick(30_162, 2_000)], adult.y_train[: pick(30_162, 2_000)]
 plan = dp.training.plan_dp_sgd(len(X), noise_multiplier=20.0, clip_norm=1.0, sampling_rate=1.0,
-                               steps=pick(200, 20), learning_rate=4.0, clip_mode="inputs", loss_every=10**6)
+                               steps=pick(200, 20), learning_rate=4.0, clip_mode="inputs",
+                               loss_every=10**6)
 run = run_projected(X, y, plan, radius=6.0, l2=5e-3, rng=0)
 accuracy = np.mean(np.where(adult.X_test @ run.theta >= 0, 1, -1) == adult.y_test)
-print(f"projected noisy GD on {len(X)} Adult rows, T = {plan.steps}: test accuracy {accuracy:.3f}\n")
+print(f"projected noisy GD on {len(X)} Adult rows, T = {plan.steps}: "
+      f"test accuracy {accuracy:.3f}\n")
 print(last_iterate_claim(run, DELTA))
 print()
 print(compare(run, DELTA, accountants=("rdp", "pld")))
@@ -158,25 +243,26 @@ print(compare(run, DELTA, accountants=("rdp", "pld")))
 
 # %%
 # alt: Epsilon against the number of steps, log-log: composition and the linear-loss last iterate climb together
-#   (full batch), the proven last-iterate bound flattens after a few tens of steps, and the audit's points stay
+#   (full batch), the proven last-iterate bound flattens from about a dozen steps on, and the audit's points stay
 #   below all three.
 X_audit, y_audit = make_audit_data(n=99, d=3, rng=0)
-X_audit = 0.01 * X_audit                      # the other records barely move the model: the canary stands out
-settings = dict(noise_multiplier=1.0, sampling_rate=1.0, learning_rate=4.0, radius=0.06)
+X_audit = 0.01 * X_audit         # the other records barely move the model: the canary stands out
 checkpoints = pick((1, 3, 10, 30, 100), (1, 5, 20))
 grid = pick((1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 300, 1000), (1, 3, 10, 30, 100, 1000))
 curves = last_iterate_bounds(grid, dataset_size=100, delta=DELTA, **settings)
 audit = last_iterate_audit(X_audit, y_audit, steps=checkpoints, runs=RUNS, rng=2025, **settings)
 print(audit)
-ax = plot_last_iterate(grid, *curves, delta=DELTA, audits={"gradient canary": (audit.steps, audit.epsilon_lower)},
+ax = plot_last_iterate(grid, *curves, delta=DELTA,
+                       audits={"gradient canary": (audit.steps, audit.epsilon_lower)},
                        title="full batch: z = 1, learning rate 4, R = 0.06")
 plt.show()
 
 # %% [markdown]
-# Composition climbs like $\sqrt T$ forever; the proven bound stops at about $4d/s$ steps and stays there; the
-# audit, which only ever sees the final model, stays below both — as it must. The gap between the audit and the
-# proven bound is partly the audit's (a few hundred runs cannot show an $\varepsilon$ of 20 at $\delta = 10^{-5}$)
-# and partly the bound's (it is tight for quadratic losses, not for this one).
+# Composition climbs like $\sqrt T$ forever; the proven bound stops at about $4d/s$ steps (12 here, as Exercise
+# 12.2 found) and stays there; the audit, which only ever sees the final model, stays below both — as it must. The
+# gap between the audit and the proven bound is partly the audit's (a few hundred runs cannot show an
+# $\varepsilon$ of 20 at $\delta = 10^{-5}$) and partly the bound's (it is tight for quadratic losses, not for this
+# one).
 #
 # ## What it buys on Adult
 #
@@ -192,16 +278,17 @@ from dpedu.research.experiments.last_iterate import select_and_test, selection_n
 
 X_adult, y_adult, X_adult_test, y_adult_test = load_adult()
 configs = tuple({"learning_rate": lr, "radius": r} for lr in (4.0, 6.0) for r in (6.0, 10.0))
-n_selection = len(X_adult) - round(0.2 * len(X_adult))          # 20 % of the rows score the settings
+n_selection = len(X_adult) - round(0.2 * len(X_adult))      # 20 % of the rows score the settings
 seeds = pick(1, 5)
 buys = {}
 for target in (1.0, 3.0):
     for how in ("composition", "last_iterate"):
         z = selection_noise(target, accounting=how, configs=configs, steps=200, sampling_rate=1.0,
                             dataset_size=n_selection, l2=5e-3, mean_trials=2.0)[0]
-        accuracy = [select_and_test(X_adult, y_adult, X_adult_test, y_adult_test, noise_multiplier=z,
-                                    configs=configs, steps=200, sampling_rate=1.0, l2=5e-3,
-                                    mean_trials=2.0, rng=seed)[0] for seed in range(seeds)]
+        accuracy = [select_and_test(X_adult, y_adult, X_adult_test, y_adult_test,
+                                    noise_multiplier=z, configs=configs, steps=200,
+                                    sampling_rate=1.0, l2=5e-3, mean_trials=2.0, rng=seed)[0]
+                    for seed in range(seeds)]
         buys[target, how] = (z, np.nanmean(accuracy))
         print(f"total epsilon {target:g}, charged by {how:12s}: z = {z:5.1f}, "
               f"test accuracy {np.nanmean(accuracy):.4f} ({seeds} seed{'s' * (seeds > 1)})")
@@ -211,55 +298,6 @@ for target in (1.0, 3.0):
 # move: with $\lambda = 5\cdot 10^{-3}$ the regularised model's own accuracy is the ceiling, and both noises are
 # already small for 24,000 records. The bound buys accuracy where the noise is what limits it: fewer records, a
 # smaller $\varepsilon$, or a longer run, since composition grows with $T$ and the bound does not.
-#
-# ## Exercises
-#
-# **Exercise 12.1 — the linear-loss pair's δ(ε).** Write `last_iterate_delta(epsilon, z, q, T)`:
-# $\delta(\varepsilon) = \int (P(x) - e^{\varepsilon}Q(x))_+\,dx$ for $P = \mathrm{Bin}(T, q) + \mathcal N(0, z^2T)$ and
-# $Q = \mathcal N(0, z^2T)$. The log-likelihood ratio $L(x) = \ln\sum_k b_k e^{(2kx - k^2)/(2z^2T)}$ increases in
-# x, so the region is $x > x^\ast$ with $L(x^\ast) = \varepsilon$: find $x^\ast$ (`scipy.optimize.brentq`) and add up
-# normal tails. For example `last_iterate_delta(0.5, 1.0, 0.05, 40)` → `0.014844` and
-# `last_iterate_delta(0.4, 1.0, 0.01, 100)` → `1.34e-05`.
-
-# %% exercise=12.1
-from scipy import optimize, special, stats
-
-def last_iterate_delta(epsilon, z, q, T):
-    ### BEGIN SOLUTION
-    sigma = z * math.sqrt(T)
-    k = np.arange(T + 1)
-    log_b = stats.binom.logpmf(k, T, q)
-
-    def loss(x):
-        return special.logsumexp(log_b + (2 * k * x - k * k) / (2 * sigma ** 2))
-
-    x = optimize.brentq(lambda x: loss(x) - epsilon, -20 * sigma, T + 20 * sigma)
-    return float(np.sum(np.exp(log_b) * stats.norm.sf((x - k) / sigma))
-                 - math.exp(epsilon) * stats.norm.sf(x / sigma))
-    ### END SOLUTION
-
-# %% check=12.1
-checks.check_last_iterate_delta(last_iterate_delta)
-
-# %% [markdown]
-# **Exercise 12.2 — where the proven bound flattens.** With $\lambda = 0$ the full-batch bound is
-# $\mu(T)^2 = \min(Ts^2, \min_{1\le j<T}(d + js)^2/j)$. Write `flat_from(d, s)`: the first T from which $\mu(T)$
-# no longer grows ($\mu(T') = \mu(T)$ for every $T' \ge T$). For example `flat_from(2.5, 0.1)` → `100`; the
-# figure's run has $d = 0.12 \cdot 100/4 = 3$ and $s = 1$, and `flat_from(3.0, 1.0)` → `12`: its proven bound is
-# flat from 12 steps on.
-
-# %% exercise=12.2
-def flat_from(d, s):
-    ### BEGIN SOLUTION
-    plateau = min((d + j * s) ** 2 / j for j in range(1, int(4 * d / s) + 3))
-    T = 1
-    while min([T * s * s] + [(d + j * s) ** 2 / j for j in range(1, T)]) < plateau * (1 - 1e-12):
-        T += 1
-    return T
-    ### END SOLUTION
-
-# %% check=12.2
-checks.check_flat_from(flat_from)
 
 # %% [markdown]
 # ## Summary

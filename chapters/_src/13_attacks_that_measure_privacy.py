@@ -13,7 +13,7 @@
 # > 5. turn an attack into a lower bound on ε with a stated confidence, and say what a failed attack does *not*
 # >    prove.
 #
-# *Prerequisites:* chapter 9. *Time:* about 55 min of reading and exercises.
+# *Prerequisites:* chapter 9. *Time:* about 60 min of reading and exercises.
 # *Run time* (measured by `chapters/_times.py`): fast mode (`DPEDU_FAST=1`) not yet measured, full mode not yet measured.
 #
 # Chapter 0 opened with a differencing attack on counts and promised that membership-inference attacks "do the
@@ -45,14 +45,14 @@ import numpy as np
 
 import dpedu as dp
 from dpedu.research import audit
-from dpedu.research.audit.mia_experiment import (ExperimentRun, ExperimentSettings, attack_experiment,
-                                                 attack_table, privacy_trainer)
+from dpedu.research.audit.mia_experiment import (ExperimentRun, ExperimentSettings,
+                                                 attack_experiment, attack_table, privacy_trainer)
 from dpedu.course import checks
 from dpedu.course.notebook import fast_mode, pick, progress_bar, show_source
 from dpedu.plotting import plot_attack_grid
 
 FAST = fast_mode()
-MODELS = pick(64, 16)              # shadow models per privacy level: the only things fast mode shrinks
+MODELS = pick(64, 16)      # shadow models per privacy level: the only things fast mode shrinks
 MLP_MODELS = pick(32, 8)
 DELTA = 1e-5
 pool = audit.adult_membership_pool(n_records=pick(1000, 400), n_canaries=pick(50, 20),
@@ -90,7 +90,8 @@ print(f"q = {settings.sampling_rate(pool.n):.4f}, T = {settings.steps(pool.n)} s
 
 # %%
 quiet = privacy_trainer(settings, pool.n, None)          # no clipping, no noise
-non_private = audit.train_shadow_models(pool, quiet, n_models=MODELS, rng=1, progress=progress_bar("shadow models"))
+non_private = audit.train_shadow_models(pool, quiet, n_models=MODELS, rng=1,
+                                        progress=progress_bar("shadow models"))
 print(non_private.description)
 print("signals:", non_private.signals.shape, "(models x records); share IN:",
       round(float(non_private.memberships.mean()), 3))
@@ -107,7 +108,8 @@ for ax, (name, i) in zip(axes, (("a typical Adult row", typical), ("a canary", c
     bins = np.linspace(phi.min(), phi.max(), 20)
     ax.hist(phi[~member], bins=bins, alpha=0.6, label="shadow models without it (OUT)")
     ax.hist(phi[member], bins=bins, alpha=0.6, label="shadow models with it (IN)")
-    ax.set(title=f"{name} (record {i})", xlabel="logit-scaled confidence in its label", ylabel="models")
+    ax.set(title=f"{name} (record {i})", xlabel="logit-scaled confidence in its label",
+           ylabel="models")
     ax.legend(fontsize="small")
 plt.show()
 
@@ -142,7 +144,8 @@ plt.show()
 # The paper's selling point: it stays strong with very few reference models.
 
 # %%
-attacks = {name: audit.membership_attack(non_private, name, delta=DELTA, rng=0) for name in audit.ATTACKS}
+attacks = {name: audit.membership_attack(non_private, name, delta=DELTA, rng=0)
+           for name in audit.ATTACKS}
 print("TPR at FPR 0.1% and 1% [95% bootstrap interval over the target models]")
 for name, report in attacks.items():
     for group, roc in report.rocs.items():
@@ -171,15 +174,16 @@ for name, report in attacks.items():
 # Any test of "was x in?" against an $(\varepsilon, \delta)$-DP training has $\mathrm{TPR} \le e^\varepsilon\,\mathrm{FPR} + \delta$ (chapter 9), and, tighter,
 # $\mathrm{TPR} \le 1 - \beta(\mathrm{FPR})$ with β the trade-off curve the accountant certifies for the run (chapter 8). Both
 # bounds survive averaging over records, models and random halves (notes §20.6), so the attack's pooled ROC
-# must lie under them. Now the same experiment at ε = 1 and ε = 8 (PLD accountant, δ = 10⁻⁵), and the figure
-# this chapter is about.
+# must lie under them. Now the same experiment at $\varepsilon = 1$ and $\varepsilon = 8$ (PLD accountant,
+# $\delta = 10^{-5}$), and the figure this chapter is about.
 
 # %%
 private_runs = attack_experiment(pool, settings=settings, epsilons=(1.0, 8.0), n_models=MODELS,
                                  attacks=("lira-online", "rmia-online"), delta=DELTA, rng=2,
                                  progress=progress_bar("shadow models"))
 runs = [ExperimentRun("non-private", None, quiet, non_private,
-                      {name: attacks[name] for name in ("lira-online", "rmia-online")})] + private_runs
+                      {name: attacks[name] for name in ("lira-online", "rmia-online")}),
+        *private_runs]
 for run in runs:
     if run.epsilon is not None:
         print(f"{run.label}: z = {run.trainer.noise_multiplier:.3f}; above the ceiling:",
@@ -194,7 +198,7 @@ plot_attack_grid({run.label: list(run.reports.values()) for run in runs}, figure
 plt.show()
 
 # %% [markdown]
-# At ε = 1 the ceiling hugs the diagonal and the attacks stay near it; at ε = 8 the ceiling leaves a lot of room
+# At $\varepsilon = 1$ the ceiling hugs the diagonal and the attacks stay near it; at $\varepsilon = 8$ the ceiling leaves a lot of room
 # (a TPR of several percent at FPR 0.1 %) and the attacks use little of it. That gap is not slack in the
 # accountant that an attacker could exploit: the accountant bounds *every* attack, including one that sees each
 # noisy update and crafts its own canary (chapter 9), while ours sees only the final model and attacks
@@ -203,7 +207,7 @@ plt.show()
 #
 # ## A planted bug: less noise than claimed
 #
-# Here is a trainer that trains without noise but hands in the ledger of the ε = 1 run: the kind of bug no
+# Here is a trainer that trains without noise but hands in the ledger of the $\varepsilon = 1$ run: the kind of bug no
 # accountant can see, since accountants read ledgers.
 
 # %%
@@ -218,13 +222,14 @@ def buggy_trainer(X, y, rng):
 
 
 buggy_trainer.description = "buggy DP-SGD: no noise, claims epsilon = 1"
-buggy = audit.membership_attack(audit.train_shadow_models(pool, buggy_trainer, n_models=MODELS, rng=3),
-                                "lira-online", delta=DELTA, rng=0)
+buggy = audit.membership_attack(
+    audit.train_shadow_models(pool, buggy_trainer, n_models=MODELS, rng=3),
+    "lira-online", delta=DELTA, rng=0)
 print(buggy)
 
 # %% [markdown]
 # The attack's TPR interval lies above the ceiling of the claimed ε: with the stated confidence of a bootstrap over
-# the models, this training is not (1, 10⁻⁵)-DP. A test that flags exactly this is part of dpedu's test suite
+# the models, this training is not $(1, 10^{-5})$-DP. A test that flags exactly this is part of dpedu's test suite
 # (`tests/test_membership_attacks.py`), with a planted bug to show that it can fail.
 #
 # ## An audit from the attack
@@ -238,13 +243,14 @@ print(buggy)
 # models it can prove at most about $\ln((E/2)/\ln 40)$: a few dozen models prove little, however leaky.
 
 # %%
-for result in (buggy.audit, runs[0].reports["lira-online"].audit, runs[2].reports["lira-online"].audit):
+for result in (buggy.audit, runs[0].reports["lira-online"].audit,
+               runs[2].reports["lira-online"].audit):
     print(result, end="\n\n")
 print(f"at most, {MODELS // 2} evaluation models (about {MODELS // 4} per world) prove about "
       f"{math.log((MODELS // 4) / math.log(40)):.2f}")
 
 # %% [markdown]
-# Chapter 9's canary audit of the same algorithm (ε = 8) stands beside it: a crafted canary and many pairs of
+# Chapter 9's canary audit of the same algorithm ($\varepsilon = 8$) stands beside it: a crafted canary and many pairs of
 # trainings, the worst case rather than a record of the pool.
 
 # %%
@@ -319,12 +325,13 @@ show_source(audit.lira_score)
 # `tpr`. Write `min_fpr_for_tpr(tpr, epsilon, delta)`: the smallest false-positive rate at which an
 # (ε, δ)-DP training allows it; below it, the ceiling stops the attack. Both lines of the testing region bound the
 # attack. For example `min_fpr_for_tpr(0.5, 1.0, 1e-5)` → `0.18394`: to find half of the members of a
-# (1, 10⁻⁵)-DP training, an attacker must accuse at least 18 % of the non-members.
+# $(1, 10^{-5})$-DP training, an attacker must accuse at least 18 % of the non-members.
 
 # %% exercise=13.2
 def min_fpr_for_tpr(tpr, epsilon, delta):
     ### BEGIN SOLUTION
-    return max(0.0, (tpr - delta) * math.exp(-epsilon), 1.0 - delta - math.exp(epsilon) * (1.0 - tpr))
+    return max(0.0, (tpr - delta) * math.exp(-epsilon),
+               1.0 - delta - math.exp(epsilon) * (1.0 - tpr))
     ### END SOLUTION
 
 # %% check=13.2

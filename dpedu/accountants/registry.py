@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import textwrap
 import warnings
 from dataclasses import dataclass, field
 
@@ -231,8 +232,11 @@ class Comparison(dict):
 
     Built from :class:`Accounting` results. ``notes[label]`` is the one-line caveat of that entry (why it
     does not apply, or what it warns about); ``accountings[label]`` the full result; ``delta`` the delta
-    asked for. ``str(comparison)`` is a printable table.
+    asked for. ``str(comparison)`` is a printable table, :data:`WIDTH` columns wide at most: a long note wraps onto
+    lines of its own, indented to where it starts.
     """
+
+    WIDTH = 100             # columns of the printed table (a chapter's page, a terminal)
 
     def __init__(self, accountings, delta):
         super().__init__({label: result.epsilon for label, result in accountings.items()})
@@ -245,8 +249,15 @@ class Comparison(dict):
         lines = [f"{'accountant':<{width}}  epsilon (delta={self.delta:g})"]
         for name, eps in self.items():
             shown = "   n/a" if math.isnan(eps) else f"{eps:10.4f}"
-            note = f"   {self.notes[name]}" if name in self.notes else ""
-            lines.append(f"{name:<{width}}  {shown}{note}")
+            row = f"{name:<{width}}  {shown}"
+            if name not in self.notes:
+                lines.append(row)
+                continue
+            indent = " " * (len(row) + 3)
+            note = textwrap.wrap(self.notes[name], max(self.WIDTH - len(indent), 40), break_long_words=False,
+                                 break_on_hyphens=False)
+            lines.append(f"{row}   {note[0]}")
+            lines += [indent + part for part in note[1:]]
         return "\n".join(lines)
 
 

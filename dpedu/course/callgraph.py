@@ -59,8 +59,10 @@ def functions():
         for name, obj in vars(module).items():
             if getattr(obj, "__module__", None) != module.__name__:
                 continue
-            if inspect.isfunction(obj):
-                found[obj.__code__] = (f"{module.__name__}.{obj.__qualname__}", obj, None)
+            if inspect.isfunction(obj):          # a decorated function by its own code, not its wrapper's
+                code = code_of(obj)
+                if code is not None:
+                    found[code] = (f"{module.__name__}.{obj.__qualname__}", inspect.unwrap(obj), None)
             elif inspect.isclass(obj):
                 for attribute, member in vars(obj).items():
                     code = code_of(member) if callable(member) or isinstance(member, (property, staticmethod,
@@ -68,7 +70,8 @@ def functions():
                     if code is not None:
                         function = member.fget if isinstance(member, property) else getattr(member, "__func__",
                                                                                              member)
-                        found[code] = (f"{module.__name__}.{obj.__qualname__}.{attribute}", function, obj)
+                        found[code] = (f"{module.__name__}.{obj.__qualname__}.{attribute}",
+                                       inspect.unwrap(function), obj)
     return found
 
 
@@ -95,7 +98,9 @@ def _called(node, namespace, owner):
 
 
 def returned_calls(function, owner=None):
-    """The code objects of the calls whose value ``function`` returns (see the module's docstring)."""
+    """The code objects of the calls whose value ``function`` returns (see the module's docstring). A decorated
+    function is read as written: its own source, its own module's names (a wrapper's module has other names)."""
+    function = inspect.unwrap(function)
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError):
