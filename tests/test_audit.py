@@ -330,7 +330,7 @@ def test_chapter9_check_hints_for_other_mistakes():
         checks.check_epsilon_from_rates(lambda f, n, d: _ref_rates(f, n, 0.0))
     with pytest.raises(AssertionError, match="Wald"):
         checks.check_clopper_pearson_upper(lambda k, n, c: k / n + stats.norm.ppf(c) * math.sqrt(k / n * (1 - k / n) / n))
-    with pytest.raises(AssertionError, match="belongs to the lower bound"):
+    with pytest.raises(AssertionError, match="belongs to the LOWER bound"):
         checks.check_clopper_pearson_upper(lambda k, n, c: 1.0 if k == n else stats.beta.ppf(c, max(k, 1), n - k + 1))
     with pytest.raises(AssertionError, match="observed rates"):
         checks.check_audit_lower_bound(lambda fp, no, fn, ni, d, c: _ref_rates(fp / no, fn / ni, d))

@@ -510,7 +510,8 @@ def test_instructor_edition_shows_every_solution_labelled(editions):
 
 
 def test_instructor_banner_and_labels_are_visible(instructor_site, browser):
-    """Loaded in the browser: the banner is on screen and each label is shown above its solution's code."""
+    """Loaded in the browser: the banner is on screen and each label is shown above its solution's code (the code
+    itself, without nbgrader's markers)."""
     chapter = sorted((instructor_site / "chapters").glob("0[2-9]_*.html"))[0]
     browser.get(chapter.as_uri())
     banner = browser.execute_script(
@@ -520,7 +521,8 @@ def test_instructor_banner_and_labels_are_visible(instructor_site, browser):
     labels = browser.execute_script(
         "return Array.from(document.querySelectorAll('div.dpedu-solution')).map(box => {"
         "const label = box.querySelector('p.dpedu-solution-label'); const code = box.querySelector('pre');"
-        "return [label ? label.innerText : '', code ? code.innerText.includes('BEGIN SOLUTION') : false,"
+        "return [label ? label.innerText : '',"
+        "code ? code.innerText.trim().length > 0 && !code.innerText.includes('BEGIN SOLUTION') : false,"
         "label && code ? label.getBoundingClientRect().bottom <= code.getBoundingClientRect().top + 1 : false];});")
     assert labels and all(label.startswith("Reference solution") and has_code and above
                           for label, has_code, above in labels), labels

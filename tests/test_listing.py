@@ -135,5 +135,7 @@ def test_in_a_notebook_the_listing_is_an_output_of_its_own(monkeypatch):
     outputs = nb.cells[0].outputs
     assert [o.output_type for o in outputs] == ["display_data", "stream"], outputs
     markdown = outputs[0].data["text/markdown"]
-    assert markdown.rstrip().endswith("```") and "```python\ndef laplace_mechanism(" in markdown
+    # the block opens with the function's contract (its @door decorator), then the def
+    assert markdown.rstrip().endswith("```") and "```python\n@door(" in markdown
+    assert "\ndef laplace_mechanism(" in markdown
     assert "true count" not in markdown and outputs[1].text == "true count 30162\n"

@@ -313,16 +313,11 @@ checks.check_per_iteration_epsilon(per_iteration_epsilon)
 # %% [markdown]
 # ## Advanced composition in numbers
 #
-# *Compare with dpedu's version* of Exercise 3.2, which also checks its arguments:
-
-# %%
-show_source(advanced_composition)
-
-# %% [markdown]
-# *And what dpedu's advanced accountant runs.* It composes releases of different ε too, with the heterogeneous
-# form of the theorem (Kairouz, Oh & Viswanath 2015, Thm 3.5): it needs only two sums over the releases,
-# $\sum_i \varepsilon_i^2$ and $\sum_i \varepsilon_i(e^{\varepsilon_i} - 1)$, which for k equal releases are
-# $k\varepsilon^2$ and $k\varepsilon(e^\varepsilon - 1)$, the formula of Exercise 3.2:
+# *Compare with dpedu's version* of Exercise 3.2, which is what its advanced accountant runs. It composes
+# releases of different ε too, with the heterogeneous form of the theorem (Kairouz, Oh & Viswanath 2015,
+# Thm 3.5): it needs only two sums over the releases, $\sum_i \varepsilon_i^2$ and
+# $\sum_i \varepsilon_i(e^{\varepsilon_i} - 1)$, which for k equal releases are $k\varepsilon^2$ and
+# $k\varepsilon(e^\varepsilon - 1)$, the formula of Exercise 3.2:
 
 # %%
 show_source(advanced_composition_bound)

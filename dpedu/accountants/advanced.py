@@ -47,8 +47,9 @@ def _drift(epsilon):
 
 
 def advanced_composition_bound(sum_of_squares, sum_of_drifts, delta_prime):
-    r"""The advanced-composition epsilon from its two sums:
-    :math:`\sqrt{2\ln(1/\delta')\sum_i\varepsilon_i^2} + \sum_i\varepsilon_i(e^{\varepsilon_i}-1)`.
+    r"""The advanced-composition epsilon from its two sums: √(2 ln(1/δ′) Σᵢ εᵢ²) + Σᵢ εᵢ(e^εᵢ − 1).
+
+    In TeX: :math:`\sqrt{2\ln(1/\delta')\sum_i\varepsilon_i^2} + \sum_i\varepsilon_i(e^{\varepsilon_i}-1)`.
 
     Parameters
     ----------
@@ -109,13 +110,9 @@ def advanced_composition(epsilon, delta, k, delta_prime):
     delta = check_in_interval(delta, "delta", 0.0, 1.0, high_open=True)
     k = check_positive_int(k, "k")
     delta_prime = check_delta(delta_prime, "delta_prime")
-    # epsilon (e^epsilon - 1): expm1 is exact for small epsilon;
-    # past ~700 e^epsilon overflows, and the bound is inf
-    drift = epsilon * math.expm1(epsilon) if epsilon < 700.0 else math.inf
-    # the first term with k * epsilon * epsilon, not epsilon**2: a huge epsilon
-    # then gives inf (a valid bound), not an OverflowError
-    spread = math.sqrt(2.0 * -math.log(delta_prime) * (k * epsilon * epsilon))
-    epsilon_total = spread + k * drift
+    # k equal steps: the two sums are k epsilon^2 (as k * epsilon * epsilon: a huge epsilon gives inf,
+    # a valid bound, not an OverflowError) and k epsilon (e^epsilon - 1)
+    epsilon_total = advanced_composition_bound(k * epsilon * epsilon, k * _drift(epsilon), delta_prime)
     return epsilon_total, k * delta + delta_prime
 
 

@@ -87,7 +87,7 @@ def gradient(theta, X, y):
 
 @door(batch_arguments, clip_norm=positive_or_inf, overflow="X")
 def clipped_gradient_sum(theta, X, y, clip_norm):
-    r""":math:`\sum_i \mathrm{L2\_clip}(\nabla\ell(\theta;x_i,y_i), C)`: the sum whose L2 sensitivity is C.
+    r"""Σᵢ L2_clip(∇ℓ(θ; xᵢ, yᵢ), C): the sum whose L2 sensitivity is C.
 
     >>> X = np.array([[3.0, 4.0], [0.3, 0.4]]); y = np.array([1.0, 1.0])
     >>> clipped_gradient_sum(np.zeros(2), X, y, clip_norm=1.0)   # |g_1| = 2.5 -> 1; |g_2| = 0.25 kept
@@ -142,7 +142,7 @@ class LogisticModel(Model):
 
     @door(model_batch_arguments, clip_norm=positive_or_inf, overflow="X")
     def clipped_gradient_sum(self, theta, X, y, clip_norm, row_norms=None):
-        r""":math:`\sum_i \mathrm{L2\_clip}(g_i, C)` in two matrix-vector products, without the n x d gradients.
+        r"""Σᵢ L2_clip(gᵢ, C) in two matrix-vector products, without the n × d gradients.
 
         Every gradient is a scalar times its row, :math:`g_i = s_i x_i` with :math:`s_i = -y_i\sigma(-m_i)`, so
         :math:`\lVert g_i\rVert = \sigma(-m_i)\lVert x_i\rVert` and clipping rescales the scalar (docs/math.md §6):

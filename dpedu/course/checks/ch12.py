@@ -11,7 +11,7 @@ import math
 import numpy as np
 from scipy import integrate, stats
 
-from .common import CheckFailed, call, checker, close, expect, passed, scalar
+from .common import CheckFailed, call, checker, close, expect, passed, scalar, settings
 
 __all__ = ["check_last_iterate_delta", "check_flat_from"]
 
@@ -30,11 +30,20 @@ def _integrated(epsilon, z, q, T):
 
 
 @checker
-def check_last_iterate_delta(fn):
+def check_last_iterate_delta(fn, *, seed=None):
     r"""``fn(epsilon, z, q, T)``: :math:`\delta(\varepsilon) = \int (P - e^\varepsilon Q)_+` of the linear-loss last
     iterate, :math:`P = \mathrm{Bin}(T, q) + \mathcal N(0, z^2T)`, :math:`Q = \mathcal N(0, z^2T)` (the remove
-    direction), compared with a numerical integration of the densities themselves."""
-    cases = [(0.5, 1.0, 0.05, 40), (1.0, 0.8, 0.1, 30), (0.3, 2.0, 0.02, 60), (2.0, 0.7, 0.2, 12)]
+    direction), compared with a numerical integration of the densities themselves, at settings drawn afresh."""
+    draw = settings(seed)
+
+    def setting(eps, z, q, steps):                     # each a (low, high) range
+        return (round(float(draw.uniform(*eps)), 2), round(float(draw.uniform(*z)), 2),
+                round(float(draw.uniform(*q)), 3), int(draw.integers(*steps)))
+
+    cases = [setting((0.3, 0.8), (0.8, 1.4), (0.03, 0.08), (30, 50)),
+             setting((0.8, 1.5), (0.6, 1.0), (0.08, 0.15), (20, 40)),
+             setting((0.2, 0.5), (1.5, 2.5), (0.01, 0.03), (40, 80)),
+             setting((1.5, 2.5), (0.6, 0.9), (0.15, 0.25), (8, 16))]
     for epsilon, z, q, T in cases:
         out = scalar(call(fn, epsilon, z, q, T), "delta")
         expected = _integrated(epsilon, z, q, T)
@@ -65,10 +74,14 @@ def _mu_squared(T, d, s):
 
 
 @checker
-def check_flat_from(fn):
+def check_flat_from(fn, *, seed=None):
     r"""``fn(d, s)``: the first T from which the full-batch bound :math:`\mu(T)^2 = \min(Ts^2, \min_{j<T}
-    (d + js)^2/j)` stops growing (:math:`\mu(T') = \mu(T)` for every :math:`T' \ge T`)."""
-    for d, s in ((2.5, 0.1), (10.0, 1.0), (0.3, 0.5), (40.0, 0.25), (7.0, 0.05)):
+    (d + js)^2/j)` stops growing (:math:`\mu(T') = \mu(T)` for every :math:`T' \ge T`), at settings drawn
+    afresh (always s < 4d, so the bound grows for at least one step)."""
+    draw = settings(seed)
+    ranges = (((1.5, 4.0), (0.05, 0.2)), ((5.0, 15.0), (0.5, 1.5)), ((0.25, 0.5), (0.3, 0.7)),
+              ((20.0, 50.0), (0.2, 0.3)), ((5.0, 9.0), (0.03, 0.07)))
+    for d, s in [(round(float(draw.uniform(*d)), 2), round(float(draw.uniform(*s)), 3)) for d, s in ranges]:
         out = scalar(call(fn, d, s), "T")
         expect(float(out).is_integer() and out >= 1, f"T is a number of steps (a whole number >= 1); got {out}")
         T = int(out)

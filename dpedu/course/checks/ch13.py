@@ -12,7 +12,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from .common import CheckFailed, call, checker, close, expect, passed, scalar
+from .common import CheckFailed, call, checker, close, expect, passed, scalar, settings
 
 __all__ = ["check_lira_record_score", "check_min_fpr_for_tpr"]
 
@@ -28,10 +28,9 @@ def _gaussian_ratio(x, inside, outside, ddof=1, logs=True):
     return value if logs else math.exp(value)
 
 
-def _draws(seed=13):
-    """(target confidence, IN confidences, OUT confidences) cases: the member looks like a member, like a
-    non-member, or in between, with few and with more shadow models."""
-    rng = np.random.default_rng(seed)
+def _draws(rng):
+    """(target confidence, IN confidences, OUT confidences) cases drawn from ``rng``: the member looks like a
+    member, like a non-member, or in between, with few and with more shadow models."""
     cases = []
     for n_in, n_out, where in ((4, 5, 1.0), (8, 7, 0.0), (6, 9, 0.5), (16, 16, 0.8)):
         mu_in, mu_out = rng.normal(2.0, 0.5), rng.normal(0.0, 0.5)
@@ -43,13 +42,13 @@ def _draws(seed=13):
 
 
 @checker
-def check_lira_record_score(fn):
+def check_lira_record_score(fn, *, seed=None):
     r"""``fn(confidence, in_confidences, out_confidences)``: the online LiRA score of one record, from the target
     model's confidence in the record's label and the confidences of shadow models trained with (IN) and without
     (OUT) it: logit-scale every confidence, :math:`\phi = \ln(p/(1-p))`, fit a Gaussian to each world (sample mean,
     unbiased variance) and return :math:`\ln\mathcal N(\phi; \mu_{in}, \sigma_{in}^2) - \ln\mathcal N(\phi;
     \mu_{out}, \sigma_{out}^2)`."""
-    for k, (p, inside, outside) in enumerate(_draws()):
+    for k, (p, inside, outside) in enumerate(_draws(settings(seed))):
         out = scalar(call(fn, p, inside.copy(), outside.copy()), "the score")
         phi, lin, lout = _logit(p), _logit(inside), _logit(outside)
         expected = _gaussian_ratio(phi, lin, lout)
@@ -79,12 +78,12 @@ def _min_fpr(t, epsilon, delta):
 
 
 @checker
-def check_min_fpr_for_tpr(fn):
+def check_min_fpr_for_tpr(fn, *, seed=None):
     r"""``fn(tpr, epsilon, delta)``: the smallest false-positive rate at which an :math:`(\varepsilon,
     \delta)`-DP training lets an attack reach the true-positive rate ``tpr`` (below it the ceiling stops the
     attack). The check tests the property: at the answer the ceiling :math:`\min(e^\varepsilon\alpha + \delta,
     1 - e^{-\varepsilon}(1 - \delta - \alpha))` reaches ``tpr``, and just below it does not."""
-    rng = np.random.default_rng(1313)
+    rng = settings(seed)
     cases = [(float(rng.uniform(0.05, 0.3)), float(rng.uniform(0.5, 2.0)), 1e-5),
              (float(rng.uniform(0.9, 0.99)), float(rng.uniform(0.5, 1.5)), 1e-5),
              (float(rng.uniform(0.4, 0.6)), float(rng.uniform(3.0, 6.0)), 1e-3),
