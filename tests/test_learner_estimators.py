@@ -148,8 +148,11 @@ def test_objective_perturbation_never_reports_more_than_its_budget(toy, epsilon,
     basic = account(clf.ledger_, "sequential", delta=delta).epsilon
     assert clf.epsilon_ == min(pld, basic) == spent_epsilon(clf.ledger_, delta)
     assert epsilon * (1 - 1e-9) <= basic <= epsilon and clf.epsilon_ <= epsilon
+    statement = clf.privacy_statement_                         # the statement reports the same, smaller bound
+    assert statement.epsilon == clf.epsilon_ and statement.epsilon_bracket[1] <= epsilon
     if (epsilon, delta) == (1.0, 1e-9):
         assert pld == pytest.approx(1.000325, abs=1e-6)          # the overshoot this guards against
+        assert "basic composition gives the smaller valid bound" in str(statement)
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)

@@ -212,12 +212,18 @@ def privacy_statement(run, *, delta=None, n=None, clip_norm=None, group_size=1, 
     curve = tradeoff_curve(ledger, name, alphas=[fpr])
     k_mu = group_mu(mu, group_size)
     notes = list(guarantee.notes)
+    epsilon = guarantee.epsilon
+    basic = account(ledger, "sequential", delta=delta).epsilon    # nan where basic composition does not apply
+    if math.isfinite(basic) and basic < epsilon:       # two valid upper bounds: the smaller holds (docs/math.md §9)
+        epsilon, bracket = basic, (min(bracket[0], basic), basic)
+        notes.append(f"basic composition gives the smaller valid bound, epsilon = {basic:.6g} (the {name.upper()} "
+                     f"accountant's is {guarantee.epsilon:.6g}: its discretisation is pessimistic)")
 
     if n is not None and delta >= 1.0 / n:
         notes.append(f"delta = {delta:g} is not below 1/n = {1.0 / n:.3g}: a mechanism that publishes one random "
                      "example outright satisfies such a delta; choose delta well below 1/n")
     return PrivacyStatement(
-        ledger=ledger, delta=delta, epsilon=guarantee.epsilon, epsilon_bracket=tuple(float(e) for e in bracket),
+        ledger=ledger, delta=delta, epsilon=epsilon, epsilon_bracket=tuple(float(e) for e in bracket),
         epsilon_rdp=rdp.epsilon, mu=mu, epsilon_from_mu=_mu_epsilon(mu, delta), best_tpr=float(curve.best_tpr(fpr)),
         fpr=fpr, group_size=group_size, group_mu=k_mu, group_epsilon=_mu_epsilon(k_mu, delta), n=n,
         clip_norm=values.get("clip_norm"), noise_multiplier=values.get("noise_multiplier"),
