@@ -47,11 +47,14 @@ from ..engine.validation import (
     check_labels,
     check_noise_multiplier,
     check_noise_scale,
-    check_nonnegative,
     check_positive,
     check_positive_int,
     check_real_entries,
     check_rng,
+    count,
+    door,
+    nonnegative,
+    positive,
 )
 
 __all__ = [
@@ -62,6 +65,7 @@ __all__ = [
     "minimise_regularised_logistic",
     "output_perturbation_sensitivity",
     "output_perturbation",
+    "zero_out_or_replace_one",
     "objective_perturbation_noise_std",
     "objective_perturbation_regularization",
     "objective_perturbation",
@@ -112,10 +116,15 @@ class ConvexResult:
     gradient_norm: float
 
 
-#: Why output perturbation refuses add/remove (docs/math.md §1.2, §25.1).
-NOT_ADD_REMOVE = ("relation='add_remove' is not covered by output perturbation: it divides by N = len(X), so adding "
-                  "or removing a record also changes N and the noise scale (docs/math.md §1.2, §25.1); use "
-                  "'zero_out' (a record replaced by one that contributes nothing, N public) or 'replace_one'")
+def zero_out_or_replace_one(arguments):
+    """The relations output perturbation can claim (a contract of :func:`output_perturbation_sensitivity`):
+    ``arguments["relation"]`` zero-out or replace-one. Add/remove is refused: the sensitivity divides by N =
+    len(X), which a literal addition or removal changes, and the noise scale with it (docs/math.md §1.2, §25.1)."""
+    if check_relation(arguments["relation"]) == ADD_REMOVE:
+        raise ValueError("relation='add_remove' is not covered by output perturbation: it divides by N = len(X), so "
+                         "adding or removing a record also changes N and the noise scale (docs/math.md §1.2, "
+                         "§25.1); use 'zero_out' (a record replaced by one that contributes nothing, N public) or "
+                         "'replace_one'")
 
 
 def _check_data(X, y, row_bound):
@@ -198,11 +207,13 @@ def minimise_regularised_logistic(X, y, regularization, *, linear=None, scale="m
                        f"the size of its terms: a large linear term or regularization needs a larger tolerance)")
 
 
+@door(zero_out_or_replace_one, n=count, regularization=positive, lipschitz=positive,
+      tolerance=nonnegative)
 def output_perturbation_sensitivity(n, regularization, lipschitz, relation="zero_out",
                                     tolerance=0.0):
-    r"""L2 sensitivity of the solver's point: :math:`gL/(N\Lambda) + 2\gamma/\Lambda`, g = 1 (zero-out) or
-    2 (replace-one); docs/math.md §25.1-25.2 (Chaudhuri et al. 2011, §3).
+    r"""L2 sensitivity of the solver's point: g L / (N Λ) + 2γ / Λ, g = 1 (zero-out) or 2 (replace-one).
 
+    In TeX :math:`gL/(N\Lambda) + 2\gamma/\Lambda` (docs/math.md §25.1-25.2; Chaudhuri et al. 2011, §3).
     ``n`` is N, public: under zero-out the record is replaced by one that adds nothing to the loss sum while the
     mean still divides by N. ``relation="add_remove"`` is refused: a literal removal also changes N, and with
     :math:`\lVert\theta^\ast\rVert \le L/\Lambda` the minimiser can move by up to :math:`2L/((N-1)\Lambda)` (N the
@@ -211,18 +222,12 @@ def output_perturbation_sensitivity(n, regularization, lipschitz, relation="zero
     >>> output_perturbation_sensitivity(100, 0.1, 2.0, tolerance=1e-3)     # 2/10 + 2e-3/0.1
     0.22
     """
-    n = check_positive_int(n, "n")
-    lam = check_positive(regularization, "regularization")
-    lipschitz = check_positive(lipschitz, "lipschitz")
-    if check_relation(relation) == ADD_REMOVE:
-        raise ValueError(NOT_ADD_REMOVE)
-    tolerance = check_nonnegative(tolerance, "tolerance")
     g = 2.0 if relation == REPLACE_ONE else 1.0
-    value = g * lipschitz / n / lam + 2.0 * tolerance / lam
+    value = g * lipschitz / n / regularization + 2.0 * tolerance / regularization
     if not value < MAX_NOISE_SCALE:
         raise ValueError(f"the sensitivity g L / (n Lambda) + 2 gamma / Lambda overflows "
-                         f"at lipschitz={lipschitz!r}, regularization={lam!r}, "
-                         f"tolerance={tolerance!r}: use a larger regularization")
+                         f"at lipschitz={lipschitz!r}, regularization={regularization!r},"
+                         f" tolerance={tolerance!r}: use a larger regularization")
     return value
 
 
