@@ -215,7 +215,9 @@ def privacy_statement(run, *, delta=None, n=None, clip_norm=None, group_size=1, 
     epsilon = guarantee.epsilon
     basic = account(ledger, "sequential", delta=delta).epsilon    # nan where basic composition does not apply
     if math.isfinite(basic) and basic < epsilon:       # two valid upper bounds: the smaller holds (docs/math.md §9)
-        epsilon, bracket = basic, (min(bracket[0], basic), basic)
+        epsilon = basic
+        if name == "pld":                               # the PLD bracket's upper end is now basic composition's
+            bracket = (min(bracket[0], basic), basic)
         notes.append(f"basic composition gives the smaller valid bound, epsilon = {basic:.6g} (the {name.upper()} "
                      f"accountant's is {guarantee.epsilon:.6g}: its discretisation is pessimistic)")
 
