@@ -91,10 +91,10 @@ def counts(tree):
             if isinstance(node, ast.ClassDef) and re.search(r"(Result|Diagnostics)$", node.name):
                 results.append(f"{rel}:{node.name}")
             if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
-                try:
-                    public |= set(ast.literal_eval(node.value))
-                except ValueError:
-                    pass
+                # a literal list; or a computed one (its starred parts re-export other modules' __all__, counted
+                # there): its literal names
+                public |= {item.value for item in getattr(node.value, "elts", ())
+                           if isinstance(item, ast.Constant) and isinstance(item.value, str)}
         for node in module.body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("check_") and not is_exercise_checks(path):
                 checks.append(f"{rel}:{node.name}")
