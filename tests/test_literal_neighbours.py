@@ -328,3 +328,18 @@ def test_table_text_names_every_column():
     text = format_neighbour_table([audit_noisy_gd(delta=1e-3)])
     assert "eps" in text and "delta measured" in text and "interval (95 %)" in text and "holds" in text
     assert 0 < TOLERANCE < 0.5
+
+
+@pytest.mark.parametrize("arguments, error, message", [
+    ("relation", TypeError, "arguments must be a dict"),
+    ({}, TypeError, "with 'relation'"),
+    ({"relation": "nope"}, ValueError, "relation must be one of"),
+    ({"relation": "add_remove"}, ValueError, "not covered by output perturbation"),
+])
+def test_output_perturbation_relation_contract_refuses_by_name(arguments, error, message):
+    from dpedu.learners.convex import zero_out_or_replace_one
+
+    with pytest.raises(error, match=message):
+        zero_out_or_replace_one(arguments)
+    assert zero_out_or_replace_one({"relation": "zero_out"}) is None
+    assert zero_out_or_replace_one({"relation": "replace_one"}) is None

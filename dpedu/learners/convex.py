@@ -120,6 +120,8 @@ def zero_out_or_replace_one(arguments):
     """The relations output perturbation can claim (a contract of :func:`output_perturbation_sensitivity`):
     ``arguments["relation"]`` zero-out or replace-one. Add/remove is refused: the sensitivity divides by N =
     len(X), which a literal addition or removal changes, and the noise scale with it (docs/math.md §1.2, §25.1)."""
+    if not isinstance(arguments, dict) or "relation" not in arguments:
+        raise TypeError(f"arguments must be a dict of a call's arguments with 'relation'; got {arguments!r}")
     if check_relation(arguments["relation"]) == ADD_REMOVE:
         raise ValueError("relation='add_remove' is not covered by output perturbation: it divides by N = len(X), so "
                          "adding or removing a record also changes N and the noise scale (docs/math.md §1.2, "
