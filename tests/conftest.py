@@ -19,6 +19,40 @@ settings.register_profile("explore")
 settings.load_profile("explore" if os.environ.get("DPEDU_HYPOTHESIS") == "explore" else "deterministic")
 
 
+# -- two workers (pytest-xdist) -------------------------------------------------------------------------------------
+# pyproject's addopts run the suite with ``-n auto --dist loadgroup --no-loadscope-reorder`` (one worker per CPU core;
+# ``-n 0`` runs it in one process). The hook below puts every test in its module's group, so a module's tests run
+# in one worker, in file order, and its module-scoped fixtures (a chapter's single run, a fitted model) run once. The
+# three modules that install the wheel into a fresh venv share one group, so the venv is built once. The longest
+# modules are handed out first (xdist gives out groups in collection order), so that no worker is left with a long
+# one at the end while the other waits; the list is by measured time (``--durations``), longest first.
+SHARE_THE_WHEEL = ("tests/test_wheel.py", "tests/test_course_kit.py", "tests/test_course_links.py")
+# measured on CI's 2-core machine (seconds, summed over a module's tests, two workers): the chapters ~330, the
+# wheel group ~300 (a venv, four Jupyter servers, Chromium), nbgrader grading ~190, the book in Chromium ~100
+LONGEST_FIRST = ("tests/test_notebooks.py", SHARE_THE_WHEEL[0], "tests/test_instructor.py", "tests/test_book.py",
+                 "tests/test_tradeoff.py", "tests/test_dependencies.py", "tests/test_readme.py")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    def module_of(item):                # relative to the repository, wherever pytest was started
+        path = Path(item.path).resolve()
+        return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.as_posix()
+
+    def group_of(item):
+        module = module_of(item)        # its stem names the group (xdist appends it to the test's id: ...@test_pld)
+        return "wheel" if module in SHARE_THE_WHEEL else Path(module).stem
+
+    def rank(item):
+        module = module_of(item)
+        if module in SHARE_THE_WHEEL:
+            module = SHARE_THE_WHEEL[0]
+        return LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(group_of(item)))
+    items.sort(key=rank)                         # stable: the order inside a module, and of the rest, is kept
+
 @contextmanager
 def benchmark_module(name):
     """The module ``benchmarks/<name>.py``, loaded for a test (its rows are what the notes quote), then unloaded."""

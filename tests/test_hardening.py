@@ -329,7 +329,9 @@ RNG_TAKERS = [
 ]
 
 
-@pytest.mark.parametrize("bad, error", BAD_RNGS, ids=[repr(b) for b, _ in BAD_RNGS])
+# ids without a memory address, so that every pytest-xdist worker collects the same test names
+@pytest.mark.parametrize("bad, error", BAD_RNGS,
+                         ids=[type(b).__name__ if isinstance(b, np.random.RandomState) else repr(b) for b, _ in BAD_RNGS])
 @pytest.mark.parametrize("func_id, name, call", RNG_TAKERS, ids=[t[0] for t in RNG_TAKERS])
 def test_bad_rng_is_refused_by_name(func_id, name, call, bad, error):
     with pytest.raises(error, match=rf"\b{name}\b"):
