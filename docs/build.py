@@ -173,14 +173,6 @@ def main(argv=None):
     args, extra = parser.parse_known_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs must be a positive integer; got {args.jobs}")
-    sys.path.insert(0, str(ROOT))
-    from dpedu.course.notebook import fast_mode
-
-    try:
-        fast = args.fast or fast_mode()                # DPEDU_FAST from the environment, checked
-    except ValueError as exc:
-        parser.error(str(exc))
-    os.environ["DPEDU_FAST"] = "1" if fast else "0"
     if args.record_times is not None:
         target = Path(args.record_times)
         if not target.parent.is_dir():
@@ -191,6 +183,18 @@ def main(argv=None):
         if os.environ.get("DPEDU_BOOK_EXECUTE", "force") != "force":
             parser.error("--record-times times the chapters this build runs; with DPEDU_BOOK_EXECUTE set it runs "
                          "none (unset it)")
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))                  # dpedu from this checkout, installed or not
+    from dpedu.course.notebook import fast_mode
+
+    try:
+        fast = args.fast or fast_mode()                # DPEDU_FAST from the environment, checked
+    except ValueError as exc:
+        parser.error(str(exc))
+    # every option is checked: only now does the build set the environment its kernels inherit (a refused call
+    # leaves it as it was: a test that calls main() in-process once left DPEDU_FAST=0 behind, and nbgrader then
+    # graded the later chapters in full mode)
+    os.environ["DPEDU_FAST"] = "1" if fast else "0"
     ensure_mathjax()
     editions = EDITIONS if args.edition == "both" else (args.edition,)
     if args.out is None:

@@ -743,7 +743,9 @@ def test_build_refuses_bad_options_before_any_work(argv, message, tmp_path, caps
     monkeypatch.setattr(build, "ensure_mathjax",
                         lambda: pytest.fail("ensure_mathjax ran before the options were checked"))
     monkeypatch.chdir(tmp_path)
+    environment = dict(os.environ)
     with pytest.raises(SystemExit) as exit_info:
         build.main(argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+    assert dict(os.environ) == environment      # a refused build sets nothing (DPEDU_FAST=0 once leaked into nbgrader)
