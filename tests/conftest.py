@@ -53,6 +53,18 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.xdist_group(group_of(item)))
     items.sort(key=rank)                         # stable: the order inside a module, and of the rest, is kept
 
+
+@pytest.fixture(autouse=True)
+def _dpedu_settings_do_not_outlive_a_test():
+    """The ``DPEDU_*`` environment as it was before each test. nbgrader's config (``os.environ.setdefault("DPEDU_FAST",
+    "1")``) runs in this process when a test grades through nbgrader's API, and the mode it sets would otherwise
+    reach every later test in the same worker, in an order that pytest-xdist does not fix."""
+    before = {key: value for key, value in os.environ.items() if key.startswith("DPEDU_")}
+    yield
+    for key in [key for key in os.environ if key.startswith("DPEDU_") and key not in before]:
+        del os.environ[key]
+    os.environ.update(before)
+
 @contextmanager
 def benchmark_module(name):
     """The module ``benchmarks/<name>.py``, loaded for a test (its rows are what the notes quote), then unloaded."""
