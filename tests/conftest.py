@@ -27,7 +27,7 @@ settings.load_profile("explore" if os.environ.get("DPEDU_HYPOTHESIS") == "explor
 # modules are handed out first (xdist gives out groups in collection order), so that no worker is left with a long
 # one at the end while the other waits; the list is by measured time (``--durations``), longest first.
 SHARE_THE_WHEEL = ("tests/test_wheel.py", "tests/test_course_kit.py", "tests/test_course_links.py")
-# measured on CI's 2-core machine (seconds, summed over a module's tests, two workers): the chapters ~330, the
+# measured on a 2-core machine like CI's (seconds, summed over a module's tests, two workers): the chapters ~330, the
 # wheel group ~300 (a venv, four Jupyter servers, Chromium), nbgrader grading ~190, the book in Chromium ~100
 LONGEST_FIRST = ("tests/test_notebooks.py", SHARE_THE_WHEEL[0], "tests/test_instructor.py", "tests/test_book.py",
                  "tests/test_tradeoff.py", "tests/test_dependencies.py", "tests/test_readme.py")
@@ -64,6 +64,7 @@ def _dpedu_settings_do_not_outlive_a_test():
     for key in [key for key in os.environ if key.startswith("DPEDU_") and key not in before]:
         del os.environ[key]
     os.environ.update(before)
+
 
 @contextmanager
 def benchmark_module(name):
