@@ -1479,9 +1479,15 @@ SEEDS = (1, 2, 3)
 NOISY = {"check_noisy_count", "check_noisy_gradient_sum", "check_dp_sgd_step", "check_poisson_sample"}   # 10 s a seed
 
 
+# Draws at which a wrong answer once passed (found by sweeping 2,000 seeds): the margins of theta were all above
+# -0.71, so 1000 theta never overflowed exp; the shuffled epsilons put the smallest first.
+FLAKY_ONCE = {"check_logistic_loss": (569,), "check_logistic_gradient": (569, 1721),
+              "check_smallest_epsilon_reaching": (101, 205)}
+
+
 def _settings_cases():
     for name in sorted(n for n, c in CASES.items() if c.runner is None):
-        for seed in SEEDS[:1] if name in NOISY else SEEDS:
+        for seed in SEEDS[:1] if name in NOISY else SEEDS + FLAKY_ONCE.get(name, ()):
             yield pytest.param(name, seed, id=f"{name}-{seed}")
 
 

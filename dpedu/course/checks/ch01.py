@@ -12,7 +12,8 @@ import numpy as np
 from scipy.special import expit
 
 from .common import (
-    CheckFailed, call, checker, close, expect, loss, passed, per_example_gradients, problem, scalar, settings, vector
+    CheckFailed, call, checker, close, expect, loss, overflowing, passed, per_example_gradients, problem, scalar,
+    settings, vector
 )
 
 __all__ = ['check_logistic_loss', 'check_logistic_gradient', 'check_gradient_descent', 'check_accuracy']
@@ -39,8 +40,9 @@ def check_logistic_loss(fn, *, seed=None):
                "your margin ignores the label: a row with y = −1 is scored as if y = +1",
                more="the margin is m = y (x · θ)")
         raise CheckFailed(f"expected the mean logistic loss {expected:.6f}; got {out:.6f}")
-    big = scalar(call(fn, 1000.0 * theta, X, y), "the loss")
-    expect(close(big, loss(1000.0 * theta, X, y)),
+    far = overflowing(theta, X, y)
+    big = scalar(call(fn, far, X, y), "the loss")
+    expect(close(big, loss(far, X, y)),
            "for large margins your loss is not finite: exp(−m) overflows float64 (exp(710) is inf)",
            more="compute ln(1 + exp(−m)) as np.logaddexp(0, -m), which never forms exp(−m)")
     passed("the mean logistic loss, stable for large margins")
@@ -64,8 +66,9 @@ def check_logistic_gradient(fn, *, seed=None):
         expect(not close(out, wrong_sigmoid), "the weight of example i is sigmoid(-m_i), not sigmoid(m_i): "
                                                 "well-classified examples (large m) must contribute little")
         raise CheckFailed(f"expected {np.round(expected, 6)}; got {np.round(out, 6)}")
-    big = vector(call(fn, 1000.0 * theta, X, y), (d,), "the gradient")
-    expect(close(big, per_example_gradients(1000.0 * theta, X, y).mean(axis=0)),
+    far = overflowing(theta, X, y)
+    big = vector(call(fn, far, X, y), (d,), "the gradient")
+    expect(close(big, per_example_gradients(far, X, y).mean(axis=0)),
            "for large margins your gradient is not finite: the sigmoid overflows",
            more="scipy.special.expit(-m) computes the sigmoid without overflow")
     passed("the gradient of the mean logistic loss")

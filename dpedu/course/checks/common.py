@@ -264,6 +264,14 @@ def problem(seed, n=40, d=4, scale=1.0):
     return theta, X, y
 
 
+def overflowing(theta, X, y):
+    """``theta`` rescaled so that its most negative margin is -1000: exp(-m) = exp(1000) overflows float64."""
+    margins = y * (X @ theta)
+    if margins.min() >= 0.0:                   # every row classified correctly: flip so that one is wrong
+        theta, margins = -theta, -margins
+    return theta * (1000.0 / -margins.min())
+
+
 def loss(theta, X, y):
     """Mean logistic loss."""
     return float(np.mean(np.logaddexp(0.0, -y * (X @ theta))))
