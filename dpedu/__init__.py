@@ -16,19 +16,19 @@ Layers (imports point only downward: a module imports from its own layer or a lo
 higher one, not even inside a function; no module imports another module's private ``_names``;
 ``tests/test_layers.py`` checks both):
 
-1. engine.validation, engine.parallel, datasets - argument checks; seeded parallel maps; reading the data
+1. engine (validation, door, search, parallel), datasets - argument checks and the ``@door`` that applies them
+   once; the one monotone search; seeded parallel maps; reading the data
 2. events, events_allocation, gaussian - what a release did; the Gaussian mechanism's closed forms
 3. clipping, mechanisms, snapping - the building blocks
-4. engine (logistic_fast, mlp_fast, dp_sgd_fast) - fast forms of textbook functions, pinned to them by tests/test_engine.py
-5. models - logistic regression and a small MLP, as their formulas
-6. training, learners - gradient descent, noisy gradient descent, DP-SGD; the other private learners
-7. accountants - the privacy of a ledger of events, seven ways
-8. calibrate, proactive, budget, estimator, estimator_input, learner_estimators, research.selection,
+4. models - logistic regression and a small MLP, as their formulas
+5. training, learners - gradient descent, noisy gradient descent, DP-SGD; the other private learners
+6. accountants - the privacy of a ledger of events, seven ways
+7. calibrate, proactive, budget, estimator, estimator_input, learner_estimators, research.selection,
    research.tuning, research.statement - choosing noise from a budget; spending it; private hyperparameter
    selection; reporting it
-9. research.audit, research.experiments - empirical lower bounds; accounting tables and training sweeps
-10. plotting, course - figures; the course machinery
-11. cli - ``python -m dpedu``
+8. research.audit, research.experiments - empirical lower bounds; accounting tables and training sweeps
+9. plotting, course - figures; the course machinery
+10. cli - ``python -m dpedu``
 
 >>> import dpedu
 >>> dpedu.L2_clip([3.0, 4.0], 1.0)

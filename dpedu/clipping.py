@@ -20,7 +20,8 @@ import math
 
 import numpy as np
 
-from .engine.validation import check_array, door, norms, positive_or_inf, vectors
+from .engine.door import door, norms, positive_or_inf, vectors
+from .engine.validation import check_array
 
 __all__ = ["L2_clip", "clip_factor", "l2_norms"]
 

@@ -35,8 +35,10 @@ import math
 
 import numpy as np
 
-from .engine.validation import answer, budget_or_none, check_array, check_choice, check_nonnegative
-from .engine.validation import check_noise_scale, check_positive, door, generator, open_unit, positive
+from .engine.door import answer, budget_or_none
+from .engine.validation import check_array, check_choice, check_nonnegative
+from .engine.door import door, generator, open_unit, positive
+from .engine.validation import check_noise_scale, check_positive
 from .events import GaussianEvent, LaplaceEvent
 from .gaussian import analytic_noise_multiplier, classic_noise_multiplier
 

@@ -37,24 +37,10 @@ from ..clipping import l2_norms
 from ..events import ADD_REMOVE, REPLACE_ONE, EpsilonDeltaEvent, GaussianEvent, check_relation
 from ..gaussian import analytic_noise_multiplier
 from ..models.logistic import loss as logistic_loss
+from ..engine.door import count, door, nonnegative, positive
 from ..engine.validation import (
-    MAX_NOISE_SCALE,
-    check_array,
-    check_choice,
-    check_delta,
-    check_epsilon,
-    check_features,
-    check_labels,
-    check_noise_multiplier,
-    check_noise_scale,
-    check_positive,
-    check_positive_int,
-    check_real_entries,
-    check_rng,
-    count,
-    door,
-    nonnegative,
-    positive,
+    MAX_NOISE_SCALE, check_array, check_choice, check_delta, check_epsilon, check_features, check_labels,
+    check_noise_multiplier, check_noise_scale, check_positive, check_positive_int, check_real_entries, check_rng
 )
 
 __all__ = [

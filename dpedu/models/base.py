@@ -13,8 +13,9 @@ import abc
 import numpy as np
 
 from ..clipping import L2_clip
-from ..engine.validation import check_array, check_features, check_labels, check_norms, check_theta, door
-from ..engine.validation import positive_or_inf
+from ..engine.door import door
+from ..engine.validation import check_array, check_features, check_labels, check_norms, check_theta
+from ..engine.door import positive_or_inf
 
 __all__ = ["Model", "model_arguments", "batch_arguments"]
 

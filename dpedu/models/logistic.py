@@ -29,8 +29,9 @@ import numpy as np
 from scipy.special import expit
 
 from ..clipping import L2_clip, clip_factor, l2_norms
-from ..engine.validation import check_array, check_features, check_labels, check_theta, count, door
-from ..engine.validation import positive_or_inf
+from ..engine.door import count, door
+from ..engine.validation import check_array, check_features, check_labels, check_theta
+from ..engine.door import positive_or_inf
 from .base import Model, model_arguments
 from .base import batch_arguments as model_batch_arguments
 

@@ -55,7 +55,7 @@ import numpy as np
 from scipy.special import expit
 
 from ..clipping import clip_factor, l2_norms
-from ..engine.validation import count, door, generator, positive_or_inf
+from ..engine.door import count, door, generator, positive_or_inf
 from .base import Model, batch_arguments, model_arguments
 
 __all__ = ["MLP"]

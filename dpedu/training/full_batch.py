@@ -24,8 +24,10 @@ from ..events import GaussianEvent, LaplaceEvent
 from ..mechanisms import gaussian_mechanism, gaussian_noise_multiplier, laplace_mechanism
 from ..models import LogisticModel
 from ..models.logistic import gradient, loss
-from ..engine.validation import budget_or_none, check_choice, check_delta, check_epsilon, check_noise_scale
-from ..engine.validation import check_positive, check_positive_int, check_steps, door, generator, positive
+from ..engine.door import budget_or_none
+from ..engine.validation import check_choice, check_delta, check_epsilon, check_noise_scale
+from ..engine.door import door, generator, positive
+from ..engine.validation import check_positive, check_positive_int, check_steps
 from .common import CLIP_MODES, NoisyGDDiagnostics, TrainingResult, initial_theta, overflow_guard, training_data
 
 __all__ = ["gradient_descent", "noisy_gradient_descent", "NoisyGDPlan", "plan_noisy_gradient_descent",

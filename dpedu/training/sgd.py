@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import warnings
 
-from ..engine.validation import check_budget, check_features, check_theta, door, generator
+from ..engine.door import door, generator
+from ..engine.validation import check_budget, check_features, check_theta
 from ..models import LogisticModel, Model
 from .adaptive import AdaptiveClipping
 from .common import RunLog, overflow_guard, training_data

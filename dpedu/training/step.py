@@ -11,8 +11,9 @@ array([0.375, 0.5  ])
 
 from __future__ import annotations
 
-from ..engine.validation import check_noise_and_clip, check_theta, door, generator, nonnegative, positive
-from ..engine.validation import positive_or_inf
+from ..engine.door import door, generator, nonnegative, positive
+from ..engine.validation import check_noise_and_clip, check_theta
+from ..engine.door import positive_or_inf
 from ..mechanisms import gaussian_mechanism
 from ..models import Model
 from .common import TrainingData

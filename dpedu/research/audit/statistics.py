@@ -28,7 +28,7 @@ from ...gaussian import gaussian_epsilon_exact
 from ...engine.search import monotone_search
 from ...engine.validation import (check_choice, check_array, check_delta, check_in_interval,
                           check_nonnegative, check_positive_int, check_scalar)
-from ...engine.validation import count, count_or_zero, delta_or_zero, door, open_unit
+from ...engine.door import count, count_or_zero, delta_or_zero, door, open_unit
 
 __all__ = [
     "bound_is_consistent",

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...engine.validation import count, door, generator, probability
+from ...engine.door import count, door, generator, probability
 from ...events import ADD_REMOVE, gaussian_step_event, steps_from_epochs
 from .base import Sampling
 
