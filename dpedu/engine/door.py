@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-import numbers
 import threading
 
 import numpy as np
 
 from .validation import (
     check_array, check_budget, check_features, check_in_interval, check_nonnegative, check_norms, check_positive,
-    check_positive_int, check_rng, check_scalar
+    check_nonnegative_int, check_positive_int, check_rng, check_scalar
 )
 
 __all__ = [
@@ -142,11 +141,7 @@ def count(value, name):
 
 def count_or_zero(value, name):
     """An integer >= 0 (a count of events that may not have happened)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= 0; got {type(value).__name__} {value!r}")
-    if value < 0:
-        raise ValueError(f"{name} must be an integer >= 0; got {value}")
-    return int(value)
+    return check_nonnegative_int(value, name)
 
 
 def delta_or_zero(value, name):

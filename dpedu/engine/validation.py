@@ -39,7 +39,7 @@ import numpy as np
 
 __all__ = [
     "check_norms", "check_noise_and_clip", "MAX_STEPS", "all_finite", "check_scalar", "check_epsilon", "check_delta",
-    "check_positive", "check_nonnegative", "check_in_interval", "check_choice", "check_positive_int",
+    "check_positive", "check_nonnegative", "check_in_interval", "check_choice", "check_positive_int", "check_nonnegative_int", "check_confidence",
     "check_sampling_rate", "check_noise_multiplier", "check_array", "check_real_entries", "check_features",
     "check_labels", "check_theta", "check_rng", "check_count", "check_budget", "Budget", "check_steps",
     "MAX_NOISE_SCALE", "check_noise_scale",
@@ -162,6 +162,24 @@ def check_positive_int(value, name, *, maximum=None):
     if maximum is not None and value > maximum:
         raise ValueError(f"{name} must be at most {maximum:,}; got {value:,}")
     return value
+
+
+def check_nonnegative_int(value, name):
+    """An integer >= 0 (a count that may be zero: false positives, successes, events that did not happen).
+
+    >>> check_nonnegative_int(0, "false_positives")
+    0
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= 0; got {type(value).__name__} {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be an integer >= 0; got {value}")
+    return int(value)
+
+
+def check_confidence(value, name="confidence"):
+    """A confidence level strictly inside (0, 1) (of a confidence bound)."""
+    return check_in_interval(value, name, 0.0, 1.0, low_open=True, high_open=True)
 
 
 def check_steps(value, name="steps", *, steps_per_epoch=None):

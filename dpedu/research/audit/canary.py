@@ -24,20 +24,13 @@ import numpy as np
 from ...accountants import compare
 from ...training import TrainingResult, dp_sgd, plan_noisy_gradient_descent, run_noisy_gradient_descent
 from ...engine.validation import (
-    check_choice,
-    check_array,
-    check_delta,
-    check_features,
-    check_labels,
-    check_nonnegative,
-    check_positive,
-    check_positive_int,
-    check_sampling_rate,
+    check_array, check_choice, check_confidence, check_delta, check_features, check_labels, check_nonnegative,
+    check_positive, check_positive_int, check_sampling_rate
 )
 from .data import SCORES, canary_scores, check_canary
 from ...engine.parallel import check_n_jobs, map_seeded
 from .results import AuditBound
-from .statistics import best_threshold, check_confidence, error_counts, rate_bounds_epsilon
+from .statistics import best_threshold, error_counts, rate_bounds_epsilon
 
 __all__ = ["dp_sgd_trainer", "noisy_gd_trainer", "AuditResult", "canary_audit", "upper_bounds"]
 

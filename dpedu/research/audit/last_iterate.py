@@ -35,12 +35,14 @@ import numpy as np
 from ...accountants import LinearLastIterateEvent, SubsampledGaussianEvent, account
 from ...accountants.convex_last_iterate import convex_last_iterate_bound
 from ...engine.parallel import check_n_jobs, map_seeded
-from ...engine.validation import (check_choice, check_delta, check_features, check_labels, check_nonnegative,
-                                  check_positive, check_positive_int, check_sampling_rate)
+from ...engine.validation import (
+    check_choice, check_confidence, check_delta, check_features, check_labels, check_nonnegative, check_positive,
+    check_positive_int, check_sampling_rate
+)
 from ...learners.projected import ProjectedStep
 from ...training import dp_sgd_step, plan_dp_sgd, run_dp_sgd
 from .data import canary_scores
-from .statistics import best_threshold, check_confidence, error_counts, rate_bounds_epsilon
+from .statistics import best_threshold, error_counts, rate_bounds_epsilon
 
 __all__ = ["CANARIES", "GradientCanaryStep", "LastIterateAudit", "last_iterate_bounds", "last_iterate_audit"]
 

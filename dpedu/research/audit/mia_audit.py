@@ -33,7 +33,7 @@ import numpy as np
 
 from ...accountants import compare
 from ...accountants.tradeoff import tradeoff_curve
-from ...engine.validation import check_choice, check_delta
+from ...engine.validation import check_choice, check_confidence, check_delta
 from .canary import upper_bounds
 from .lira import lira_scores, model_sets
 from .mia_stats import REPORTED_FPRS, ceiling_violations, evaluate_attack
@@ -41,7 +41,7 @@ from .regions import AuditRegion
 from .results import AuditBound
 from .rmia import rmia_scores, tune_offline_a
 from .shadow import ShadowModels
-from .statistics import best_threshold, check_confidence, clopper_pearson, epsilon_lower_bound, error_counts
+from .statistics import best_threshold, clopper_pearson, epsilon_lower_bound, error_counts
 from .statistics import rate_bounds_epsilon
 
 __all__ = ["ATTACKS", "attack_scores", "AttackAudit", "attack_audit", "MembershipAttackReport", "membership_attack",

@@ -34,8 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...accountants.tradeoff import TradeoffCurve, check_alphas
-from ...engine.validation import check_array, check_positive_int, check_rng
-from .statistics import check_confidence
+from ...engine.validation import check_array, check_confidence, check_positive_int, check_rng
 
 __all__ = ["roc_curve", "tpr_at_fpr", "auc", "AttackROC", "evaluate_attack", "epsilon_line", "min_fpr_for_tpr",
            "ceiling_violations",

@@ -20,13 +20,8 @@ import numpy as np
 from scipy import integrate
 from scipy.special import log_ndtr
 
-from ...engine.validation import (
-    check_delta,
-    check_positive,
-    check_positive_int,
-    check_rng,
-)
-from .statistics import check_confidence, clopper_pearson
+from ...engine.validation import check_confidence, check_delta, check_positive, check_positive_int, check_rng
+from .statistics import clopper_pearson
 
 __all__ = ["MAX_DRAWS", "SPREAD", "TOLERANCE", "cyclic_convexity_bound", "gaussian_pair_delta",
            "laplace_gaussian_delta", "mixture_delta", "monte_carlo_tolerance", "with_bound"]

@@ -52,7 +52,6 @@ from ...events import ADD_REMOVE, check_relation, ledger_pairs
 from ...events_allocation import BallsInBinsGaussianEvent
 from ...learners import factorized_gradient_descent, make_factorization
 from ...training import (
-    SAMPLINGS,
     noisy_gradient_descent,
     plan_dp_sgd,
     plan_noisy_gradient_descent,

@@ -34,11 +34,12 @@ import numpy as np
 
 from ...calibrate import noise_multiplier as calibrated_noise_multiplier
 from ...engine.search import monotone_search
-from ...engine.validation import (check_choice, check_delta, check_epsilon, check_features,
-                          check_labels, check_positive, check_positive_int, check_rng)
+from ...engine.validation import (
+    check_choice, check_confidence, check_delta, check_epsilon, check_features, check_labels, check_positive,
+    check_positive_int, check_rng
+)
 from .canary import upper_bounds
 from .results import AuditBound
-from .statistics import check_confidence
 from .whitebox import observed_run, run_statistic
 
 __all__ = ["one_run_p_value", "one_run_epsilon_lower_bound", "one_run_audit", "one_run_trainer_audit", "OneRunResult",

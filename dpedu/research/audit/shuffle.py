@@ -41,8 +41,10 @@ from scipy.special import logsumexp
 from ...accountants import make_accountant
 from ...events import REPLACE_ONE, SubsampledGaussianEvent, check_relation
 from ...engine.search import monotone_search
-from ...engine.validation import check_array, check_delta, check_noise_multiplier, check_positive_int, check_rng
-from .statistics import check_confidence, clopper_pearson
+from ...engine.validation import (
+    check_array, check_confidence, check_delta, check_noise_multiplier, check_positive_int, check_rng
+)
+from .statistics import clopper_pearson
 
 __all__ = ["epoch_privacy_losses", "shuffle_privacy_losses", "shuffle_epsilon_lower_bound", "shuffle_gap", "MAX_DRAWS"]
 

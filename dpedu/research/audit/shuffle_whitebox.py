@@ -37,10 +37,10 @@ from ...accountants import make_accountant
 from ...events import REPLACE_ONE, SubsampledGaussianEvent, check_relation
 from ...engine.parallel import check_n_jobs, map_seeded
 from ...training import ShuffledBatchesWarning, plan_dp_sgd, run_dp_sgd
-from ...engine.validation import check_choice, check_delta, check_noise_multiplier, check_positive_int
+from ...engine.validation import check_choice, check_confidence, check_delta, check_noise_multiplier, check_positive_int
 from .shuffle import epoch_privacy_losses
 from .whitebox import observe_every_theta
-from .statistics import best_threshold, check_confidence, error_counts, rate_bounds_epsilon
+from .statistics import best_threshold, error_counts, rate_bounds_epsilon
 
 __all__ = ["shuffle_audit_data", "observed_updates", "shuffle_whitebox_audit", "ShuffleAuditResult",
            "AUDIT_SAMPLINGS"]

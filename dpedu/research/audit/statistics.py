@@ -19,21 +19,18 @@ Two ways to turn an attack into a lower bound on epsilon live here.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping
 
 import numpy as np
 
 from ...gaussian import gaussian_epsilon_exact
 from ...engine.search import monotone_search
-from ...engine.validation import (check_choice, check_array, check_delta, check_in_interval,
-                          check_nonnegative, check_positive_int, check_scalar)
+from ...engine.validation import (check_array, check_choice, check_confidence, check_delta, check_in_interval,
+                                  check_nonnegative, check_nonnegative_int, check_positive_int, check_scalar)
 from ...engine.door import count, count_or_zero, delta_or_zero, door, open_unit
 
 __all__ = [
     "bound_is_consistent",
-    "check_confidence",
-    "check_nonnegative_count",
     "clopper_pearson",
     "epsilon_from_rates",
     "epsilon_from_rate_arrays",
@@ -44,24 +41,6 @@ __all__ = [
     "gaussian_mu_lower_bound",
     "epsilon_from_mu",
 ]
-
-
-def check_nonnegative_count(value, name):
-    """An integer count >= 0 (a number of false positives, of successes), refused by ``name`` otherwise.
-
-    >>> check_nonnegative_count(3, "false_positives")
-    3
-    """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer count; got {type(value).__name__} {value!r}")
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0; got {value}")
-    return int(value)
-
-
-def check_confidence(confidence):
-    """``confidence`` in the open interval (0, 1), by name."""
-    return check_in_interval(confidence, "confidence", 0.0, 1.0, low_open=True, high_open=True)
 
 
 def clopper_pearson(successes, trials, *, confidence=0.95, side="upper"):
@@ -106,7 +85,7 @@ def clopper_pearson(successes, trials, *, confidence=0.95, side="upper"):
     side = check_choice(side, "side", ("upper", "lower", "two-sided"))
     scalar = np.ndim(successes) == 0
     if scalar:
-        k = np.array([check_nonnegative_count(successes, "successes")])
+        k = np.array([check_nonnegative_int(successes, "successes")])
     else:
         k = np.asarray(successes)
         if not np.issubdtype(k.dtype, np.integer) or np.any(k < 0):
