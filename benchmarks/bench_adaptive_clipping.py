@@ -19,8 +19,8 @@ import time
 import numpy as np
 
 from dpedu import DPLogisticRegression, calibrate
-from dpedu.datasets import load_adult
-from dpedu.training import plan_dp_sgd, run_dp_sgd
+from dpedu.textbook.datasets import load_adult
+from dpedu.textbook.training import plan_dp_sgd, run_dp_sgd
 
 EPSILON, DELTA, Q, EPOCHS, LEARNING_RATE = 1.0, 1e-5, 0.01, 64, 16.0
 C_GRID = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
@@ -31,7 +31,7 @@ C0 = 0.1
 def figure(path, data, quantile=0.5, seed=0):
     from matplotlib.figure import Figure
 
-    from dpedu.plotting import plot_adaptive_clipping
+    from dpedu.lab.plotting import plot_adaptive_clipping
 
     X, y = data.X_train, data.y_train
     design = np.hstack([X, np.ones((X.shape[0], 1))])

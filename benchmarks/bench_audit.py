@@ -22,7 +22,7 @@ import time
 import numpy as np
 from scipy.optimize import brentq
 
-from dpedu.research.audit import (
+from dpedu.lab.audit import (
     BUGS,
     bug_hunt,
     canary_audit,
@@ -34,7 +34,7 @@ from dpedu.research.audit import (
     one_run_audit,
     whitebox_audit,
 )
-from dpedu.models import MLP
+from dpedu.textbook.models import MLP
 
 DELTA = 1e-5
 
@@ -81,7 +81,7 @@ def table_accountants(runs, runs_other, seed, n_jobs):
 
 
 def table_one_run(seed, quick):
-    from dpedu.datasets import load_adult
+    from dpedu.textbook.datasets import load_adult
 
     X_train, y_train, X_test, y_test = load_adult()
     rng = np.random.default_rng(seed)
@@ -153,7 +153,7 @@ def speedup(runs, seed, repeats=11):
     "cold": the first n_jobs=2 call, which also starts the worker processes (each imports numpy, scipy and
     dpedu: about a second each, the fixed cost of going parallel); "warm": later calls, which reuse them
     (joblib keeps its loky workers alive). The tasks go out in about 6 chunks per worker, halving in size
-    (:func:`dpedu.engine.parallel.map_seeded`), so 2,000 tiny trainings cost 12 dispatches, not 2,000. The start of
+    (:func:`dpedu.lab.parallel.map_seeded`), so 2,000 tiny trainings cost 12 dispatches, not 2,000. The start of
     the workers is a fixed cost, so a last line times a ten times longer audit cold (the workers shut down
     first), where it is paid once over more work.
 

@@ -9,12 +9,12 @@ Procedure (everything the numbers depend on is printed):
    validation. For every total epsilon and every configuration of a small grid (sampling rate, epochs, clip
    norm, learning rate; schedule "linear"), DPLogisticRegression is trained on the fit part with 3 seeds and
    scored on the validation part. Per epsilon, the configuration with the best mean validation accuracy is
-   kept. These per-epsilon winners are the *defaults* of DPLogisticRegression (``dpedu.estimator.TUNED_DEFAULTS``,
+   kept. These per-epsilon winners are the *defaults* of DPLogisticRegression (``dpedu.lab.estimator.TUNED_DEFAULTS``,
    nearest epsilon on a log scale); the script says so if they no longer agree. The test set is never used for
    any choice.
    **The tuning itself is not privacy-accounted**: every grid point is a training run on the private data,
    and a real deployment would have to pay for them. ``--provenance`` prints the epsilon of composing them
-   (``dpedu.research.experiments.tuning_costs.defaults_provenance_cost``); ``dpedu.research.tuning.PrivateHyperparameterSearch``
+   (``dpedu.lab.experiments.tuning_costs.defaults_provenance_cost``); ``dpedu.lab.tuning.PrivateHyperparameterSearch``
    tunes privately.
 2. Evaluation: with the chosen configuration, train on the full training set with 10 seeds (0..9) per epsilon
    and report test accuracy mean +- std. Columns: tuned per epsilon (RDP calibration, the default accountant),
@@ -41,10 +41,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
 
-from dpedu.datasets import load_adult  # noqa: E402
-from dpedu.estimator import DPLogisticRegression, tuned_defaults  # noqa: E402
-from dpedu.engine.parallel import map_seeded  # noqa: E402
-from dpedu.training import plan_noisy_gradient_descent, run_noisy_gradient_descent  # noqa: E402
+from dpedu.textbook.datasets import load_adult  # noqa: E402
+from dpedu.lab.estimator import DPLogisticRegression, tuned_defaults  # noqa: E402
+from dpedu.lab.parallel import map_seeded  # noqa: E402
+from dpedu.textbook.training import plan_noisy_gradient_descent, run_noisy_gradient_descent  # noqa: E402
 
 DELTA = 1e-5
 EPSILONS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -92,7 +92,7 @@ class _FitScore:
 
 
 def _fits(task, items_and_seeds, jobs):
-    """``task`` over (item, seed) pairs through dpedu.engine.parallel.map_seeded: seed s is default_rng(s), any --n-jobs."""
+    """``task`` over (item, seed) pairs through dpedu.lab.parallel.map_seeded: seed s is default_rng(s), any --n-jobs."""
     items = [item for item, _ in items_and_seeds]
     return map_seeded(task, len(items), items=items, seeds=[seed for _, seed in items_and_seeds], n_jobs=jobs)
 
@@ -136,7 +136,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fast", action="store_true", help="small grid, 3 seeds: a quick check, not the table")
     parser.add_argument("--n-jobs", "--jobs", dest="jobs", type=int, default=1,
-                        help="workers for the independent trainings (dpedu.engine.parallel.map_seeded; -1: every core); the numbers do not depend on it")
+                        help="workers for the independent trainings (dpedu.lab.parallel.map_seeded; -1: every core); the numbers do not depend on it")
     parser.add_argument("--seeds", type=int, default=None, help="evaluation seeds per epsilon (default 10; 3 with --fast)")
     parser.add_argument("--defaults-only", action="store_true",
                         help="skip tuning: test accuracy of DPLogisticRegression(epsilon=eps) with its defaults only")
@@ -170,7 +170,7 @@ def main(argv=None):
     stale = [eps for eps in epsilons if _as_defaults(best[eps]) != _as_defaults(tuned_defaults(eps)._asdict())]
     print("DPLogisticRegression's defaults (TUNED_DEFAULTS) " + (
         "agree with these winners." if not stale else
-        f"DIFFER from these winners at epsilon {stale}: update dpedu.estimator.TUNED_DEFAULTS."))
+        f"DIFFER from these winners at epsilon {stale}: update dpedu.lab.estimator.TUNED_DEFAULTS."))
 
     started = time.perf_counter()
     tuned = _test_accuracies([((eps, best[eps]), s) for eps in epsilons for s in seeds], args.jobs)
@@ -231,7 +231,7 @@ def _defaults_only(seeds, jobs):
 
 def _provenance():
     """What step 1 (the tuning behind TUNED_DEFAULTS) would cost if its training runs were composed."""
-    from dpedu.research.experiments.tuning_costs import defaults_provenance_cost
+    from dpedu.lab.experiments.tuning_costs import defaults_provenance_cost
 
     rows = defaults_provenance_cost(EPSILONS, grid=GRID, seeds=len(TUNING_SEEDS), delta=DELTA)
     print(f"Tuning behind TUNED_DEFAULTS: per total epsilon, {rows[0].runs} training runs ({len(list(_configs(GRID)))} "

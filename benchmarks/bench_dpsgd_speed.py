@@ -56,10 +56,10 @@ import numpy as np
 # the dpedu of this checkout (or, for one --against process, of the checkout it measures)
 sys.path.insert(0, os.environ.get("DPEDU_BENCH_TREE") or os.path.join(os.path.dirname(__file__), os.pardir))
 
-from dpedu.datasets import load_adult  # noqa: E402
-from dpedu.estimator import tuned_defaults  # noqa: E402
-from dpedu.models import MLP, LogisticModel  # noqa: E402
-from dpedu.training import dp_sgd, poisson_sample  # noqa: E402
+from dpedu.textbook.datasets import load_adult  # noqa: E402
+from dpedu.lab.estimator import tuned_defaults  # noqa: E402
+from dpedu.textbook.models import MLP, LogisticModel  # noqa: E402
+from dpedu.textbook.training import dp_sgd, poisson_sample  # noqa: E402
 
 try:  # benchmark-only: torch and opacus are never needed by dpedu
     import opacus
@@ -127,7 +127,7 @@ def main(argv=None):
 
     bare = best_time(bare_pass, 50)
     rows = [("bare pass X @ v, X.T @ u", "-", bare, None)]
-    for q in (0.01, 0.05, 0.2, 1.0):  # the tuned defaults use 0.01 or 0.05 (dpedu.estimator.TUNED_DEFAULTS)
+    for q in (0.01, 0.05, 0.2, 1.0):  # the tuned defaults use 0.01 or 0.05 (dpedu.lab.estimator.TUNED_DEFAULTS)
         def epoch(q=q):
             return dp_sgd(X, y_train, noise_multiplier=Z, clip_norm=C, sampling_rate=q, epochs=1, rng=0)
         rows.append(("DP-SGD logistic regression", f"{q:g}", best_time(epoch, args.repeat), None))

@@ -20,7 +20,7 @@ import time
 
 from dpedu.accountants import SubsampledGaussianEvent, make_accountant
 from dpedu.accountants.gdp import certified_mu, clt_mu
-from dpedu.gaussian import analytic_noise_multiplier, gaussian_epsilon_exact
+from dpedu.ground.gaussian import analytic_noise_multiplier, gaussian_epsilon_exact
 
 DELTA = 1e-5
 SETTINGS = [(q, z, t) for q, z, t in itertools.product((1e-3, 0.01, 0.1, 1.0), (0.8, 1.1, 4.0), (1, 100, 10_000, 100_000))

@@ -3,7 +3,7 @@
     python benchmarks/bench_last_iterate_accuracy.py [--seeds 10] [--n-jobs 2]
 
 Projected, L2-regularised logistic regression (lambda = 5e-3, rows clipped to C = 1, every iterate projected onto a
-ball of radius R), trained by the one DP-SGD loop (dpedu.learners.run_projected):
+ball of radius R), trained by the one DP-SGD loop (dpedu.textbook.learners.run_projected):
 
 * noisy GD: every record in every step (q = 1), T = 200 steps, learning rate in {4, 6} x R in {6, 10};
 * DP-SGD: Poisson sampling q = 0.01, T = 3,000 steps (30 epochs), learning rate in {2, 4} x R in {6, 10}.
@@ -14,7 +14,7 @@ predictions on a 20 % validation part plus Laplace noise of epsilon_s = 0.02; do
 costs the target epsilon, charged two ways: by composition of each run's T steps, or by the proven last-iterate bound
 (the largest of the settings' RDP curves; docs/math.md §28.6). Each charge gets the one noise multiplier z that spends
 exactly the target (bisection); the table gives z, the epsilon the selection costs, and the test accuracy of the
-released model, mean and standard deviation over the seeds (dpedu.engine.parallel.map_seeded: the same numbers for
+released model, mean and standard deviation over the seeds (dpedu.lab.parallel.map_seeded: the same numbers for
 any --n-jobs).
 """
 
@@ -29,9 +29,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
 
 import numpy as np  # noqa: E402
 
-from dpedu.datasets import load_adult  # noqa: E402
-from dpedu.engine.parallel import map_seeded  # noqa: E402
-from dpedu.research.experiments.last_iterate import select_and_test, selection_noise  # noqa: E402
+from dpedu.textbook.datasets import load_adult  # noqa: E402
+from dpedu.lab.parallel import map_seeded  # noqa: E402
+from dpedu.lab.experiments.last_iterate import select_and_test, selection_noise  # noqa: E402
 
 DELTA, L2, SCORE_EPSILON, MEAN_TRIALS, VALIDATION = 1e-5, 5e-3, 0.02, 2.0, 0.2
 ALGORITHMS = (("noisy GD (q = 1, T = 200)", 1.0, 200, (4.0, 6.0)), ("DP-SGD (q = 0.01, T = 3000)", 0.01, 3000, (2.0, 4.0)))

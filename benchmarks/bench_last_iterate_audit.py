@@ -2,7 +2,7 @@
 
     python benchmarks/bench_last_iterate_audit.py [--runs N] [--out PNG] [--n-jobs J]
 
-Projected DP-SGD on the audit data (:func:`dpedu.research.audit.make_audit_data`, n = 99 rows scaled by 0.01 so that
+Projected DP-SGD on the audit data (:func:`dpedu.lab.audit.make_audit_data`, n = 99 rows scaled by 0.01 so that
 the other records barely move the model, plus the canary or a zero record), rows clipped to C = 1, delta = 1e-5:
 
 * full batch: z = 1, learning rate 4, radius 0.06 (the gradient canary and the input canary);
@@ -30,9 +30,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpedu.plotting import plot_last_iterate  # noqa: E402
-from dpedu.research.audit.data import make_audit_data  # noqa: E402
-from dpedu.research.audit.last_iterate import last_iterate_audit, last_iterate_bounds  # noqa: E402
+from dpedu.lab.plotting import plot_last_iterate  # noqa: E402
+from dpedu.lab.audit.data import make_audit_data  # noqa: E402
+from dpedu.lab.audit.last_iterate import last_iterate_audit, last_iterate_bounds  # noqa: E402
 
 DELTA = 1e-5
 PANELS = (

@@ -3,7 +3,7 @@
 Six learners - noisy GD (full batch), DP-SGD, output perturbation, objective perturbation, DP-FTRL (tree,
 efficient estimator) and matrix-factorisation noise (square root) - each tuned by noisy max over a fixed grid
 of 3 settings, the whole selection (3 trainings, 3 Gaussian-noised scores) calibrated to the target epsilon at
-delta = 1e-5 by the PLD accountant (dpedu.research.experiments.learners). Prints, per learner and epsilon, the mean and
+delta = 1e-5 by the PLD accountant (dpedu.lab.experiments.learners). Prints, per learner and epsilon, the mean and
 standard deviation of the test accuracy over seeds, the grid settings chosen, and the accounted epsilon;
 then the prefix-sum error table (docs/math.md §25.5) and tree aggregation's epsilon beside dp_accounting's (when
 installed); and saves the chart.
@@ -62,8 +62,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from dpedu.datasets import load_adult  # noqa: E402
-from dpedu.research.experiments.learners import (LEARNER_SPECS, LEARNERS, LearnersComparison,  # noqa: E402
+from dpedu.textbook.datasets import load_adult  # noqa: E402
+from dpedu.lab.experiments.learners import (LEARNER_SPECS, LEARNERS, LearnersComparison,  # noqa: E402
                                                 compare_learners, prefix_sum_table)
 
 
@@ -110,7 +110,7 @@ def tree_aggregation_epsilons(z, steps, delta=1e-5):
     from dp_accounting import rdp
 
     from dpedu.accountants import account
-    from dpedu.learners.factorization import FactorizedGaussianEvent, sensitivity, tree_factorization
+    from dpedu.textbook.learners.factorization import FactorizedGaussianEvent, sensitivity, tree_factorization
 
     event = FactorizedGaussianEvent(z, sensitivity(tree_factorization(steps).C))
     theirs = rdp.RdpAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_SPECIAL)
@@ -142,7 +142,7 @@ def save_chart(result, path, zoom=(0.80, 0.85)):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from dpedu.plotting import plot_accuracy_vs_epsilon
+    from dpedu.lab.plotting import plot_accuracy_vs_epsilon
 
     fig, axes = plt.subplots(1, 2, figsize=(14, 5.5))
     markers = "osD^vP"

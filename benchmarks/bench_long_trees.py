@@ -38,7 +38,7 @@ import time
 import numpy as np
 
 from dpedu.accountants import account
-from dpedu.learners.factorization import FactorizedGaussianEvent, make_factorization, sensitivity
+from dpedu.textbook.learners.factorization import FactorizedGaussianEvent, make_factorization, sensitivity
 
 #: (noise multiplier z, steps T) of the comparison with dp_accounting.
 LONG_TREE_SETTINGS = ((2.0, 10_000), (5.0, 10_000), (5.0, 100_000), (10.0, 1_000_000))
@@ -101,7 +101,7 @@ def print_cost_table(d=10):
         print(f"{steps:>11,}{one:>13.4f}{t_one:>9.1e}{ten:>16.4f}{t_ten:>8.3f}{str(noise.shape):>18}{t_noise:>8.3f}"
               f"{error:>14,.0f}{t_error:>9.1e}")
     steps = 4_096
-    from dpedu.learners.factorization import cyclic_participations
+    from dpedu.textbook.learners.factorization import cyclic_participations
 
     structured = make_factorization("tree", steps)
     (ten, noise), t_structured = _timed(lambda: (structured.cyclic_sensitivity(steps // 10 + 1),

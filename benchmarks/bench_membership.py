@@ -4,7 +4,7 @@
                                           [--seed 0] [--out attack_roc.png] [--quick] [--timing-only]
 
 Table 1, the shadow models at class scale: the time of ``--models`` shadow models of logistic regression on Adult
-(:func:`dpedu.research.audit.train_shadow_models`), with ``n_jobs=1`` and with ``--n-jobs``, side by side in one run,
+(:func:`dpedu.lab.audit.train_shadow_models`), with ``n_jobs=1`` and with ``--n-jobs``, side by side in one run,
 for the experiment's pool (1,000 training-file rows + 50 canaries; b = 32, 100 epochs, T = 1641 steps) and for
 the whole training file (30,162 rows + 50 canaries; b = 256, 10 epochs, T = 590 steps), non-private and at
 epsilon = 8. The load average of the machine before and after is printed: other work slows every row alike.
@@ -29,8 +29,8 @@ import time
 
 import numpy as np
 
-from dpedu.research.audit import adult_membership_pool, train_shadow_models
-from dpedu.research.audit.mia_experiment import ExperimentSettings, attack_experiment, attack_table, privacy_trainer
+from dpedu.lab.audit import adult_membership_pool, train_shadow_models
+from dpedu.lab.audit.mia_experiment import ExperimentSettings, attack_experiment, attack_table, privacy_trainer
 
 DELTA = 1e-5
 ATTACKS = ("lira-online", "lira-offline", "rmia-online", "rmia-offline")
@@ -106,7 +106,7 @@ def table_attacks(models, mlp_models, n_jobs, canary_runs, seed, quick, out):
         matplotlib.use("Agg")
         from matplotlib.figure import Figure
 
-        from dpedu.plotting import plot_attack_grid
+        from dpedu.lab.plotting import plot_attack_grid
 
         figure = Figure(figsize=(7.3, 2.9 * len(figure_runs) + 1.0))
         plot_attack_grid({run.label: [run.reports["lira-online"], run.reports["rmia-online"]] for run in figure_runs},

@@ -1,4 +1,4 @@
-"""The power of the noise check (``dpedu.research.audit.check_noise``, docs/math.md §27.1): the detection rate its
+"""The power of the noise check (``dpedu.lab.audit.check_noise``, docs/math.md §27.1): the detection rate its
 normal approximation predicts (``noise_check_power``) beside the rate measured by running the check itself.
 
     python benchmarks/bench_noise_check_power.py [trials]
@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
 
-from dpedu.research.audit.pitfalls import check_noise, draws_to_detect, noise_check_power  # noqa: E402
+from dpedu.lab.audit.pitfalls import check_noise, draws_to_detect, noise_check_power  # noqa: E402
 
 TRUE_MULTIPLIER = 1.0
 CLAIMS = (1.1, 1.25, 1 / 1.1, 1 / 1.25)

@@ -6,11 +6,11 @@ Three ways to compute one noisy iteration (clipped sum + Gaussian noise + update
 
 1. the book's per-example Python loop (one gradient, one L2_clip per row);
 2. a vectorised per-example gradient matrix (n x d), clipped row-wise, then summed: what the loop that chapter 2
-   prints, :func:`dpedu.training.noisy_gradient_descent`, computes (``L2_clip(per_example_gradients(...), C)``);
-3. the two-matvec shortcut, :func:`dpedu.engine.logistic_fast.clipped_gradient_sum`
+   prints, :func:`dpedu.textbook.training.noisy_gradient_descent`, computes (``L2_clip(per_example_gradients(...), C)``);
+3. the two-matvec shortcut, :func:`dpedu.ground.logistic_fast.clipped_gradient_sum`
    (per-example gradient = scalar * x_i);
 
-and one iteration of the engine's run, :func:`dpedu.training.run_noisy_gradient_descent` (including the training loss it
+and one iteration of the engine's run, :func:`dpedu.textbook.training.run_noisy_gradient_descent` (including the training loss it
 records, and with ``loss_every=K``: the loss only after the last), as the marginal cost ``(time of K iterations - time of 1 iteration) / (K - 1)``, which leaves out
 the one-off argument checks. All are compared with two bare products ``X @ v`` and ``X.T @ u`` on the same
 arrays, measured in the same run: the memory-bound limit, since an iteration must read X twice. Targets:
@@ -25,12 +25,12 @@ import time
 
 import numpy as np
 
-from dpedu.calibrate import classic_noise_multiplier
-from dpedu.clipping import L2_clip, l2_norms
-from dpedu.datasets import load_adult
-from dpedu.engine.logistic_fast import clipped_gradient_sum
-from dpedu.models.logistic import per_example_gradients
-from dpedu.training import plan_noisy_gradient_descent, run_noisy_gradient_descent
+from dpedu.accountants.calibrate import classic_noise_multiplier
+from dpedu.textbook.clipping import L2_clip, l2_norms
+from dpedu.textbook.datasets import load_adult
+from dpedu.ground.logistic_fast import clipped_gradient_sum
+from dpedu.textbook.models.logistic import per_example_gradients
+from dpedu.textbook.training import plan_noisy_gradient_descent, run_noisy_gradient_descent
 
 
 def loop_clipped_sum(theta, X, y, clip):

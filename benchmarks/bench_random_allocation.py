@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
 from dpedu.accountants import make_accountant  # noqa: E402
 from dpedu.accountants.pld.allocation import epoch_atoms  # noqa: E402
 from dpedu.accountants.pld.ledger import composed_curves  # noqa: E402
-from dpedu.events_allocation import BallsInBinsGaussianEvent  # noqa: E402
+from dpedu.ground.events_allocation import BallsInBinsGaussianEvent  # noqa: E402
 
 DELTA = 1e-5
 #: (z, b, epochs): the issue's two settings, then few batches at larger noise, and many batches at smaller noise

@@ -18,8 +18,8 @@ import numpy as np
 from scipy.stats import binom
 
 from dpedu.accountants import make_accountant
-from dpedu.events import SampledWithoutReplacementGaussianEvent, SubsampledGaussianEvent, TruncatedPoissonGaussianEvent
-from dpedu.research.experiments.relations import format_relations_table, relations_table
+from dpedu.ground.events import SampledWithoutReplacementGaussianEvent, SubsampledGaussianEvent, TruncatedPoissonGaussianEvent
+from dpedu.lab.experiments.relations import format_relations_table, relations_table
 
 N, BATCH, STEPS, DELTA = 60_000, 600, 1_000, 1e-5
 

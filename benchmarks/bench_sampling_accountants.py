@@ -26,7 +26,7 @@ from dpedu.accountants.analysis.orders import DEFAULT_ORDERS  # noqa: E402
 from dpedu.accountants.analysis.rdp_without_replacement import rdp_without_replacement  # noqa: E402
 from dpedu.accountants.pld.compose import PrivacyCurve, chernoff_window, self_compose  # noqa: E402
 from dpedu.accountants.pld.truncated import discretise, truncated_poisson_model  # noqa: E402
-from dpedu.events import (SampledWithoutReplacementGaussianEvent, SubsampledGaussianEvent,  # noqa: E402
+from dpedu.ground.events import (SampledWithoutReplacementGaussianEvent, SubsampledGaussianEvent,  # noqa: E402
                           TruncatedPoissonGaussianEvent)
 
 DELTA = 1e-5

@@ -1,5 +1,5 @@
-"""The shuffle gap, measured twice: the Monte Carlo lower bound of the §22.6 pair (dpedu.research.audit.shuffle) and a
-white-box audit of real shuffled DP-SGD runs on that pair (dpedu.research.audit.shuffle_whitebox), beside the Poisson PLD
+"""The shuffle gap, measured twice: the Monte Carlo lower bound of the §22.6 pair (dpedu.lab.audit.shuffle) and a
+white-box audit of real shuffled DP-SGD runs on that pair (dpedu.lab.audit.shuffle_whitebox), beside the Poisson PLD
 upper bound for the same (z, q = 1/b, T = b E, relation, delta) (docs/math.md §20.1, §22.6).
 
 Both lower bounds hold with probability >= 95%; the audit's is also capped by its number of runs (about
@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from dpedu.research.audit.shuffle import shuffle_gap
-from dpedu.research.audit.shuffle_whitebox import shuffle_whitebox_audit
-from dpedu.gaussian import gaussian_epsilon_exact
+from dpedu.lab.audit.shuffle import shuffle_gap
+from dpedu.lab.audit.shuffle_whitebox import shuffle_whitebox_audit
+from dpedu.ground.gaussian import gaussian_epsilon_exact
 
 BATCHES, EPOCHS, DELTA = 20, 1, 1e-3
 ZS = (0.75, 1.0, 1.5, 2.0, 3.0)
@@ -52,7 +52,7 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        from dpedu.plotting.shuffle import plot_shuffle_gap
+        from dpedu.lab.plotting.shuffle import plot_shuffle_gap
 
         fig, axes = plt.subplots(2, 1, figsize=(7.0, 9.2))
         for ax, (relation, (upper, lower, audits)) in zip(axes, results.items()):

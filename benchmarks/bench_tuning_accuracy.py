@@ -7,7 +7,7 @@ except in the last, labelled column):
 
 (a) defaults: ``DPLogisticRegression(epsilon=eps)`` with ``TUNED_DEFAULTS``. Its epsilon does NOT include the
     tuning that produced the defaults: they were chosen non-privately on a validation split of Adult's
-    training data (``dpedu.research.experiments.tuning_costs.defaults_provenance_cost`` says what composing that grid
+    training data (``dpedu.lab.experiments.tuning_costs.defaults_provenance_cost`` says what composing that grid
     search would have cost).
 (b) grid search, naive composition: every one of the k = 16 settings of SPACE trained on all the training rows and
     scored by a Laplace-noised count of its correct predictions on the same rows (epsilon_s = eps / 50 each;
@@ -55,13 +55,13 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
 
 from dpedu.accountants import LaplaceEvent, account  # noqa: E402
-from dpedu.datasets import load_adult  # noqa: E402
-from dpedu.estimator import DPLogisticRegression  # noqa: E402
-from dpedu.events import steps_from_epochs  # noqa: E402
-from dpedu.research.experiments.tuning_costs import grid_noise_multiplier  # noqa: E402
-from dpedu.mechanisms import laplace_mechanism  # noqa: E402
-from dpedu.engine.parallel import map_seeded  # noqa: E402
-from dpedu.research.tuning import PrivateHyperparameterSearch, search_noise_multiplier  # noqa: E402
+from dpedu.textbook.datasets import load_adult  # noqa: E402
+from dpedu.lab.estimator import DPLogisticRegression  # noqa: E402
+from dpedu.ground.events import steps_from_epochs  # noqa: E402
+from dpedu.lab.experiments.tuning_costs import grid_noise_multiplier  # noqa: E402
+from dpedu.textbook.mechanisms import laplace_mechanism  # noqa: E402
+from dpedu.lab.parallel import map_seeded  # noqa: E402
+from dpedu.lab.tuning import PrivateHyperparameterSearch, search_noise_multiplier  # noqa: E402
 
 DELTA = 1e-5
 EPSILONS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -189,7 +189,7 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=None, help="seeds 0..S-1 per epsilon (default 10; 2 with --quick)")
     parser.add_argument("--epsilons", type=float, nargs="+", default=None, help="total epsilons (default: 7 from 0.1 to 10)")
     parser.add_argument("--n-jobs", type=int, default=1,
-                        help="workers (dpedu.engine.parallel.map_seeded; -1: every core); the numbers do not depend on it")
+                        help="workers (dpedu.lab.parallel.map_seeded; -1: every core); the numbers do not depend on it")
     parser.add_argument("--quick", action="store_true", help="2 seeds, epsilon 0.1, 1, 10: a CI-scale check")
     args = parser.parse_args(argv)
     seeds = list(range(args.seeds or (2 if args.quick else 10)))

@@ -4,7 +4,7 @@ One run is DP-SGD (Poisson rate q = 0.01, 16 epochs: T = 1,600 steps) plus a val
 of correct predictions on a random 20 % validation part plus Laplace noise (epsilon_s = 0.02). The search
 space is learning rate in {1, 2, 4, 8, 16} x clip norm in {0.5, 1}: k = 10 settings.
 
-1. Accounting (dpedu.research.experiments.tuning_costs): for the noise of a single run at epsilon 1, the epsilon of a
+1. Accounting (dpedu.lab.experiments.tuning_costs): for the noise of a single run at epsilon 1, the epsilon of a
    grid search of k settings (k runs composed) and of private selection with E[K] = k (geometric K); then, for a
    total of epsilon = 1, the smallest per-run noise multiplier each can use.
 2. Training: (b) the grid search of all 10 settings with its affordable noise, (c) PrivateHyperparameterSearch
@@ -23,10 +23,10 @@ import numpy as np
 
 from dpedu import DPLogisticRegression, calibrate
 from dpedu.accountants import LaplaceEvent, account
-from dpedu.datasets import load_adult
-from dpedu.research.experiments.tuning_costs import affordable_noise, tuning_cost
-from dpedu.mechanisms import laplace_mechanism
-from dpedu.research.tuning import PrivateHyperparameterSearch
+from dpedu.textbook.datasets import load_adult
+from dpedu.lab.experiments.tuning_costs import affordable_noise, tuning_cost
+from dpedu.textbook.mechanisms import laplace_mechanism
+from dpedu.lab.tuning import PrivateHyperparameterSearch
 
 Q, EPOCHS, DELTA, SCORE_EPSILON, TARGET = 0.01, 16, 1e-5, 0.02, 1.0
 STEPS = round(EPOCHS / Q)

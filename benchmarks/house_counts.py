@@ -43,7 +43,7 @@ def tracer(frame, event, arg):
     return None
 try:
     from dpedu.textbook.datasets import make_toy
-except ImportError:
+except ImportError:                # a checkout from before the layer folders
     from dpedu.datasets import make_toy
 X, y = make_toy(n=300, d=3, rng=0)
 names = ("sequential", "advanced", "moments", "rdp", "pld")

@@ -20,7 +20,7 @@ from dpedu.accountants import (
     compare,
     make_accountant,
 )
-from dpedu.events import MIN_EVENT_NOISE_MULTIPLIER
+from dpedu.ground.events import MIN_EVENT_NOISE_MULTIPLIER
 
 ABADI = [(SubsampledGaussianEvent(4.0, 0.01), 10_000)]
 

@@ -26,7 +26,7 @@ from dpedu.accountants.moments import (
     event_log_moments,
 )
 from dpedu.accountants.rdp import DEFAULT_ORDERS, RDPAccountant
-from dpedu.calibrate import gaussian_epsilon_exact
+from dpedu.accountants.calibrate import gaussian_epsilon_exact
 
 ABADI_STEP = SubsampledGaussianEvent(noise_multiplier=4.0, sampling_rate=0.01)
 

@@ -23,7 +23,7 @@ from dpedu.accountants.analysis.log_moments_integrated import log_a_integrated
 from dpedu.accountants.analysis.orders import DEFAULT_ORDERS
 from dpedu.accountants.analysis.rdp_curves import rdp_gaussian, rdp_laplace, rdp_pure_dp, rdp_sampled_gaussian
 from dpedu.accountants.rdp import OrderGridEdgeWarning, RDPAccountant, event_rdp_curve
-from dpedu.calibrate import gaussian_epsilon_exact
+from dpedu.accountants.calibrate import gaussian_epsilon_exact
 
 # Opacus's default grid (opacus/accountants/rdp.py): [1 + x / 10 for x in 1..99] + [12..63].
 OPACUS_ORDERS = [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from dpedu.accountants import account
-from dpedu.clipping import l2_norms
-from dpedu.datasets import make_toy
-from dpedu.events import GaussianEvent, SubsampledGaussianEvent
-from dpedu.training import dp_sgd, gradient_noise_multiplier, plan_dp_sgd, run_dp_sgd
-from dpedu.training.adaptive import ClipState
+from dpedu.textbook.clipping import l2_norms
+from dpedu.textbook.datasets import make_toy
+from dpedu.ground.events import GaussianEvent, SubsampledGaussianEvent
+from dpedu.textbook.training import dp_sgd, gradient_noise_multiplier, plan_dp_sgd, run_dp_sgd
+from dpedu.textbook.training.adaptive import ClipState
 
 
 def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings):
@@ -140,7 +140,7 @@ def test_calibrated_noise_is_rechecked_against_the_count_noise():
 def test_the_figure_of_an_adaptive_run(toy):
     from matplotlib.figure import Figure
 
-    from dpedu.plotting import plot_adaptive_clipping
+    from dpedu.lab.plotting import plot_adaptive_clipping
 
     X, y = toy
     result = planned(X, y, noise_multiplier=1.0, clip_norm=0.05, sampling_rate=0.1, epochs=5, target_quantile=0.5,

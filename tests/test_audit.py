@@ -1,4 +1,4 @@
-"""Empirical privacy auditing (dpedu.research.audit) and the chapter-9 checks.
+"""Empirical privacy auditing (dpedu.lab.audit) and the chapter-9 checks.
 
 An audit's lower bound above an accountant's upper bound is a bug to find, never a threshold to loosen.
 """
@@ -13,7 +13,7 @@ from scipy import stats
 
 from dpedu.course import checks
 from dpedu.accountants import GaussianEvent
-from dpedu.research.audit import (
+from dpedu.lab.audit import (
     canary_audit,
     canary_scores,
     clopper_pearson,
@@ -25,10 +25,10 @@ from dpedu.research.audit import (
     make_canary,
     noisy_gd_trainer,
 )
-from dpedu.calibrate import gaussian_epsilon_exact
+from dpedu.accountants.calibrate import gaussian_epsilon_exact
 from dpedu.cli import main
-from dpedu.datasets import make_toy
-from dpedu.training import dp_sgd, gradient_descent
+from dpedu.textbook.datasets import make_toy
+from dpedu.textbook.training import dp_sgd, gradient_descent
 
 DELTA = 1e-5
 
@@ -337,7 +337,7 @@ def test_chapter9_check_hints_for_other_mistakes():
 
 
 def test_bound_is_consistent_compares_with_every_applicable_upper_bound():
-    from dpedu.research.audit.statistics import bound_is_consistent
+    from dpedu.lab.audit.statistics import bound_is_consistent
 
     assert bound_is_consistent(1.0, {"pld": 1.0, "rdp": 1.2, "zcdp": math.nan})          # equal is consistent
     assert not bound_is_consistent(1.1, {"pld": 1.0, "rdp": 1.2})                        # any one crossing
@@ -353,7 +353,7 @@ def test_bound_is_consistent_compares_with_every_applicable_upper_bound():
 def test_audit_results_share_one_frozen_base():
     import dataclasses
 
-    from dpedu.research.audit import AuditBound, AuditResult, OneRunResult, WhiteBoxResult
+    from dpedu.lab.audit import AuditBound, AuditResult, OneRunResult, WhiteBoxResult
 
     for cls in (AuditResult, WhiteBoxResult, OneRunResult):
         assert issubclass(cls, AuditBound)

@@ -1,4 +1,4 @@
-"""The consistency check of a run's batches against its ledger (dpedu.research.audit.claims): the planted sampling bugs
+"""The consistency check of a run's batches against its ledger (dpedu.lab.audit.claims): the planted sampling bugs
 are refused, correct DP-SGD of every scheme is not."""
 
 import warnings
@@ -6,9 +6,9 @@ import warnings
 import numpy as np
 import pytest
 
-from dpedu.research.audit import CLAIM_BUGS, check_claims, claim_buggy_trainer, claim_hunt
-from dpedu.datasets import make_toy
-from dpedu.training import ShuffledBatchesWarning, dp_sgd, plan_dp_sgd, run_dp_sgd
+from dpedu.lab.audit import CLAIM_BUGS, check_claims, claim_buggy_trainer, claim_hunt
+from dpedu.textbook.datasets import make_toy
+from dpedu.textbook.training import ShuffledBatchesWarning, dp_sgd, plan_dp_sgd, run_dp_sgd
 
 
 def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings):

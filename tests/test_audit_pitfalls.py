@@ -1,4 +1,4 @@
-"""The five pitfalls from real issue trackers (dpedu.research.audit.pitfalls, docs/math.md §27): each planted mistake
+"""The five pitfalls from real issue trackers (dpedu.lab.audit.pitfalls, docs/math.md §27): each planted mistake
 is caught by its check, the correct code is not, and the numbers quoted in the notes are the code's."""
 
 import math
@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from dpedu.gaussian import gaussian_delta_exact
-from dpedu.research.audit import (CLAIM_BUGS, PITFALLS, check_gaussian_claim, check_noise, claim_hunt,
+from dpedu.ground.gaussian import gaussian_delta_exact
+from dpedu.lab.audit import (CLAIM_BUGS, PITFALLS, check_gaussian_claim, check_noise, claim_hunt,
                                   pitfall_hunt)
-from dpedu.research.audit.pitfalls import classic_noise_anywhere, draws_to_detect, noise_check_power
-from dpedu.training.adaptive import gradient_noise_multiplier
+from dpedu.lab.audit.pitfalls import classic_noise_anywhere, draws_to_detect, noise_check_power
+from dpedu.textbook.training.adaptive import gradient_noise_multiplier
 
 NOISE_PITFALLS = [name for name, p in PITFALLS.items() if p.check == "check_noise"]
 
@@ -181,7 +181,7 @@ def test_draws_is_honoured():
 @pytest.mark.parametrize("claimed, draws", [(1.25, 300), (1 / 1.25, 300), (1.1, 600)])
 def test_the_statistic_follows_its_stated_law(claimed, draws):
     # check_noise itself, 40 seeds, true z = 1: the statistic's mean and spread are those noise_check_power uses
-    from dpedu.research.audit.pitfalls import _statistic_law
+    from dpedu.lab.audit.pitfalls import _statistic_law
     mean, spread = _statistic_law(1.0, claimed, draws, 2)
     stats = np.array([check_noise(_gaussian_release, claimed_multiplier=claimed, draws=draws, rng=s).statistic
                       for s in range(40)])

@@ -1,16 +1,16 @@
-"""The white-box audit of shuffled DP-SGD runs (dpedu.research.audit.shuffle_whitebox) beside the Monte Carlo bound of
-the same pair (dpedu.research.audit.shuffle, docs/math.md §22.6) and the Poisson PLD upper bound."""
+"""The white-box audit of shuffled DP-SGD runs (dpedu.lab.audit.shuffle_whitebox) beside the Monte Carlo bound of
+the same pair (dpedu.lab.audit.shuffle, docs/math.md §22.6) and the Poisson PLD upper bound."""
 
 import warnings
 
 import numpy as np
 import pytest
 
-from dpedu.research.audit import shuffle_whitebox_audit
-from dpedu.research.audit.shuffle import shuffle_epsilon_lower_bound, shuffle_privacy_losses
-from dpedu.research.audit.shuffle_whitebox import observed_updates, shuffle_audit_data
-from dpedu.research.audit.statistics import clopper_pearson
-from dpedu.training import dp_sgd, plan_dp_sgd, run_dp_sgd
+from dpedu.lab.audit import shuffle_whitebox_audit
+from dpedu.lab.audit.shuffle import shuffle_epsilon_lower_bound, shuffle_privacy_losses
+from dpedu.lab.audit.shuffle_whitebox import observed_updates, shuffle_audit_data
+from dpedu.lab.audit.statistics import clopper_pearson
+from dpedu.textbook.training import dp_sgd, plan_dp_sgd, run_dp_sgd
 
 
 def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings):
@@ -106,7 +106,7 @@ def test_the_figure_draws_the_audit_points_beside_the_curves():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from dpedu.plotting.shuffle import plot_shuffle_gap
+    from dpedu.lab.plotting.shuffle import plot_shuffle_gap
     fig, ax = plt.subplots(figsize=(7.0, 3.5))
     plot_shuffle_gap([0.5, 1.0], [17.3, 3.85], [13.2, 3.09], [22.2, 8.88], delta=1e-4, audits=([1.0], [2.5]), ax=ax)
     assert len(ax.lines) == 4 and list(ax.lines[-1].get_xdata()) == [1.0]
@@ -118,7 +118,7 @@ def test_the_figure_draws_the_audit_points_beside_the_curves():
 
 @pytest.mark.parametrize("bad, error", [(["a"], TypeError), ([[1.0]], ValueError), ([float("nan")], ValueError)])
 def test_shuffle_gap_refuses_bad_noise_multipliers_by_name(bad, error):
-    from dpedu.research.audit.shuffle import shuffle_gap
+    from dpedu.lab.audit.shuffle import shuffle_gap
 
     with pytest.raises(error, match="noise_multipliers"):
         shuffle_gap(bad, batches_per_epoch=10, epochs=1, delta=1e-3, rng=0)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpedu.research.audit import (
+from dpedu.lab.audit import (
     BUGS,
     bug_hunt,
     buggy_trainer,
@@ -23,10 +23,10 @@ from dpedu.research.audit import (
     one_run_epsilon_lower_bound,
     whitebox_audit,
 )
-from dpedu.research.audit.one_run import one_run_p_value
-from dpedu.research.audit.whitebox import canary_update_scores
-from dpedu.gaussian import gaussian_epsilon_exact
-from dpedu.models import MLP, LogisticModel
+from dpedu.lab.audit.one_run import one_run_p_value
+from dpedu.lab.audit.whitebox import canary_update_scores
+from dpedu.ground.gaussian import gaussian_epsilon_exact
+from dpedu.textbook.models import MLP, LogisticModel
 
 DELTA = 1e-5
 
@@ -231,7 +231,7 @@ def test_cli_audit_modes(capsys):
     assert main(["audit", "--mode", "bugs", "--runs", "60"]) == 0
     out, _ = capsys.readouterr()
     assert all(bug in out for bug in BUGS) and "True" in out
-    from dpedu.research.audit import CLAIM_BUGS
+    from dpedu.lab.audit import CLAIM_BUGS
 
     assert all(f"{bug} caught True   correct code flagged False" in out.replace("  ", " ") or bug in out
                for bug in CLAIM_BUGS)
@@ -254,8 +254,8 @@ def test_divide_by_batch_size_is_caught_from_a_few_hundred_runs_and_the_correct_
 
 
 def test_update_scales_read_the_noise_off_the_quiet_coordinates():
-    from dpedu.research.audit.bugs import bug_setting
-    from dpedu.research.audit.whitebox import quiet_coordinates, update_scales
+    from dpedu.lab.audit.bugs import bug_setting
+    from dpedu.lab.audit.whitebox import quiet_coordinates, update_scales
 
     setting = bug_setting("divide_by_batch_size")
     X, y, canary = setting["X"], setting["y"], setting["canary"]

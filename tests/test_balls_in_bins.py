@@ -12,10 +12,10 @@ from scipy.stats import chisquare
 from dpedu.accountants import UnsupportedEventError, make_accountant
 from dpedu.accountants.balls_in_bins import (LABEL, balls_in_bins_delta, balls_in_bins_epsilon,
                                              balls_in_bins_upper_bound, proven_epsilon)
-from dpedu.events_allocation import BallsInBinsGaussianEvent
-from dpedu.training.sampling import BallsInBins
-from dpedu.training.sampling.balls_in_bins import balls_in_bins_epoch
-from dpedu.gaussian import gaussian_delta_exact, gaussian_epsilon_exact
+from dpedu.ground.events_allocation import BallsInBinsGaussianEvent
+from dpedu.textbook.training.sampling import BallsInBins
+from dpedu.textbook.training.sampling.balls_in_bins import balls_in_bins_epoch
+from dpedu.ground.gaussian import gaussian_delta_exact, gaussian_epsilon_exact
 
 
 def test_an_epoch_is_a_partition_and_is_seeded():
@@ -44,7 +44,7 @@ def test_each_record_lands_in_a_uniform_bin_independently_of_the_others():
 
 
 def test_the_plan_refuses_bad_arguments_of_the_scheme_by_name():
-    from dpedu.training import plan_dp_sgd
+    from dpedu.textbook.training import plan_dp_sgd
 
     for bad, name in ((dict(n=2.5), "n"), (dict(sampling_rate=0.0), "sampling_rate")):
         with pytest.raises((TypeError, ValueError), match=name):
@@ -157,10 +157,10 @@ from dataclasses import replace  # noqa: E402
 
 from dpedu.accountants import ACCOUNTANT_NAMES, account  # noqa: E402
 from dpedu.accountants.balls_in_bins import balls_in_bins_ledger  # noqa: E402
-from dpedu.datasets import make_toy  # noqa: E402
-from dpedu.research.audit import check_claims  # noqa: E402
-from dpedu.training import plan_dp_sgd, run_dp_sgd  # noqa: E402
-from dpedu.training.sampling import Shuffle  # noqa: E402
+from dpedu.textbook.datasets import make_toy  # noqa: E402
+from dpedu.lab.audit import check_claims  # noqa: E402
+from dpedu.textbook.training import plan_dp_sgd, run_dp_sgd  # noqa: E402
+from dpedu.textbook.training.sampling import Shuffle  # noqa: E402
 
 SETTINGS = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, sampling="balls_in_bins")
 

@@ -270,7 +270,7 @@ def test_book_has_every_chapter_the_api_and_the_reference_pages(site):
     if (DOCS / "math.md").is_file():
         assert (site / "math.html").is_file()
     assert (site / "api" / "dpedu.html").is_file()
-    assert any((site / "api").glob("dpedu.training*.html"))
+    assert any((site / "api").glob("dpedu.textbook.training*.html"))
 
 
 def test_chapters_load_in_the_browser_with_math_and_figures(site, server, browser):
@@ -531,7 +531,7 @@ def test_instructor_banner_and_labels_are_visible(instructor_site, browser):
 # -- figures, wide blocks, raw TeX ----------------------------------------------------------------------------------
 
 MIN_TEXT_PX = 9.0           # the smallest text of a figure, in CSS pixels as displayed
-SMALLEST_FONT_PT = 10 / 1.2  # matplotlib's "small" (legends in dpedu.plotting and the chapters); ticks are 10 pt
+SMALLEST_FONT_PT = 10 / 1.2  # matplotlib's "small" (legends in dpedu.lab.plotting and the chapters); ticks are 10 pt
 DEFAULT_DPI = 100.0         # matplotlib's figure.dpi, used when a PNG does not record its resolution
 
 

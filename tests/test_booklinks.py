@@ -34,17 +34,17 @@ def test_chapters_link_into_the_reference_folder_beside_them():
 
 
 def test_relinking_for_jupyter_and_for_the_book():
-    source = _nb("[clip](dpedu.L2_clip) · [sgd](dpedu.training.dp_sgd) · [§5](../docs/math.md#5-l2) · "
-                 "[g](../docs/glossary.md#epsilon) · [mod](dpedu.clipping) · [web](https://example.org/a.html)")
+    source = _nb("[clip](dpedu.L2_clip) · [sgd](dpedu.textbook.training.dp_sgd) · [§5](../docs/math.md#5-l2) · "
+                 "[g](../docs/glossary.md#epsilon) · [mod](dpedu.textbook.clipping) · [web](https://example.org/a.html)")
     jupyter = relink(source, to="jupyter")
-    assert markdown_links(jupyter) == ["reference/api/dpedu.clipping.md#dpedu.clipping.L2_clip",
-                                       "reference/api/dpedu.training.sgd.md#dpedu.training.sgd.dp_sgd",
+    assert markdown_links(jupyter) == ["reference/api/dpedu.textbook.clipping.md#dpedu.textbook.clipping.L2_clip",
+                                       "reference/api/dpedu.textbook.training.sgd.md#dpedu.textbook.training.sgd.dp_sgd",
                                        "reference/math.md#5-l2", "reference/glossary.md#epsilon",
-                                       "reference/api/dpedu.clipping.md", "https://example.org/a.html"]
+                                       "reference/api/dpedu.textbook.clipping.md", "https://example.org/a.html"]
     assert relink(jupyter, to="jupyter") == jupyter, "relinking is idempotent"
     book = relink(jupyter, to="book")
-    assert markdown_links(book) == ["dpedu.clipping.L2_clip", "dpedu.training.sgd.dp_sgd", "../math.md#5-l2",
-                                    "../glossary.md#epsilon", "dpedu.clipping", "https://example.org/a.html"]
+    assert markdown_links(book) == ["dpedu.textbook.clipping.L2_clip", "dpedu.textbook.training.sgd.dp_sgd", "../math.md#5-l2",
+                                    "../glossary.md#epsilon", "dpedu.textbook.clipping", "https://example.org/a.html"]
     assert relink(book, to="jupyter") == jupyter
     assert source["cells"][0]["source"].startswith("[clip](dpedu.L2_clip)"), "relink changed its argument"
 
@@ -113,12 +113,12 @@ def test_the_reference_folder_holds_every_page_and_anchor_the_notebooks_link(tmp
     """write_reference writes the notes (anchored), their figures and one API page per linked module, with an
     anchor for every linked object; a module page documents what its module defines, not its re-exports."""
     nb = relink(_nb("[clip](dpedu.L2_clip) [§5](../docs/math.md#5-l2-clipping-and-the-sensitivity-of-a-clipped-sum)"
-                    " [train](dpedu.training.sgd.dp_sgd) [mod](dpedu.models.logistic)"))
+                    " [train](dpedu.textbook.training.sgd.dp_sgd) [mod](dpedu.textbook.models.logistic)"))
     (tmp_path / "a.ipynb").write_text(json.dumps(nb))
     written = write_reference(tmp_path)
     root = tmp_path / "reference"
     assert {p.relative_to(root).as_posix() for p in written} >= {
-        "README.md", "math.md", "api/dpedu.clipping.md", "api/dpedu.training.sgd.md", "api/dpedu.models.logistic.md",
+        "README.md", "math.md", "api/dpedu.textbook.clipping.md", "api/dpedu.textbook.training.sgd.md", "api/dpedu.textbook.models.logistic.md",
         "_static/notes/tradeoff.png"}
     for link in markdown_links(nb):
         path, _, anchor = link.partition("#")
@@ -126,8 +126,8 @@ def test_the_reference_folder_holds_every_page_and_anchor_the_notebooks_link(tmp
         assert not anchor or f'<a id="{anchor}"></a>' in (tmp_path / path).read_text(), link
     for image in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", (root / "math.md").read_text()):
         assert (root / image).is_file(), image
-    page = api_page("dpedu.training")                          # the package re-exports dp_sgd: not documented here
-    assert "dpedu.training.sgd.dp_sgd" not in page
+    page = api_page("dpedu.textbook.training")                          # the package re-exports dp_sgd: not documented here
+    assert "dpedu.textbook.training.sgd.dp_sgd" not in page
     (root / "api" / "dpedu.old_module.md").write_text("stale")
     write_reference(tmp_path)
     assert not (root / "api" / "dpedu.old_module.md").exists()
@@ -156,7 +156,7 @@ def test_a_feedback_page_carries_what_its_links_point_at():
     nb.cells.append(nbformat.v4.new_markdown_cell(
         "[§4.3](reference/math.md#43-the-privacy-loss-of-a-gaussian-and-composition-of-gaussians) "
         "[§5 again](reference/math.md#5-l2-clipping-and-the-sensitivity-of-a-clipped-sum) "
-        "[the module](reference/api/dpedu.models.logistic.md)"))
+        "[the module](reference/api/dpedu.textbook.models.logistic.md)"))
     links = markdown_links(nb)
     processed, _ = ReferenceAppendix().preprocess(nb, {})
     appendix = processed.cells[-1].source

@@ -14,9 +14,9 @@ from dpedu.accountants import (
     UnsupportedEventError,
     make_accountant,
 )
-from dpedu.budget import BudgetExceededError, PrivacyBudget
-from dpedu.mechanisms import gaussian_mech, gaussian_mechanism, laplace_mech, laplace_mechanism
-from dpedu.training import plan_noisy_gradient_descent, run_noisy_gradient_descent
+from dpedu.accountants.budget import BudgetExceededError, PrivacyBudget
+from dpedu.textbook.mechanisms import gaussian_mech, gaussian_mechanism, laplace_mech, laplace_mechanism
+from dpedu.textbook.training import plan_noisy_gradient_descent, run_noisy_gradient_descent
 
 
 def test_sequential_budget_adds_up_and_refuses_the_overspending_release():
@@ -128,7 +128,7 @@ def test_noisy_gradient_descent_charges_its_whole_ledger():
 
 # --- issue 13: a malformed history changes nothing; check() asks first; budget arguments are checked ----
 
-from dpedu.engine.validation import Budget, check_budget  # noqa: E402
+from dpedu.ground.validation import Budget, check_budget  # noqa: E402
 
 MALFORMED = [
     ([(LaplaceEvent(0.1), 1), (LaplaceEvent(0.1), 0)], ValueError),       # a count of 0 after a good entry

@@ -313,8 +313,8 @@ def test_a_vanishing_noise_multiplier_is_refused_by_name():
 
 def test_noise_multiplier_calibrates_the_event_it_is_given():
     from dpedu.accountants import UnsupportedEventError, account
-    from dpedu.events import SubsampledGaussianEvent
-    from dpedu.calibrate import noise_multiplier
+    from dpedu.ground.events import SubsampledGaussianEvent
+    from dpedu.accountants.calibrate import noise_multiplier
 
     def replace_one(z):
         return SubsampledGaussianEvent(z, 0.01, relation="replace_one")

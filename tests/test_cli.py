@@ -277,8 +277,8 @@ def test_statement_sampling_and_relation(capsys):
 
 
 def test_demo_reports_the_one_non_private_baseline(capsys, monkeypatch):
-    """demo's ceiling is dpedu.research.experiments.non_private_accuracy, the function tradeoff and the chapters use."""
-    from dpedu.research import experiments
+    """demo's ceiling is dpedu.lab.experiments.non_private_accuracy, the function tradeoff and the chapters use."""
+    from dpedu.lab import experiments
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(300, 4)) / 2
@@ -305,7 +305,7 @@ def _small_adult(monkeypatch, n=240, d=5):
 def test_race_prints_chapter_11s_table_with_progress(capsys, monkeypatch, tmp_path):
     """`python -m dpedu race` is compare_learners at the verdict's settings: the same numbers, its table, a CSV row
     per selection, a chart, and progress on stderr."""
-    from dpedu.research.experiments.learners import LEARNER_SPECS, compare_learners
+    from dpedu.lab.experiments.learners import LEARNER_SPECS, compare_learners
 
     X, y = _small_adult(monkeypatch)
     argv = ["race", "--seeds", "2", "--epsilons", "1,4", "--learners", "noisy_gd,output_perturbation",
@@ -323,7 +323,7 @@ def test_race_prints_chapter_11s_table_with_progress(capsys, monkeypatch, tmp_pa
 
 
 def test_race_leaders_name_the_learners_its_seeds_cannot_separate():
-    from dpedu.research.experiments.learners import LearnersComparison
+    from dpedu.lab.experiments.learners import LearnersComparison
 
     accuracies = np.array([[[0.80, 0.82]], [[0.815, 0.815]], [[0.70, 0.70]]])   # 3 learners, 1 epsilon, 2 seeds
     race = LearnersComparison(("noisy_gd", "dp_sgd", "output_perturbation"), np.array([0.1]), 1e-5, accuracies,

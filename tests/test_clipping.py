@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from dpedu.clipping import L2_clip, l2_norms
+from dpedu.textbook.clipping import L2_clip, l2_norms
 
 
 @settings(max_examples=200, deadline=None)
@@ -129,7 +129,7 @@ def test_l2_norms_refuses_nan_and_inf_entries_by_name_without_a_separate_pass(ba
 
 
 def test_training_data_refuses_nan_rows_by_name_and_keeps_huge_finite_rows():
-    from dpedu.training import training_data
+    from dpedu.textbook.training import training_data
 
     X, y = np.ones((5, 3)), np.ones(5)
     X[3, 0] = np.nan

@@ -18,9 +18,9 @@ from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import cross_val_score
 
 from dpedu.accountants import GaussianEvent, LaplaceEvent, SubsampledGaussianEvent, make_accountant
-from dpedu.budget import BudgetExceededError, PrivacyBudget
-from dpedu.datasets import make_toy
-from dpedu.estimator import DPLogisticRegression
+from dpedu.accountants.budget import BudgetExceededError, PrivacyBudget
+from dpedu.textbook.datasets import make_toy
+from dpedu.lab.estimator import DPLogisticRegression
 
 THREADS = 8
 TRIALS = 50

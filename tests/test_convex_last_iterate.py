@@ -16,10 +16,10 @@ from dpedu import cli
 from dpedu.accountants import LinearLastIterateEvent, SubsampledGaussianEvent, account, compare
 from dpedu.accountants.convex_last_iterate import (BAD_BATCH_FRACTION, HEURISTIC_LABEL, PROVEN_LABEL,
                                                    convex_last_iterate_bound, last_iterate_claim)
-from dpedu.datasets import make_toy
-from dpedu.learners import ProjectedStep, project_to_ball, projected_step, run_projected
-from dpedu.models import MLP, LogisticModel
-from dpedu.training import dp_sgd, dp_sgd_step, plan_dp_sgd, training_data
+from dpedu.textbook.datasets import make_toy
+from dpedu.textbook.learners import ProjectedStep, project_to_ball, projected_step, run_projected
+from dpedu.textbook.models import MLP, LogisticModel
+from dpedu.textbook.training import dp_sgd, dp_sgd_step, plan_dp_sgd, training_data
 
 DELTA = 1e-5
 FULL = dict(noise_multiplier=10.0, sampling_rate=1.0, clip_norm=1.0, learning_rate=4.0, radius=0.05,
@@ -216,7 +216,7 @@ def test_the_rdp_form_is_the_same_bound():
 
 
 def test_private_selection_charged_by_the_bound_costs_less_and_runs_reproducibly():
-    from dpedu.research.experiments.last_iterate import select_and_test, selection_epsilon
+    from dpedu.lab.experiments.last_iterate import select_and_test, selection_epsilon
 
     configs = ({"learning_rate": 4.0, "radius": 5.0}, {"learning_rate": 2.0, "radius": 5.0})
     settings = dict(configs=configs, steps=300, sampling_rate=1.0, dataset_size=2000, l2=1e-2)

@@ -49,33 +49,33 @@ DOCS = sorted((ROOT / "docs").glob("*.md"))
 # Exercises whose answer dpedu implements under another name: showing that function before the exercise shows
 # the answer. (Exercises that reuse dpedu's own name are found from the exercise cell itself.)
 COUNTERPARTS = {
-    "1.1": ["dpedu.models.logistic.per_example_loss", "dpedu.models.logistic.loss"],
-    "1.2": ["dpedu.models.logistic.per_example_gradients", "dpedu.models.logistic.gradient"],
-    "1.3": ["dpedu.training.gradient_descent"],
-    "1.4": ["dpedu.models.logistic.accuracy"],
-    "2.3": ["dpedu.mechanisms.laplace_mechanism"],
-    "2.4": ["dpedu.mechanisms.gaussian_noise_multiplier"],
-    "2.5": ["dpedu.training.noisy_gradient_descent", "dpedu.models.logistic.clipped_gradient_sum"],
+    "1.1": ["dpedu.textbook.models.logistic.per_example_loss", "dpedu.textbook.models.logistic.loss"],
+    "1.2": ["dpedu.textbook.models.logistic.per_example_gradients", "dpedu.textbook.models.logistic.gradient"],
+    "1.3": ["dpedu.textbook.training.gradient_descent"],
+    "1.4": ["dpedu.textbook.models.logistic.accuracy"],
+    "2.3": ["dpedu.textbook.mechanisms.laplace_mechanism"],
+    "2.4": ["dpedu.textbook.mechanisms.gaussian_noise_multiplier"],
+    "2.5": ["dpedu.textbook.training.noisy_gradient_descent", "dpedu.textbook.models.logistic.clipped_gradient_sum"],
     "3.2": ["dpedu.accountants.advanced.advanced_composition"],
     "3.4": ["dpedu.accountants.advanced.advanced_composition"],     # its source shows the formula 3.4 inverts
-    "4.2": ["dpedu.models.logistic.clipped_gradient_sum"],
-    "4.3": ["dpedu.training.dp_sgd_step", "dpedu.training.sgd.dp_sgd_step"],
-    "4.4": ["dpedu.events.steps_from_epochs"],
-    "4.5": ["dpedu.events.steps_from_epochs", "dpedu.training.plan.plan_dp_sgd"],
-    "10.1": ["dpedu.research.experiments.relations.scheme_events"],
+    "4.2": ["dpedu.textbook.models.logistic.clipped_gradient_sum"],
+    "4.3": ["dpedu.textbook.training.dp_sgd_step", "dpedu.textbook.training.sgd.dp_sgd_step"],
+    "4.4": ["dpedu.ground.events.steps_from_epochs"],
+    "4.5": ["dpedu.ground.events.steps_from_epochs", "dpedu.textbook.training.plan.plan_dp_sgd"],
+    "10.1": ["dpedu.lab.experiments.relations.scheme_events"],
     "5.1": ["dpedu.accountants.moments.event_log_moments"],
-    "6.2": ["dpedu.proactive.minimum_steps"],
-    "6.3": ["dpedu.proactive.proactive_conditions"],
+    "6.2": ["dpedu.accountants.proactive.minimum_steps"],
+    "6.3": ["dpedu.accountants.proactive.proactive_conditions"],
     "8.1": ["dpedu.accountants.tradeoff.gaussian_tradeoff"],
     "8.2": ["dpedu.accountants.tradeoff.epsilon_delta_tradeoff"],
-    "9.1": ["dpedu.research.audit.epsilon_from_rates"],
-    "9.2": ["dpedu.research.audit.statistics.clopper_pearson"],
-    "9.3": ["dpedu.research.audit.epsilon_lower_bound"],
-    "9.5": ["dpedu.research.audit.epsilon_from_mu"],
-    "9.6": ["dpedu.research.audit.one_run_epsilon_lower_bound"],
-    "11.1": ["dpedu.learners.convex.output_perturbation_sensitivity"],
-    "11.2": ["dpedu.learners.factorization.square_root_coefficients"],
-    "11.3": ["dpedu.learners.factorization.sensitivity"],
+    "9.1": ["dpedu.lab.audit.epsilon_from_rates"],
+    "9.2": ["dpedu.lab.audit.statistics.clopper_pearson"],
+    "9.3": ["dpedu.lab.audit.epsilon_lower_bound"],
+    "9.5": ["dpedu.lab.audit.epsilon_from_mu"],
+    "9.6": ["dpedu.lab.audit.one_run_epsilon_lower_bound"],
+    "11.1": ["dpedu.textbook.learners.convex.output_perturbation_sensitivity"],
+    "11.2": ["dpedu.textbook.learners.factorization.square_root_coefficients"],
+    "11.3": ["dpedu.textbook.learners.factorization.sensitivity"],
 }
 
 
@@ -235,18 +235,18 @@ def _runs(cell, namespace):
 # counterpart returned: {(exercise, caller's dotted name, a fragment of the call): why}. An entry no chapter uses
 # fails test_every_allowed_caller_is_used.
 NOT_THE_ANSWER = {
-    ("2.3", "dpedu.training.full_batch.run_noisy_gradient_descent", "run_noisy_gradient_descent("):
+    ("2.3", "dpedu.textbook.training.full_batch.run_noisy_gradient_descent", "run_noisy_gradient_descent("):
         "its result holds the run's noisy count, a random number the chapter never prints",
-    ("2.4", "dpedu.training.full_batch.plan_noisy_gradient_descent", "plan_noisy_gradient_descent("):
+    ("2.4", "dpedu.textbook.training.full_batch.plan_noisy_gradient_descent", "plan_noisy_gradient_descent("):
         "the plan holds the classic z of (0.1, 1e-5), which the text gives as an example (48.448) before Exercise 2.4",
-    ("4.4", "dpedu.training.sgd.dp_sgd", "dp_sgd("):
+    ("4.4", "dpedu.textbook.training.sgd.dp_sgd", "dp_sgd("):
         "dp_sgd is given T and z; its plan neither counts steps from epochs nor accounts epsilon",
-    ("4.5", "dpedu.training.sgd.dp_sgd", "dp_sgd("):
+    ("4.5", "dpedu.textbook.training.sgd.dp_sgd", "dp_sgd("):
         "dp_sgd is given q and T; its plan does not derive them from a batch size and epochs",
-    ("5.3", "dpedu.gaussian.gaussian_epsilon_exact", "gaussian_epsilon_exact("):
+    ("5.3", "dpedu.ground.gaussian.gaussian_epsilon_exact", "gaussian_epsilon_exact("):
         "it searches for the epsilon of one Gaussian with the one search; its result is that epsilon, not the "
         "smallest feasible z the exercise searches for",
-    ("10.1", "dpedu.training.plan.plan_dp_sgd", "sampling='shuffle'"):
+    ("10.1", "dpedu.textbook.training.plan.plan_dp_sgd", "sampling='shuffle'"):
         "a shuffled plan records ShuffledBatchGaussianEvent, not the fixed-size event the exercise asks for",
 }
 
@@ -398,7 +398,7 @@ def test_nothing_before_an_exercise_runs_its_answer(path):
                                              for where, number, what in problems)
 
 
-CLIP_IMPORTS = "import numpy as np\nimport dpedu as dp\nfrom dpedu.clipping import L2_clip as clip"
+CLIP_IMPORTS = "import numpy as np\nimport dpedu as dp\nfrom dpedu.textbook.clipping import L2_clip as clip"
 
 
 @pytest.mark.parametrize("planted, found", [
@@ -432,7 +432,7 @@ def test_the_expression_of_exercise_7_1_is_found():
         assert bool(runs_before(nb)) is is_found, planted
 
 
-ADVANCED_IMPORTS = "from dpedu.accountants.advanced import advanced_composition\nfrom dpedu.calibrate import monotone_search"
+ADVANCED_IMPORTS = "from dpedu.accountants.advanced import advanced_composition\nfrom dpedu.accountants.calibrate import monotone_search"
 ADVANCED_EXERCISE = ("def advanced_composition_theorem(epsilon, delta, k, delta_prime):\n    ### BEGIN SOLUTION\n"
                      "    return epsilon * k, k * delta + delta_prime\n    ### END SOLUTION")
 SPLIT_EXERCISE = ("def per_iteration_epsilon(total_epsilon, k, delta_prime):\n    ### BEGIN SOLUTION\n"
@@ -489,8 +489,8 @@ L2_CLIP_RUNNABLE = ("def L2_clip(v, clip_norm):\n    ### BEGIN SOLUTION\n    v =
 
 @pytest.mark.parametrize("reveal", [
     "from dpedu.course.notebook import show_source\nimport dpedu as dp\nshow_source(dp.clipping.L2_clip)",
-    "import inspect\nfrom dpedu.clipping import L2_clip as f\nprint(inspect.getsource(f))",
-    "from dpedu.clipping import L2_clip\nL2_clip??",
+    "import inspect\nfrom dpedu.textbook.clipping import L2_clip as f\nprint(inspect.getsource(f))",
+    "from dpedu.textbook.clipping import L2_clip\nL2_clip??",
 ])
 def test_a_reveal_before_the_exercise_is_found(reveal):
     nb = _notebook_with([("code", reveal, {}), ("code", L2_CLIP_EXERCISE, EXERCISE)])
@@ -506,7 +506,7 @@ def test_a_renamed_reveal_is_found_by_its_solution_lines():
                 "    sigmoids = expit(-y * (X @ theta))\n"
                 "    factors = clip_factor(sigmoids * row_norms, clip_norm)\n"
                 "    ### END SOLUTION")
-    shown = ("from dpedu.course.notebook import show_source\nfrom dpedu.models import LogisticModel\n"
+    shown = ("from dpedu.course.notebook import show_source\nfrom dpedu.textbook.models import LogisticModel\n"
              "show_source(LogisticModel.clipped_gradient_sum)")
     problems = reveals(_notebook_with([("code", shown, {}), ("code", exercise, EXERCISE)]))
     assert [(where, number) for where, number, _ in problems] == [(0, "2.2")]
@@ -668,22 +668,22 @@ FIXED_EXERCISE = ("def fixed_batch_event(noise_multiplier, batch_size, dataset_s
                   "    ### BEGIN SOLUTION\n    return None\n    ### END SOLUTION")
 COUNT_EXERCISE = ("def noisy_count(true_count, epsilon, rng):\n"
                   "    ### BEGIN SOLUTION\n    return true_count\n    ### END SOLUTION")
-CALLER_IMPORTS = "import dpedu as dp\nfrom dpedu.research import audit"
+CALLER_IMPORTS = "import dpedu as dp\nfrom dpedu.lab import audit"
 
 
 @pytest.mark.parametrize("planted, number, exercise, found", [
     ("r = audit.canary_audit(trainer, X, y, canary, runs=10, delta=1e-5)", "9.3", AUDIT_EXERCISE,
-     "calls dpedu.research.audit.canary.canary_audit, which returns what 9.3's answer computes"),
+     "calls dpedu.lab.audit.canary.canary_audit, which returns what 9.3's answer computes"),
     ("w = audit.whitebox_audit(trainer, X, y, canary, runs=10, delta=1e-5)", "9.3", AUDIT_EXERCISE,
-     "calls dpedu.research.audit.whitebox.whitebox_audit"),
+     "calls dpedu.lab.audit.whitebox.whitebox_audit"),
     ("print(f'{plan.gradient_noise_multiplier:.4f}')", "7.5", ADAPTIVE_EXERCISE, "reads dpedu's answer, a property"),
     ("e = dp.training.plan_dp_sgd(100, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=1, "
      "sampling='fixed', relation='replace_one').event", "10.1", FIXED_EXERCISE, "dpedu's version of the answer"),
     ("r = dp.training.dp_sgd(X, y, noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1, steps=1)", "10.1",
-     FIXED_EXERCISE, "calls dpedu.training.sgd.dp_sgd, which returns what 10.1's answer computes"),
+     FIXED_EXERCISE, "calls dpedu.textbook.training.sgd.dp_sgd, which returns what 10.1's answer computes"),
     # a caller behind a decorator (@door): found by its own code, read in its own module
     ("r = dp.training.run_noisy_gradient_descent(X, y, plan, rng=0)", "2.3", COUNT_EXERCISE,
-     "calls dpedu.training.full_batch.run_noisy_gradient_descent, which returns what 2.3's answer computes"),
+     "calls dpedu.textbook.training.full_batch.run_noisy_gradient_descent, which returns what 2.3's answer computes"),
 ])
 def test_a_planted_call_of_a_bigger_function_is_found(planted, number, exercise, found):
     """A dpedu function that returns what a counterpart computes, or a counterpart read as a property, runs the

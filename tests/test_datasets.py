@@ -1,4 +1,4 @@
-"""Tests for dpedu.datasets: the Adult loader (parsing, checksums, search order, download) and make_toy.
+"""Tests for dpedu.textbook.datasets: the Adult loader (parsing, checksums, search order, download) and make_toy.
 
 All tests are offline. Real-data tests read the files where ``load_adult`` itself finds them (``$DPEDU_DATA``,
 the project cache ``data/adult/``, or the copy shipped in ``dpedu/data/adult/``), and copy them into temporary
@@ -31,9 +31,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpedu import datasets
-from dpedu.datasets import ADULT_NORM_BOUND, AdultData, AdultDataError, FileDigest, load_adult, make_toy
-from dpedu.datasets import download as download_module
-from dpedu.datasets import files as files_module
+from dpedu.textbook.datasets import ADULT_NORM_BOUND, AdultData, AdultDataError, FileDigest, load_adult, make_toy
+from dpedu.textbook.datasets import download as download_module
+from dpedu.textbook.datasets import files as files_module
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = files_module.PACKAGE_DIR  # dpedu/data/adult/, captured before any test patches it
@@ -529,7 +529,7 @@ def test_a_download_killed_mid_way_leaves_a_part_that_a_later_download_removes(t
     _serve(server, "m1", tiny)
     script = (
         "import sys\n"
-        "from dpedu.datasets import FileDigest, files, load_adult\n"
+        "from dpedu.textbook.datasets import FileDigest, files, load_adult\n"
         f"files.ADULT_FILES.update({{k: FileDigest(*v) for k, v in {dict(datasets.ADULT_FILES)!r}.items()}})\n"
         "files.CACHE_DIR = files.PACKAGE_DIR = files.Path(sys.argv[1]) / 'nothing-here'\n"
         f"load_adult(sys.argv[1], urls=[{server.url('slow')!r}], timeout=60)\n"
@@ -614,9 +614,9 @@ def test_the_downloader_is_off_the_import_path():
     """``import dpedu`` and loading local files never import urllib.request or http.client."""
     script = (
         "import sys, dpedu\n"
-        "net = lambda: [m for m in sys.modules if m in ('urllib.request', 'http.client', 'dpedu.datasets.download')]\n"
+        "net = lambda: [m for m in sys.modules if m in ('urllib.request', 'http.client', 'dpedu.textbook.datasets.download')]\n"
         "before = net()\n"
-        "dpedu.datasets.load_adult(download=False)\n"
+        "dpedu.textbook.datasets.load_adult(download=False)\n"
         "print(before, net())\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "DPEDU_DATA"}

@@ -16,15 +16,15 @@ from dpedu.accountants import (
     SubsampledGaussianEvent,
     compare,
 )
-from dpedu.budget import BudgetExceededError, PrivacyBudget
-from dpedu.clipping import L2_clip
-from dpedu.datasets import make_toy
-from dpedu.events import steps_from_epochs
-from dpedu.models import LogisticModel, MLP
-from dpedu.models import logistic as lg
-from dpedu.training import NotAccountedError, ShuffledBatchesWarning, dp_sgd, dp_sgd_step
-from dpedu.training import plan_dp_sgd, poisson_sample
-from dpedu.training import run_dp_sgd, training_data
+from dpedu.accountants.budget import BudgetExceededError, PrivacyBudget
+from dpedu.textbook.clipping import L2_clip
+from dpedu.textbook.datasets import make_toy
+from dpedu.ground.events import steps_from_epochs
+from dpedu.textbook.models import LogisticModel, MLP
+from dpedu.textbook.models import logistic as lg
+from dpedu.textbook.training import NotAccountedError, ShuffledBatchesWarning, dp_sgd, dp_sgd_step
+from dpedu.textbook.training import plan_dp_sgd, poisson_sample
+from dpedu.textbook.training import run_dp_sgd, training_data
 
 
 def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings):
@@ -257,7 +257,7 @@ def test_shuffled_batches_warn_and_no_accountant_covers_them(toy):
 
 
 def test_shuffled_epoch_visits_each_record_once():
-    from dpedu.training.sampling import Shuffle
+    from dpedu.textbook.training.sampling import Shuffle
 
     batches = Shuffle(10, 0.3).batches(np.random.default_rng(0))
     epoch = np.concatenate([next(batches) for _ in range(3)])          # 10 // 3 = 3 batches, 1 record left out
@@ -342,7 +342,7 @@ def test_invalid_call_spends_no_budget(toy):
 
 
 def test_absurd_work_is_refused_with_a_stated_limit(toy):
-    from dpedu.training import MAX_STEPS
+    from dpedu.textbook.training import MAX_STEPS
 
     X, y = toy
     kwargs = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.1)
@@ -412,19 +412,19 @@ def test_with_noise_multiplier_keeps_the_run_and_rechecks_the_noise():
 
 def test_row_norms_are_computed_once_per_run(toy, monkeypatch):
     # checking X, clipping and every step share one computation of the row norms (training_data)
-    import dpedu.clipping
-    import dpedu.models.logistic
-    import dpedu.training.common
-    from dpedu.training import plan_noisy_gradient_descent, run_noisy_gradient_descent
+    import dpedu.textbook.clipping
+    import dpedu.textbook.models.logistic
+    import dpedu.textbook.training.common
+    from dpedu.textbook.training import plan_noisy_gradient_descent, run_noisy_gradient_descent
 
     calls = []
-    original = dpedu.clipping.l2_norms
+    original = dpedu.textbook.clipping.l2_norms
 
     def counting(*args, **kwargs):
         calls.append(1)
         return original(*args, **kwargs)
 
-    for module in (dpedu.clipping, dpedu.training.common, dpedu.models.logistic):
+    for module in (dpedu.textbook.clipping, dpedu.textbook.training.common, dpedu.textbook.models.logistic):
         if hasattr(module, "l2_norms"):                    # every module that can reach it by that name
             monkeypatch.setattr(module, "l2_norms", counting)
     X, y = toy
@@ -436,7 +436,7 @@ def test_row_norms_are_computed_once_per_run(toy, monkeypatch):
 
 
 def test_a_model_is_a_dpedu_model_and_anything_else_is_refused_by_name(toy):
-    from dpedu.models import MLP, LogisticModel, Model
+    from dpedu.textbook.models import MLP, LogisticModel, Model
 
     X, y = toy
     assert isinstance(LogisticModel(3), Model) and isinstance(MLP(3, hidden_units=2), Model)

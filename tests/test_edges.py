@@ -15,7 +15,7 @@ from dpedu.accountants.analysis.log_moments import log_a_fractional, log_a_integ
 from dpedu.accountants.analysis.log_moments_integrated import log_a_integrated
 from dpedu.accountants.analysis.rdp_curves import rdp_gaussian, rdp_pure_dp, rdp_sampled_gaussian
 from dpedu.accountants.zcdp import zcdp_delta
-from dpedu.research.audit.data import make_audit_data, make_canary
+from dpedu.lab.audit.data import make_audit_data, make_canary
 
 ORDERS = np.array([1.5, 2.0, 10.0, 256.0])
 

@@ -15,9 +15,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpedu import calibrate
 from dpedu.accountants import GaussianEvent, SubsampledGaussianEvent, compare, make_accountant
-from dpedu.budget import BudgetExceededError, PrivacyBudget
-from dpedu.datasets import AdultDataError, load_adult, make_toy
-from dpedu.estimator import TUNED_DEFAULTS, DPLogisticRegression, NonPrivateWarning, tuned_defaults
+from dpedu.accountants.budget import BudgetExceededError, PrivacyBudget
+from dpedu.textbook.datasets import AdultDataError, load_adult, make_toy
+from dpedu.lab.estimator import TUNED_DEFAULTS, DPLogisticRegression, NonPrivateWarning, tuned_defaults
 
 # A fixed, fast configuration for scikit-learn's generic checks: small data sets, full batches, modest noise
 # (z = 0.5), so every check is deterministic (random_state) and quick. Its epsilon is large, and stated: the
@@ -242,8 +242,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 
-from dpedu.estimator import MAX_ABS_FEATURE  # noqa: E402
-from dpedu.engine.validation import MAX_STEPS  # noqa: E402
+from dpedu.lab.estimator import MAX_ABS_FEATURE  # noqa: E402
+from dpedu.ground.validation import MAX_STEPS  # noqa: E402
 
 FAST = dict(epsilon=1.0, sampling_rate=0.2, epochs=1, random_state=0)
 

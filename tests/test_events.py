@@ -1,4 +1,4 @@
-"""Privacy events (:mod:`dpedu.events`): what each records, how its fields are checked, and the two rules that
+"""Privacy events (:mod:`dpedu.ground.events`): what each records, how its fields are checked, and the two rules that
 turn a training setting into events (``gaussian_step_event``, ``steps_from_epochs``; some tests moved here from
 test_accountant_accounting.py). Accountants' treatment of events is tested in tests/test_accountant_*.py.
 """
@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from dpedu.events import (
+from dpedu.ground.events import (
     MAX_EVENT_EPSILON,
     MIN_EVENT_NOISE_MULTIPLIER,
     EpsilonDeltaEvent,
@@ -95,7 +95,7 @@ def test_the_noise_multiplier_range_is_inclusive_at_its_minimum():
 
 
 def test_dp_sgd_plans_record_the_event_of_their_sampling_scheme():
-    from dpedu.training import plan_dp_sgd
+    from dpedu.textbook.training import plan_dp_sgd
 
     common = dict(noise_multiplier=1.5, clip_norm=1.0, steps=7)
     assert plan_dp_sgd(1000, sampling_rate=0.01, **common).ledger == [(SubsampledGaussianEvent(1.5, 0.01), 7)]

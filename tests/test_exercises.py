@@ -358,7 +358,7 @@ def _dp_sgd_step(theta, X, y, *, clip_norm, noise_multiplier, expected_batch_siz
 def _step_with_dpedu_gradients(theta, X_batch, y_batch, *, clip_norm, noise_multiplier, expected_batch_size,
                                learning_rate, rng):
     """A natural answer (the issue's): dpedu's logistic.per_example_gradients, which takes an empty X."""
-    from dpedu.models import logistic
+    from dpedu.textbook.models import logistic
 
     G = logistic.per_example_gradients(theta, X_batch, y_batch)
     noisy_sum = _clip_rows(G, clip_norm).sum(axis=0) + rng.normal(0.0, noise_multiplier * clip_norm,
@@ -423,13 +423,13 @@ case("check_steps_and_sampling_rate",
 
 
 def _fixed_event(z, m, n, **kwargs):
-    from dpedu.events import SampledWithoutReplacementGaussianEvent
+    from dpedu.ground.events import SampledWithoutReplacementGaussianEvent
 
     return SampledWithoutReplacementGaussianEvent(z, m, n, **({"relation": "replace_one"} | kwargs))
 
 
 def _shuffled_event(z, m, n):
-    from dpedu.events import ShuffledBatchGaussianEvent
+    from dpedu.ground.events import ShuffledBatchGaussianEvent
 
     return ShuffledBatchGaussianEvent(z, m, n, relation="replace_one")
 
@@ -1213,7 +1213,7 @@ def test_the_reference_solution_passes(number, chapter_exercises, capsys):
 def test_a_delegation_to_dpedu_is_refused(number, chapter_exercises, capsys):
     namespace, _, check = chapter_exercises[number]
     namespace = dict(namespace)
-    exec("import dpedu\nimport dpedu as dp\nimport dpedu.research.audit, dpedu.research.experiments", namespace)  # noqa: S102
+    exec("import dpedu\nimport dpedu as dp\nimport dpedu.lab.audit, dpedu.lab.experiments", namespace)  # noqa: S102
     exec(compile(DELEGATIONS[number], f"<delegation {number}>", "exec"), namespace)  # noqa: S102
     with pytest.raises(ExerciseRefused, match=rf"^Exercise {re.escape(number)} asks you to write this yourself"):
         exec(compile(check, f"<check {number}>", "exec"), namespace)  # noqa: S102
@@ -1224,7 +1224,7 @@ def test_a_name_taken_before_the_check_is_refused_too():
     """The guard watches code, not names: an alias imported before the check, a helper of the student's that
     calls it, and a dpedu function that reaches it are all refused; outside the check everything runs as always."""
     import dpedu as dp
-    from dpedu.clipping import L2_clip as taken_before
+    from dpedu.textbook.clipping import L2_clip as taken_before
 
     def helper(v, c):
         return taken_before(v, c)
@@ -1261,7 +1261,7 @@ BIGGER = {
                                         "    return s + rng.normal(0.0, noise_multiplier * clip_norm, size=s.shape)"),
     "4.4 epsilon_for_run": ("4.4", "def steps_and_epsilon(epochs, sampling_rate, noise_multiplier, delta):\n"
                                    "    steps = round(epochs / sampling_rate)\n"
-                                   "    return steps, dpedu.research.experiments.epsilon_for_run(noise_multiplier="
+                                   "    return steps, dpedu.lab.experiments.epsilon_for_run(noise_multiplier="
                                    "noise_multiplier, sampling_rate=sampling_rate, steps=steps, delta=delta, "
                                    "accountants=('rdp',))['rdp']"),
     "4.4 compare": ("4.4", "def steps_and_epsilon(epochs, sampling_rate, noise_multiplier, delta):\n"
@@ -1280,8 +1280,8 @@ def test_a_bigger_dpedu_function_that_holds_the_answer_is_refused(label, chapter
     number, source = BIGGER[label]
     namespace, _, check = chapter_exercises[number]
     namespace = dict(namespace)
-    exec("import dpedu\nimport dpedu as dp\nimport dpedu.research.experiments\n"      # noqa: S102
-         "from dpedu.events import SubsampledGaussianEvent", namespace)
+    exec("import dpedu\nimport dpedu as dp\nimport dpedu.lab.experiments\n"      # noqa: S102
+         "from dpedu.ground.events import SubsampledGaussianEvent", namespace)
     exec(compile(source, f"<{label}>", "exec"), namespace)  # noqa: S102
     with pytest.raises(ExerciseRefused, match=rf"^Exercise {re.escape(number)} asks you to write this yourself"):
         exec(compile(check, f"<check {number}>", "exec"), namespace)  # noqa: S102
@@ -1566,7 +1566,7 @@ def test_an_empty_batch_is_asked_for_and_a_natural_answer_passes(capsys):
     """Chapter 4 asks for empty batches in Exercise 4.3. dpedu's per_example_gradients takes a batch of 0 rows (it
     returns a (0, d) array, whose clipped sum is 0), so the natural answer built on it passes, with or without a
     branch of its own for the empty batch."""
-    from dpedu.models import logistic
+    from dpedu.textbook.models import logistic
 
     source = CHAPTERS[4].read_text(encoding="utf-8")
     assert "Exercise 4.3" in source and "empty batch" in source.split("Exercise 4.3", 1)[1].split("exercise-4-3")[0]

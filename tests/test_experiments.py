@@ -1,13 +1,13 @@
-"""dpedu.research.experiments: the accounting tables give the same answers as the accountants; grids are validated."""
+"""dpedu.lab.experiments: the accounting tables give the same answers as the accountants; grids are validated."""
 
 import math
 
 import numpy as np
 import pytest
 
-from dpedu.research import experiments
+from dpedu.lab import experiments
 from dpedu.accountants import Comparison, SubsampledGaussianEvent, compare
-from dpedu.datasets import make_toy
+from dpedu.textbook.datasets import make_toy
 
 RUN = dict(noise_multiplier=4.0, sampling_rate=0.01, steps=2_000, delta=1e-5)
 

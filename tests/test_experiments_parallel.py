@@ -1,4 +1,4 @@
-"""dpedu.engine.parallel.map_seeded, and the training sweeps run through it: the numbers never depend on n_jobs or backend."""
+"""dpedu.lab.parallel.map_seeded, and the training sweeps run through it: the numbers never depend on n_jobs or backend."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import warnings
 import numpy as np
 import pytest
 
-from dpedu.research import experiments
-from dpedu.datasets import make_toy
-from dpedu.engine.parallel import check_n_jobs, chunk_bounds, map_seeded
+from dpedu.lab import experiments
+from dpedu.textbook.datasets import make_toy
+from dpedu.lab.parallel import check_n_jobs, chunk_bounds, map_seeded
 
 X, Y = make_toy(n=60, d=3, rng=123)
 DATA = (X[:40], Y[:40], X[40:], Y[40:])

@@ -1,4 +1,4 @@
-"""Closed-form Gaussian calibration (dpedu.calibrate, single release): anchors and identities."""
+"""Closed-form Gaussian calibration (dpedu.accountants.calibrate, single release): anchors and identities."""
 
 import math
 

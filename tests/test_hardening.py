@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import dpedu
 from dpedu import calibrate, clipping, mechanisms, proactive, snapping, training
-from dpedu.research import experiments
+from dpedu.lab import experiments
 from dpedu.accountants import (
     ACCOUNTANT_NAMES,
     ConversionUnavailableError,
@@ -34,10 +34,10 @@ from dpedu.accountants import (
     compare,
     make_accountant,
 )
-from dpedu.budget import BudgetExceededError, PrivacyBudget
-from dpedu.datasets import make_toy
-from dpedu.estimator import DPLogisticRegression
-from dpedu.models import MLP, LogisticModel, logistic
+from dpedu.accountants.budget import BudgetExceededError, PrivacyBudget
+from dpedu.textbook.datasets import make_toy
+from dpedu.lab.estimator import DPLogisticRegression
+from dpedu.textbook.models import MLP, LogisticModel, logistic
 
 QUICK = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FEW = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -18,7 +18,7 @@ from dpedu.accountants import (ACCOUNTANT_NAMES, GaussianEvent, LinearLastIterat
                                UnsupportedEventError, account, make_accountant)
 from dpedu.accountants.last_iterate import linear_last_iterate_delta, linear_last_iterate_epsilon
 from dpedu.accountants.pld.last_iterate import binomial_window, last_iterate_loss_model
-from dpedu.events_last_iterate import LAST_ITERATE_CAVEAT, MAX_LAST_ITERATE_STEPS
+from dpedu.ground.events_last_iterate import LAST_ITERATE_CAVEAT, MAX_LAST_ITERATE_STEPS
 
 DELTA = 1e-5
 SETTINGS = [(1.0, 0.01, 100), (1.0, 0.01, 1000), (0.8, 0.05, 300), (2.0, 0.002, 5000), (0.5, 0.001, 1000)]

@@ -1,4 +1,4 @@
-"""The final-model audit (docs/math.md §28.7) and its figure (dpedu.plotting.plot_last_iterate)."""
+"""The final-model audit (docs/math.md §28.7) and its figure (dpedu.lab.plotting.plot_last_iterate)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from dpedu.learners import ProjectedStep, project_to_ball  # noqa: E402
-from dpedu.models import LogisticModel  # noqa: E402
-from dpedu.plotting import plot_last_iterate  # noqa: E402
-from dpedu.research.audit.data import make_audit_data  # noqa: E402
-from dpedu.research.audit.last_iterate import (GradientCanaryStep, last_iterate_audit,  # noqa: E402
+from dpedu.textbook.learners import ProjectedStep, project_to_ball  # noqa: E402
+from dpedu.textbook.models import LogisticModel  # noqa: E402
+from dpedu.lab.plotting import plot_last_iterate  # noqa: E402
+from dpedu.lab.audit.data import make_audit_data  # noqa: E402
+from dpedu.lab.audit.last_iterate import (GradientCanaryStep, last_iterate_audit,  # noqa: E402
                                                last_iterate_bounds)
-from dpedu.training import dp_sgd_step, training_data  # noqa: E402
+from dpedu.textbook.training import dp_sgd_step, training_data  # noqa: E402
 
 SETTINGS = dict(noise_multiplier=1.0, sampling_rate=1.0, learning_rate=4.0, radius=0.1)
 

@@ -2,7 +2,7 @@
 
 Every module of ``dpedu`` is read with :mod:`ast` (module-level imports and imports inside functions,
 relative and absolute). Each module belongs to a layer by the longest matching entry of :data:`LAYERS`
-(an entry ``"dpedu.research.audit"`` covers ``dpedu.research.audit`` and ``dpedu.research.audit.*``). A module may
+(an entry ``"dpedu.lab.audit"`` covers ``dpedu.lab.audit`` and ``dpedu.lab.audit.*``). A module may
 import from its own layer or a lower one. The order is the one stated in ``dpedu/__init__.py`` and in README.md ("Layout").
 """
 
@@ -18,17 +18,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "dpedu"
 
 # Lowest first. A new module must be placed here (the test fails for a module in no layer).
 LAYERS = [
-    ("dpedu.engine", "dpedu.datasets"),                     # validation, the door, the search, the parallel map
-    ("dpedu.events", "dpedu.events_allocation", "dpedu.events_last_iterate", "dpedu.gaussian"),  # what happened
-    ("dpedu.clipping", "dpedu.mechanisms", "dpedu.snapping"),
-    ("dpedu.models",),
-    ("dpedu.training", "dpedu.learners"),                                    # gradient descent, noisy GD, DP-SGD
-    ("dpedu.accountants",),
-    ("dpedu.calibrate", "dpedu.proactive", "dpedu.budget", "dpedu.estimator", "dpedu.estimator_input",
-     "dpedu.learner_estimators",
-     "dpedu.research.selection", "dpedu.research.tuning", "dpedu.research.statement"),
-    ("dpedu.research.audit", "dpedu.research.experiments", "dpedu.research"),
-    ("dpedu.plotting", "dpedu.course"),                                      # figures; the course machinery
+    ("dpedu.ground",),          # validation, the door, the search, events, the Gaussian closed forms
+    ("dpedu.textbook",),        # what chapters 0-5 print and call: models, clipping, mechanisms, loops, sampling
+    ("dpedu.accountants",),     # the privacy of a ledger; calibration, pro-active DP, budgets
+    ("dpedu.lab",),             # audits, experiments, selection, tuning, statement, estimators, parallel, figures
+    ("dpedu.course",),          # the course kit: notebooks' checks, listings, the instructor's tools
     ("dpedu.cli", "dpedu.__main__"),
 ]
 # The package itself re-exports the public names of every layer, so it sits above all of them.
@@ -134,10 +128,10 @@ def test_no_private_imports(module):
 def test_the_checker_sees_violations(tmp_path):
     # the checker itself: a lazy import of a higher layer and a private name are both found
     path = tmp_path / "fake.py"
-    path.write_text("def f():\n    from .cli import main\n    from .accountants.orders import _hidden\n")
-    found = imports_of("dpedu.gaussian", path)
+    path.write_text("def f():\n    from ..cli import main\n    from ..accountants.orders import _hidden\n")
+    found = imports_of("dpedu.ground.gaussian", path)
     assert (2, "dpedu.cli", "main") in found and (3, "dpedu.accountants.orders", "_hidden") in found
-    assert layer_of("dpedu.research.audit.canary") == layer_of("dpedu.research.audit") > layer_of("dpedu.training.dp_sgd")
+    assert layer_of("dpedu.lab.audit.canary") == layer_of("dpedu.lab.audit") > layer_of("dpedu.textbook.training.dp_sgd")
 
 
 def test_known_violations_still_exist():

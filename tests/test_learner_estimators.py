@@ -1,4 +1,4 @@
-"""The estimators of dpedu.learner_estimators, the comparison of dpedu.research.experiments.learners and
+"""The estimators of dpedu.lab.learner_estimators, the comparison of dpedu.lab.experiments.learners and
 ``python -m dpedu tradeoff --learner`` (docs/math.md §25)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpedu import cli, datasets
 from dpedu.accountants import account
-from dpedu.datasets import make_toy
-from dpedu.research.experiments.learners import (
+from dpedu.textbook.datasets import make_toy
+from dpedu.lab.experiments.learners import (
     LEARNER_SPECS,
     LEARNERS,
     calibrate_learner,
@@ -23,8 +23,8 @@ from dpedu.research.experiments.learners import (
     run_learner,
     with_intercept,
 )
-from dpedu.estimator import DPLogisticRegression
-from dpedu.learner_estimators import (
+from dpedu.lab.estimator import DPLogisticRegression
+from dpedu.lab.learner_estimators import (
     FactorizedNoiseClassifier,
     ObjectivePerturbationClassifier,
     OutputPerturbationClassifier,

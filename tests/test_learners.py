@@ -10,16 +10,16 @@ from conftest import benchmark_module
 from scipy.optimize import minimize
 
 from dpedu.accountants import ACCOUNTANT_NAMES, UnsupportedEventError, account, make_accountant
-from dpedu.datasets import make_toy
-from dpedu.events import GaussianEvent, add_remove_equivalent
-from dpedu.learners import (
+from dpedu.textbook.datasets import make_toy
+from dpedu.ground.events import GaussianEvent, add_remove_equivalent
+from dpedu.textbook.learners import (
     minimise_regularised_logistic,
     objective_perturbation,
     objective_perturbation_regularization,
     output_perturbation,
     output_perturbation_sensitivity,
 )
-from dpedu.learners.factorization import (
+from dpedu.textbook.learners.factorization import (
     FactorizedGaussianEvent,
     closed_form_error,
     cyclic_participations,
@@ -28,8 +28,8 @@ from dpedu.learners.factorization import (
     prefix_sum_matrix,
     sensitivity,
 )
-from dpedu.learners.ftrl import factorized_gradient_descent
-from dpedu.models.logistic import accuracy, loss
+from dpedu.textbook.learners.ftrl import factorized_gradient_descent
+from dpedu.textbook.models.logistic import accuracy, loss
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,9 @@ import math
 import numpy as np
 import pytest
 
-from dpedu.datasets import make_toy
-from dpedu.learner_estimators import FactorizedNoiseClassifier
-from dpedu.learners import (
+from dpedu.textbook.datasets import make_toy
+from dpedu.lab.learner_estimators import FactorizedNoiseClassifier
+from dpedu.textbook.learners import (
     minimise_regularised_logistic,
     objective_perturbation,
     objective_perturbation_noise_std,
@@ -23,14 +23,14 @@ from dpedu.learners import (
     output_perturbation,
     output_perturbation_sensitivity,
 )
-from dpedu.learners.factorization import (
+from dpedu.textbook.learners.factorization import (
     closed_form_error,
     make_factorization,
     prefix_sum_error,
     prefix_sum_matrix,
     sensitivity,
 )
-from dpedu.learners.ftrl import factorized_gradient_descent
+from dpedu.textbook.learners.ftrl import factorized_gradient_descent
 
 X, Y = make_toy(n=60, d=3, rng=0)
 XN = X / np.linalg.norm(X, axis=1).max()              # rows of norm <= 1
@@ -215,7 +215,7 @@ def _ftrl(**kwargs):
     return factorized_gradient_descent(X, Y, **arguments).theta
 
 
-# The theta0 and bands rows need dpedu/learners/ftrl.py to check theta0 and to pass bands for "banded" only
+# The theta0 and bands rows need dpedu/textbook/learners/ftrl.py to check theta0 and to pass bands for "banded" only
 # (the integrator's change; the report gives it).
 FACTORIZED = [
     ("NaN theta0", lambda: _ftrl(theta0=np.full(3, np.nan)), ValueError, "theta0 contains NaN"),

@@ -11,7 +11,7 @@ import pytest
 from conftest import benchmark_module
 
 from dpedu.accountants import account
-from dpedu.learners.factorization import (
+from dpedu.textbook.learners.factorization import (
     MAX_CLOSED_FORM_STEPS,
     MAX_COEFFICIENTS,
     MAX_FACTORIZATION_STEPS,
@@ -24,7 +24,7 @@ from dpedu.learners.factorization import (
     sensitivity,
     square_root_coefficients,
 )
-from dpedu.learners.prefix_sums import MAX_STRUCTURED_STEPS, IdentityFactorization, TreeFactorization
+from dpedu.textbook.learners.prefix_sums import MAX_STRUCTURED_STEPS, IdentityFactorization, TreeFactorization
 
 STRUCTURED = ["identity", "tree", "tree_efficient"]
 

@@ -1,8 +1,8 @@
 """No refusal of a learner or a learner estimator shows a statistic of the private data (issue 37, D4 and item 6).
 
 Each case plants distinctive values in X or y (entries whose digits appear nowhere else), provokes one data-dependent
-refusal of a learner of ``dpedu.learners`` (output perturbation, objective perturbation, the solver, factorised
-training) or an estimator of ``dpedu.learner_estimators``, and checks the message (and any warning) three ways:
+refusal of a learner of ``dpedu.textbook.learners`` (output perturbation, objective perturbation, the solver, factorised
+training) or an estimator of ``dpedu.lab.learner_estimators``, and checks the message (and any warning) three ways:
 
 * no planted value, and no statistic of the data (a row norm, the largest norm, a sum, a mean, a label), appears in
   it in any of the usual formats;
@@ -19,14 +19,14 @@ import warnings
 import numpy as np
 import pytest
 
-from dpedu.learner_estimators import (
+from dpedu.lab.learner_estimators import (
     FactorizedNoiseClassifier,
     ObjectivePerturbationClassifier,
     OutputPerturbationClassifier,
 )
-from dpedu.learners import minimise_regularised_logistic, objective_perturbation, output_perturbation
-from dpedu.learners.convex import MAX_ROW_NORM
-from dpedu.learners.ftrl import factorized_gradient_descent
+from dpedu.textbook.learners import minimise_regularised_logistic, objective_perturbation, output_perturbation
+from dpedu.textbook.learners.convex import MAX_ROW_NORM
+from dpedu.textbook.learners.ftrl import factorized_gradient_descent
 
 PLANTED = (7.3718, 5.2291)                     # one row of X is (7.3718, 5.2291, 0): norm 9.03797...
 LABEL = 7.25                                   # a planted label

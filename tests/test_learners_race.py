@@ -8,10 +8,10 @@ import pytest
 from conftest import benchmark_module
 
 from dpedu.accountants import account
-from dpedu.datasets import make_toy
-from dpedu.events import GaussianEvent
-from dpedu.research.experiments import non_private_accuracy
-from dpedu.research.experiments.learners import (LEARNER_SPECS, LEARNERS, RELATIONS, calibrate_learner,
+from dpedu.textbook.datasets import make_toy
+from dpedu.ground.events import GaussianEvent
+from dpedu.lab.experiments import non_private_accuracy
+from dpedu.lab.experiments.learners import (LEARNER_SPECS, LEARNERS, RELATIONS, calibrate_learner,
                                                  compare_learners,
                                                  run_learner, with_intercept)
 
@@ -85,7 +85,7 @@ def test_chapter_11s_verdict_is_what_the_recorded_race_ranks():
     """The verdict's sentences, read off the recorded 10-seed race (`python -m dpedu race --seeds 10`, the same
     selections as benchmarks/bench_learners.py): DP-SGD leads from 0.1 to 3 with noisy GD within its spread at 0.1
     only and objective perturbation within it at 3, objective perturbation leads at 10."""
-    from dpedu.research.experiments.learners import LearnersComparison
+    from dpedu.lab.experiments.learners import LearnersComparison
 
     with benchmark_module("bench_learners") as bench:
         lines = bench.__doc__.splitlines()

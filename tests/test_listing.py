@@ -114,7 +114,7 @@ def test_fold_docstrings_keeps_the_summary_only():
 
 
 def test_show_source_prints_outside_ipython(capsys):
-    from dpedu.clipping import L2_clip
+    from dpedu.textbook.clipping import L2_clip
 
     show_source(L2_clip)
     assert capsys.readouterr().out == SourceListing(L2_clip, width=CHAPTER_LISTING_WIDTH).code + "\n"

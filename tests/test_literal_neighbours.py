@@ -22,20 +22,20 @@ import pytest
 from scipy import stats
 
 from dpedu.accountants import LaplaceEvent, make_accountant
-from dpedu.events import GaussianEvent, SubsampledGaussianEvent
-from dpedu.learners import (
+from dpedu.ground.events import GaussianEvent, SubsampledGaussianEvent
+from dpedu.textbook.learners import (
     FactorizedGaussianEvent,
     factorized_gradient_descent,
     output_perturbation,
     output_perturbation_sensitivity,
 )
-from dpedu.research.audit.neighbour_convex import (
+from dpedu.lab.audit.neighbour_convex import (
     audit_objective_perturbation,
     audit_output_perturbation,
     gaussian_1d_delta,
     recovered_linear_terms,
 )
-from dpedu.research.audit.neighbour_laws import (
+from dpedu.lab.audit.neighbour_laws import (
     BatchSumLaw,
     GaussianMixture,
     batch_sum_law,
@@ -43,7 +43,7 @@ from dpedu.research.audit.neighbour_laws import (
     literal_worlds,
     observed_batch_sums,
 )
-from dpedu.research.audit.neighbours import (
+from dpedu.lab.audit.neighbours import (
     TOLERANCE,
     audit_dp_sgd,
     audit_ftrl,
@@ -57,8 +57,8 @@ from dpedu.research.audit.neighbours import (
     neighbour_table,
     removal_movement,
 )
-from dpedu.training import plan_dp_sgd
-from dpedu.training.sampling import SAMPLINGS, Cyclic
+from dpedu.textbook.training import plan_dp_sgd
+from dpedu.textbook.training.sampling import SAMPLINGS, Cyclic
 
 FAST = {"delta": 1e-2, "draws": 200_000, "rng": 0}     # the tests' Monte Carlo setting: ~5 % resolution at delta = 1e-2
 
@@ -337,7 +337,7 @@ def test_table_text_names_every_column():
     ({"relation": "add_remove"}, ValueError, "not covered by output perturbation"),
 ])
 def test_output_perturbation_relation_contract_refuses_by_name(arguments, error, message):
-    from dpedu.learners.convex import zero_out_or_replace_one
+    from dpedu.textbook.learners.convex import zero_out_or_replace_one
 
     with pytest.raises(error, match=message):
         zero_out_or_replace_one(arguments)

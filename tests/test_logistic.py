@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import check_grad
 
-from dpedu.clipping import L2_clip
-from dpedu.models import LogisticModel
-from dpedu.models import logistic as lg
+from dpedu.textbook.clipping import L2_clip
+from dpedu.textbook.models import LogisticModel
+from dpedu.textbook.models import logistic as lg
 
 
 @pytest.fixture
@@ -136,7 +136,7 @@ def test_bad_clip_norm_raises(data):
 def test_one_loss_formula_and_one_sigmoid():
     # per-example and mean losses, and the plain and clipped gradient sums, come from the same formulas:
     # equal to the bit, including at margins where a naive ln(1 + e^{-m}) or 1/(1 + e^{-m}) overflows
-    from dpedu.models import logistic as lg
+    from dpedu.textbook.models import logistic as lg
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3)) * np.array([1.0, 100.0, 1e3])

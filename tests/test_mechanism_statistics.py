@@ -6,7 +6,7 @@ Three kinds of checks:
 * **privacy loss vs epsilon, exactly**: the log density ratio of neighbouring outputs on a grid, and the
   hockey-stick divergence by numerical integration, against the closed forms;
 * **floating point** (Mironov 2012): the textbook Laplace mechanism leaks through low-order bits; the
-  snapping mechanism (dpedu.snapping; its own tests are in tests/test_snapping.py) does not.
+  snapping mechanism (dpedu.textbook.snapping; its own tests are in tests/test_snapping.py) does not.
 
 Threshold for every goodness-of-fit test: p > 1e-4. With a fixed seed each test is deterministic; under
 the null hypothesis the p-value is uniform, so a *correct* sampler would fail for about one seed in 10^4
@@ -22,7 +22,7 @@ import pytest
 from scipy import integrate, stats
 
 from dpedu import calibrate
-from dpedu.mechanisms import (
+from dpedu.textbook.mechanisms import (
     gaussian_mech_vec,
     gaussian_mechanism,
     gaussian_noise_multiplier,
@@ -30,7 +30,7 @@ from dpedu.mechanisms import (
     laplace_mechanism,
     laplace_scale,
 )
-from dpedu.snapping import snapping_grid, snapping_mechanism
+from dpedu.textbook.snapping import snapping_grid, snapping_mechanism
 
 P_MIN = 1e-4
 N_DRAWS = 20_000

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from dpedu import calibrate
-from dpedu.mechanisms import (
+from dpedu.textbook.mechanisms import (
     gaussian_mech,
     gaussian_mech_vec,
     gaussian_mechanism,

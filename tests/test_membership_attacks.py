@@ -14,12 +14,12 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from dpedu.calibrate import noise_multiplier  # noqa: E402
-from dpedu.datasets import make_toy  # noqa: E402
-from dpedu.research.audit import (ATTACKS, MembershipPool, ShadowModels, ShadowTrainer, attack_audit,  # noqa: E402
+from dpedu.accountants.calibrate import noise_multiplier  # noqa: E402
+from dpedu.textbook.datasets import make_toy  # noqa: E402
+from dpedu.lab.audit import (ATTACKS, MembershipPool, ShadowModels, ShadowTrainer, attack_audit,  # noqa: E402
                                   evaluate_attack, lira_score, lira_scores, membership_attack, rmia_scores,
                                   roc_curve, tpr_at_fpr, train_shadow_models, tune_offline_a)
-from dpedu.research.audit.mia_stats import auc, ceiling_violations, epsilon_line  # noqa: E402
+from dpedu.lab.audit.mia_stats import auc, ceiling_violations, epsilon_line  # noqa: E402
 
 
 def toy_pool(n=60, canaries=8, d=3, population=40, seed=0):
@@ -374,8 +374,8 @@ def test_every_attack_runs_end_to_end_and_offline_rmia_spares_its_tuning_model(a
 
 
 def test_the_adult_pool_holds_outliers_and_canaries_as_documented():
-    from dpedu.datasets import load_adult
-    from dpedu.research.audit import adult_membership_pool
+    from dpedu.textbook.datasets import load_adult
+    from dpedu.lab.audit import adult_membership_pool
 
     adult = load_adult()
     pool = adult_membership_pool(n_records=300, n_canaries=6, n_population=40, rare_count=3, rng=1)
@@ -408,7 +408,7 @@ def test_the_adult_pool_holds_outliers_and_canaries_as_documented():
 def test_the_roc_figure_draws_the_attacks_and_both_ceilings(ceiling_runs, tmp_path):
     from matplotlib.figure import Figure
 
-    from dpedu.plotting import plot_attack_grid, plot_attack_roc
+    from dpedu.lab.plotting import plot_attack_grid, plot_attack_roc
 
     ax = plot_attack_roc([ceiling_runs["honest"], ceiling_runs["planted"]], group="vulnerable")
     labels = [line.get_label() for line in ax.lines]

@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpedu.clipping import L2_clip
-from dpedu.models import LogisticModel, Model, MLP
-from dpedu.models import logistic as lg
-from dpedu.training import dp_sgd
+from dpedu.textbook.clipping import L2_clip
+from dpedu.textbook.models import LogisticModel, Model, MLP
+from dpedu.textbook.models import logistic as lg
+from dpedu.textbook.training import dp_sgd
 
 
 def _problem(n=7, d=4, hidden=3, seed=0, scale=1.0):
@@ -174,7 +174,7 @@ def test_unpack_names_theta_and_the_expected_length():
 
 
 def test_a_new_model_says_four_things_and_gets_the_rest():
-    from dpedu.models import Model
+    from dpedu.textbook.models import Model
 
     class Linear(Model):                                       # the four things a model says
         n_features = 2

@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from dpedu.clipping import L2_clip, l2_norms
-from dpedu.models import MLP, LogisticModel
-from dpedu.models import logistic
+from dpedu.textbook.clipping import L2_clip, l2_norms
+from dpedu.textbook.models import MLP, LogisticModel
+from dpedu.textbook.models import logistic
 
 MODEL = LogisticModel(4)
 
@@ -168,9 +168,9 @@ def test_noisy_gradient_descent_is_the_books_loop(seed, epsilon, clip_norm):
     """The book's loop written with per-example gradients, L2_clip and the Gaussian mechanism, and the run
     (two matrix-vector products per iteration) draw the same noise and reach the same parameters; the book's
     call is the plan's run to the bit."""
-    from dpedu.datasets import make_toy
-    from dpedu.mechanisms import gaussian_mechanism, laplace_mechanism
-    from dpedu.training import noisy_gradient_descent, plan_noisy_gradient_descent, run_noisy_gradient_descent
+    from dpedu.textbook.datasets import make_toy
+    from dpedu.textbook.mechanisms import gaussian_mechanism, laplace_mechanism
+    from dpedu.textbook.training import noisy_gradient_descent, plan_noisy_gradient_descent, run_noisy_gradient_descent
     X, y = make_toy(n=300, d=5, rng=seed)
     X[0] *= 1e3                                        # one row far outside the clipping ball
     plan = plan_noisy_gradient_descent(7, epsilon, 1e-5, clip_norm=clip_norm)
@@ -194,7 +194,7 @@ def test_noisy_gradient_descent_is_the_books_loop(seed, epsilon, clip_norm):
 def _dp_sgd_by_textbook_steps(X, y, plan, theta0, seed):
     """``run_dp_sgd`` as its docstring states it: the plan's batches (``poisson_sample`` for Poisson), then one
     ``dp_sgd_step`` per step, the loss after every ``loss_every`` steps; the same generator for batches and noise."""
-    from dpedu.training import dp_sgd_step, poisson_sample, training_data
+    from dpedu.textbook.training import dp_sgd_step, poisson_sample, training_data
     data = training_data(X, y, clip_inputs_to=plan.clip_norm if plan.clip_mode == "inputs" else None)
     model, rng, theta = LogisticModel(X.shape[1]), np.random.default_rng(seed), theta0.copy()
     batches, sizes, losses = plan.scheme.batches(rng), [], []
@@ -227,8 +227,8 @@ def _dp_sgd_by_textbook_steps(X, y, plan, theta0, seed):
 def test_logistic_dp_sgd_run_is_the_textbook_steps_to_the_bit(seed, settings):
     """``run_dp_sgd`` of logistic regression equals a loop of the printed ``dp_sgd_step`` and ``poisson_sample`` on
     the same batches and noise, to the bit: parameters, batch sizes, inclusions and losses."""
-    from dpedu.datasets import make_toy
-    from dpedu.training import plan_dp_sgd, run_dp_sgd
+    from dpedu.textbook.datasets import make_toy
+    from dpedu.textbook.training import plan_dp_sgd, run_dp_sgd
     X, y = make_toy(n=240, d=5, rng=seed)
     X[1] *= 1e3                                        # one row far outside the clipping ball
     X[2] = 0.0                                         # and a zero row
@@ -247,7 +247,7 @@ def test_logistic_dp_sgd_run_is_the_textbook_steps_to_the_bit(seed, settings):
 @pytest.mark.parametrize("model", [LogisticModel(D), MLP(D, hidden_units=3)])
 def test_the_steps_call_with_the_runs_norms_is_the_checked_method(model):
     """What a step calls (the batch's rows and their norms, computed once per run) equals the checked method."""
-    from dpedu.training import training_data
+    from dpedu.textbook.training import training_data
     rng = np.random.default_rng(5)
     X, y = rng.normal(size=(N, D)) * 3, rng.choice([-1.0, 1.0], N)
     theta = rng.normal(size=model.n_params)
@@ -263,7 +263,7 @@ def test_the_steps_call_with_the_runs_norms_is_the_checked_method(model):
 @pytest.mark.parametrize("model", [LogisticModel(D), MLP(D, hidden_units=3)])
 @pytest.mark.parametrize("bad", [[[1.0, 2.0]], np.ones((3, D)), None, "batch"])
 def test_the_step_refuses_what_is_not_a_batch(model, bad):
-    from dpedu.training import dp_sgd_step
+    from dpedu.textbook.training import dp_sgd_step
     with pytest.raises(TypeError, match=r"\bbatch\b"):
         dp_sgd_step(np.zeros(model.n_params), bad, model=model, clip_norm=1.0, noise_multiplier=1.0,
                     expected_batch_size=2.0, learning_rate=1.0, rng=0)

@@ -18,7 +18,7 @@ from dpedu.accountants import (
     make_accountant,
 )
 from dpedu.accountants.pld import PLDAccountant
-from dpedu.gaussian import gaussian_delta_exact, gaussian_epsilon_exact
+from dpedu.ground.gaussian import gaussian_delta_exact, gaussian_epsilon_exact
 
 
 def pld(ledger, **options):

@@ -1,4 +1,4 @@
-"""The plot helpers of :mod:`dpedu.plotting`: they draw what they are given, their legends cover no data, and
+"""The plot helpers of :mod:`dpedu.lab.plotting`: they draw what they are given, their legends cover no data, and
 bad arguments are refused with an error naming the argument."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest  # noqa: E402
 from dpedu import plotting  # noqa: E402
 from dpedu.accountants import SubsampledGaussianEvent, make_accountant  # noqa: E402
 from dpedu.accountants.tradeoff import gaussian_curve  # noqa: E402
-from dpedu.research.experiments import EpsilonCurves  # noqa: E402
+from dpedu.lab.experiments import EpsilonCurves  # noqa: E402
 
 EPS = [0.1, 0.3, 1.0, 3.0, 10.0]
 ACC = [[0.76, 0.78], [0.80, 0.81], [0.83, 0.84], [0.84, 0.845], [0.845, 0.85]]
@@ -350,7 +350,7 @@ def _tradeoff_panels(ax):
 def _attack_report():
     """A membership attack on made-up shadow models of a (mu = 2)-GDP run: its ROC and its ceiling."""
     from dpedu.accountants import GaussianEvent
-    from dpedu.research.audit import ShadowModels, membership_attack
+    from dpedu.lab.audit import ShadowModels, membership_attack
 
     rng = np.random.default_rng(0)
     members = rng.random((8, 60)) < 0.5

@@ -24,8 +24,8 @@ import pytest
 
 import dpedu
 from dpedu.accountants import compare
-from dpedu.clipping import L2_clip, clip_factor
-from dpedu.datasets import make_toy
+from dpedu.textbook.clipping import L2_clip, clip_factor
+from dpedu.textbook.datasets import make_toy
 
 CHAPTERS = Path(__file__).resolve().parents[1] / "chapters" / "_src"
 CORE = ("00", "01", "02", "03", "04", "05")
@@ -103,16 +103,16 @@ def test_the_tracer_sees_a_function_that_does_not_run():
 
     executed = executed_code(default_runs)
     assert never.__code__ not in executed
-    assert inspect.unwrap(dpedu.training.dp_sgd_step).__code__ in executed
+    assert inspect.unwrap(dpedu.textbook.training.dp_sgd_step).__code__ in executed
 
 
 @pytest.mark.parametrize("model", [None, "mlp"])
 def test_a_default_dp_sgd_step_is_the_printed_step_at_every_step(model):
     # dp_sgd_step runs once per step (its code object is entered T times), for both models
-    from dpedu.models import MLP
+    from dpedu.textbook.models import MLP
     X, y = make_toy(n=200, d=3, rng=1)
     net = MLP(3, hidden_units=4) if model else None
-    step = inspect.unwrap(dpedu.training.dp_sgd_step).__code__
+    step = inspect.unwrap(dpedu.textbook.training.dp_sgd_step).__code__
     calls = []
 
     def profile(frame, event, arg):

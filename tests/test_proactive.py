@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from dpedu import calibrate
 from dpedu.accountants import GaussianEvent, SubsampledGaussianEvent, make_accountant
 from dpedu.accountants.rdp import OrderGridEdgeWarning
-from dpedu.proactive import (
+from dpedu.accountants.proactive import (
     ProactiveConditionWarning,
     minimum_epochs,
     minimum_steps,

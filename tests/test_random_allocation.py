@@ -16,9 +16,9 @@ from dpedu.accountants.balls_in_bins import balls_in_bins_epsilon
 from dpedu.accountants.pld.allocation import AllocationModel, epoch_atoms
 from dpedu.accountants.pld.compose import PrivacyCurve, self_compose
 from dpedu.accountants.pld.losses import connect_the_dots
-from dpedu.events import GaussianEvent
-from dpedu.events_allocation import BallsInBinsGaussianEvent
-from dpedu.gaussian import gaussian_delta_exact, gaussian_epsilon_exact
+from dpedu.ground.events import GaussianEvent
+from dpedu.ground.events_allocation import BallsInBinsGaussianEvent
+from dpedu.ground.gaussian import gaussian_delta_exact, gaussian_epsilon_exact
 
 
 def pld(z, b, epochs, **options):

@@ -36,7 +36,7 @@ def test_the_minimal_example_prints_what_its_comments_say(tmp_path):
 
 def test_the_dask_example_gives_the_serial_number(tmp_path):
     lines = _run(BLOCKS[1], tmp_path)
-    from dpedu.research import audit
+    from dpedu.lab import audit
 
     X, y = audit.make_audit_data(n=100, d=3, rng=0)
     train = audit.dp_sgd_trainer(noise_multiplier=1.0, sampling_rate=1.0, steps=4)
@@ -45,7 +45,7 @@ def test_the_dask_example_gives_the_serial_number(tmp_path):
 
 
 def test_the_cost_of_the_tuning_behind_the_defaults_is_the_computed_one():
-    from dpedu.research.experiments.tuning_costs import defaults_provenance_cost
+    from dpedu.lab.experiments.tuning_costs import defaults_provenance_cost
 
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     low, one, high = defaults_provenance_cost((0.1, 1.0, 10.0))

@@ -8,8 +8,8 @@ import pytest
 from dpedu.accountants import ACCOUNTANT_NAMES, UnsupportedEventError, make_accountant
 from dpedu.accountants.pld.replace_one import replace_one_model
 from dpedu.accountants.analysis.rdp_without_replacement import rdp_without_replacement
-from dpedu.research.audit.shuffle import shuffle_epsilon_lower_bound
-from dpedu.events import (
+from dpedu.lab.audit.shuffle import shuffle_epsilon_lower_bound
+from dpedu.ground.events import (
     EpsilonDeltaEvent,
     GaussianEvent,
     LaplaceEvent,
@@ -20,8 +20,8 @@ from dpedu.events import (
     add_remove_equivalent,
     check_relation,
 )
-from dpedu.events_allocation import BallsInBinsGaussianEvent
-from dpedu.gaussian import gaussian_epsilon_exact
+from dpedu.ground.events_allocation import BallsInBinsGaussianEvent
+from dpedu.ground.gaussian import gaussian_epsilon_exact
 
 
 def test_relation_is_validated_and_shown_only_when_not_default():
@@ -164,7 +164,7 @@ def test_replace_one_poisson_pld_is_below_the_without_replacement_rdp():
 
 def test_shuffle_replace_one_lower_bound_exceeds_the_poisson_upper_bound():
     # docs/math.md §22.6: other gradients -C, the record's +C replaced by -C; the fixed batch size gives it away
-    from dpedu.research.audit.shuffle import shuffle_gap
+    from dpedu.lab.audit.shuffle import shuffle_gap
     upper, lower = shuffle_gap([1.0], batches_per_epoch=100, epochs=1, delta=1e-3, n_samples=50_000,
                                relation="replace_one", rng=11)
     assert lower[0] > 2 * upper[0]
@@ -188,7 +188,7 @@ def test_composition_accountants_amplify_without_replacement_like_poisson_at_hal
 
 
 def test_relations_table_states_every_pair():
-    from dpedu.research.experiments.relations import format_relations_table, relations_table
+    from dpedu.lab.experiments.relations import format_relations_table, relations_table
     table = relations_table(steps=10, accountants=("rdp", "pld", "sequential"))
     assert len(table) == 7 * 3                                           # seven schemes, three relations
     assert set(table[("fixed batches", "add_remove")].values()) == {"not held"}   # adding a record moves the others
@@ -213,7 +213,7 @@ def test_relations_table_states_every_pair():
 
 def test_the_balls_in_bins_row_is_an_estimate_beside_a_proven_bound():
     from dpedu.accountants.balls_in_bins import LABEL
-    from dpedu.research.experiments.relations import (balls_in_bins_note, balls_in_bins_row, format_relations_table,
+    from dpedu.lab.experiments.relations import (balls_in_bins_note, balls_in_bins_row, format_relations_table,
                                                       relations_table)
     estimate = balls_in_bins_row(dataset_size=1000, batch_size=100, steps=25, delta=1e-4, n_samples=2000, rng=0)
     assert (estimate.batches_per_epoch, estimate.epochs) == (10, 3)        # b = n / m, ceil(T / b) epochs

@@ -22,12 +22,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpedu
-from dpedu.training.sampling import make_sampling
+from dpedu.textbook.training.sampling import make_sampling
 from dpedu import snapping, training
-from dpedu.research import experiments
-from dpedu.datasets import make_toy
-from dpedu.estimator import DPLogisticRegression
-from dpedu.models import MLP, LogisticModel
+from dpedu.lab import experiments
+from dpedu.textbook.datasets import make_toy
+from dpedu.lab.estimator import DPLogisticRegression
+from dpedu.textbook.models import MLP, LogisticModel
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 FEW = settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])

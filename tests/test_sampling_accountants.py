@@ -16,7 +16,7 @@ from dpedu.accountants import make_accountant
 from dpedu.accountants.analysis.rdp_curves import rdp_sampled_gaussian
 from dpedu.accountants.analysis.rdp_without_replacement import (forward_differences, log_moment_without_replacement,
                                                                 rdp_without_replacement)
-from dpedu.events import SampledWithoutReplacementGaussianEvent, SubsampledGaussianEvent
+from dpedu.ground.events import SampledWithoutReplacementGaussianEvent, SubsampledGaussianEvent
 
 DELTA = 1e-5
 
@@ -125,7 +125,7 @@ def _hockey_stick(law_p, law_q, z, epsilon):
 def test_truncated_poisson_pld_is_above_brute_force_pairs(others_value):
     # five other records of gradient `others_value`; add/remove: the sixth (+1) present or removed; replace-one:
     # the sixth +1 against -1. Every sample and truncation enumerated; both orders of each pair
-    from dpedu.events import TruncatedPoissonGaussianEvent
+    from dpedu.ground.events import TruncatedPoissonGaussianEvent
     z, q, cap = 0.8, 0.4, 2
     others = [others_value] * 5
     pairs = {"add_remove": (_truncated_law(others, 1.0, q, cap), _truncated_law(others, None, q, cap)),
@@ -138,7 +138,7 @@ def test_truncated_poisson_pld_is_above_brute_force_pairs(others_value):
 
 
 def test_truncated_poisson_pld_without_cuts_is_the_poisson_pld():
-    from dpedu.events import TruncatedPoissonGaussianEvent
+    from dpedu.ground.events import TruncatedPoissonGaussianEvent
     for relation in ("add_remove", "replace_one"):
         cut = make_accountant("pld").compose(TruncatedPoissonGaussianEvent(1.0, 0.01, 5_000, 10_000,
                                                                            relation=relation), 100)
@@ -159,7 +159,7 @@ def test_truncated_poisson_pld_matches_dp_accounting(bench, relation, cap):
     # add/remove, both dataset sizes) is never above it by more than that, and equal under replace-one
     dpa = pytest.importorskip("dp_accounting")
     pld = pytest.importorskip("dp_accounting.pld")
-    from dpedu.events import TruncatedPoissonGaussianEvent
+    from dpedu.ground.events import TruncatedPoissonGaussianEvent
     n, q, steps, z = 60_000, 0.01, 200, 1.0
     event = TruncatedPoissonGaussianEvent(z, q, cap, n, relation=relation)
     adjacency = (dpa.NeighboringRelation.ADD_OR_REMOVE_ONE if relation == "add_remove"

@@ -8,17 +8,17 @@ import numpy as np
 import pytest
 
 from dpedu.accountants import UnsupportedEventError, account
-from dpedu.datasets import make_toy
-from dpedu.events_allocation import BallsInBinsGaussianEvent
-from dpedu.events import (
+from dpedu.textbook.datasets import make_toy
+from dpedu.ground.events_allocation import BallsInBinsGaussianEvent
+from dpedu.ground.events import (
     GaussianEvent,
     SampledWithoutReplacementGaussianEvent,
     ShuffledBatchGaussianEvent,
     SubsampledGaussianEvent,
     TruncatedPoissonGaussianEvent,
 )
-from dpedu.training import SAMPLINGS, ShuffledBatchesWarning, dp_sgd, plan_dp_sgd, run_dp_sgd
-from dpedu.training.sampling import FixedSize, Poisson, TruncatedPoisson, make_sampling
+from dpedu.textbook.training import SAMPLINGS, ShuffledBatchesWarning, dp_sgd, plan_dp_sgd, run_dp_sgd
+from dpedu.textbook.training.sampling import FixedSize, Poisson, TruncatedPoisson, make_sampling
 
 
 def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings):
@@ -237,7 +237,7 @@ def test_estimator_fixed_size_batches_under_replace_one(larger):
 ])
 def test_estimator_refuses_uncovered_pairs_before_training(larger, kwargs, error, message):
     from dpedu import DPLogisticRegression
-    from dpedu.budget import PrivacyBudget
+    from dpedu.accountants.budget import PrivacyBudget
 
     X, y = larger
     budget = PrivacyBudget(epsilon=10.0, delta=1e-4)

@@ -10,9 +10,9 @@ from scipy import stats
 
 from dpedu.accountants import GaussianEvent, LaplaceEvent, RepeatAndSelectEvent, account
 from dpedu.accountants.analysis.trials import sample_trials
-from dpedu.datasets import make_toy
-from dpedu.research.selection import Selection, private_selection, sample_config
-from dpedu.research.tuning import SEARCHABLE, PrivateHyperparameterSearch
+from dpedu.textbook.datasets import make_toy
+from dpedu.lab.selection import Selection, private_selection, sample_config
+from dpedu.lab.tuning import SEARCHABLE, PrivateHyperparameterSearch
 
 RUN = [(GaussianEvent(2.0), 1)]
 SPACE = {"x": [0.0, 1.0, 2.0, 3.0], "y": stats.uniform(0, 1)}

@@ -342,7 +342,7 @@ def test_a_bare_event_is_accounted_as_the_selection_not_as_one_run():
     """as_ledger reads any object with a ``ledger`` as a history: the event's field is ``run_ledger``, so
     account(event), a budget and compare all see the selection."""
     from dpedu.accountants import as_ledger, compare
-    from dpedu.budget import PrivacyBudget
+    from dpedu.accountants.budget import PrivacyBudget
 
     event = RepeatAndSelectEvent(DPSGD_RUN, 10.0, 1.0)
     selection = _epsilon_of([(event, 1)], 1e-5)
@@ -370,7 +370,7 @@ def test_the_order_of_the_grid_does_not_matter():
 
 def test_selection_of_replace_one_runs_is_accounted_at_their_add_remove_equivalent():
     """A replace-one Gaussian run is GaussianEvent(z / 2) (docs/math.md §22.2), also inside a selection."""
-    from dpedu.events import GaussianEvent, RepeatAndSelectEvent
+    from dpedu.ground.events import GaussianEvent, RepeatAndSelectEvent
 
     replace_one = RepeatAndSelectEvent([(GaussianEvent(8.0, relation="replace_one"), 3)], mean=5, shape=0.5)
     add_remove = RepeatAndSelectEvent([(GaussianEvent(4.0), 3)], mean=5, shape=0.5)

@@ -1,4 +1,4 @@
-"""The snapping mechanism (:mod:`dpedu.snapping`, Mironov 2012): full-precision uniforms, the power-of-two grid,
+"""The snapping mechanism (:mod:`dpedu.textbook.snapping`, Mironov 2012): full-precision uniforms, the power-of-two grid,
 the clamped and rounded Laplace release, and its epsilon (moved here from test_mechanism_statistics.py, plus
 tests of the helpers and of bad input).
 
@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from dpedu import snapping
-from dpedu.snapping import (
+from dpedu.textbook.snapping import (
     MACHINE_EPSILON,
     _leading_zeros,
     full_precision_uniform,

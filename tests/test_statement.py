@@ -1,4 +1,4 @@
-"""The privacy statement (dpedu.research.statement) and its command: every number equals the accountants' own."""
+"""The privacy statement (dpedu.lab.statement) and its command: every number equals the accountants' own."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 from dpedu import dp_sgd
-from dpedu.training import plan_dp_sgd, run_dp_sgd
+from dpedu.textbook.training import plan_dp_sgd, run_dp_sgd
 from dpedu.accountants import GaussianEvent, LaplaceEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent
 from dpedu.accountants import make_accountant
 from dpedu.accountants.gdp import certified_mu
 from dpedu.accountants.tradeoff import tradeoff_curve
 from dpedu.cli import main
-from dpedu.gaussian import gaussian_epsilon_exact
-from dpedu.research.statement import privacy_statement
+from dpedu.ground.gaussian import gaussian_epsilon_exact
+from dpedu.lab.statement import privacy_statement
 
 
 def planned(X, y, *, model=None, theta0=None, budget=None, rng=None, **settings):
@@ -191,13 +191,13 @@ def test_cli_statement_fixed_replace_one_prints_the_rdp_statement(capsys):
     argv = ["statement", "-z", "1", "-q", "0.1", "--steps", "50", "--n", "200", "--sampling", "fixed",
             "--relation", "replace_one", "--delta", "1e-4"]
     assert main(argv) == 0
-    from dpedu.events import SampledWithoutReplacementGaussianEvent
+    from dpedu.ground.events import SampledWithoutReplacementGaussianEvent
     ledger = [(SampledWithoutReplacementGaussianEvent(1.0, 20, 200, relation="replace_one"), 50)]
     assert str(privacy_statement(ledger, delta=1e-4, n=200)) in capsys.readouterr().out
 
 
 def test_truncated_poisson_is_accounted_by_the_pld_under_both_relations_and_not_called_unsampled():
-    from dpedu.events import TruncatedPoissonGaussianEvent
+    from dpedu.ground.events import TruncatedPoissonGaussianEvent
     ledger = [(TruncatedPoissonGaussianEvent(2.0, 0.1, 30, 200), 30)]
     s = privacy_statement(ledger, delta=1e-4)
     assert s.accountant == "pld" and s.epsilon == accounted(ledger, "pld", 1e-4).get_epsilon(1e-4)

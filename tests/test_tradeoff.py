@@ -15,7 +15,7 @@ from dpedu.accountants.gdp import (
     gdp_delta,
     group_mu,
 )
-from dpedu.gaussian import analytic_noise_multiplier
+from dpedu.ground.gaussian import analytic_noise_multiplier
 from dpedu.accountants.tradeoff import (
     default_alphas,
     default_epsilons,
@@ -28,7 +28,7 @@ from dpedu.accountants.tradeoff import (
     profile_tradeoff,
     tradeoff_curve,
 )
-from dpedu.gaussian import gaussian_delta_exact, gaussian_epsilon_exact
+from dpedu.ground.gaussian import gaussian_delta_exact, gaussian_epsilon_exact
 
 ABADI = [(SubsampledGaussianEvent(4.0, 0.01), 10_000)]
 GAUSSIAN = [(GaussianEvent(2.0), 4)]                 # exactly mu = 1

@@ -1,4 +1,4 @@
-"""Audits on the trade-off plane (dpedu.research.audit.regions) and the figure that draws them (dpedu.plotting.tradeoff)."""
+"""Audits on the trade-off plane (dpedu.lab.audit.regions) and the figure that draws them (dpedu.lab.plotting.tradeoff)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from matplotlib.figure import Figure
 from dpedu.accountants import GaussianEvent
 from dpedu.accountants.gdp import certified_mu
 from dpedu.accountants.tradeoff import epsilon_delta_tradeoff, gaussian_curve, tradeoff_curve
-from dpedu.research.audit import canary_audit, dp_sgd_trainer, make_audit_data, make_canary
-from dpedu.research.audit.bugs import bug_hunt
-from dpedu.research.audit.regions import AuditRegion, audit_region, result_ledger
-from dpedu.plotting.tradeoff import plot_tradeoff, plot_tradeoff_panels
+from dpedu.lab.audit import canary_audit, dp_sgd_trainer, make_audit_data, make_canary
+from dpedu.lab.audit.bugs import bug_hunt
+from dpedu.lab.audit.regions import AuditRegion, audit_region, result_ledger
+from dpedu.lab.plotting.tradeoff import plot_tradeoff, plot_tradeoff_panels
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def test_canary_region_is_the_audits_own_bounds(canary):
 
 def test_violation_is_the_corner_test():
     """A box violates f_{eps, 0} exactly when its corner is below it, i.e. when it proves epsilon > eps."""
-    from dpedu.research.audit import epsilon_from_rates
+    from dpedu.lab.audit import epsilon_from_rates
 
     region = AuditRegion("box", 0.01, 0.2, (0.0, 0.02), (0.1, 0.3), 0.975, 0.95)
     proven = epsilon_from_rates(0.02, 0.3, delta=0.0)             # ln(0.98 / 0.3)
@@ -103,9 +103,9 @@ def test_curves_that_do_not_apply_are_left_out():
 @pytest.fixture(scope="module")
 def one_run_pair():
     """One-run audits (gradient canaries) of the planted bug noise_not_scaled_by_clip and of correct DP-SGD."""
-    from dpedu.research.audit.bugs import bug_setting, buggy_trainer
-    from dpedu.research.audit.one_run import one_run_trainer_audit
-    from dpedu.research.audit.whitebox import observed_trainer
+    from dpedu.lab.audit.bugs import bug_setting, buggy_trainer
+    from dpedu.lab.audit.one_run import one_run_trainer_audit
+    from dpedu.lab.audit.whitebox import observed_trainer
 
     setting = bug_setting("noise_not_scaled_by_clip")
     out = {}
@@ -119,7 +119,7 @@ def one_run_pair():
 
 def test_one_run_bound_is_a_violation_exactly_when_the_claim_certifies_it():
     """Flagged iff the curve certifies (eps_lb, delta): a profile pair with eps_j <= eps_lb and delta_j <= delta."""
-    from dpedu.gaussian import analytic_noise_multiplier
+    from dpedu.ground.gaussian import analytic_noise_multiplier
     from dpedu.accountants.tradeoff import TradeoffCurve
 
     region = AuditRegion("one-run", math.nan, math.nan, (math.nan,) * 2, (math.nan,) * 2, 0.95, 0.95,
@@ -143,7 +143,7 @@ def test_one_run_bound_is_a_violation_exactly_when_the_claim_certifies_it():
 
 
 def test_one_run_planted_bug_is_flagged_and_the_correct_run_is_not(one_run_pair):
-    from dpedu.research.audit.regions import one_run_region
+    from dpedu.lab.audit.regions import one_run_region
 
     ledger = one_run_pair["ledger"]
     curves = [tradeoff_curve(ledger, name) for name in ("moments", "rdp", "pld")]
@@ -166,8 +166,8 @@ def test_one_run_planted_bug_is_flagged_and_the_correct_run_is_not(one_run_pair)
 
 
 def test_one_run_region_at_another_delta_and_bad_input(one_run_pair):
-    from dpedu.research.audit import one_run_epsilon_lower_bound
-    from dpedu.research.audit.regions import one_run_region
+    from dpedu.lab.audit import one_run_epsilon_lower_bound
+    from dpedu.lab.audit.regions import one_run_region
 
     result = one_run_pair["bug"]
     region = one_run_region(result, delta=1e-3, label="one run")
@@ -181,8 +181,8 @@ def test_one_run_region_at_another_delta_and_bad_input(one_run_pair):
 
 
 def test_one_run_trainer_audit_is_seeded_and_checks_its_input():
-    from dpedu.research.audit import one_run_trainer_audit
-    from dpedu.research.audit.bugs import bug_setting, buggy_trainer
+    from dpedu.lab.audit import one_run_trainer_audit
+    from dpedu.lab.audit.bugs import bug_setting, buggy_trainer
 
     setting = bug_setting("noise_not_scaled_by_clip")
     train = buggy_trainer("noise_not_scaled_by_clip", **setting["trainer"])

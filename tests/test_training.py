@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from dpedu.accountants import GaussianEvent, LaplaceEvent
-from dpedu.calibrate import analytic_noise_multiplier, classic_noise_multiplier
-from dpedu.clipping import L2_clip
-from dpedu.models import logistic as lg
-from dpedu.training import NoisyGDPlan, gradient_descent, noisy_gradient_descent, plan_noisy_gradient_descent
-from dpedu.training import run_noisy_gradient_descent
+from dpedu.accountants.calibrate import analytic_noise_multiplier, classic_noise_multiplier
+from dpedu.textbook.clipping import L2_clip
+from dpedu.textbook.models import logistic as lg
+from dpedu.textbook.training import NoisyGDPlan, gradient_descent, noisy_gradient_descent, plan_noisy_gradient_descent
+from dpedu.textbook.training import run_noisy_gradient_descent
 
 
 def ngd(X, y, iterations, epsilon, delta, *, theta0=None, budget=None, rng=None, **settings):
@@ -197,7 +197,7 @@ def test_huge_but_finite_X_stays_finite_or_is_refused_naming_X(toy):
 
 
 def test_absurd_iterations_are_refused(toy):
-    from dpedu.training import MAX_STEPS
+    from dpedu.textbook.training import MAX_STEPS
 
     X, y = toy
     with pytest.raises(ValueError, match="iterations.*MAX_STEPS"):
@@ -207,7 +207,7 @@ def test_absurd_iterations_are_refused(toy):
 
 
 def test_failed_call_spends_no_budget(toy):
-    from dpedu.budget import PrivacyBudget
+    from dpedu.accountants.budget import PrivacyBudget
 
     X, y = toy
     budget = PrivacyBudget(epsilon=10.0, delta=1e-3)
@@ -218,7 +218,7 @@ def test_failed_call_spends_no_budget(toy):
 
 
 def test_loss_every_records_a_subset_and_changes_nothing_else():
-    from dpedu.datasets import make_toy
+    from dpedu.textbook.datasets import make_toy
 
     X, y = make_toy(n=200, d=3, rng=0)
     every = ngd(X, y, 7, 0.5, 1e-5, clip_norm=1.0, rng=3)

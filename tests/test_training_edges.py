@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpedu.datasets import make_toy
-from dpedu.models import LogisticModel
-from dpedu.training import dp_sgd, gradient_noise_multiplier, plan_dp_sgd, run_dp_sgd, training_data
+from dpedu.textbook.datasets import make_toy
+from dpedu.textbook.models import LogisticModel
+from dpedu.textbook.training import dp_sgd, gradient_noise_multiplier, plan_dp_sgd, run_dp_sgd, training_data
 
 X, Y = make_toy(n=40, d=3, rng=0)
 GOOD_PLAN = dict(noise_multiplier=1.0, clip_norm=1.0, sampling_rate=0.2, steps=5)
@@ -50,7 +50,7 @@ def test_dp_sgd_names_model(model, error):
 
 
 def test_a_refused_run_draws_nothing_and_spends_nothing():
-    from dpedu.budget import PrivacyBudget
+    from dpedu.accountants.budget import PrivacyBudget
     rng, budget = np.random.default_rng(5), PrivacyBudget(10.0, 1e-3)
     state = rng.bit_generator.state
     with pytest.raises(ValueError, match=r"\btheta0\b"):

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from dpedu.accountants import RepeatAndSelectEvent, account
-from dpedu.datasets import make_toy
-from dpedu.research.experiments.tuning_costs import grid_noise_multiplier
-from dpedu.research.tuning import run_ledger, search_noise_multiplier
+from dpedu.textbook.datasets import make_toy
+from dpedu.lab.experiments.tuning_costs import grid_noise_multiplier
+from dpedu.lab.tuning import run_ledger, search_noise_multiplier
 
 _PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_tuning_accuracy.py"
 

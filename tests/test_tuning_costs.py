@@ -1,4 +1,4 @@
-"""dpedu.research.experiments.tuning_costs: a grid search by composition against private selection (docs/math.md §23)."""
+"""dpedu.lab.experiments.tuning_costs: a grid search by composition against private selection (docs/math.md §23)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 
 from dpedu.accountants import account
-from dpedu.research.experiments.tuning_costs import affordable_noise, run_ledger, tuning_cost
+from dpedu.lab.experiments.tuning_costs import affordable_noise, run_ledger, tuning_cost
 
 RUN = dict(sampling_rate=0.01, steps=500)
 
@@ -49,9 +49,9 @@ def test_defaults_provenance_cost_composes_every_tuning_run():
     import sys
     from pathlib import Path
 
-    from dpedu.calibrate import noise_multiplier
-    from dpedu.events import SubsampledGaussianEvent, steps_from_epochs
-    from dpedu.research.experiments.tuning_costs import _PROVENANCE_GRID, defaults_provenance_cost
+    from dpedu.accountants.calibrate import noise_multiplier
+    from dpedu.ground.events import SubsampledGaussianEvent, steps_from_epochs
+    from dpedu.lab.experiments.tuning_costs import _PROVENANCE_GRID, defaults_provenance_cost
 
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_dpsgd_accuracy.py"
     spec = importlib.util.spec_from_file_location("bench_dpsgd_accuracy_for_test", path)

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 
 from dpedu import calibrate, clipping, mechanisms, proactive, snapping, training
 
-from dpedu.engine import validation
+from dpedu.ground import validation
 from dpedu.accountants import GaussianEvent, LaplaceEvent, SubsampledGaussianEvent, make_accountant
-from dpedu.budget import PrivacyBudget
-from dpedu.datasets import make_toy
-from dpedu.estimator import DPLogisticRegression, tuned_defaults
+from dpedu.accountants.budget import PrivacyBudget
+from dpedu.textbook.datasets import make_toy
+from dpedu.lab.estimator import DPLogisticRegression, tuned_defaults
 
 X4 = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.5]])
 Y4 = np.array([1.0, -1.0, 1.0, -1.0])

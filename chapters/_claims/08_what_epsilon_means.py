@@ -4,7 +4,7 @@ import math as _math
 from dpedu.accountants import SubsampledGaussianEvent as _SGE
 from dpedu.accountants import make_accountant as _make
 from dpedu.accountants.tradeoff import gaussian_tradeoff
-from dpedu.gaussian import gaussian_epsilon_exact as _eps_of
+from dpedu.ground.gaussian import gaussian_epsilon_exact as _eps_of
 
 # the testing game
 assert abs(gaussian_tradeoff(0.01, 1.0) - 0.91) < 0.01, "'at an FPR of 1 % the attacker misses about 91 %'"

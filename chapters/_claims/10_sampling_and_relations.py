@@ -37,7 +37,7 @@ assert all(check_claims(r).consistent for r in scheme_runs.values()), "'the five
 assert audits[False].epsilon_lower > audits[False].upper_bounds["pld"] >= audits[True].epsilon_lower, \
     "'the white-box audit ... proving a lower bound on epsilon above the claimed upper bound' (not for correct code)"
 from dpedu.accountants import ACCOUNTANT_NAMES as _NAMES
-from dpedu.research.experiments.relations import scheme_events as _scheme_events
+from dpedu.lab.experiments.relations import scheme_events as _scheme_events
 
 assert len(_NAMES) == 7 and set(_NAMES) - set(table_accountants) == {"advanced", "strong"}, \
     "'Five of the seven accountants are shown; the advanced and strong composition theorems are left out'"

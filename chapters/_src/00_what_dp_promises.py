@@ -20,7 +20,7 @@
 # guarantee, and what exactly the guarantee says.
 
 # %% [markdown]
-# *Uses:* [`load_adult`](dpedu.datasets.load_adult) · [`laplace_mechanism`](dpedu.mechanisms.laplace_mechanism)
+# *Uses:* [`load_adult`](dpedu.textbook.datasets.load_adult) · [`laplace_mechanism`](dpedu.textbook.mechanisms.laplace_mechanism)
 # (see the API reference).
 # *Notes:* [§1](../docs/math.md#1-differential-privacy-and-neighbouring-datasets) ·
 # [§3](../docs/math.md#3-the-laplace-mechanism) · [§9](../docs/math.md#9-sequential-and-parallel-composition) ·

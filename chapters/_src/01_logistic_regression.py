@@ -20,8 +20,8 @@
 # environment variable `DPEDU_FAST=1` for a quick run (smaller grids, same code).
 
 # %% [markdown]
-# *Uses:* [`load_adult`](dpedu.datasets.load_adult) · [`logistic`](dpedu.models.logistic) ·
-# [`gradient_descent`](dpedu.training.gradient_descent) · [`plot_loss_curves`](dpedu.plotting.plot_loss_curves) (see
+# *Uses:* [`load_adult`](dpedu.textbook.datasets.load_adult) · [`logistic`](dpedu.textbook.models.logistic) ·
+# [`gradient_descent`](dpedu.textbook.training.gradient_descent) · [`plot_loss_curves`](dpedu.lab.plotting.plot_loss_curves) (see
 # the API reference).
 # *Notes:* [§6](../docs/math.md#6-logistic-loss-and-gradient) in the mathematical notes.
 
@@ -35,7 +35,7 @@ import dpedu as dp
 from dpedu import plotting
 from dpedu.course import checks
 from dpedu.course.notebook import fast_mode, pick, show_source
-from dpedu.models import logistic
+from dpedu.textbook.models import logistic
 
 FAST = fast_mode()
 print("fast mode" if FAST else "full mode")

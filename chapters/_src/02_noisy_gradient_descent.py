@@ -17,10 +17,10 @@
 # This chapter follows *Programming Differential Privacy* (Near & Abuah), chapter "Machine Learning".
 
 # %% [markdown]
-# *Uses:* [`L2_clip`](dpedu.clipping.L2_clip) · [`laplace_mechanism`](dpedu.mechanisms.laplace_mechanism) ·
-# [`gaussian_noise_multiplier`](dpedu.mechanisms.gaussian_noise_multiplier) ·
-# [`noisy_gradient_descent`](dpedu.training.noisy_gradient_descent) ·
-# [`run_noisy_gd_tradeoff`](dpedu.research.experiments.run_noisy_gd_tradeoff) (see the API reference).
+# *Uses:* [`L2_clip`](dpedu.textbook.clipping.L2_clip) · [`laplace_mechanism`](dpedu.textbook.mechanisms.laplace_mechanism) ·
+# [`gaussian_noise_multiplier`](dpedu.textbook.mechanisms.gaussian_noise_multiplier) ·
+# [`noisy_gradient_descent`](dpedu.textbook.training.noisy_gradient_descent) ·
+# [`run_noisy_gd_tradeoff`](dpedu.lab.experiments.run_noisy_gd_tradeoff) (see the API reference).
 # *Notes:* [§2](../docs/math.md#2-sensitivity) · [§5](../docs/math.md#5-l2-clipping-and-the-sensitivity-of-a-clipped-sum) · [§7](../docs/math.md#7-noisy-gradient-descent-the-books-algorithm) in the mathematical notes.
 
 # %%
@@ -32,9 +32,9 @@ import numpy as np
 import dpedu as dp
 from dpedu import plotting
 from dpedu.course import checks
-from dpedu.research import experiments
+from dpedu.lab import experiments
 from dpedu.course.notebook import fast_mode, pick, progress_bar, show_source
-from dpedu.models import logistic
+from dpedu.textbook.models import logistic
 
 FAST = fast_mode()
 print("fast mode" if FAST else "full mode")

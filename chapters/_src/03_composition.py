@@ -22,7 +22,7 @@
 # %% [markdown]
 # *Uses:* [`advanced_composition`](dpedu.accountants.advanced.advanced_composition) ·
 # [`zcdp_epsilon`](dpedu.accountants.zcdp.zcdp_epsilon) · [`make_accountant`](dpedu.accountants.make_accountant) ·
-# [`compare`](dpedu.accountants.compare) · [`noise_multiplier`](dpedu.calibrate.noise_multiplier) (see the API
+# [`compare`](dpedu.accountants.compare) · [`noise_multiplier`](dpedu.accountants.calibrate.noise_multiplier) (see the API
 # reference).
 # *Notes:* [§9](../docs/math.md#9-sequential-and-parallel-composition) · [§10](../docs/math.md#10-advanced-composition) in the mathematical notes.
 
@@ -40,7 +40,7 @@ from dpedu.accountants import (EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, c
                                make_accountant, zcdp)
 from dpedu.accountants.advanced import (advanced_composition, advanced_composition_bound,
                                         advanced_composition_simplified)
-from dpedu.models import logistic
+from dpedu.textbook.models import logistic
 
 FAST = fast_mode()
 print("fast mode" if FAST else "full mode")
@@ -270,7 +270,7 @@ for name in ("sequential", "rdp"):
 # valid one — with its name.
 #
 # The same point from the other side: for a fixed total budget $(\varepsilon, \delta) = (1, 10^{-5})$, how much noise must each of
-# k full-batch Gaussian steps carry? `dpedu.calibrate.noise_multiplier` searches for the smallest z each
+# k full-batch Gaussian steps carry? `dpedu.accountants.calibrate.noise_multiplier` searches for the smallest z each
 # accountant accepts (the Laplace count left out):
 
 # %%

@@ -22,9 +22,9 @@
 # code?".
 
 # %% [markdown]
-# *Uses:* [`dp_sgd`](dpedu.training.dp_sgd) · [`dp_sgd_step`](dpedu.training.dp_sgd_step) ·
-# [`poisson_sample`](dpedu.training.poisson_sample) · [`noise_multiplier`](dpedu.calibrate.noise_multiplier) ·
-# [`DPLogisticRegression`](dpedu.estimator.DPLogisticRegression) (see the API reference).
+# *Uses:* [`dp_sgd`](dpedu.textbook.training.dp_sgd) · [`dp_sgd_step`](dpedu.textbook.training.dp_sgd_step) ·
+# [`poisson_sample`](dpedu.textbook.training.poisson_sample) · [`noise_multiplier`](dpedu.accountants.calibrate.noise_multiplier) ·
+# [`DPLogisticRegression`](dpedu.lab.estimator.DPLogisticRegression) (see the API reference).
 # *Notes:* [§8](../docs/math.md#8-dp-sgd-abadi-et-al-2016-algorithm-1) · [§5](../docs/math.md#5-l2-clipping-and-the-sensitivity-of-a-clipped-sum) · [§11](../docs/math.md#11-amplification-by-subsampling) in the mathematical notes.
 
 # %%
@@ -38,8 +38,8 @@ from dpedu import plotting
 from dpedu.course import checks
 from dpedu.course.notebook import fast_mode, pick, show_source
 from dpedu.accountants import SubsampledGaussianEvent, compare, make_accountant
-from dpedu.estimator import DPLogisticRegression
-from dpedu.models import logistic
+from dpedu.lab.estimator import DPLogisticRegression
+from dpedu.textbook.models import logistic
 
 FAST = fast_mode()
 print("fast mode" if FAST else "full mode")
@@ -360,7 +360,7 @@ checks.check_steps_and_sampling_rate(steps_and_sampling_rate)
 # Now the real workflow: fix the total **privacy budget** $(\varepsilon, \delta = 10^{-5})$, what the run may spend
 # in all (`dpedu.PrivacyBudget` keeps one across several computations and refuses one that would exceed it), and
 # the run's shape ($q = 0.01$, 10 epochs), let
-# `dpedu.calibrate.noise_multiplier` find the smallest z the RDP accountant accepts, train, and report the test
+# `dpedu.accountants.calibrate.noise_multiplier` find the smallest z the RDP accountant accepts, train, and report the test
 # accuracy with the ε the accountant certifies for the run that actually happened. PLD is shown beside it: it
 # is tighter, which tells us the RDP number is a safe over-estimate.
 

@@ -24,8 +24,8 @@
 # [`epsilon_from_log_moments`](dpedu.accountants.moments.epsilon_from_log_moments) ·
 # [`RDPAccountant`](dpedu.accountants.rdp.RDPAccountant) ·
 # [`StrongCompositionAccountant`](dpedu.accountants.strong.StrongCompositionAccountant) ·
-# [`epsilon_curves`](dpedu.research.experiments.epsilon_curves) ·
-# [`plot_privacy_curves`](dpedu.plotting.plot_privacy_curves) ·
+# [`epsilon_curves`](dpedu.lab.experiments.epsilon_curves) ·
+# [`plot_privacy_curves`](dpedu.lab.plotting.plot_privacy_curves) ·
 # [`PLDAccountant`](dpedu.accountants.pld.accountant.PLDAccountant) (see the API reference).
 # *Notes:* [§12](../docs/math.md#12-the-moments-accountant) · [§13](../docs/math.md#13-rényi-differential-privacy) · [§14](../docs/math.md#14-zero-concentrated-dp) · [§15](../docs/math.md#15-privacy-loss-distributions) in the mathematical notes.
 
@@ -41,7 +41,7 @@ from scipy.special import logsumexp
 import dpedu as dp
 from dpedu import plotting
 from dpedu.course import checks
-from dpedu.research import experiments
+from dpedu.lab import experiments
 from dpedu.course.notebook import fast_mode, pick, show_source
 from dpedu.accountants import (OrderGridEdgeWarning, SubsampledGaussianEvent, make_accountant,
                                moments)
@@ -322,7 +322,7 @@ for key, note in curves.notes.items():
 # ## The whole privacy curve of one run
 #
 # Each number above is one point $(\varepsilon, \delta = 10^{-5})$ of a curve: an accountant certifies a δ(ε) for every ε.
-# [`plot_privacy_curves`](dpedu.plotting.plot_privacy_curves) composes Abadi et al.'s run ($q = 0.01$, $z = 4$) on a
+# [`plot_privacy_curves`](dpedu.lab.plotting.plot_privacy_curves) composes Abadi et al.'s run ($q = 0.01$, $z = 4$) on a
 # fresh accountant of each kind and draws δ(ε) on a log δ axis ([notes §15.1](../docs/math.md#151-what-is-computed)). The PLD accountant draws
 # two curves: its pessimistic estimate (an upper bound: the guarantee) and its optimistic one (a lower bound,
 # dashed); the true curve lies between them ([notes §15.7](../docs/math.md#157-connect-the-dots-discretisation-pessimistic-and-optimistic)). On this run they are so close that the dashed

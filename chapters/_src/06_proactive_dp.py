@@ -8,7 +8,7 @@
 # >    budget (ε, δ), and explain why it does **not depend on the number of steps T**;
 # > 2. state its conditions ($\varepsilon \le 1/2$, $\delta = 1/N$, $T \ge 2k^2/\varepsilon$, $q \cdot z \le 1/e$) and show a run where ignoring them breaks
 # >    the guarantee;
-# > 3. plan a DP-SGD schedule (k, T, q, batch size) with `dpedu.proactive.plan`, and compare its z with the z
+# > 3. plan a DP-SGD schedule (k, T, q, batch size) with `dpedu.accountants.proactive.plan`, and compare its z with the z
 # >    that calibrating on each accountant would choose;
 # > 4. train on Adult with the plan and report test accuracy and the ε the tight accountants certify.
 #
@@ -22,9 +22,9 @@
 # tuned afterwards for accuracy. The formulas are in [notes §16](../docs/math.md#16-pro-active-dp).
 
 # %% [markdown]
-# *Uses:* [`plan`](dpedu.proactive.plan) ·
-# [`proactive_noise_multiplier`](dpedu.proactive.proactive_noise_multiplier) ·
-# [`minimum_steps`](dpedu.proactive.minimum_steps) · [`proactive_conditions`](dpedu.proactive.proactive_conditions)
+# *Uses:* [`plan`](dpedu.accountants.proactive.plan) ·
+# [`proactive_noise_multiplier`](dpedu.accountants.proactive.proactive_noise_multiplier) ·
+# [`minimum_steps`](dpedu.accountants.proactive.minimum_steps) · [`proactive_conditions`](dpedu.accountants.proactive.proactive_conditions)
 # · [`compare`](dpedu.accountants.compare) (see the API reference).
 # *Notes:* [§16](../docs/math.md#16-pro-active-dp) · [§17](../docs/math.md#17-calibration-by-bisection) in the mathematical notes.
 
@@ -39,10 +39,10 @@ import numpy as np
 import dpedu as dp
 from dpedu import plotting, proactive
 from dpedu.course import checks
-from dpedu.research import experiments
+from dpedu.lab import experiments
 from dpedu.course.notebook import fast_mode, pick, show_source
 from dpedu.accountants import SubsampledGaussianEvent, moments
-from dpedu.estimator import DPLogisticRegression
+from dpedu.lab.estimator import DPLogisticRegression
 
 FAST = fast_mode()
 print("fast mode" if FAST else "full mode")

@@ -24,14 +24,14 @@
 # its steps), at $\delta = 10^{-5}$. Set `DPEDU_FAST=1` for a quick run: smaller grids and fewer seeds, same code.
 
 # %% [markdown]
-# *Uses:* [`run_tradeoff`](dpedu.research.experiments.run_tradeoff) ·
-# [`run_epochs_tradeoff`](dpedu.research.experiments.run_epochs_tradeoff) ·
-# [`run_clipping_noise_grid`](dpedu.research.experiments.run_clipping_noise_grid) ·
-# [`plot_accuracy_vs_epsilon`](dpedu.plotting.plot_accuracy_vs_epsilon) ·
-# [`noise_multiplier`](dpedu.calibrate.noise_multiplier) ·
-# [`tuning_cost`](dpedu.research.experiments.tuning_costs.tuning_cost) · [`affordable_noise`](dpedu.research.experiments.tuning_costs.affordable_noise) ·
-# [`PrivateHyperparameterSearch`](dpedu.research.tuning.PrivateHyperparameterSearch) ·
-# [`plot_adaptive_clipping`](dpedu.plotting.plot_adaptive_clipping) (see the API reference).
+# *Uses:* [`run_tradeoff`](dpedu.lab.experiments.run_tradeoff) ·
+# [`run_epochs_tradeoff`](dpedu.lab.experiments.run_epochs_tradeoff) ·
+# [`run_clipping_noise_grid`](dpedu.lab.experiments.run_clipping_noise_grid) ·
+# [`plot_accuracy_vs_epsilon`](dpedu.lab.plotting.plot_accuracy_vs_epsilon) ·
+# [`noise_multiplier`](dpedu.accountants.calibrate.noise_multiplier) ·
+# [`tuning_cost`](dpedu.lab.experiments.tuning_costs.tuning_cost) · [`affordable_noise`](dpedu.lab.experiments.tuning_costs.affordable_noise) ·
+# [`PrivateHyperparameterSearch`](dpedu.lab.tuning.PrivateHyperparameterSearch) ·
+# [`plot_adaptive_clipping`](dpedu.lab.plotting.plot_adaptive_clipping) (see the API reference).
 # *Notes:* [§8](../docs/math.md#8-dp-sgd-abadi-et-al-2016-algorithm-1) · [§17](../docs/math.md#17-calibration-by-bisection) ·
 # [§23](../docs/math.md#23-private-selection-tuning-that-pays-for-itself) ·
 # [§24](../docs/math.md#24-adaptive-clipping) in the mathematical notes.
@@ -46,11 +46,11 @@ import numpy as np
 import dpedu as dp
 from dpedu import plotting
 from dpedu.course import checks
-from dpedu.research import experiments
+from dpedu.lab import experiments
 from dpedu.course.notebook import fast_mode, pick, progress_bar, show_source
 from dpedu.accountants import (LaplaceEvent, OrderGridEdgeWarning, RepeatAndSelectEvent,
                                SubsampledGaussianEvent, account, make_accountant)
-from dpedu.estimator import TUNED_DEFAULTS
+from dpedu.lab.estimator import TUNED_DEFAULTS
 
 FAST = fast_mode()
 print("fast mode" if FAST else "full mode")
@@ -80,7 +80,7 @@ print(f"{n} training rows; delta = {DELTA:g} < 1/n = {1 / n:.1e}; {SEEDS} seeds 
 # * **z is set by the budget**: a smaller ε, or more steps at the same ε, needs a larger z.
 #
 # `DPLogisticRegression` calibrates z for us: it asks the RDP accountant for the smallest z whose whole run
-# ($T = \text{epochs}/q$ steps) stays within the target ε. Its defaults (`dpedu.estimator.TUNED_DEFAULTS`) run 64 epochs,
+# ($T = \text{epochs}/q$ steps) stays within the target ε. Its defaults (`dpedu.lab.estimator.TUNED_DEFAULTS`) run 64 epochs,
 # up to 6,400 steps. They were chosen **non-privately**: per ε, the configuration with the best exact accuracy on
 # a validation split of Adult's *training* data, with no noise in that choice and no ε charged for it. An accuracy
 # obtained with them is therefore the accuracy of one run at its ε, *without* the cost of tuning (section "The
@@ -355,8 +355,8 @@ print(f"  non-private {dpsgd.baseline:.4f} "
 # within $\varepsilon = 1$.
 
 # %%
-from dpedu.research.experiments.tuning_costs import run_ledger
-from dpedu.research.tuning import PrivateHyperparameterSearch
+from dpedu.lab.experiments.tuning_costs import run_ledger
+from dpedu.lab.tuning import PrivateHyperparameterSearch
 
 score_epsilon = 0.02
 run_z = dp.calibrate.noise_multiplier(target_epsilon=1.0, target_delta=DELTA, sampling_rate=q,

@@ -26,9 +26,9 @@
 # *Uses:* [`tradeoff_curve`](dpedu.accountants.tradeoff.tradeoff_curve) ·
 # [`gaussian_tradeoff`](dpedu.accountants.tradeoff.gaussian_tradeoff) ·
 # [`certified_mu`](dpedu.accountants.gdp.certified_mu) · [`clt_mu`](dpedu.accountants.gdp.clt_mu) ·
-# [`audit_region`](dpedu.research.audit.regions.audit_region) ·
-# [`plot_tradeoff`](dpedu.plotting.tradeoff.plot_tradeoff) ·
-# [`privacy_statement`](dpedu.research.statement.privacy_statement) (see the API reference).
+# [`audit_region`](dpedu.lab.audit.regions.audit_region) ·
+# [`plot_tradeoff`](dpedu.lab.plotting.tradeoff.plot_tradeoff) ·
+# [`privacy_statement`](dpedu.lab.statement.privacy_statement) (see the API reference).
 # *Notes:* [§21](../docs/math.md#21-what-ε-means-trade-off-curves-and-gaussian-dp) in the mathematical notes.
 
 # %%
@@ -37,7 +37,7 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from dpedu.research import audit
+from dpedu.lab import audit
 
 from dpedu.course import checks
 from dpedu.accountants import (ACCOUNTANT_NAMES, GaussianEvent, SubsampledGaussianEvent,
@@ -45,11 +45,11 @@ from dpedu.accountants import (ACCOUNTANT_NAMES, GaussianEvent, SubsampledGaussi
 from dpedu.accountants.gdp import certified_mu, clt_mu, group_mu
 from dpedu.accountants.tradeoff import (epsilon_delta_tradeoff, gaussian_curve,
                                         pld_tradeoff_bracket, tradeoff_curve)
-from dpedu.research.audit.regions import audit_region, result_ledger
-from dpedu.gaussian import gaussian_epsilon_exact
+from dpedu.lab.audit.regions import audit_region, result_ledger
+from dpedu.ground.gaussian import gaussian_epsilon_exact
 from dpedu.course.notebook import fast_mode, pick
-from dpedu.plotting.tradeoff import plot_tradeoff
-from dpedu.research.statement import privacy_statement
+from dpedu.lab.plotting.tradeoff import plot_tradeoff
+from dpedu.lab.statement import privacy_statement
 
 FAST = fast_mode()
 # trainings per world in each audit: the only thing fast mode shrinks

@@ -24,9 +24,9 @@
 # and Nasr et al. (2021).
 
 # %% [markdown]
-# *Uses:* [`make_canary`](dpedu.research.audit.make_canary) · [`loss_threshold_attack`](dpedu.research.audit.loss_threshold_attack) ·
-# [`canary_audit`](dpedu.research.audit.canary_audit) · [`epsilon_lower_bound`](dpedu.research.audit.epsilon_lower_bound) ·
-# [`epsilon_from_rates`](dpedu.research.audit.epsilon_from_rates) (see the API reference).
+# *Uses:* [`make_canary`](dpedu.lab.audit.make_canary) · [`loss_threshold_attack`](dpedu.lab.audit.loss_threshold_attack) ·
+# [`canary_audit`](dpedu.lab.audit.canary_audit) · [`epsilon_lower_bound`](dpedu.lab.audit.epsilon_lower_bound) ·
+# [`epsilon_from_rates`](dpedu.lab.audit.epsilon_from_rates) (see the API reference).
 # *Notes:* [§20](../docs/math.md#20-auditing-lower-bounds-on-epsilon) · [§20.2](../docs/math.md#202-white-box-gaussian-audit-μ-gdp-from-observed-updates) · [§20.3](../docs/math.md#203-one-training-run-steinke-nasr--jagielski-2023) in the mathematical notes.
 
 # %%
@@ -36,11 +36,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import dpedu as dp
-from dpedu.research import audit
+from dpedu.lab import audit
 from dpedu.course import checks
 from dpedu.course.notebook import fast_mode, pick, progress_bar, show_source
 from dpedu.accountants import GaussianEvent
-from dpedu.calibrate import gaussian_epsilon_exact
+from dpedu.accountants.calibrate import gaussian_epsilon_exact
 
 FAST = fast_mode()
 # trainings per world in each audit: the only thing fast mode shrinks

@@ -25,11 +25,11 @@
 # whether the two are the same when the code draws its batches the way most training code does.
 
 # %% [markdown]
-# *Uses:* [`plan_dp_sgd`](dpedu.training.plan_dp_sgd) · [`run_dp_sgd`](dpedu.training.run_dp_sgd) · [`relations_table`](dpedu.research.experiments.relations.relations_table) ·
-# [`shuffle_gap`](dpedu.research.audit.shuffle.shuffle_gap) · [`check_claims`](dpedu.research.audit.claims.check_claims) ·
-# [`bug_hunt`](dpedu.research.audit.bugs.bug_hunt) · [`balls_in_bins_epsilon`](dpedu.accountants.balls_in_bins.balls_in_bins_epsilon) ·
-# [`pitfall_hunt`](dpedu.research.audit.pitfalls.pitfall_hunt) · [`neighbour_table`](dpedu.research.audit.neighbours.neighbour_table) ·
-# [`audit_ftrl`](dpedu.research.audit.neighbours.audit_ftrl) · [`MLP`](dpedu.models.mlp.MLP) (see the API reference).
+# *Uses:* [`plan_dp_sgd`](dpedu.textbook.training.plan_dp_sgd) · [`run_dp_sgd`](dpedu.textbook.training.run_dp_sgd) · [`relations_table`](dpedu.lab.experiments.relations.relations_table) ·
+# [`shuffle_gap`](dpedu.lab.audit.shuffle.shuffle_gap) · [`check_claims`](dpedu.lab.audit.claims.check_claims) ·
+# [`bug_hunt`](dpedu.lab.audit.bugs.bug_hunt) · [`balls_in_bins_epsilon`](dpedu.accountants.balls_in_bins.balls_in_bins_epsilon) ·
+# [`pitfall_hunt`](dpedu.lab.audit.pitfalls.pitfall_hunt) · [`neighbour_table`](dpedu.lab.audit.neighbours.neighbour_table) ·
+# [`audit_ftrl`](dpedu.lab.audit.neighbours.audit_ftrl) · [`MLP`](dpedu.textbook.models.mlp.MLP) (see the API reference).
 # *Notes:* [§1.2](../docs/math.md#12-neighbouring-relations) · [§11](../docs/math.md#11-amplification-by-subsampling) · [§20.7](../docs/math.md#207-literal-neighbours-δ-measured-at-the-claimed-ε) · [§22](../docs/math.md#22-neighbouring-relations-and-sampling-schemes-in-the-accounting) · [§27](../docs/math.md#27-pitfalls-from-real-code) in the mathematical notes.
 
 # %%
@@ -46,22 +46,22 @@ from dpedu.course import checks
 from dpedu.course.notebook import fast_mode, pick
 from dpedu.accountants import SubsampledGaussianEvent, compare, make_accountant
 from dpedu.accountants.balls_in_bins import balls_in_bins_epsilon
-from dpedu.research.audit.bugs import bug_hunt
-from dpedu.research.audit.claims import CLAIM_BUGS, check_claims, claim_hunt
-from dpedu.research.audit.neighbour_convex import audit_output_perturbation
-from dpedu.research.audit.neighbours import (audit_ftrl, format_neighbour_table, neighbour_table,
+from dpedu.lab.audit.bugs import bug_hunt
+from dpedu.lab.audit.claims import CLAIM_BUGS, check_claims, claim_hunt
+from dpedu.lab.audit.neighbour_convex import audit_output_perturbation
+from dpedu.lab.audit.neighbours import (audit_ftrl, format_neighbour_table, neighbour_table,
                                              removal_movement)
-from dpedu.research.audit.pitfalls import PITFALLS, pitfall_hunt
-from dpedu.research.audit.shuffle import shuffle_gap
-from dpedu.events import (GaussianEvent, SampledWithoutReplacementGaussianEvent,
+from dpedu.lab.audit.pitfalls import PITFALLS, pitfall_hunt
+from dpedu.lab.audit.shuffle import shuffle_gap
+from dpedu.ground.events import (GaussianEvent, SampledWithoutReplacementGaussianEvent,
                           add_remove_equivalent)
-from dpedu.events_allocation import BallsInBinsGaussianEvent
-from dpedu.research.experiments.relations import (balls_in_bins_note, balls_in_bins_row,
+from dpedu.ground.events_allocation import BallsInBinsGaussianEvent
+from dpedu.lab.experiments.relations import (balls_in_bins_note, balls_in_bins_row,
                                                   format_relations_table, relations_table)
-from dpedu.gaussian import gaussian_epsilon_exact
-from dpedu.learners import FactorizedGaussianEvent
-from dpedu.models.mlp import MLP
-from dpedu.plotting.shuffle import plot_shuffle_gap
+from dpedu.ground.gaussian import gaussian_epsilon_exact
+from dpedu.textbook.learners import FactorizedGaussianEvent
+from dpedu.textbook.models.mlp import MLP
+from dpedu.lab.plotting.shuffle import plot_shuffle_gap
 
 FAST = fast_mode()
 print("fast mode" if FAST else "full mode")
@@ -113,7 +113,7 @@ for name, note in refused.notes.items():
 # ## 2. The schemes side by side
 #
 # `plan_dp_sgd` offers six ways to draw $B_t$, at the same *expected* batch size $m = qn$
-# ([`dp.training.plan`](dpedu.training.plan) has the table of samplers, divisors and events):
+# ([`dp.training.plan`](dpedu.textbook.training.plan) has the table of samplers, divisors and events):
 #
 # * `"poisson"`: every record flips its own coin with probability q (Algorithm 1);
 # * `"fixed"`: exactly $m = \mathrm{round}(qn)$ records, drawn uniformly without replacement, afresh each step;
@@ -135,7 +135,7 @@ for name, note in refused.notes.items():
 # **Exercise 10.1 — the event of a fixed-size batch.** A training loop draws, at every step, exactly m of the n
 # records uniformly without replacement, and adds $\mathcal N(0, z^2C^2I)$ to their clipped sum. Write
 # `fixed_batch_event(noise_multiplier, batch_size, dataset_size)` returning the event of one such step, from
-# `dpedu.events`, so that an accountant can price it. Think about the neighbouring relation.
+# `dpedu.ground.events`, so that an accountant can price it. Think about the neighbouring relation.
 
 # %% exercise=10.1
 def fixed_batch_event(noise_multiplier, batch_size, dataset_size):
@@ -183,7 +183,7 @@ plt.show()
 # as much; fixed and shuffled batches always hold m records, and the truncated ones pile up at the cap. All five
 # divide by a public constant, never by the drawn size (balls-in-bins by $n/b$).
 # Each run records a different event (which neighbouring relation each one states, and why: below). What
-# does each cost? `dpedu.research.experiments.relations` accounts one step of every scheme, at the same expected batch
+# does each cost? `dpedu.lab.experiments.relations` accounts one step of every scheme, at the same expected batch
 # size, under both neighbouring relations (explained just below), for $T = 1000$ steps (10 epochs) at $z = 1$,
 # and prints "refused" where an accountant has no theorem for the pair. Five of the seven accountants are
 # shown; the advanced and strong composition theorems are left out for width:
@@ -245,7 +245,7 @@ print(f"\nfixed-size batches, replace-one: epsilon at least {fixed_lower:.2f} "
 # Refused is not "free". How private *are* shuffled batches? No accountant gives an upper bound, but a
 # *lower* bound can be computed: Chua et al. (2024) pick two neighbouring datasets in which every other record
 # has the same gradient, so a fixed-size batch's sum is known except for the one record, and the true ε of
-# shuffled training is at least that pair's ([§22.6](../docs/math.md#226-shuffled-batches-a-monte-carlo-lower-bound)). `dpedu.research.audit.shuffle` estimates it by Monte Carlo, with a
+# shuffled training is at least that pair's ([§22.6](../docs/math.md#226-shuffled-batches-a-monte-carlo-lower-bound)). `dpedu.lab.audit.shuffle` estimates it by Monte Carlo, with a
 # 95 % confidence bound, beside the Poisson upper bound (PLD) at $q = 1/b$ for $b = 100$ batches per epoch, one
 # epoch, $\delta = 10^{-3}$:
 
@@ -359,7 +359,7 @@ except ValueError as error:
 # So fixed batches hold under zero-out and replace-one, not under add/remove, and `plan_dp_sgd` refuses that
 # relation for them ([§22.10](../docs/math.md#2210-fixed-batches-from-one-split-zero-out-and-replace-one-not-addremove)).
 #
-# `dpedu.research.audit.neighbours` checks every learner's claims on such pairs
+# `dpedu.lab.audit.neighbours` checks every learner's claims on such pairs
 # ([§20.7](../docs/math.md#207-literal-neighbours-δ-measured-at-the-claimed-ε)). On small worst-case pairs ($n = 8$:
 # every other record with the same clipped gradient, 0, $-C$ or $+C$, and the one that differs) it writes down what
 # the learner releases, checked against noise-free runs of the real code, takes the smallest ε any accountant
@@ -430,7 +430,7 @@ print(format_neighbour_table([literal_row]))
 # changing what the ledger claims: shuffled batches accounted as Poisson, steps counted in *epochs* (E epochs
 # are E/q steps, every one a release), class-balanced oversampling accounted at the nominal rate q, and
 # gradient accumulation (k micro-batches summed into one update) accounted at the micro-batch's rate.
-# `dpedu.research.audit.claims.check_claims` compares the batches a run actually drew with the ledger it claims
+# `dpedu.lab.audit.claims.check_claims` compares the batches a run actually drew with the ledger it claims
 # (batch-size totals and spread, each record's number of batches, the number of steps). Here it is on a small
 # imbalanced data set, each planted bug beside the correct code it pretends to be:
 
@@ -447,7 +447,7 @@ for sampling, run in scheme_runs.items():
 # A fourth mistake is in the clipping, not the sampling: clipping the mean gradient of each *microbatch* of
 # two records to C, while claiming per-example privacy. A record can then flip its microbatch's clipped
 # gradient from $+C$ to $-C$, sensitivity $2C$. The batches look right, so `check_claims` cannot see it; the
-# white-box audit (`dpedu.research.audit.bugs.bug_hunt`, chapter 9) can, by proving a lower
+# white-box audit (`dpedu.lab.audit.bugs.bug_hunt`, chapter 9) can, by proving a lower
 # bound on ε above the claimed upper bound:
 
 # %%
@@ -469,7 +469,7 @@ for correct in (False, True):
 # ### Pitfalls from real code
 #
 # Users of open-source DP libraries reported five such mistakes in 2025–2026
-# ([§27](../docs/math.md#27-pitfalls-from-real-code) has one paragraph on each, with the issue). `dpedu.research.audit.pitfalls` plants each one
+# ([§27](../docs/math.md#27-pitfalls-from-real-code) has one paragraph on each, with the issue). `dpedu.lab.audit.pitfalls` plants each one
 # beside the correct code and runs the check that catches it. Two checks are new. `check_noise` *measures* one
 # step's noise multiplier from the release itself: it releases the step many times on a worst-case pair of
 # neighbouring batches and compares the shift of the output with its spread. `check_gaussian_claim` compares a

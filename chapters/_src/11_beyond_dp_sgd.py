@@ -26,11 +26,11 @@
 # same code.
 
 # %% [markdown]
-# *Uses:* [`output_perturbation`](dpedu.learners.output_perturbation) ·
-# [`objective_perturbation`](dpedu.learners.objective_perturbation) ·
-# [`make_factorization`](dpedu.learners.factorization.make_factorization) ·
-# [`factorized_gradient_descent`](dpedu.learners.ftrl.factorized_gradient_descent) ·
-# [`compare_learners`](dpedu.research.experiments.learners.compare_learners) (see the API reference).
+# *Uses:* [`output_perturbation`](dpedu.textbook.learners.output_perturbation) ·
+# [`objective_perturbation`](dpedu.textbook.learners.objective_perturbation) ·
+# [`make_factorization`](dpedu.textbook.learners.factorization.make_factorization) ·
+# [`factorized_gradient_descent`](dpedu.textbook.learners.ftrl.factorized_gradient_descent) ·
+# [`compare_learners`](dpedu.lab.experiments.learners.compare_learners) (see the API reference).
 # *Notes:* [§25](../docs/math.md#25-learners-beyond-dp-sgd-output-and-objective-perturbation-matrix-factorisation-noise)
 # in the mathematical notes.
 
@@ -44,16 +44,16 @@ import numpy as np
 import dpedu as dp
 from dpedu.course import checks
 from dpedu.accountants import account
-from dpedu.research.experiments.learners import (LEARNER_SPECS, compare_learners, prefix_sum_table,
+from dpedu.lab.experiments.learners import (LEARNER_SPECS, compare_learners, prefix_sum_table,
                                                  with_intercept)
-from dpedu.learners import (objective_perturbation, output_perturbation,
+from dpedu.textbook.learners import (objective_perturbation, output_perturbation,
                             output_perturbation_sensitivity)
-from dpedu.learners.convex import (objective_perturbation_noise_std,
+from dpedu.textbook.learners.convex import (objective_perturbation_noise_std,
                                    objective_perturbation_regularization)
-from dpedu.learners.factorization import (FactorizedGaussianEvent, make_factorization,
+from dpedu.textbook.learners.factorization import (FactorizedGaussianEvent, make_factorization,
                                           prefix_sum_matrix, sensitivity, square_root_factorization)
 from dpedu.course.notebook import fast_mode, pick, show_source
-from dpedu.plotting import plot_accuracy_vs_epsilon
+from dpedu.lab.plotting import plot_accuracy_vs_epsilon
 
 FAST = fast_mode()
 DELTA = 1e-5

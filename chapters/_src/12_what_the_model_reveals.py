@@ -23,11 +23,11 @@
 # $\theta_T$. Set `DPEDU_FAST=1` for a quick run: fewer audit runs and values of T, same code.
 
 # %% [markdown]
-# *Uses:* [`LinearLastIterateEvent`](dpedu.events_last_iterate.LinearLastIterateEvent) ·
+# *Uses:* [`LinearLastIterateEvent`](dpedu.ground.events_last_iterate.LinearLastIterateEvent) ·
 # [`linear_last_iterate_epsilon`](dpedu.accountants.last_iterate.linear_last_iterate_epsilon) ·
-# [`projected_step`](dpedu.learners.projected.projected_step) ·
+# [`projected_step`](dpedu.textbook.learners.projected.projected_step) ·
 # [`convex_last_iterate_bound`](dpedu.accountants.convex_last_iterate.convex_last_iterate_bound) ·
-# [`last_iterate_audit`](dpedu.research.audit.last_iterate.last_iterate_audit) (see the API reference).
+# [`last_iterate_audit`](dpedu.lab.audit.last_iterate.last_iterate_audit) (see the API reference).
 # *Notes:* [§28](../docs/math.md#28-what-the-released-model-reveals-the-last-iterate) in the mathematical notes.
 
 # %%
@@ -43,10 +43,10 @@ from dpedu.course.notebook import fast_mode, pick, show_source
 from dpedu.accountants import LinearLastIterateEvent, SubsampledGaussianEvent, account, compare
 from dpedu.accountants.last_iterate import linear_last_iterate_delta, linear_last_iterate_epsilon
 from dpedu.accountants.convex_last_iterate import convex_last_iterate_bound, last_iterate_claim
-from dpedu.learners import ProjectedStep, run_projected
-from dpedu.plotting import plot_last_iterate
-from dpedu.research.audit.data import make_audit_data
-from dpedu.research.audit.last_iterate import last_iterate_audit, last_iterate_bounds
+from dpedu.textbook.learners import ProjectedStep, run_projected
+from dpedu.lab.plotting import plot_last_iterate
+from dpedu.lab.audit.data import make_audit_data
+from dpedu.lab.audit.last_iterate import last_iterate_audit, last_iterate_bounds
 
 FAST = fast_mode()
 DELTA = 1e-5
@@ -273,8 +273,8 @@ plt.show()
 # (`benchmarks/bench_last_iterate_accuracy.py` runs ten seeds of this and DP-SGD too).
 
 # %%
-from dpedu.datasets import load_adult
-from dpedu.research.experiments.last_iterate import select_and_test, selection_noise
+from dpedu.textbook.datasets import load_adult
+from dpedu.lab.experiments.last_iterate import select_and_test, selection_noise
 
 X_adult, y_adult, X_adult_test, y_adult_test = load_adult()
 configs = tuple({"learning_rate": lr, "radius": r} for lr in (4.0, 6.0) for r in (6.0, 10.0))

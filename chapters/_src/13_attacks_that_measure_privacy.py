@@ -27,12 +27,12 @@
 # failure is not a proof of privacy.**
 
 # %% [markdown]
-# *Uses:* [`adult_membership_pool`](dpedu.research.audit.adult_membership_pool) ·
-# [`train_shadow_models`](dpedu.research.audit.train_shadow_models) ·
-# [`lira_scores`](dpedu.research.audit.lira_scores) · [`rmia_scores`](dpedu.research.audit.rmia_scores) ·
-# [`membership_attack`](dpedu.research.audit.membership_attack) ·
-# [`attack_audit`](dpedu.research.audit.attack_audit) ·
-# [`plot_attack_grid`](dpedu.plotting.plot_attack_grid) (see the API reference).
+# *Uses:* [`adult_membership_pool`](dpedu.lab.audit.adult_membership_pool) ·
+# [`train_shadow_models`](dpedu.lab.audit.train_shadow_models) ·
+# [`lira_scores`](dpedu.lab.audit.lira_scores) · [`rmia_scores`](dpedu.lab.audit.rmia_scores) ·
+# [`membership_attack`](dpedu.lab.audit.membership_attack) ·
+# [`attack_audit`](dpedu.lab.audit.attack_audit) ·
+# [`plot_attack_grid`](dpedu.lab.plotting.plot_attack_grid) (see the API reference).
 # *Notes:* [§20.5](../docs/math.md#205-membership-inference-with-shadow-models-lira-and-rmia) ·
 # [§20.6](../docs/math.md#206-the-ceiling-on-a-membership-attack-and-an-audit-from-one) in the mathematical notes.
 
@@ -44,12 +44,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import dpedu as dp
-from dpedu.research import audit
-from dpedu.research.audit.mia_experiment import (ExperimentRun, ExperimentSettings,
+from dpedu.lab import audit
+from dpedu.lab.audit.mia_experiment import (ExperimentRun, ExperimentSettings,
                                                  attack_experiment, attack_table, privacy_trainer)
 from dpedu.course import checks
 from dpedu.course.notebook import fast_mode, pick, progress_bar, show_source
-from dpedu.plotting import plot_attack_grid
+from dpedu.lab.plotting import plot_attack_grid
 
 FAST = fast_mode()
 MODELS = pick(64, 16)      # shadow models per privacy level: the only things fast mode shrinks

@@ -3,7 +3,7 @@
 Each module whose dotted name has no part starting with ``_`` gets ``api/<module>.rst``: the module's
 docstring, a summary table of the functions and classes it defines and exports (its ``__all__``), each of
 them documented in full below it, the names it re-exports from other modules (as links to where they are
-documented), and a list of links to its submodules' pages. A new module (``dpedu.engine``, ...) appears with no
+documented), and a list of links to its submodules' pages. A new module (``dpedu.ground``, ...) appears with no
 edit here.
 
 Only the package's page (``api/dpedu``) sits in the book's table of contents; the other module pages are

@@ -23,35 +23,31 @@ selection's RDP bounds and the law of its number of runs).
 
 from __future__ import annotations
 
-from .. import events
+from ..ground import events
 from . import registry
-from .registry import (
-    ACCOUNTANT_NAMES,
-    Accounting,
-    Comparison,
-    account,
-    accountant_class,
-    as_ledger,
-    check_accountant_names,
-    compare,
-    make_accountant,
-)
+from .registry import (ACCOUNTANT_NAMES,
+                       Accounting,
+                       Comparison,
+                       account,
+                       accountant_class,
+                       as_ledger,
+                       check_accountant_names,
+                       compare,
+                       make_accountant)
 from .analysis.orders import OrderGridEdgeWarning
 from .base import Accountant, ConversionUnavailableError, UnsupportedEventError
-from ..events import (
-    EpsilonDeltaEvent,
-    Event,
-    GaussianEvent,
-    LaplaceEvent,
-    SampledWithoutReplacementGaussianEvent,
-    RepeatAndSelectEvent,
-    ShuffledBatchGaussianEvent,
-    SubsampledGaussianEvent,
-    TruncatedPoissonGaussianEvent,
-)
-from ..events_last_iterate import LinearLastIterateEvent
+from ..ground.events import (EpsilonDeltaEvent,
+                             Event,
+                             GaussianEvent,
+                             LaplaceEvent,
+                             SampledWithoutReplacementGaussianEvent,
+                             RepeatAndSelectEvent,
+                             ShuffledBatchGaussianEvent,
+                             SubsampledGaussianEvent,
+                             TruncatedPoissonGaussianEvent)
+from ..ground.events_last_iterate import LinearLastIterateEvent
 
-# The accountants' own names, the event types (re-exported from dpedu.events, so one import gives a ledger and
+# The accountants' own names, the event types (re-exported from dpedu.ground.events, so one import gives a ledger and
 # its accounting; a new event type in events.__all__ is imported above too), and the registry's functions.
 __all__ = ["Accountant", "UnsupportedEventError", "ConversionUnavailableError", "OrderGridEdgeWarning",
            *(name for name in events.__all__ if name.endswith("Event")), "LinearLastIterateEvent", *registry.__all__]

@@ -23,12 +23,19 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
-from ..engine.validation import check_delta, check_epsilon, check_in_interval, check_positive_int
-from .analysis.composition import (SHUFFLED_BATCH, WITHOUT_REPLACEMENT, CompositionBreakdown, fixed_delta,
-                                   gaussian_step, split_ledger)
+from ..ground.validation import check_delta, check_epsilon, check_in_interval, check_positive_int
+from .analysis.composition import (SHUFFLED_BATCH,
+                                   WITHOUT_REPLACEMENT,
+                                   CompositionBreakdown,
+                                   fixed_delta,
+                                   gaussian_step,
+                                   split_ledger)
 from .base import Accountant
-from ..events import (EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SampledWithoutReplacementGaussianEvent,
-                      SubsampledGaussianEvent)
+from ..ground.events import (EpsilonDeltaEvent,
+                             GaussianEvent,
+                             LaplaceEvent,
+                             SampledWithoutReplacementGaussianEvent,
+                             SubsampledGaussianEvent)
 
 __all__ = [
     "AdvancedAccountant",

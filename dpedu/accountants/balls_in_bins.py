@@ -42,9 +42,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp, ndtri
 
-from ..events_allocation import BallsInBinsGaussianEvent
-from ..gaussian import gaussian_epsilon_exact
-from ..engine.validation import check_delta, check_epsilon, check_in_interval, check_positive_int, check_rng
+from ..ground.events_allocation import BallsInBinsGaussianEvent
+from ..ground.gaussian import gaussian_epsilon_exact
+from ..ground.validation import check_delta, check_epsilon, check_in_interval, check_positive_int, check_rng
 from .pld import PLDAccountant
 
 __all__ = ["BallsInBinsEstimate", "balls_in_bins_delta", "balls_in_bins_epsilon", "balls_in_bins_upper_bound",

@@ -16,18 +16,16 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..engine.validation import check_delta, check_epsilon, check_positive_int
-from ..events import (
-    ADD_REMOVE,
-    NEIGHBOURING_RELATIONS,
-    ZERO_OUT,
-    ZERO_OUT_AS_ADD_REMOVE,
-    EpsilonDeltaEvent,
-    Event,
-    GaussianEvent,
-    LaplaceEvent,
-    add_remove_equivalent,
-)
+from ..ground.validation import check_delta, check_epsilon, check_positive_int
+from ..ground.events import (ADD_REMOVE,
+                             NEIGHBOURING_RELATIONS,
+                             ZERO_OUT,
+                             ZERO_OUT_AS_ADD_REMOVE,
+                             EpsilonDeltaEvent,
+                             Event,
+                             GaussianEvent,
+                             LaplaceEvent,
+                             add_remove_equivalent)
 
 __all__ = ["Accountant", "UnsupportedEventError", "ConversionUnavailableError", "check_epsilons"]
 
@@ -74,7 +72,7 @@ class Accountant(abc.ABC):
     **Neighbouring relations** (docs/math.md §22.1). A supported event type is covered under add/remove
     only, unless ``relations`` lists more for it; an ``EpsilonDeltaEvent`` under either (its guarantee is
     already stated for its relation). A full-batch replace-one Gaussian or Laplace event is composed as its
-    add/remove equivalent (:func:`~dpedu.events.add_remove_equivalent`: the same privacy curve), so every
+    add/remove equivalent (:func:`~dpedu.ground.events.add_remove_equivalent`: the same privacy curve), so every
     accountant covers it, and the ledger holds that equivalent. One ledger has one relation
     (``self.relation``, None while empty): the composition theorems need all events under the same one.
     """

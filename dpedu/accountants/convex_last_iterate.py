@@ -19,7 +19,7 @@ replace-one), :math:`d = D\cdot\text{divisor}/(\eta z C)` and the contraction fa
 
 :func:`convex_last_iterate_bound` checks every condition before it reports a number and returns a
 :class:`ConvexLastIterateClaim` with the numbers a reader needs to verify it; :func:`last_iterate_claim` reads them
-from a :class:`~dpedu.learners.projected.ProjectedRun` and checks the run (logistic loss, rows clipped to C, Poisson
+from a :class:`~dpedu.textbook.learners.projected.ProjectedRun` and checks the run (logistic loss, rows clipped to C, Poisson
 or full batch, constant learning rate). Anything else is refused by name.
 
 >>> claim = convex_last_iterate_bound(steps=1000, noise_multiplier=10.0, sampling_rate=1.0, clip_norm=1.0,
@@ -38,13 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binom
 
-from ..engine.search import monotone_search
-from ..engine.validation import MAX_STEPS, check_delta, check_noise_multiplier, check_positive, check_positive_int
-from ..engine.validation import check_nonnegative, check_sampling_rate
-from ..events import REPLACE_ONE, GaussianEvent, SubsampledGaussianEvent, check_relation
-from ..gaussian import gaussian_epsilon_exact
-from ..learners.projected import ProjectedRun
-from ..models import LogisticModel
+from ..ground.search import monotone_search
+from ..ground.validation import MAX_STEPS, check_delta, check_noise_multiplier, check_positive, check_positive_int
+from ..ground.validation import check_nonnegative, check_sampling_rate
+from ..ground.events import REPLACE_ONE, GaussianEvent, SubsampledGaussianEvent, check_relation
+from ..ground.gaussian import gaussian_epsilon_exact
+from ..textbook.learners.projected import ProjectedRun
+from ..textbook.models import LogisticModel
 from .analysis.orders import DEFAULT_ORDERS
 from .analysis.rdp_curves import rdp_sampled_gaussian
 from .analysis.conversions import epsilon_from_rdp
@@ -289,13 +289,13 @@ def convex_last_iterate_bound(*, steps, noise_multiplier, sampling_rate, clip_no
 
 
 def last_iterate_claim(run, delta):
-    """:func:`convex_last_iterate_bound` for a :class:`~dpedu.learners.projected.ProjectedRun`, after checking that
-    the run is one the theorem covers: logistic regression (:class:`~dpedu.models.LogisticModel`), rows clipped to
+    """:func:`convex_last_iterate_bound` for a :class:`~dpedu.textbook.learners.projected.ProjectedRun`, after checking that
+    the run is one the theorem covers: logistic regression (:class:`~dpedu.textbook.models.LogisticModel`), rows clipped to
     C once (``clip_mode="inputs"``: per-example gradient clipping breaks the gradient-step structure), Poisson
     sampling (q = 1 is the full batch), a constant learning rate, no adaptive clipping, a private run.
     Anything else raises ``ValueError`` naming what is not covered."""
     if not isinstance(run, ProjectedRun):
-        raise TypeError(f"run must be a ProjectedRun (from dpedu.learners.run_projected); got {type(run).__name__}")
+        raise TypeError(f"run must be a ProjectedRun (from dpedu.textbook.learners.run_projected); got {type(run).__name__}")
     plan = run.plan
     problems = []
     if not plan.private:
@@ -323,7 +323,7 @@ PROVEN_LABEL = "last iterate, proven"
 
 
 def _plan_of(history):
-    from ..training import DPSGDPlan
+    from ..textbook.training import DPSGDPlan
 
     plan = history.plan if isinstance(history, ProjectedRun) else getattr(getattr(history, "details", None), "plan",
                                                                            None)
@@ -338,14 +338,14 @@ def last_iterate_accountings(history, delta):
     """``{label: Accounting}``: what the released model alone reveals, for a DP-SGD run (what
     :func:`dpedu.accountants.compare` adds beside the composition accountants; docs/math.md §28).
 
-    * :data:`HEURISTIC_LABEL`: the PLD of :class:`~dpedu.events_last_iterate.LinearLastIterateEvent` (z, q, T) of the
+    * :data:`HEURISTIC_LABEL`: the PLD of :class:`~dpedu.ground.events_last_iterate.LinearLastIterateEvent` (z, q, T) of the
       run's plan, exact for linear losses and a heuristic otherwise (its note says so);
-    * :data:`PROVEN_LABEL`: :func:`last_iterate_claim` for a :class:`~dpedu.learners.projected.ProjectedRun`.
+    * :data:`PROVEN_LABEL`: :func:`last_iterate_claim` for a :class:`~dpedu.textbook.learners.projected.ProjectedRun`.
 
     Each is ``nan`` with the reason when the run does not qualify (another sampling scheme, a learning-rate
     schedule, no projection, ...). ``history`` without a DP-SGD plan gives ``{}``.
     """
-    from ..events_last_iterate import LinearLastIterateEvent
+    from ..ground.events_last_iterate import LinearLastIterateEvent
 
     delta = check_delta(delta)
     plan = _plan_of(history)
@@ -371,7 +371,7 @@ def last_iterate_accountings(history, delta):
                                 notes=(claim.theorem,))
     else:
         proven = _not_applicable("convex_last_iterate", delta, "the proven bound needs a projected run "
-                                 "(dpedu.learners.run_projected: logistic loss, rows clipped to C, every iterate in a "
+                                 "(dpedu.textbook.learners.run_projected: logistic loss, rows clipped to C, every iterate in a "
                                  "ball)")
     return {HEURISTIC_LABEL: heuristic, PROVEN_LABEL: proven}
 

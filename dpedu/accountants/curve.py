@@ -22,8 +22,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
-from ..engine.validation import check_delta
+from ..ground.events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
+from ..ground.validation import check_delta
 from .base import Accountant
 from .analysis.orders import warn_if_at_edge
 

@@ -13,14 +13,14 @@ Three mus for a DP-SGD ledger:
 * :func:`certified_mu` - the smallest mu whose curve :math:`G_\mu` lies below the PLD's pessimistic curve
   (checked through the privacy profiles, between grid points too): a guarantee (§21.4);
 * the mu whose single :math:`(\varepsilon, \delta)` matches a reported pair is the Gaussian's:
-  ``1 / dpedu.gaussian.analytic_noise_multiplier(epsilon, delta)``.
+  ``1 / dpedu.ground.gaussian.analytic_noise_multiplier(epsilon, delta)``.
 
 >>> round(clt_mu(noise_multiplier=4.0, sampling_rate=0.01, steps=10_000), 4)
 0.254
->>> from dpedu.events import GaussianEvent
+>>> from dpedu.ground.events import GaussianEvent
 >>> certified_mu([(GaussianEvent(2.0), 4)])            # exact for full-batch Gaussians: sqrt(4) / 2
 1.0
->>> from dpedu.gaussian import analytic_noise_multiplier
+>>> from dpedu.ground.gaussian import analytic_noise_multiplier
 >>> round(1 / analytic_noise_multiplier(4.3772, 1e-5), 3)
 1.0
 """
@@ -32,15 +32,13 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
-from ..gaussian import gaussian_delta_exact
-from ..engine.search import monotone_search
-from ..engine.validation import (
-    check_in_interval,
-    check_noise_multiplier,
-    check_nonnegative,
-    check_positive_int,
-    check_sampling_rate,
-)
+from ..ground.gaussian import gaussian_delta_exact
+from ..ground.search import monotone_search
+from ..ground.validation import (check_in_interval,
+                                 check_noise_multiplier,
+                                 check_nonnegative,
+                                 check_positive_int,
+                                 check_sampling_rate)
 from .base import check_epsilons
 from .tradeoff import gaussian_ledger_mu, pld_delta_bracket, privacy_profile
 

@@ -1,6 +1,6 @@
 r"""The linear-loss last iterate, computed exactly: the reference the PLD accountant is checked against.
 
-For the pair of :class:`~dpedu.events_last_iterate.LinearLastIterateEvent` (docs/math.md §28.1), in units of C,
+For the pair of :class:`~dpedu.ground.events_last_iterate.LinearLastIterateEvent` (docs/math.md §28.1), in units of C,
 :math:`\sigma = z\sqrt T`, :math:`b_k = \binom Tk q^k (1-q)^{T-k}`, the loss
 :math:`L(x) = \ln\sum_k b_k e^{(2kx-k^2)/(2\sigma^2)}` increases in x, so each direction's
 :math:`\delta(\varepsilon) = \int (P - e^{\varepsilon}Q)_+` is a finite sum of normal tails at the one point where the
@@ -30,10 +30,10 @@ import math
 
 from scipy.special import log_ndtr, logsumexp
 
-from ..engine.search import monotone_search
-from ..engine.validation import check_choice, check_delta, check_epsilon
-from ..events_last_iterate import LinearLastIterateEvent
-from ..gaussian import gaussian_delta_exact, gaussian_epsilon_exact
+from ..ground.search import monotone_search
+from ..ground.validation import check_choice, check_delta, check_epsilon
+from ..ground.events_last_iterate import LinearLastIterateEvent
+from ..ground.gaussian import gaussian_delta_exact, gaussian_epsilon_exact
 from .pld.last_iterate import binomial_window
 
 __all__ = ["REFERENCE_TAIL", "linear_last_iterate_delta", "linear_last_iterate_epsilon"]
@@ -85,7 +85,7 @@ def linear_last_iterate_delta(epsilon, *, noise_multiplier, sampling_rate, steps
     epsilon : float
         > 0.
     noise_multiplier, sampling_rate, steps : float, float, int
-        z, q and T, as :class:`~dpedu.events_last_iterate.LinearLastIterateEvent` checks them.
+        z, q and T, as :class:`~dpedu.ground.events_last_iterate.LinearLastIterateEvent` checks them.
     direction : {"both", "remove", "add"}
         One direction of the pair, or the larger of the two (the curve of the mechanism).
 
@@ -114,7 +114,7 @@ def linear_last_iterate_epsilon(delta, *, noise_multiplier, sampling_rate, steps
 
     ``delta`` in (0, 1); the other arguments as in :func:`linear_last_iterate_delta`. Each direction's
     :math:`\delta(\varepsilon)` decreases in :math:`\varepsilon`; it is inverted by Brent's method on a bracket found by
-    doubling (the one search, :mod:`dpedu.engine.search`), to a relative tolerance of 1e-12, on the side whose
+    doubling (the one search, :mod:`dpedu.ground.search`), to a relative tolerance of 1e-12, on the side whose
     :math:`\delta` is at most ``delta``.
     """
     delta = check_delta(delta)

@@ -29,21 +29,19 @@ import math
 
 import numpy as np
 
-from ..engine.validation import check_choice, check_delta, check_epsilon, check_noise_multiplier, check_positive_int
-from ..engine.validation import check_sampling_rate
+from ..ground.validation import check_choice, check_delta, check_epsilon, check_noise_multiplier, check_positive_int
+from ..ground.validation import check_sampling_rate
 from .analysis.conversions import check_curve_values
 from .analysis.log_moments import log_moment
 from .analysis.log_moments_integrated import abadi_log_moments_integrated
 from .analysis.orders import OrderGridEdgeWarning, check_orders
 from .analysis.rdp_curves import rdp_laplace, rdp_pure_dp
 from .curve import CurveAccountant
-from ..events import (
-    EpsilonDeltaEvent,
-    GaussianEvent,
-    LaplaceEvent,
-    ShuffledBatchGaussianEvent,
-    SubsampledGaussianEvent,
-)
+from ..ground.events import (EpsilonDeltaEvent,
+                             GaussianEvent,
+                             LaplaceEvent,
+                             ShuffledBatchGaussianEvent,
+                             SubsampledGaussianEvent)
 
 __all__ = [
     "MomentsAccountant",

@@ -4,7 +4,7 @@ r"""Account a history: the registry of accountants, and the one function that ac
 collect the caveats" is written; :func:`compare` (every accountant side by side), calibration, the
 pro-active plan and the experiments all call it, so they handle refusals and warnings the same way.
 
->>> from dpedu.events import SubsampledGaussianEvent
+>>> from dpedu.ground.events import SubsampledGaussianEvent
 >>> result = account([(SubsampledGaussianEvent(4.0, 0.01), 10_000)], "moments", delta=1e-5)
 >>> result.accountant, round(result.epsilon, 4), result.notes[0].split(':')[0]
 ('moments', 1.2586, 'integer orders only and the classic tail bound')
@@ -20,8 +20,8 @@ import textwrap
 import warnings
 from dataclasses import dataclass, field
 
-from ..events import ledger_pairs
-from ..engine.validation import check_choice, check_delta
+from ..ground.events import ledger_pairs
+from ..ground.validation import check_choice, check_delta
 from .base import Accountant, UnsupportedEventError
 
 __all__ = [
@@ -92,7 +92,7 @@ def check_accountant_names(accountants, name="accountants"):
 def as_ledger(history):
     """Normalise a history to a ledger ``[(event, count), ...]``.
 
-    Accepts a ledger, a list of bare events (count 1 each), a single event (:func:`dpedu.events.ledger_pairs`),
+    Accepts a ledger, a list of bare events (count 1 each), a single event (:func:`dpedu.ground.events.ledger_pairs`),
     or any object with a ``ledger`` attribute (an accountant, a training result, a fitted estimator's
     ``ledger_``). Anything else is refused with a ``TypeError`` naming ``history``.
     """
@@ -181,7 +181,7 @@ def account(history, accountant="rdp", *, delta, accountant_options=None, strict
 
     Examples
     --------
-    >>> from dpedu.events import GaussianEvent
+    >>> from dpedu.ground.events import GaussianEvent
     >>> result = account([(GaussianEvent(10.0), 100)], "zcdp", delta=1e-5)
     >>> round(result.epsilon, 4), result.notes
     (5.2985, ())
@@ -277,7 +277,7 @@ def compare(history, delta, *, accountants=ACCOUNTANT_NAMES, last_iterate=None):
         linear-loss heuristic and the proven convex bound
         (:func:`~dpedu.accountants.convex_last_iterate.last_iterate_accountings`; ``nan`` with the reason where
         the run does not qualify). ``None`` (default): only for a projected run
-        (:class:`~dpedu.learners.projected.ProjectedRun`); ``True``: for any DP-SGD run; ``False``: never.
+        (:class:`~dpedu.textbook.learners.projected.ProjectedRun`); ``True``: for any DP-SGD run; ``False``: never.
 
     Returns
     -------
@@ -286,7 +286,7 @@ def compare(history, delta, *, accountants=ACCOUNTANT_NAMES, last_iterate=None):
 
     Examples
     --------
-    >>> from dpedu.events import SubsampledGaussianEvent
+    >>> from dpedu.ground.events import SubsampledGaussianEvent
     >>> table = compare([(SubsampledGaussianEvent(4.0, 0.01), 10_000)], delta=1e-5, accountants=("rdp", "zcdp"))
     >>> round(table["rdp"], 4), sorted(table.notes)
     (1.0355, ['zcdp'])
@@ -299,7 +299,7 @@ def compare(history, delta, *, accountants=ACCOUNTANT_NAMES, last_iterate=None):
     accountings = {name: account(ledger, name, delta=delta) for name in names}
     if last_iterate is not False:
         from .convex_last_iterate import last_iterate_accountings
-        from ..learners.projected import ProjectedRun
+        from ..textbook.learners.projected import ProjectedRun
 
         if last_iterate or isinstance(history, ProjectedRun):
             accountings.update(last_iterate_accountings(history, delta))

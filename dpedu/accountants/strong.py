@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import math
 
-from ..engine.validation import check_choice, check_delta
+from ..ground.validation import check_choice, check_delta
 from .analysis.composition import SHUFFLED_BATCH, CompositionBreakdown, GaussianStep, group_ledger, sampling_rate_of
 from .advanced import advanced_composition_bound, optimal_breakdown, optimal_delta
 from .base import Accountant, ConversionUnavailableError
-from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
+from ..ground.events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
 __all__ = ["StrongCompositionAccountant", "PAPER_CAVEAT"]
 

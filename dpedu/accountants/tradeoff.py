@@ -13,7 +13,7 @@ Here the supremum runs over a *finite* grid of epsilons (:func:`default_epsilons
 the curve lower, i.e. weaker: still a valid floor under every attack's FNR. A Gaussian ledger has the
 exact curve :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha)-\mu)` (:func:`gaussian_tradeoff`).
 
->>> from dpedu.events import GaussianEvent
+>>> from dpedu.ground.events import GaussianEvent
 >>> curve = tradeoff_curve([(GaussianEvent(1.0), 1)], "pld", alphas=[0.01, 0.1])
 >>> [round(float(b), 3) for b in curve.beta], [round(float(b), 3) for b in gaussian_tradeoff([0.01, 0.1], 1.0)]
 ([0.908, 0.611], [0.908, 0.611])
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from ..events import GaussianEvent, SubsampledGaussianEvent
-from ..engine.validation import check_array, check_in_interval, check_nonnegative
+from ..ground.events import GaussianEvent, SubsampledGaussianEvent
+from ..ground.validation import check_array, check_in_interval, check_nonnegative
 from .registry import as_ledger, make_accountant
 from .base import ConversionUnavailableError, UnsupportedEventError, check_epsilons
 

@@ -25,11 +25,11 @@ import math
 
 from scipy.optimize import minimize_scalar
 
-from ..engine.validation import check_delta, check_epsilon, check_nonnegative, check_scalar
+from ..ground.validation import check_delta, check_epsilon, check_nonnegative, check_scalar
 from .analysis.composition import SHUFFLED_BATCH, group_ledger
 from .base import Accountant
 from .analysis.conversions import check_conversion
-from ..events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
+from ..ground.events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
 __all__ = ["ZCDPAccountant", "zcdp_epsilon", "zcdp_delta", "minimise_over_alpha"]
 

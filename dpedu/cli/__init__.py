@@ -91,7 +91,7 @@ def user_message(exc, options=None):
 
 def _check_common(args):
     """Options many commands share, checked before any work."""
-    from ..engine.validation import check_positive
+    from ..ground.validation import check_positive
 
     for dest in ("clip_norm", "clip"):
         if getattr(args, dest, None) is not None:

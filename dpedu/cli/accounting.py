@@ -18,7 +18,7 @@ __all__ = ['COMMANDS', 'ADULT_TRAIN_SIZE', 'cmd_epsilon', 'cmd_plan', 'cmd_figur
 
 
 def _add_epsilon(sub):
-    from ..research.experiments import ACCOUNTANT_KEYS
+    from ..lab.experiments import ACCOUNTANT_KEYS
 
     p = sub.add_parser(
         "epsilon",
@@ -46,7 +46,7 @@ def _add_epsilon(sub):
 
 
 def cmd_epsilon(args):
-    from ..research.experiments import ACCOUNTANT_LABELS, INVALID_BOUNDS, epsilon_for_run
+    from ..lab.experiments import ACCOUNTANT_LABELS, INVALID_BOUNDS, epsilon_for_run
 
     steps, epochs = _steps_and_epochs(args)
     _check_last_iterate_options(args)
@@ -87,7 +87,7 @@ def cmd_epsilon(args):
 
 def _check_last_iterate_options(args):
     """The last-iterate options, each refused by its name before anything is printed."""
-    from ..engine.validation import check_nonnegative, check_positive, check_positive_int
+    from ..ground.validation import check_nonnegative, check_positive, check_positive_int
 
     for value, option in ((args.radius, "--radius"), (args.learning_rate, "--learning-rate"),
                           (args.clip_norm, "--clip-norm")):
@@ -166,9 +166,9 @@ def _add_plan(sub):
 def cmd_plan(args):
     import warnings
 
-    from ..proactive import ProactiveConditionWarning, plan, smallest_admissible_epochs
-    from ..proactive.conditions import check_dataset_size
-    from ..engine.validation import check_delta, check_epsilon, check_positive_int
+    from ..accountants.proactive import ProactiveConditionWarning, plan, smallest_admissible_epochs
+    from ..accountants.proactive.conditions import check_dataset_size
+    from ..ground.validation import check_delta, check_epsilon, check_positive_int
 
     # every option is checked before anything is planned or printed
     check_epsilon(args.epsilon, "--epsilon")
@@ -229,8 +229,8 @@ def figure2_epochs(max_epochs, points):
 
 
 def cmd_figure2(args):
-    from ..research.experiments import ACCOUNTANT_LABELS, epsilon_curves
-    from ..plotting import plot_figure2
+    from ..lab.experiments import ACCOUNTANT_LABELS, epsilon_curves
+    from ..lab.plotting import plot_figure2
 
     check_output(args.out, "--out")
     check_output(args.csv, "--csv")

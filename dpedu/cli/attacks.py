@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from ..engine.parallel import check_n_jobs
-from ..engine.validation import check_delta, check_positive, check_positive_int
+from ..lab.parallel import check_n_jobs
+from ..ground.validation import check_delta, check_positive, check_positive_int
 from .common import CliError, check_input_dir, check_output, check_steps, floats, wrap
 from .common import progress as _progress
 
@@ -55,8 +55,8 @@ def _add_attack(sub):
 
 
 def cmd_attack(args):
-    from ..research.audit import ATTACKS, adult_membership_pool
-    from ..research.audit.mia_experiment import ExperimentSettings, attack_experiment, attack_table
+    from ..lab.audit import ATTACKS, adult_membership_pool
+    from ..lab.audit.mia_experiment import ExperimentSettings, attack_experiment, attack_table
 
     # every option is checked before Adult is loaded or anything is trained
     for value in args.epsilons:
@@ -102,7 +102,7 @@ def cmd_attack(args):
         for attack, report in run.reports.items():
             if report.violations() or (report.audit is not None and not report.audit.consistent):
                 crossed.append(f"{run.label}, {attack}")
-    from ..plotting import plot_attack_grid
+    from ..lab.plotting import plot_attack_grid
     from .common import figure
 
     fig, _ = figure(figsize=(7.3, 2.9 * len(runs) + 1.0))

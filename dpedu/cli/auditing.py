@@ -7,9 +7,15 @@ import math
 
 import numpy as np
 
-from ..engine.parallel import check_n_jobs
-from ..engine.validation import (check_count, check_delta, check_epsilon, check_in_interval, check_nonnegative, check_positive,
-                          check_positive_int, check_sampling_rate)
+from ..lab.parallel import check_n_jobs
+from ..ground.validation import (check_count,
+                                 check_delta,
+                                 check_epsilon,
+                                 check_in_interval,
+                                 check_nonnegative,
+                                 check_positive,
+                                 check_positive_int,
+                                 check_sampling_rate)
 from .common import progress as _progress
 from .common import wrap as _wrap
 
@@ -53,7 +59,7 @@ def _add_audit(sub):
 
 
 def cmd_audit(args):
-    from ..research import audit
+    from ..lab import audit
 
     if args.runs < 4:
         raise ValueError(f"--runs must be >= 4 (half choose the threshold, half measure it); got {args.runs}")
@@ -85,7 +91,7 @@ def cmd_audit(args):
                   f"\n    {check.problems[0] if check.problems else 'no problem found'}")
         return 0
     if args.mode == "one-run":
-        from ..datasets import load_adult
+        from ..textbook.datasets import load_adult
 
         X_train, y_train, X_test, y_test = load_adult()
         rows = np.random.default_rng(args.seed).choice(X_train.shape[0], min(args.n * 30, X_train.shape[0]),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..engine import validation
-from ..engine.validation import MAX_STEPS
+from ..ground import validation
+from ..ground.validation import MAX_STEPS
 
 __all__ = ["MAX_STEPS", "CliError", "progress", "floats", "check_positive_list", "add_run_options", "check_accountants",
            "names", "check_input_dir", "check_input_path", "check_output_dir", "check_steps", "check_output",
@@ -110,7 +110,7 @@ def names(text):
 
 
 def _steps_limit(value, option, steps_per_epoch=None):
-    """:func:`dpedu.engine.validation.check_steps` (the one :data:`MAX_STEPS` check), reported as a :class:`CliError`."""
+    """:func:`dpedu.ground.validation.check_steps` (the one :data:`MAX_STEPS` check), reported as a :class:`CliError`."""
     try:
         return validation.check_steps(value, option, steps_per_epoch=steps_per_epoch)
     except (ValueError, TypeError) as exc:
@@ -121,7 +121,7 @@ def check_steps(epochs, sampling_rate, option="--epochs"):
     """The steps of ``epochs`` epochs at sampling rate q; refused above :data:`MAX_STEPS` before any work."""
     if sampling_rate > 0:                              # nan or <= 0: validated below, by name
         _steps_limit(epochs, option, steps_per_epoch=1.0 / sampling_rate)
-    from ..events import steps_from_epochs
+    from ..ground.events import steps_from_epochs
 
     return steps_from_epochs(epochs, sampling_rate)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import csv
 
-from ..engine.parallel import check_n_jobs
-from ..engine.validation import check_delta, check_positive_int
+from ..lab.parallel import check_n_jobs
+from ..ground.validation import check_delta, check_positive_int
 from .common import check_output, check_positive_list, floats
 from .common import figure as _figure
 from .common import progress as _progress
@@ -18,16 +18,16 @@ from .common import progress as _progress
 __all__ = ["TRADEOFF_LEARNERS", "COMMANDS", "cmd_learner_tradeoff", "cmd_race"]
 
 #: ``--learner`` choices: "dp_sgd" is the command's own DPLogisticRegression sweep; the others are
-#: dpedu.research.experiments.learners' (the names of its LEARNERS other than "dp_sgd").
+#: dpedu.lab.experiments.learners' (the names of its LEARNERS other than "dp_sgd").
 TRADEOFF_LEARNERS = ("dp_sgd", "noisy_gd", "output_perturbation", "objective_perturbation", "dp_ftrl",
                      "matrix_factorization")
 
 
 def cmd_learner_tradeoff(args):
     """Private selection of ``args.learner`` at every epsilon over ``args.seeds`` seeds: PNG, CSV and a table."""
-    from ..datasets import load_adult
-    from ..research.experiments.learners import LEARNER_SPECS, compare_learners
-    from ..plotting import plot_accuracy_vs_epsilon
+    from ..textbook.datasets import load_adult
+    from ..lab.experiments.learners import LEARNER_SPECS, compare_learners
+    from ..lab.plotting import plot_accuracy_vs_epsilon
 
     check_positive_list(args.epsilons, "--epsilons")
     check_positive_int(args.seeds, "--seeds")
@@ -70,7 +70,7 @@ def _names(text):
 
 
 def _add_race(sub):
-    from ..research.experiments.learners import LEARNERS
+    from ..lab.experiments.learners import LEARNERS
 
     p = sub.add_parser(
         "race",
@@ -104,9 +104,9 @@ def _add_race(sub):
 
 def cmd_race(args):
     """Chapter 11's race: every learner at every epsilon over ``args.seeds`` seeds; a table, and a PNG or CSV."""
-    from ..datasets import load_adult
-    from ..plotting import plot_accuracy_vs_epsilon
-    from ..research.experiments.learners import LEARNER_SPECS, compare_learners
+    from ..textbook.datasets import load_adult
+    from ..lab.plotting import plot_accuracy_vs_epsilon
+    from ..lab.experiments.learners import LEARNER_SPECS, compare_learners
 
     check_positive_list(args.epsilons, "--epsilons")
     check_positive_int(args.seeds, "--seeds")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.parallel import check_n_jobs
-from ..engine.validation import check_delta, check_epsilon, check_positive, check_positive_int, check_sampling_rate
+from ..lab.parallel import check_n_jobs
+from ..ground.validation import check_delta, check_epsilon, check_positive, check_positive_int, check_sampling_rate
 from .common import check_accountants, check_input_dir, check_output, check_positive_list, check_steps
 from .common import figure as _figure
 from .common import floats as _floats
@@ -36,10 +36,10 @@ def _add_demo(sub):
 
 def cmd_demo(args):
     from ..accountants import compare
-    from ..datasets import load_adult
-    from ..research.experiments import non_private_accuracy
-    from ..models.logistic import accuracy
-    from ..training import gradient_descent, plan_noisy_gradient_descent, run_noisy_gradient_descent
+    from ..textbook.datasets import load_adult
+    from ..lab.experiments import non_private_accuracy
+    from ..textbook.models.logistic import accuracy
+    from ..textbook.training import gradient_descent, plan_noisy_gradient_descent, run_noisy_gradient_descent
 
     check_positive_int(args.seeds, "--seeds")
     check_positive_int(args.iterations, "--iterations")
@@ -144,9 +144,9 @@ def _add_tradeoff(sub):
 
 
 def cmd_tradeoff(args):
-    from ..datasets import load_adult
-    from ..research.experiments import run_tradeoff
-    from ..plotting import plot_accuracy_vs_epsilon
+    from ..textbook.datasets import load_adult
+    from ..lab.experiments import run_tradeoff
+    from ..lab.plotting import plot_accuracy_vs_epsilon
 
     if args.learner != "dp_sgd":
         return cmd_learner_tradeoff(args)

@@ -11,6 +11,6 @@
   to; where the chapters and notes are (a clone, or the copies a wheel ships)
 - :mod:`~dpedu.course.feedback` - a feedback page carries the sections its links point at
 
-Nothing in the textbook (``dpedu.clipping``, ``dpedu.models``, ``dpedu.training``, ``dpedu.accountants``, ...)
+Nothing in the textbook (``dpedu.textbook.clipping``, ``dpedu.textbook.models``, ``dpedu.textbook.training``, ``dpedu.accountants``, ...)
 imports from here.
 """

@@ -2,7 +2,7 @@
 
 A chapter's markdown links to dpedu's API reference ("Uses:" links) and to the mathematical notes ("Notes:"
 links). The chapter *sources* (``chapters/_src/``) write them as the book does: an API link is the object's dotted
-name, ``[L2_clip](dpedu.clipping.L2_clip)``; a notes link names a section of ``docs/math.md`` by its heading's
+name, ``[L2_clip](dpedu.textbook.clipping.L2_clip)``; a notes link names a section of ``docs/math.md`` by its heading's
 anchor, ``[§5](../docs/math.md#5-l2-clipping-and-the-sensitivity-of-a-clipped-sum)``; a link to another page of
 the book is ``../docs/<page>.md#<anchor>``.
 
@@ -22,8 +22,8 @@ which Sphinx resolves, for the book's staged chapters). It recognises every form
 from one to the other. A feedback page (``dpedu.course.feedback``) turns the same links into anchors inside
 the page.
 
->>> link_kind("dpedu.clipping.L2_clip"), link_kind("reference/api/dpedu.clipping.md#dpedu.clipping.L2_clip")
-(('api', 'dpedu.clipping.L2_clip'), ('api', 'dpedu.clipping.L2_clip'))
+>>> link_kind("dpedu.textbook.clipping.L2_clip"), link_kind("reference/api/dpedu.textbook.clipping.md#dpedu.textbook.clipping.L2_clip")
+(('api', 'dpedu.textbook.clipping.L2_clip'), ('api', 'dpedu.textbook.clipping.L2_clip'))
 >>> link_kind("../docs/math.md#6-logistic-loss"), link_kind("reference/math.md#6-logistic-loss")
 (('notes', '6-logistic-loss'), ('notes', '6-logistic-loss'))
 >>> link_kind("../docs/glossary.md#term-epsilon"), link_kind("https://x.org")
@@ -54,10 +54,10 @@ def canonical_name(dotted):
     """The name under which the API reference documents ``dotted`` (the module that defines it), or None.
 
     Chapters and docstrings may name an object by where a reader imports it (``dpedu.dp_sgd``,
-    ``dpedu.training.dp_sgd``); the API pages document it in its defining module.
+    ``dpedu.textbook.training.dp_sgd``); the API pages document it in its defining module.
 
-    >>> canonical_name("dpedu.L2_clip"), canonical_name("dpedu.clipping"), canonical_name("dpedu.nope")
-    ('dpedu.clipping.L2_clip', 'dpedu.clipping', None)
+    >>> canonical_name("dpedu.L2_clip"), canonical_name("dpedu.textbook.clipping"), canonical_name("dpedu.nope")
+    ('dpedu.textbook.clipping.L2_clip', 'dpedu.textbook.clipping', None)
     """
     if not isinstance(dotted, str) or not _NAME.fullmatch(dotted):
         return None
@@ -78,7 +78,7 @@ def resolve(dotted):
 
     Raises ImportError when no prefix imports and AttributeError when an attribute is missing.
 
-    >>> resolve("dpedu.clipping.L2_clip").__name__
+    >>> resolve("dpedu.textbook.clipping.L2_clip").__name__
     'L2_clip'
     """
     parts = dotted.split(".")
@@ -105,8 +105,8 @@ def api_link(dotted):
     """``reference/api/<module>.md#<name>``: where the reference beside a notebook documents ``dotted`` (None if
     nowhere).
 
-    >>> api_link("dpedu.dp_sgd"), api_link("dpedu.clipping")
-    ('reference/api/dpedu.training.sgd.md#dpedu.training.sgd.dp_sgd', 'reference/api/dpedu.clipping.md')
+    >>> api_link("dpedu.dp_sgd"), api_link("dpedu.textbook.clipping")
+    ('reference/api/dpedu.textbook.training.sgd.md#dpedu.textbook.training.sgd.dp_sgd', 'reference/api/dpedu.textbook.clipping.md')
     """
     name = canonical_name(dotted)
     if name is None:

@@ -15,8 +15,8 @@ or through a name it was assigned to (``eps = f(x); ...; return Statement(eps)``
 only through them is not found. One level is followed: the callers of a caller are not its callers.
 
 >>> from dpedu.course.booklinks import resolve
->>> found = returning_callers([resolve("dpedu.research.audit.statistics.gaussian_mu_lower_bound")])
->>> "dpedu.research.audit.whitebox.whitebox_audit" in found.values()
+>>> found = returning_callers([resolve("dpedu.lab.audit.statistics.gaussian_mu_lower_bound")])
+>>> "dpedu.lab.audit.whitebox.whitebox_audit" in found.values()
 True
 """
 

@@ -10,8 +10,8 @@ section the notebook links to, each under an anchor of its own, and rewrites eac
 page. The formulas of the notes are typeset by the MathJax the page already inlines; the notes' figures are
 inlined as ``data:`` images.
 
->>> anchor_of(("notes", "5-l2-clipping")), anchor_of(("api", "dpedu.clipping.L2_clip"))
-('dpedu-reference-notes-5-l2-clipping', 'dpedu-reference-api-dpedu.clipping.L2_clip')
+>>> anchor_of(("notes", "5-l2-clipping")), anchor_of(("api", "dpedu.textbook.clipping.L2_clip"))
+('dpedu-reference-notes-5-l2-clipping', 'dpedu-reference-api-dpedu.textbook.clipping.L2_clip')
 """
 
 from __future__ import annotations

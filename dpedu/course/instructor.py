@@ -62,7 +62,7 @@ from pathlib import Path
 from .booklinks import relink
 from .reference import REPOSITORY, chapter_paths, write_reference
 from .reference import course_dir as shipped_dir      # make_course's argument course_dir is the kit's folder
-from ..engine.validation import check_positive
+from ..ground.validation import check_positive
 
 __all__ = ["chapter_names", "default_mathjax", "feedback_template", "mathjax_include", "course_notebook",
            "make_course", "generate", "autograde", "feedback", "score", "copy_submission"]

@@ -5,7 +5,7 @@ docstring folded to its summary line; the code itself is shown as it is written.
 to fit the book's code column (:data:`CHAPTER_LISTING_WIDTH` columns, checked by ``tests/test_listing.py``), so
 nothing is re-wrapped for display. In Jupyter and in the book a listing renders as a highlighted ``python`` block.
 
->>> from dpedu.clipping import L2_clip
+>>> from dpedu.textbook.clipping import L2_clip
 >>> print(SourceListing(L2_clip).code.splitlines()[1])
 def L2_clip(v, clip_norm):
 """

@@ -10,15 +10,15 @@
   Imported inside an IPython kernel, this module registers a handler (:func:`install_feedback`) that
   shows such a failure as its one-line hint, without traceback frames; the cell still ends in an
   error, so nbgrader scores it 0.
-* :func:`progress_bar` turns the progress messages of :mod:`dpedu.research.experiments` and
-  :func:`dpedu.research.audit.canary_audit` (``"[3/10] epsilon = 0.5, seed 1/2"``) into a tqdm bar.
+* :func:`progress_bar` turns the progress messages of :mod:`dpedu.lab.experiments` and
+  :func:`dpedu.lab.audit.canary_audit` (``"[3/10] epsilon = 0.5, seed 1/2"``) into a tqdm bar.
   ``DPEDU_PROGRESS=0`` hides every bar (the book sets it: a bar is for the person waiting, not for the page).
 
 >>> fast_mode(environ={"DPEDU_FAST": "1"}), fast_mode(environ={})
 (True, False)
 >>> pick(10, 2, fast=True), pick(10, 2, fast=False)
 (2, 10)
->>> from dpedu.clipping import L2_clip
+>>> from dpedu.textbook.clipping import L2_clip
 >>> show_source(L2_clip)                                   # doctest: +ELLIPSIS
 @door(...)
 def L2_clip(v, clip_norm):
@@ -100,7 +100,7 @@ def show_source(obj):
     Parameters
     ----------
     obj : function, class, method or module
-        A dpedu object, e.g. ``dpedu.clipping.L2_clip``.
+        A dpedu object, e.g. ``dpedu.textbook.clipping.L2_clip``.
 
     Raises
     ------
@@ -225,7 +225,7 @@ class _ProgressBar:
 
 
 def progress_bar(desc=None, *, total=None, disable=None):
-    """A ``progress=`` callback for :mod:`dpedu.research.experiments` and :func:`dpedu.research.audit.canary_audit`.
+    """A ``progress=`` callback for :mod:`dpedu.lab.experiments` and :func:`dpedu.lab.audit.canary_audit`.
 
     Messages starting with a count (``"[3/10] ..."`` or ``"audit: 3/10 ..."``) move a tqdm bar
     (``tqdm.auto``: a widget in Jupyter, text on stderr in a terminal); other messages are shown

@@ -22,16 +22,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ... import gaussian
-from ...engine.validation import check_in_interval, check_nonnegative, check_sampling_rate
-from ...events import (
-    REPLACE_ONE,
-    GaussianEvent,
-    SampledWithoutReplacementGaussianEvent,
-    ShuffledBatchGaussianEvent,
-    SubsampledGaussianEvent,
-    TruncatedPoissonGaussianEvent,
-)
+from ...ground import gaussian
+from ...ground.validation import check_in_interval, check_nonnegative, check_sampling_rate
+from ...ground.events import (REPLACE_ONE,
+                              GaussianEvent,
+                              SampledWithoutReplacementGaussianEvent,
+                              ShuffledBatchGaussianEvent,
+                              SubsampledGaussianEvent,
+                              TruncatedPoissonGaussianEvent)
 
 __all__ = [
     "GAUSSIAN_EVENTS",

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ...engine.validation import check_choice, check_delta, check_epsilon, check_real_entries
+from ...ground.validation import check_choice, check_delta, check_epsilon, check_real_entries
 from .orders import check_orders
 
 __all__ = [

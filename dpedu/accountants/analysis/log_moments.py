@@ -36,8 +36,8 @@ import math
 import numpy as np
 from scipy.special import gammaln, log_ndtr, logsumexp
 
-from ...events import MIN_EVENT_NOISE_MULTIPLIER
-from ...engine.validation import check_noise_multiplier, check_sampling_rate
+from ...ground.events import MIN_EVENT_NOISE_MULTIPLIER
+from ...ground.validation import check_noise_multiplier, check_sampling_rate
 from .orders import check_orders, shape_like_orders
 
 __all__ = ["SeriesDidNotConvergeError", "log_a_integer", "log_a_fractional", "log_a", "log_moment",

@@ -22,7 +22,7 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-from ...engine.validation import check_array, check_sampling_rate
+from ...ground.validation import check_array, check_sampling_rate
 from .log_moments import check_analysis_noise_multiplier
 from .orders import check_orders
 

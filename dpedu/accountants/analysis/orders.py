@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from ...engine.validation import check_array, check_real_entries
+from ...ground.validation import check_array, check_real_entries
 
 __all__ = ["DEFAULT_ORDERS", "OrderGridEdgeWarning", "check_orders", "shape_like_orders", "warn_if_at_edge",
            "caller_stacklevel"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...engine.validation import check_epsilon, check_positive, check_sampling_rate
+from ...ground.validation import check_epsilon, check_positive, check_sampling_rate
 from .log_moments import check_analysis_noise_multiplier, log_a
 from .orders import check_orders, shape_like_orders
 

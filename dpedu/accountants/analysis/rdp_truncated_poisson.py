@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import binom
 
-from ...engine.validation import check_noise_multiplier, check_positive_int, check_sampling_rate
+from ...ground.validation import check_noise_multiplier, check_positive_int, check_sampling_rate
 from .orders import check_orders
 from .rdp_curves import rdp_sampled_gaussian
 

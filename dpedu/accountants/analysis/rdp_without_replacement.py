@@ -46,7 +46,7 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
-from ...engine.validation import check_noise_multiplier, check_positive_int
+from ...ground.validation import check_noise_multiplier, check_positive_int
 from .orders import check_orders
 
 __all__ = ["rdp_without_replacement", "log_moment_without_replacement", "forward_differences", "MAX_INTEGER_ORDER",

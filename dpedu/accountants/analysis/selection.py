@@ -31,7 +31,7 @@ the same grid (the best one is taken), and, since a Rényi divergence never decr
 >>> bound = truncated_negative_binomial_rdp(orders, rdp_gaussian(8.0, orders), mean=10.0, shape=1.0)
 >>> bool(np.all(bound > rdp_gaussian(8.0, orders)))
 True
->>> from dpedu.events import LaplaceEvent, RepeatAndSelectEvent
+>>> from dpedu.ground.events import LaplaceEvent, RepeatAndSelectEvent
 >>> pure_selection_epsilon(RepeatAndSelectEvent(LaplaceEvent(0.5), mean=10, shape=1.0))   # Liu & Talwar's 3 epsilon
 1.5
 """
@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from ...events import EpsilonDeltaEvent, LaplaceEvent, RepeatAndSelectEvent
+from ...ground.events import EpsilonDeltaEvent, LaplaceEvent, RepeatAndSelectEvent
 from ..base import UnsupportedEventError
 from .conversions import check_curve, delta_from_rdp
 from .trials import log_inverse_gamma, trials_mean
@@ -169,7 +169,7 @@ def pure_selection_epsilon(event):
     UnsupportedEventError
         For a Poisson K (no pure-DP statement is made for it here) or a run that is not pure DP.
     TypeError
-        If ``event`` is not a :class:`~dpedu.events.RepeatAndSelectEvent`.
+        If ``event`` is not a :class:`~dpedu.ground.events.RepeatAndSelectEvent`.
     """
     if not isinstance(event, RepeatAndSelectEvent):
         raise TypeError(f"event must be a RepeatAndSelectEvent; got {type(event).__name__} {event!r}")

@@ -35,8 +35,8 @@ from __future__ import annotations
 import functools
 import math
 
-from ...engine.search import monotone_search
-from ...engine.validation import check_rng
+from ...ground.search import monotone_search
+from ...ground.validation import check_rng
 
 __all__ = ["log_inverse_gamma", "trials_mean", "trials_pmf", "sample_trials"]
 

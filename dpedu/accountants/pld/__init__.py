@@ -12,7 +12,7 @@ and composing mechanisms *adds* independent losses, so PLDs *convolve*.
 
 1. *Exact where possible.* T Gaussian releases with multipliers :math:`z_i` compose to one Gaussian with
    :math:`\mu = \sqrt{\sum_i 1/z_i^2}` (Dong, Roth & Su 2019): a ledger of only Gaussians is answered by
-   the closed form of :mod:`dpedu.gaussian`; in a mixed ledger they become one Gaussian event.
+   the closed form of :mod:`dpedu.ground.gaussian`; in a mixed ledger they become one Gaussian event.
 2. *Discretise each event on a grid* :math:`\{i\Delta\}` by **connect the dots** (Doroshenko et al. 2022;
    ``docs/math.md §15.7``): a loss :math:`\ell` between grid points :math:`\ell_i<\ell<\ell_{i+1}` splits its
    mass between the two so that both its P-mass and its Q-mass are kept. The result *dominates* the event

@@ -10,13 +10,19 @@ import math
 
 import numpy as np
 
-from ...events import (ADD_REMOVE, REPLACE_ONE, EpsilonDeltaEvent, GaussianEvent, LaplaceEvent,
-                       SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent,
-                       TruncatedPoissonGaussianEvent)
-from ...events_last_iterate import LAST_ITERATE_CAVEAT, LinearLastIterateEvent
-from ...events_allocation import BallsInBinsGaussianEvent
-from ...gaussian import gaussian_delta_exact, gaussian_epsilon_exact
-from ...engine.validation import check_delta, check_epsilon, check_in_interval, check_positive, check_positive_int
+from ...ground.events import (ADD_REMOVE,
+                              REPLACE_ONE,
+                              EpsilonDeltaEvent,
+                              GaussianEvent,
+                              LaplaceEvent,
+                              SampledWithoutReplacementGaussianEvent,
+                              ShuffledBatchGaussianEvent,
+                              SubsampledGaussianEvent,
+                              TruncatedPoissonGaussianEvent)
+from ...ground.events_last_iterate import LAST_ITERATE_CAVEAT, LinearLastIterateEvent
+from ...ground.events_allocation import BallsInBinsGaussianEvent
+from ...ground.gaussian import gaussian_delta_exact, gaussian_epsilon_exact
+from ...ground.validation import check_delta, check_epsilon, check_in_interval, check_positive, check_positive_int
 from ..base import Accountant, check_epsilons
 from . import grid
 from .grid import HARD_MAX_GRID, MAX_GRID
@@ -31,10 +37,10 @@ class PLDAccountant(Accountant):
     Supports :class:`GaussianEvent` (in closed form), :class:`SubsampledGaussianEvent` (Poisson,
     add/remove: both directions, the worse reported, ``docs/math.md §15.2``; replace-one: the symmetric
     pair of ``docs/math.md §22.4``), :class:`TruncatedPoissonGaussianEvent` (both relations: a two-branch mixture,
-    ``docs/math.md §22.7``), :class:`~dpedu.events_allocation.BallsInBinsGaussianEvent` (random allocation under
+    ``docs/math.md §22.7``), :class:`~dpedu.ground.events_allocation.BallsInBinsGaussianEvent` (random allocation under
     add/remove: both directions of one epoch's pair, discretised in convex order, ``docs/math.md §22.9``),
     :class:`LaplaceEvent`, :class:`EpsilonDeltaEvent` (through Kairouz, Oh & Viswanath's dominating pair, 2015,
-    Thm 3.3) and :class:`~dpedu.events_last_iterate.LinearLastIterateEvent` (add/remove, both directions: a binomial
+    Thm 3.3) and :class:`~dpedu.ground.events_last_iterate.LinearLastIterateEvent` (add/remove, both directions: a binomial
     mixture of Gaussians, ``docs/math.md §28.2``; exact for linear losses, a heuristic otherwise, which ``caveat``
     says).
 

@@ -1,7 +1,7 @@
 r"""The linear-loss last iterate as a :class:`~.losses.LossModel`: a binomial mixture of Gaussians (docs/math.md §28.2).
 
 In units of C, with :math:`\sigma = z\sqrt T` and :math:`b_k = \binom Tk q^k(1-q)^{T-k}`
-(:class:`~dpedu.events_last_iterate.LinearLastIterateEvent`):
+(:class:`~dpedu.ground.events_last_iterate.LinearLastIterateEvent`):
 
 * **remove**: :math:`P = \sum_k b_k\,\mathcal N(k, \sigma^2)`, :math:`Q = \mathcal N(0, \sigma^2)`, loss
   :math:`L(x) = \ln\sum_k b_k e^{(2kx - k^2)/(2\sigma^2)}`, a log-sum-exp of lines in x: increasing and convex;
@@ -14,7 +14,7 @@ dropped component of P goes to the mass at :math:`+\infty` (remove); a dropped c
 are sums of normal CDFs (survival functions in the upper half), so connect the dots is exact per bin; the loss is
 inverted by Newton's method from the right, which for a convex increasing function never overshoots.
 
->>> from dpedu.events_last_iterate import LinearLastIterateEvent
+>>> from dpedu.ground.events_last_iterate import LinearLastIterateEvent
 >>> model = last_iterate_loss_model(LinearLastIterateEvent(1.0, 0.01, 100), "remove", 1e-12)
 >>> x = np.array([-3.0, 0.0, 4.0])
 >>> bool(np.allclose(model.preimage(model.loss(x)), x))
@@ -113,7 +113,7 @@ def _inverse(function, target, low, high):
 
 
 def last_iterate_loss_model(event, direction, tail):
-    """The :class:`LossModel` of ``event`` (a :class:`~dpedu.events_last_iterate.LinearLastIterateEvent`, q < 1) in
+    """The :class:`LossModel` of ``event`` (a :class:`~dpedu.ground.events_last_iterate.LinearLastIterateEvent`, q < 1) in
     ``direction`` ("remove" or "add"); ``tail`` bounds the mass cut from each end of the Gaussian range and of the
     binomial window."""
     z, q, steps = event.noise_multiplier, event.sampling_rate, event.steps

@@ -15,8 +15,8 @@ import functools
 import math
 from dataclasses import dataclass
 
-from ...events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
-from ...events_allocation import BallsInBinsGaussianEvent
+from ...ground.events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
+from ...ground.events_allocation import BallsInBinsGaussianEvent
 from . import grid
 from .compose import PrivacyCurve, chernoff_window, convolve, on_finer_grid, self_compose, self_compose_size
 from .truncated import discretise, model_for, model_moments, model_range, scenarios

@@ -32,7 +32,7 @@ from typing import Callable
 import numpy as np
 from scipy.special import expit, ndtr, ndtri
 
-from ...events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
+from ...ground.events import EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SubsampledGaussianEvent
 
 __all__ = ["LossModel", "loss_model", "loss_moments", "loss_range", "connect_the_dots", "grid_binning", "GridPMF",
            "atom_arrays"]

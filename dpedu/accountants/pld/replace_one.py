@@ -35,8 +35,8 @@ import math
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from ...events import REPLACE_ONE, SubsampledGaussianEvent
-from ...events_last_iterate import LinearLastIterateEvent
+from ...ground.events import REPLACE_ONE, SubsampledGaussianEvent
+from ...ground.events_last_iterate import LinearLastIterateEvent
 from .last_iterate import last_iterate_loss_model
 from .losses import LossModel, loss_model
 

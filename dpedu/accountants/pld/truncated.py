@@ -1,7 +1,7 @@
 r"""Truncated Poisson sampling by PLD, under both relations: a two-branch mixture of dominating pairs.
 
 Each record is drawn with probability q; when more than B are drawn a uniformly random B are kept; the kept sum
-gets :math:`\mathcal N(0, z^2C^2I)` (:class:`~dpedu.events.TruncatedPoissonGaussianEvent`). Revealing whether the
+gets :math:`\mathcal N(0, z^2C^2I)` (:class:`~dpedu.ground.events.TruncatedPoissonGaussianEvent`). Revealing whether the
 *other* records drawn number at least B (K >= B, probability :math:`p = \Pr[\mathrm{Bin}(n_o, q) \ge B]`, the same
 law in both datasets) only helps the adversary, so the pair with the branch revealed dominates the step, and its
 privacy-loss distribution is the *mixture* of the branches' (docs/math.md §22.7):
@@ -18,7 +18,7 @@ Under add/remove the dataset with the differing record has :math:`n_o + 1` recor
 replace-one :math:`n_o = n - 1`. Each branch is discretised by connect the dots on the entry's grid and the PMFs are
 mixed with the branch weights: a mixture of dominating PMFs dominates the mixture (δ(ε) is linear in the PMF).
 
->>> from dpedu.events import TruncatedPoissonGaussianEvent
+>>> from dpedu.ground.events import TruncatedPoissonGaussianEvent
 >>> model = truncated_poisson_model(TruncatedPoissonGaussianEvent(1.0, 0.01, 620, 60_000), "remove", 0, 1e-12)
 >>> [round(w, 4) for w, _ in model.components]
 [0.789, 0.211]
@@ -32,10 +32,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...events import (REPLACE_ONE, GaussianEvent, SubsampledGaussianEvent, TruncatedPoissonGaussianEvent,
-                       check_relation)
-from ...events_last_iterate import LinearLastIterateEvent
-from ...events_allocation import BallsInBinsGaussianEvent
+from ...ground.events import (REPLACE_ONE,
+                              GaussianEvent,
+                              SubsampledGaussianEvent,
+                              TruncatedPoissonGaussianEvent,
+                              check_relation)
+from ...ground.events_last_iterate import LinearLastIterateEvent
+from ...ground.events_allocation import BallsInBinsGaussianEvent
 from ..analysis.rdp_truncated_poisson import truncation_branches
 from .allocation import AllocationModel
 from .losses import GridPMF, atom_arrays, connect_the_dots, grid_binning, loss_model, loss_moments, loss_range

@@ -79,7 +79,7 @@ def check_proactive_schedule(fn, *, seed=None):
 def check_closed_form_applies(fn, *, seed=None):
     r"""``fn(epsilon, dataset_size, epochs, steps)`` -> whether every condition of the closed form holds
     (delta = 1/N): epsilon <= 1/2, T >= 2k^2/epsilon, (2/e)^2 k^2 - 1/2 >= ln N (and q z <= 1/e)."""
-    from ...proactive import proactive_conditions
+    from ...accountants.proactive import proactive_conditions
 
     draw = settings(seed)
     n, epsilon = int(draw.integers(20_000, 200_000)), round(float(draw.uniform(0.3, 0.5)), 2)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from ...research.audit import epsilon_from_mu, one_run_epsilon_lower_bound
+from ...lab.audit import epsilon_from_mu, one_run_epsilon_lower_bound
 
 from .common import CheckFailed, call, checker, close, expect, passed, scalar, settings
 
@@ -109,7 +109,7 @@ def check_audit_lower_bound(fn, *, seed=None):
     r"""``fn(false_positives, n_out, false_negatives, n_in, delta, confidence)``: the audit's lower bound on
     epsilon, valid with probability ``confidence``: Clopper-Pearson upper bounds on FPR and FNR, each at level
     1 - (1 - confidence)/2 (both must hold at once), put into the epsilon-from-rates formula."""
-    from ...research.audit import clopper_pearson, epsilon_from_rates, epsilon_lower_bound
+    from ...lab.audit import clopper_pearson, epsilon_from_rates, epsilon_lower_bound
 
     def variant(fp, n_out, fn_, n_in, delta, level):
         return epsilon_from_rates(clopper_pearson(fp, n_out, confidence=level),

@@ -1,9 +1,9 @@
 """While a check runs the student's function, dpedu's own version of the exercise refuses to run.
 
 Every exercise has a row in :data:`EXERCISES`: its number, its check and its *counterparts*, the dpedu
-functions that compute what the exercise asks for (``"2.2"``: :func:`dpedu.clipping.L2_clip`). A check calls
+functions that compute what the exercise asks for (``"2.2"``: :func:`dpedu.textbook.clipping.L2_clip`). A check calls
 the student's function inside :func:`refusing`; there, a call of a counterpart -- from the student's code
-directly, through an alias taken long before (``from dpedu.clipping import L2_clip``), or through any dpedu
+directly, through an alias taken long before (``from dpedu.textbook.clipping import L2_clip``), or through any dpedu
 function that reaches it -- raises :class:`ExerciseRefused`: "Exercise 2.2 asks you to write this yourself".
 
 No library module is changed for this. :func:`refusing` installs a trace function (:func:`sys.settrace`, for
@@ -19,7 +19,7 @@ returns. A refusal that a library ``except`` swallows is remembered and still fa
 ...     dp.L2_clip(np.ones(2), 1.0)
 Traceback (most recent call last):
 ...
-dpedu.course.checks.guard.ExerciseRefused: Exercise 2.2 asks you to write this yourself: your function called dpedu.clipping.L2_clip, ...
+dpedu.course.checks.guard.ExerciseRefused: Exercise 2.2 asks you to write this yourself: your function called dpedu.textbook.clipping.L2_clip, ...
 >>> dp.L2_clip(np.array([3.0, 4.0]), 1.0)            # outside the check it works as always
 array([0.6, 0.8])
 """
@@ -49,29 +49,29 @@ class ExerciseSpec:
     counterparts: tuple[str, ...] = ()
 
 
-_L = "dpedu.models.logistic."
-_M = "dpedu.models.logistic.LogisticModel."
+_L = "dpedu.textbook.models.logistic."
+_M = "dpedu.textbook.models.logistic.LogisticModel."
 _TRADEOFF = "dpedu.accountants.tradeoff."
-_STATS = "dpedu.research.audit.statistics."
+_STATS = "dpedu.lab.audit.statistics."
 
 EXERCISES = {spec.number: spec for spec in (
     ExerciseSpec("0.1", "check_randomized_response"),           # dpedu has no randomized response to call
     ExerciseSpec("0.2", "check_estimate_share"),                # one formula on the student's counts
     ExerciseSpec("0.3", "check_laplace_threshold_success"),     # one formula
-    ExerciseSpec("1.1", "check_logistic_loss", (_L + "loss", _L + "per_example_loss", "dpedu.models.base.Model.loss")),
+    ExerciseSpec("1.1", "check_logistic_loss", (_L + "loss", _L + "per_example_loss", "dpedu.textbook.models.base.Model.loss")),
     ExerciseSpec("1.2", "check_logistic_gradient", (_L + "gradient", _L + "per_example_gradients",
                                                     _M + "per_example_gradients")),
-    ExerciseSpec("1.3", "check_gradient_descent", ("dpedu.training.full_batch.gradient_descent", _L + "gradient")),
+    ExerciseSpec("1.3", "check_gradient_descent", ("dpedu.textbook.training.full_batch.gradient_descent", _L + "gradient")),
     ExerciseSpec("1.4", "check_accuracy", (_L + "accuracy", _L + "predict")),
     ExerciseSpec("2.1", "check_sensitivities"),                  # three numbers: nothing of dpedu's to call
-    ExerciseSpec("2.2", "check_L2_clip", ("dpedu.clipping.L2_clip", "dpedu.clipping.clip_factor")),
-    ExerciseSpec("2.3", "check_noisy_count", ("dpedu.mechanisms.laplace_mechanism", "dpedu.mechanisms.laplace_mech")),
-    ExerciseSpec("2.4", "check_classic_noise_multiplier", ("dpedu.mechanisms.gaussian_noise_multiplier",
-                                                           "dpedu.gaussian.classic_noise_multiplier")),
-    ExerciseSpec("2.5", "check_noisy_gradient_sum", ("dpedu.mechanisms.gaussian_mechanism",   # it allows dp.L2_clip
-                                                     "dpedu.mechanisms.gaussian_mech_vec", "dpedu.mechanisms.gaussian_mech",
+    ExerciseSpec("2.2", "check_L2_clip", ("dpedu.textbook.clipping.L2_clip", "dpedu.textbook.clipping.clip_factor")),
+    ExerciseSpec("2.3", "check_noisy_count", ("dpedu.textbook.mechanisms.laplace_mechanism", "dpedu.textbook.mechanisms.laplace_mech")),
+    ExerciseSpec("2.4", "check_classic_noise_multiplier", ("dpedu.textbook.mechanisms.gaussian_noise_multiplier",
+                                                           "dpedu.ground.gaussian.classic_noise_multiplier")),
+    ExerciseSpec("2.5", "check_noisy_gradient_sum", ("dpedu.textbook.mechanisms.gaussian_mechanism",   # it allows dp.L2_clip
+                                                     "dpedu.textbook.mechanisms.gaussian_mech_vec", "dpedu.textbook.mechanisms.gaussian_mech",
                                                      _L + "clipped_gradient_sum", _M + "clipped_gradient_sum",
-                                                     "dpedu.models.base.Model.clipped_gradient_sum")),
+                                                     "dpedu.textbook.models.base.Model.clipped_gradient_sum")),
     ExerciseSpec("3.1", "check_book_total", ("dpedu.accountants.base.Accountant.get_epsilon",
                                              "dpedu.accountants.sequential.SequentialAccountant.breakdown")),
     ExerciseSpec("3.2", "check_advanced_composition", ("dpedu.accountants.advanced.advanced_composition",
@@ -80,23 +80,23 @@ EXERCISES = {spec.number: spec for spec in (
                                                "dpedu.accountants.base.Accountant.get_epsilon")),
     ExerciseSpec("3.4", "check_per_iteration_epsilon", ("dpedu.accountants.advanced.advanced_composition",
                                                         "dpedu.accountants.advanced.advanced_composition_bound",
-                                                        "dpedu.engine.search.monotone_search")),
-    ExerciseSpec("4.1", "check_poisson_sample", ("dpedu.training.sampling.poisson.poisson_sample",
-                                                 "dpedu.training.sampling.poisson.Poisson.batches")),
-    ExerciseSpec("4.2", "check_clipped_gradient_sum", ("dpedu.clipping.L2_clip", "dpedu.clipping.clip_factor",
+                                                        "dpedu.ground.search.monotone_search")),
+    ExerciseSpec("4.1", "check_poisson_sample", ("dpedu.textbook.training.sampling.poisson.poisson_sample",
+                                                 "dpedu.textbook.training.sampling.poisson.Poisson.batches")),
+    ExerciseSpec("4.2", "check_clipped_gradient_sum", ("dpedu.textbook.clipping.L2_clip", "dpedu.textbook.clipping.clip_factor",
                                                        _L + "clipped_gradient_sum", _M + "clipped_gradient_sum",
-                                                       "dpedu.models.base.Model.clipped_gradient_sum")),
-    ExerciseSpec("4.3", "check_dp_sgd_step", ("dpedu.training.step.dp_sgd_step",
-                                              "dpedu.training.adaptive.AdaptiveClipping.__call__",
+                                                       "dpedu.textbook.models.base.Model.clipped_gradient_sum")),
+    ExerciseSpec("4.3", "check_dp_sgd_step", ("dpedu.textbook.training.step.dp_sgd_step",
+                                              "dpedu.textbook.training.adaptive.AdaptiveClipping.__call__",
                                               _L + "clipped_gradient_sum", _M + "clipped_gradient_sum",
-                                              "dpedu.models.base.Model.clipped_gradient_sum", "dpedu.clipping.L2_clip",
-                                              "dpedu.clipping.clip_factor")),
-    ExerciseSpec("4.4", "check_steps_and_epsilon", ("dpedu.events.steps_from_epochs",
-                                                    "dpedu.training.plan.plan_dp_sgd",
-                                                    "dpedu.research.experiments.accounting.epsilon_for_run",
+                                              "dpedu.textbook.models.base.Model.clipped_gradient_sum", "dpedu.textbook.clipping.L2_clip",
+                                              "dpedu.textbook.clipping.clip_factor")),
+    ExerciseSpec("4.4", "check_steps_and_epsilon", ("dpedu.ground.events.steps_from_epochs",
+                                                    "dpedu.textbook.training.plan.plan_dp_sgd",
+                                                    "dpedu.lab.experiments.accounting.epsilon_for_run",
                                                     "dpedu.accountants.registry.compare")),
-    ExerciseSpec("4.5", "check_steps_and_sampling_rate", ("dpedu.events.steps_from_epochs",
-                                                          "dpedu.training.plan.plan_dp_sgd")),
+    ExerciseSpec("4.5", "check_steps_and_sampling_rate", ("dpedu.ground.events.steps_from_epochs",
+                                                          "dpedu.textbook.training.plan.plan_dp_sgd")),
     ExerciseSpec("5.1", "check_log_moment", ("dpedu.accountants.moments.event_log_moments",
                                              "dpedu.accountants.analysis.log_moments.log_moment",
                                              "dpedu.accountants.analysis.log_moments.log_a",
@@ -104,19 +104,19 @@ EXERCISES = {spec.number: spec for spec in (
     ExerciseSpec("5.2", "check_epsilon_from_log_moments", (
         "dpedu.accountants.moments.epsilon_from_log_moments",
         "dpedu.accountants.moments.MomentsAccountant.get_epsilon_and_moment_order")),
-    ExerciseSpec("5.3", "check_smallest_feasible", ("dpedu.engine.search.monotone_search",)),
-    ExerciseSpec("6.1", "check_proactive_noise_multiplier", ("dpedu.proactive.closed_form.proactive_noise_multiplier",
-                                                             "dpedu.proactive.closed_form.closed_form_z")),
-    ExerciseSpec("6.2", "check_proactive_schedule", ("dpedu.proactive.conditions.minimum_steps",
-                                                     "dpedu.proactive.planner.plan")),
-    ExerciseSpec("6.3", "check_closed_form_applies", ("dpedu.proactive.conditions.proactive_conditions",
-                                                      "dpedu.proactive.planner.plan")),
+    ExerciseSpec("5.3", "check_smallest_feasible", ("dpedu.ground.search.monotone_search",)),
+    ExerciseSpec("6.1", "check_proactive_noise_multiplier", ("dpedu.accountants.proactive.closed_form.proactive_noise_multiplier",
+                                                             "dpedu.accountants.proactive.closed_form.closed_form_z")),
+    ExerciseSpec("6.2", "check_proactive_schedule", ("dpedu.accountants.proactive.conditions.minimum_steps",
+                                                     "dpedu.accountants.proactive.planner.plan")),
+    ExerciseSpec("6.3", "check_closed_form_applies", ("dpedu.accountants.proactive.conditions.proactive_conditions",
+                                                      "dpedu.accountants.proactive.planner.plan")),
     ExerciseSpec("7.1", "check_noise_std_of_average"),          # one expression; dpedu has no function for it
-    ExerciseSpec("7.2", "check_tuning_epsilon", ("dpedu.research.experiments.tuning_costs.tuning_cost",)),
+    ExerciseSpec("7.2", "check_tuning_epsilon", ("dpedu.lab.experiments.tuning_costs.tuning_cost",)),
     ExerciseSpec("7.3", "check_smallest_epsilon_reaching"),     # numpy on the student's own arrays
-    ExerciseSpec("7.4", "check_tuning_epsilons", ("dpedu.research.experiments.tuning_costs.tuning_cost",)),
-    ExerciseSpec("7.5", "check_gradient_noise_multiplier", ("dpedu.training.adaptive.gradient_noise_multiplier",
-                                                            "dpedu.training.plan.DPSGDPlan.gradient_noise_multiplier")),
+    ExerciseSpec("7.4", "check_tuning_epsilons", ("dpedu.lab.experiments.tuning_costs.tuning_cost",)),
+    ExerciseSpec("7.5", "check_gradient_noise_multiplier", ("dpedu.textbook.training.adaptive.gradient_noise_multiplier",
+                                                            "dpedu.textbook.training.plan.DPSGDPlan.gradient_noise_multiplier")),
     ExerciseSpec("8.1", "check_gaussian_tradeoff", (_TRADEOFF + "gaussian_tradeoff", "dpedu.accountants.gdp.gdp_delta")),
     ExerciseSpec("8.2", "check_epsilon_delta_tradeoff", (_TRADEOFF + "epsilon_delta_tradeoff",
                                                          _TRADEOFF + "profile_tradeoff")),
@@ -128,20 +128,20 @@ EXERCISES = {spec.number: spec for spec in (
                                                     _STATS + "clopper_pearson", _STATS + "epsilon_from_rates")),
     ExerciseSpec("9.4", "check_gaussian_shift_lower_bound", (_STATS + "gaussian_mu_lower_bound",)),
     ExerciseSpec("9.5", "check_epsilon_from_gdp", (_STATS + "epsilon_from_mu", "dpedu.accountants.gdp.gdp_delta")),
-    ExerciseSpec("9.6", "check_one_run_bound", ("dpedu.research.audit.one_run.one_run_epsilon_lower_bound",
-                                                "dpedu.research.audit.one_run.one_run_p_value")),
-    ExerciseSpec("10.1", "check_fixed_batch_event", ("dpedu.research.experiments.relations.scheme_events",
-                                                     "dpedu.training.plan.plan_dp_sgd")),
-    ExerciseSpec("11.1", "check_output_sensitivity", ("dpedu.learners.convex.output_perturbation_sensitivity",)),
-    ExerciseSpec("11.2", "check_square_root_coefficients", ("dpedu.learners.factorization.square_root_coefficients",
-                                                            "dpedu.learners.factorization.square_root_factorization")),
-    ExerciseSpec("11.3", "check_factorization_sensitivity", ("dpedu.learners.factorization.sensitivity",)),
+    ExerciseSpec("9.6", "check_one_run_bound", ("dpedu.lab.audit.one_run.one_run_epsilon_lower_bound",
+                                                "dpedu.lab.audit.one_run.one_run_p_value")),
+    ExerciseSpec("10.1", "check_fixed_batch_event", ("dpedu.lab.experiments.relations.scheme_events",
+                                                     "dpedu.textbook.training.plan.plan_dp_sgd")),
+    ExerciseSpec("11.1", "check_output_sensitivity", ("dpedu.textbook.learners.convex.output_perturbation_sensitivity",)),
+    ExerciseSpec("11.2", "check_square_root_coefficients", ("dpedu.textbook.learners.factorization.square_root_coefficients",
+                                                            "dpedu.textbook.learners.factorization.square_root_factorization")),
+    ExerciseSpec("11.3", "check_factorization_sensitivity", ("dpedu.textbook.learners.factorization.sensitivity",)),
     ExerciseSpec("12.1", "check_last_iterate_delta", ("dpedu.accountants.last_iterate.linear_last_iterate_delta",
                                                       "dpedu.accountants.last_iterate.linear_last_iterate_epsilon")),
     ExerciseSpec("12.2", "check_flat_from", ("dpedu.accountants.convex_last_iterate.convex_last_iterate_bound",)),
-    ExerciseSpec("13.1", "check_lira_record_score", ("dpedu.research.audit.lira.lira_score",
-                                                     "dpedu.research.audit.lira.lira_scores")),
-    ExerciseSpec("13.2", "check_min_fpr_for_tpr", ("dpedu.research.audit.mia_stats.min_fpr_for_tpr",)),
+    ExerciseSpec("13.1", "check_lira_record_score", ("dpedu.lab.audit.lira.lira_score",
+                                                     "dpedu.lab.audit.lira.lira_scores")),
+    ExerciseSpec("13.2", "check_min_fpr_for_tpr", ("dpedu.lab.audit.mia_stats.min_fpr_for_tpr",)),
 )}
 
 _BY_CHECK = {spec.check: spec.number for spec in EXERCISES.values()}
