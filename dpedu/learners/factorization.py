@@ -299,11 +299,10 @@ def sensitivity(C, participations=None):
     else:
         gram = np.abs(S.T @ S)
         root = max(math.sqrt(gram[np.ix_(p, p)].sum()) for p in participations)
-    try:
-        return math.ldexp(root, e)         # 2^e times the sensitivity of S
-    except OverflowError:
+    if math.frexp(root)[1] + e > 1024:     # 2^e root >= 2^1024, past the largest float
         raise ValueError("the sensitivity of C exceeds the largest float "
-                         "(about 1.8e308): rescale C") from None
+                         "(about 1.8e308): rescale C")
+    return math.ldexp(root, e)             # 2^e times the sensitivity of S
 
 
 def prefix_sum_error(factorization, participations=None, noise_multiplier=1.0):
