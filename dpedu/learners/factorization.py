@@ -178,7 +178,7 @@ def square_root_factorization(n):
     """B = C = the lower-triangular Toeplitz square root of A (C @ C == A exactly); dense, n at most 4,096.
 
     Column 0 of C holds the coefficients :math:`r_k` (:func:`square_root_coefficients`), each diagonal one of
-    them: :math:`C_{ij} = r_{i-j}` below the diagonal, 0 above (docs/math.md §25.5)."""
+    them: :math:`C_{ij} = r_{i-j}` on and below the diagonal, 0 above (docs/math.md §25.5)."""
     C = toeplitz(square_root_coefficients(n), np.zeros(n))   # column r, row (r_0, 0, ...)
     return DenseFactorization("square_root", C.copy(), C)
 
