@@ -32,16 +32,10 @@ import numpy as np
 from scipy.linalg import solve_triangular, toeplitz
 
 from ..events import ADD_REMOVE, Event, GaussianEvent, check_relation
+from ..engine.door import count, door
 from ..engine.validation import (
-    check_array,
-    check_choice,
-    check_noise_multiplier,
-    check_positive,
-    check_positive_int,
-    check_real_entries,
-    check_sampling_rate,
-    count,
-    door,
+    check_array, check_choice, check_noise_multiplier, check_positive, check_positive_int, check_real_entries,
+    check_sampling_rate
 )
 from .prefix_sums import (
     MAX_DENSE_STEPS,

@@ -33,7 +33,8 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
-from ...engine.validation import check_array, check_choice, door, open_unit
+from ...engine.door import door, open_unit
+from ...engine.validation import check_array, check_choice
 from .shadow import ShadowModels
 
 __all__ = ["lira_score", "lira_scores", "VARIANCES", "AUTO_GLOBAL_BELOW", "STD_FLOOR", "model_sets"]
