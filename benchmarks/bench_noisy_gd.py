@@ -7,7 +7,7 @@ Three ways to compute one noisy iteration (clipped sum + Gaussian noise + update
 1. the book's per-example Python loop (one gradient, one L2_clip per row);
 2. a vectorised per-example gradient matrix (n x d), clipped row-wise, then summed: what the loop that chapter 2
    prints, :func:`dpedu.textbook.training.noisy_gradient_descent`, computes (``L2_clip(per_example_gradients(...), C)``);
-3. the two-matvec shortcut, :func:`dpedu.ground.logistic_fast.clipped_gradient_sum`
+3. the two-matvec shortcut, the model method :meth:`dpedu.textbook.models.LogisticModel.clipped_gradient_sum`
    (per-example gradient = scalar * x_i);
 
 and one iteration of the engine's run, :func:`dpedu.textbook.training.run_noisy_gradient_descent` (including the training loss it
@@ -28,7 +28,7 @@ import numpy as np
 from dpedu.accountants.calibrate import classic_noise_multiplier
 from dpedu.textbook.clipping import L2_clip, l2_norms
 from dpedu.textbook.datasets import load_adult
-from dpedu.ground.logistic_fast import clipped_gradient_sum
+from dpedu.textbook.models import LogisticModel
 from dpedu.textbook.models.logistic import per_example_gradients
 from dpedu.textbook.training import plan_noisy_gradient_descent, run_noisy_gradient_descent
 
@@ -49,7 +49,7 @@ def matrix_clipped_sum(theta, X, y, clip, _):
 
 
 def shortcut_clipped_sum(theta, X, y, clip, row_norms):
-    return clipped_gradient_sum(theta, X, y, clip, row_norms)
+    return LogisticModel().clipped_gradient_sum(theta, X, y, clip, row_norms)
 
 
 def best_time(fn, repeats):

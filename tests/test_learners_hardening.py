@@ -24,6 +24,7 @@ from dpedu.textbook.learners import (
     output_perturbation_sensitivity,
 )
 from dpedu.textbook.learners.factorization import (
+    DenseFactorization,
     closed_form_error,
     make_factorization,
     prefix_sum_error,
@@ -35,6 +36,8 @@ from dpedu.textbook.learners.ftrl import factorized_gradient_descent
 X, Y = make_toy(n=60, d=3, rng=0)
 XN = X / np.linalg.norm(X, axis=1).max()              # rows of norm <= 1
 TREE = make_factorization("tree", 16)
+WIDE = DenseFactorization("wide", np.ones((4096, 1)), np.ones((1, 4096)))   # 4,096 columns: 6 full passes read
+ALL_STEPS_SIX_TIMES = [np.arange(4096)] * 6                                # 6 x 4,096^2 > 1e8 Gram entries
 
 
 def _check(call, error, match):
@@ -74,6 +77,13 @@ SENSITIVITY = [
     ("huge entries", lambda: sensitivity(np.full((2, 2), 1e200)), None, math.sqrt(2) * 1e200),
     ("huge entries, patterns", lambda: sensitivity(np.full((2, 2), 1e200), [[0, 1]]), None, math.sqrt(8) * 1e200),
     ("tiny entries", lambda: sensitivity(np.full((2, 2), 1e-200)), None, math.sqrt(2) * 1e-200),
+    # the Gram limit holds for a dense factorisation too, called alone or through sensitivity (whose door is then
+    # already passed, so the factorisation must check it itself)
+    ("Gram reads, matrix", lambda: sensitivity(WIDE.C, ALL_STEPS_SIX_TIMES), ValueError, "100,663,296 entries"),
+    ("Gram reads, method", lambda: WIDE.sensitivity(ALL_STEPS_SIX_TIMES), ValueError, "100,663,296 entries"),
+    ("Gram reads, factorisation", lambda: sensitivity(WIDE, ALL_STEPS_SIX_TIMES), ValueError, "100,663,296 entries"),
+    ("dense cyclic", lambda: make_factorization("banded", 12, bands=2).cyclic_sensitivity(3), None,
+     math.sqrt(4 * 1.25)),                                            # steps 0, 3, 6, 9: columns (1, 0.5)
 ]
 
 

@@ -33,55 +33,62 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
+from ...ground.door import door, open_unit
 from ...ground.validation import check_array, check_choice
 from .shadow import ShadowModels
 
-__all__ = ["lira_score", "lira_scores", "VARIANCES", "AUTO_GLOBAL_BELOW", "model_sets"]
+__all__ = ["lira_score", "lira_scores", "VARIANCES", "AUTO_GLOBAL_BELOW", "STD_FLOOR", "model_sets"]
 
 VARIANCES = ("auto", "per-example", "global")
 AUTO_GLOBAL_BELOW = 64       # "auto": one global variance below this many shadow models
-_STD_FLOOR = 1e-12
+#: The smallest standard deviation a fitted Gaussian gets (equal confidences would give 0, and a division by it).
+STD_FLOOR = 1e-12
 
 
-def _logit(p, name):
-    p = check_array(p, name, ndim=(0, 1))
+def confidences(value, name):
+    """The contract of the shadow confidences: a 1-D array (a number is one value) strictly inside (0, 1)."""
+    p = np.atleast_1d(check_array(value, name, ndim=(0, 1), allow_empty=True))
     if np.any(p <= 0) or np.any(p >= 1):
         raise ValueError(f"{name} must be confidences strictly between 0 and 1; got {p!r}")
-    return np.log(p) - np.log1p(-p)
+    return p
 
 
-def _gaussian_log_ratio(phi, mean_in, std_in, mean_out, std_out):
-    """ln N(phi; mean_in, std_in^2) - ln N(phi; mean_out, std_out^2)."""
-    z_in, z_out = (phi - mean_in) / std_in, (phi - mean_out) / std_out
-    return 0.5 * (z_out**2 - z_in**2) + np.log(std_out) - np.log(std_in)
+def two_per_world(arguments):
+    """Each fitted Gaussian needs 2 values or more (an unbiased variance): OUT always, IN online; offline, no IN."""
+    if not arguments["online"] and arguments["in_confidences"].size:
+        raise ValueError("in_confidences must be empty offline (OUT only)")
+    for name in ("out_confidences", "in_confidences") if arguments["online"] else ("out_confidences",):
+        if arguments[name].size < 2:
+            raise ValueError(f"{name} needs 2 values or more; got {arguments[name].size}")
 
 
+@door(two_per_world, confidence=open_unit, in_confidences=confidences,
+      out_confidences=confidences)
 def lira_score(confidence, in_confidences, out_confidences, *, online=True):
     r"""The LiRA score of one record: from the target model's confidence ``confidence`` in the record's label and
     the confidences of shadow models trained with it (``in_confidences``) and without it (``out_confidences``).
 
     Every confidence :math:`p` is logit-scaled, :math:`\phi = \ln(p/(1-p))`; the Gaussians have the sample means
     and the unbiased sample variances, so each world needs at least 2 values (offline: only OUT). Online:
-    :math:`\ln\mathcal N(\phi; \mu_{in}, \sigma_{in}^2) - \ln\mathcal N(\phi; \mu_{out}, \sigma_{out}^2)`;
-    offline (no ``in_confidences``: pass an empty list): :math:`\ln\Phi((\phi - \mu_{out})/\sigma_{out})` (module docstring).
+    :math:`\ln\mathcal N(\phi; \mu_{in}, \sigma_{in}^2) - \ln\mathcal N(\phi; \mu_{out}, \sigma_{out}^2)
+    = \tfrac12(z_{out}^2 - z_{in}^2) + \ln(\sigma_{out}/\sigma_{in})`, :math:`z = (\phi - \mu)/\sigma`;
+    offline (no ``in_confidences``: pass an empty list): :math:`\ln\Phi((\phi - \mu_{out})/\sigma_{out})` (module
+    docstring, docs/math.md §20.5). A standard deviation is at least :data:`STD_FLOOR`.
 
     >>> round(math.exp(lira_score(0.55, [], [0.5, 0.6, 0.4], online=False)), 4)   # Pr[Z <= phi] under OUT
     0.6897
     """
-    phi = float(_logit(confidence, "confidence"))
-    out = _logit(np.atleast_1d(out_confidences), "out_confidences")
-    if out.size < 2:
-        raise ValueError(f"out_confidences needs 2 values or more; got {out.size}")
-    mean_out, std_out = out.mean(), max(out.std(ddof=1), _STD_FLOOR)
-    if not online:
-        if np.size(in_confidences):
-            raise ValueError("in_confidences must be empty offline (OUT only)")
+    def logit(p):                       # phi = ln(p / (1 - p))
+        return np.log(p) - np.log1p(-p)
+
+    phi, out = logit(confidence), logit(out_confidences)
+    mean_out, std_out = out.mean(), max(out.std(ddof=1), STD_FLOOR)
+    if not online:                      # ln Pr[Z <= phi], Z ~ N(mean_out, std_out^2)
         return float(log_ndtr((phi - mean_out) / std_out))
-    inside = _logit(np.atleast_1d(in_confidences), "in_confidences")
-    if inside.size < 2:
-        raise ValueError(f"in_confidences needs 2 values or more; got {inside.size}")
-    std_in = max(inside.std(ddof=1), _STD_FLOOR)
-    return float(_gaussian_log_ratio(phi, inside.mean(), std_in, mean_out, std_out))
+    inside = logit(in_confidences)
+    mean_in, std_in = inside.mean(), max(inside.std(ddof=1), STD_FLOOR)
+    z_in, z_out = (phi - mean_in) / std_in, (phi - mean_out) / std_out
+    return float(0.5 * (z_out**2 - z_in**2) + np.log(std_out) - np.log(std_in))
 
 
 def model_sets(shadow, targets, reference):
@@ -126,8 +133,8 @@ def _std(n, ssd, variance, n_reference):
             dof = np.where(n >= 1, n - 1, 0).sum(axis=1, keepdims=True)
             pooled = np.where(n >= 1, ssd, 0.0).sum(axis=1, keepdims=True) / dof
             std = np.broadcast_to(np.sqrt(pooled), n.shape)
-            return np.where(n >= 1, np.maximum(std, _STD_FLOOR), np.nan)
-        return np.where(n >= 2, np.maximum(np.sqrt(ssd / (n - 1)), _STD_FLOOR), np.nan)
+            return np.where(n >= 1, np.maximum(std, STD_FLOOR), np.nan)
+        return np.where(n >= 2, np.maximum(np.sqrt(ssd / (n - 1)), STD_FLOOR), np.nan)
 
 
 def lira_scores(shadow, *, online=True, variance="auto", targets=None, reference=None):
@@ -167,5 +174,6 @@ def lira_scores(shadow, *, online=True, variance="auto", targets=None, reference
             return np.where(np.isfinite(std_out), log_ndtr((phi - mean_out) / std_out), math.nan)
         n_in, mean_in, ssd_in = _world_stats(shadow.signals, shadow.memberships, reference, targets)
         std_in = _std(n_in, ssd_in, variance, n_reference)
-        ratio = _gaussian_log_ratio(phi, mean_in, std_in, mean_out, std_out)
+        z_in, z_out = (phi - mean_in) / std_in, (phi - mean_out) / std_out          # as in lira_score
+        ratio = 0.5 * (z_out**2 - z_in**2) + np.log(std_out) - np.log(std_in)
     return np.where(np.isfinite(std_in) & np.isfinite(std_out), ratio, math.nan)

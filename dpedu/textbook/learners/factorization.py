@@ -32,6 +32,7 @@ import numpy as np
 from scipy.linalg import solve_triangular, toeplitz
 
 from ...ground.events import ADD_REMOVE, Event, GaussianEvent, check_relation
+from ...ground.door import count, door
 from ...ground.validation import (check_array,
                                   check_choice,
                                   check_noise_multiplier,
@@ -67,6 +68,7 @@ __all__ = [
     "banded_square_root_factorization",
     "make_factorization",
     "sensitivity",
+    "gram_patterns",
     "cyclic_participations",
     "prefix_sum_error",
     "closed_form_error",
@@ -110,28 +112,34 @@ class DenseFactorization(Factorization):
         return self.C.shape[0]
 
     def _single_sensitivity(self):
-        return _column_sensitivity(self.C)
+        return sensitivity(self.C)
 
     def _pattern_sensitivity(self, flat, labels, count):
-        return _gram_sensitivity(self.C, flat, labels, count)
+        return sensitivity(self.C, gram_patterns(self.steps, flat, labels, count))
 
 
-def _check_dense_steps(n, kind):
-    n = check_positive_int(n, "n")
-    if n > MAX_DENSE_STEPS:
-        why = (f"it is a dense n x n matrix (8 n^2 bytes: {8 * n * n / 2 ** 30:.3g} GiB at n = {n:,})"
-               if kind == "the prefix-sum matrix" else
-               f"its B and C are dense n x n matrices (8 n^2 bytes each: {8 * n * n / 2 ** 30:.3g} GiB at n = {n:,}) "
-               f"and its multi-pass sensitivity needs the n x n Gram matrix C^T C (O(n^3) time)")
-        raise ValueError(f"n must be at most {MAX_DENSE_STEPS:,} for {kind}: {why}; got n = {n:,}. The tree and the "
-                         f"identity (make_factorization) need no dense matrix: up to {MAX_STRUCTURED_STEPS:,} steps")
-    return n
+def dense_steps(kind):
+    """The contract of n for a dense ``kind``: an integer from 1 to :data:`MAX_FACTORIZATION_STEPS`, refused past
+    it with the memory the matrices would take."""
+    def check(n, name):
+        n = check_positive_int(n, name)
+        if n > MAX_DENSE_STEPS:
+            gib = f"{8 * n * n / 2 ** 30:.3g} GiB at {name} = {n:,}"
+            why = (f"it is a dense n x n matrix (8 n^2 bytes: {gib})" if kind == "the prefix-sum matrix" else
+                   f"its B and C are dense n x n matrices (8 n^2 bytes each: {gib}) and its multi-pass "
+                   f"sensitivity needs the n x n Gram matrix C^T C (O(n^3) time)")
+            raise ValueError(f"{name} must be at most {MAX_DENSE_STEPS:,} for {kind}: {why}; got {name} = {n:,}. The "
+                             f"tree and the identity (make_factorization) need no dense matrix: up to "
+                             f"{MAX_STRUCTURED_STEPS:,} steps")
+        return n
+    return check
 
 
+@door(n=dense_steps("the prefix-sum matrix"))
 def prefix_sum_matrix(n):
     """A, the n x n lower-triangular matrix of ones: row t of ``A @ G`` is :math:`g_0 + \\dots + g_t`.
     Dense: n at most :data:`MAX_FACTORIZATION_STEPS`."""
-    return np.tril(np.ones((_check_dense_steps(n, "the prefix-sum matrix"), ) * 2))
+    return np.tril(np.ones((n, n)))
 
 
 def identity_factorization(n):
@@ -160,19 +168,17 @@ def square_root_coefficients(n):
     return np.cumprod(np.concatenate([[1.0], (2.0 * k - 1.0) / (2.0 * k)]))
 
 
-def _toeplitz_lower(coefficients, n):
-    column = np.zeros(n)
-    column[:min(n, len(coefficients))] = coefficients[:n]
-    return toeplitz(column, np.zeros(n))
-
-
+@door(n=dense_steps("the square root"))
 def square_root_factorization(n):
-    """B = C = the lower-triangular Toeplitz square root of A (C @ C == A exactly); dense, n at most 4,096."""
-    n = _check_dense_steps(n, "the square root")
-    C = _toeplitz_lower(square_root_coefficients(n), n)
+    """B = C = the lower-triangular Toeplitz square root of A (C @ C == A exactly); dense, n at most 4,096.
+
+    Column 0 of C holds the coefficients :math:`r_k` (:func:`square_root_coefficients`), each diagonal one of
+    them: :math:`C_{ij} = r_{i-j}` on and below the diagonal, 0 above (docs/math.md §25.5)."""
+    C = toeplitz(square_root_coefficients(n), np.zeros(n))   # column r, row (r_0, 0, ...)
     return DenseFactorization("square_root", C.copy(), C)
 
 
+@door(n=dense_steps("the banded square root"), bands=count)
 def banded_square_root_factorization(n, bands):
     """C: the square root's first ``bands`` diagonals (zero beyond); B = A C⁻¹ (C is invertible: unit diagonal).
     Dense (C⁻¹ is not banded): n at most 4,096.
@@ -180,9 +186,9 @@ def banded_square_root_factorization(n, bands):
     With ``bands`` at most the minimum separation b, a record's columns of C never overlap across its
     participations, so the multi-epoch sensitivity is sqrt(k) times the single-participation one.
     """
-    n = _check_dense_steps(n, "the banded square root")
-    bands = check_positive_int(bands, "bands")
-    C = _toeplitz_lower(square_root_coefficients(min(bands, n)), n)
+    column = np.zeros(n)
+    column[:bands] = square_root_coefficients(min(bands, n))
+    C = toeplitz(column, np.zeros(n))
     B = solve_triangular(C, prefix_sum_matrix(n).T, lower=True, trans="T").T   # B C = A  <=>  C^T B^T = A^T
     return DenseFactorization("banded", B, C)
 
@@ -218,49 +224,45 @@ def cyclic_participations(n, min_separation):
     return [np.arange(j, n, b) for j in range(b)]
 
 
-def _check_matrix(C):
+def matrix_or_factorization(C, name):
+    """The contract of C: a :class:`Factorization` as it is, or a real 2-D matrix (a float array)."""
     if isinstance(C, Factorization):
         return C
     if isinstance(C, (str, bytes)) or C is None:
-        raise TypeError(f"C must be a matrix or a Factorization; got {type(C).__name__} {C!r}")
-    return check_array(check_real_entries(C, "C"), "C", ndim=2)
+        raise TypeError(f"{name} must be a matrix or a Factorization; got {type(C).__name__} {C!r}")
+    return check_array(check_real_entries(C, name), name, ndim=2)
 
 
-def _scaled(C):
-    """C / 2^e with the largest entry in [0.5, 1), and e: exact, and no square overflows or matters underflowing."""
-    largest = float(np.max(np.abs(C)))
-    exponent = math.frexp(largest)[1] if largest > 0 else 0
-    return np.ldexp(C, -exponent), exponent
+def gram_patterns(steps, flat, labels, count):
+    """The patterns of :func:`participation_arrays` (``flat, labels, count``) as a list of sorted arrays of steps,
+    for the multi-pass sensitivity of a dense C with ``steps`` columns (docs/math.md §25.4). That sensitivity forms
+    the ``steps`` x ``steps`` Gram matrix C^T C (``steps`` at most :data:`MAX_FACTORIZATION_STEPS`) and sums as many
+    of its entries as the patterns' squared lengths add up to (at most :data:`MAX_GRAM_READS`); refused past either.
 
-
-def _unscaled(root, exponent):
-    try:
-        return math.ldexp(root, exponent)
-    except OverflowError:
-        raise ValueError("the sensitivity of C exceeds the largest float (about 1.8e308): rescale C") from None
-
-
-def _column_sensitivity(C):
-    scaled, exponent = _scaled(C)
-    return _unscaled(float(np.sqrt(np.max(np.einsum("ij,ij->j", scaled, scaled)))), exponent)
-
-
-def _gram_sensitivity(C, flat, labels, count):
-    if C.shape[1] > MAX_DENSE_STEPS:
-        raise ValueError(f"C has {C.shape[1]:,} columns; a multi-pass sensitivity of a dense C reads its n x n Gram "
+    >>> gram_patterns(3, *participation_arrays([[2, 0], [1]], 3))
+    [array([0, 2]), array([1])]
+    """
+    if steps > MAX_DENSE_STEPS:
+        raise ValueError(f"C has {steps:,} columns; a multi-pass sensitivity of a dense C reads its n x n Gram "
                          f"matrix, so n must be at most {MAX_DENSE_STEPS:,} (the tree and the identity of "
                          f"make_factorization need none)")
     lengths = np.bincount(labels, minlength=count)
-    if int(np.sum(lengths.astype(np.int64) ** 2)) > MAX_GRAM_READS:
-        raise ValueError(f"participations would read {int(np.sum(lengths.astype(np.int64) ** 2)):,} entries of C^T C; "
-                         f"at most {MAX_GRAM_READS:,} (the sum of the patterns' squared lengths)")
-    scaled, exponent = _scaled(C)
-    gram = np.abs(scaled.T @ scaled)
-    bounds = np.concatenate([[0], np.cumsum(lengths)])
-    worst = max(float(gram[np.ix_(steps, steps)].sum()) for steps in np.split(flat, bounds[1:-1]))
-    return _unscaled(math.sqrt(worst), exponent)
+    reads = int(np.sum(lengths.astype(np.int64) ** 2))
+    if reads > MAX_GRAM_READS:
+        raise ValueError(f"participations would read {reads:,} entries of C^T C; at most {MAX_GRAM_READS:,} (the "
+                         f"sum of the patterns' squared lengths)")
+    return np.split(flat, np.cumsum(lengths)[:-1])
 
 
+def dense_participations(arguments):
+    """The patterns of a dense C, checked (:func:`participation_arrays`, :func:`gram_patterns`) and sorted."""
+    C, participations = arguments["C"], arguments["participations"]
+    if participations is not None and not isinstance(C, Factorization):
+        steps = C.shape[1]
+        arguments["participations"] = gram_patterns(steps, *participation_arrays(participations, steps))
+
+
+@door(dense_participations, C=matrix_or_factorization)
 def sensitivity(C, participations=None):
     r"""L2 sensitivity of C G per unit clip norm: the largest, over participation patterns π, of √(Σ abs((CᵀC)[s, t])).
 
@@ -274,17 +276,28 @@ def sensitivity(C, participations=None):
     (Choquette-Choo et al. 2023, Thm 2), as for every factorisation here (docs/math.md §25.4). A dense C with
     patterns: at most :data:`MAX_FACTORIZATION_STEPS` columns and :data:`MAX_GRAM_READS` Gram entries.
 
+    The matrix is first scaled by a power of two, :math:`C = 2^e S` with every :math:`|S_{ij}| < 1`: exact, and
+    no square of an entry overflows, nor does one that matters underflow. The result is :math:`2^e` times the
+    sensitivity of S, refused past the largest float.
+
     >>> sensitivity(np.eye(3), [])
     Traceback (most recent call last):
     ...
     ValueError: participations must hold at least one pattern (None: single participation)
     """
-    C = _check_matrix(C)
-    if isinstance(C, Factorization):
+    if isinstance(C, Factorization):       # the tree and the identity need no matrix
         return C.sensitivity(participations)
-    if participations is None:
-        return _column_sensitivity(C)
-    return _gram_sensitivity(C, *participation_arrays(participations, C.shape[1]))
+    e = math.frexp(np.max(np.abs(C)))[1]   # C = 2^e S, every |S_ij| < 1
+    S = np.ldexp(C, -e)
+    if participations is None:             # one step each: the largest column norm
+        root = math.sqrt(np.max(np.sum(S**2, axis=0)))
+    else:
+        gram = np.abs(S.T @ S)
+        root = max(math.sqrt(gram[np.ix_(p, p)].sum()) for p in participations)
+    if math.frexp(root)[1] + e > 1024:     # 2^e root >= 2^1024, past the largest float
+        raise ValueError("the sensitivity of C exceeds the largest float "
+                         "(about 1.8e308): rescale C")
+    return math.ldexp(root, e)             # 2^e times the sensitivity of S
 
 
 def prefix_sum_error(factorization, participations=None, noise_multiplier=1.0):
