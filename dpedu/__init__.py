@@ -28,7 +28,8 @@ array([0.6, 0.8])
 
 from . import accountants
 from .accountants import calibrate, proactive
-from .textbook import datasets, mechanisms, models, training
+from .ground import events, gaussian                            # dpedu.events.X, as a chapter writes it
+from .textbook import clipping, datasets, mechanisms, models, snapping, training
 from .accountants import compare, make_accountant
 from .textbook.clipping import L2_clip
 from .textbook.mechanisms import gaussian_mech, gaussian_mech_vec, gaussian_mechanism, laplace_mech, laplace_mechanism

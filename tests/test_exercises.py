@@ -1104,7 +1104,7 @@ DELEGATIONS = {
            "SubsampledGaussianEvent(noise_multiplier, sampling_rate), steps).get_epsilon(delta)",
     "4.5": "def steps_and_sampling_rate(epochs, batch_size, dataset_size): "
            "return dp.events.steps_from_epochs(epochs, batch_size / dataset_size), batch_size / dataset_size",
-    "10.1": "def fixed_batch_event(noise_multiplier, batch_size, dataset_size): return dp.research.experiments.relations."
+    "10.1": "def fixed_batch_event(noise_multiplier, batch_size, dataset_size): return dp.lab.experiments.relations."
            "scheme_events(noise_multiplier, batch_size, dataset_size, 'replace_one')['without replacement']",
     "5.1": "def log_moment(sampling_rate, noise_multiplier, moment_order): return float(moments.event_log_moments("
            "SubsampledGaussianEvent(noise_multiplier, sampling_rate), (moment_order,))[0])",
@@ -1120,10 +1120,10 @@ DELEGATIONS = {
     "6.3": "def closed_form_applies(epsilon, dataset_size, epochs, steps): return proactive.proactive_conditions("
            "epsilon=epsilon, delta=1 / dataset_size, dataset_size=dataset_size, epochs=epochs, steps=steps).all_hold",
     "7.2": "def tuning_epsilon(noise_multiplier, sampling_rate, steps, n_runs, delta): return "
-           "dp.research.experiments.tuning_costs.tuning_cost([n_runs], noise_multiplier=noise_multiplier, "
+           "dp.lab.experiments.tuning_costs.tuning_cost([n_runs], noise_multiplier=noise_multiplier, "
            "sampling_rate=sampling_rate, steps=steps, delta=delta)[0].grid_epsilon",
     "7.4": "def tuning_epsilons(noise_multiplier, sampling_rate, steps, score_epsilon, n_settings, delta): return "
-           "(c := dp.research.experiments.tuning_costs.tuning_cost([n_settings], noise_multiplier=noise_multiplier, "
+           "(c := dp.lab.experiments.tuning_costs.tuning_cost([n_settings], noise_multiplier=noise_multiplier, "
            "sampling_rate=sampling_rate, steps=steps, score_epsilon=score_epsilon, delta=delta)[0]).grid_epsilon, "
            "c.selection_epsilon",
     "7.5": "def gradient_noise_multiplier(noise_multiplier, count_noise_std): "
@@ -1134,25 +1134,25 @@ DELEGATIONS = {
            "[fpr], np.asarray(epsilons), np.asarray(deltas))[0])",
     "9.1": "def epsilon_from_rates(fpr, fnr, delta): return audit.epsilon_from_rates(fpr, fnr, delta=delta)",
     "9.2": "def clopper_pearson_upper(k, n, confidence): "
-           "return dp.research.audit.statistics.clopper_pearson(k, n, confidence=confidence)",
+           "return dp.lab.audit.statistics.clopper_pearson(k, n, confidence=confidence)",
     "9.3": "def audit_lower_bound(false_positives, n_out, false_negatives, n_in, delta, confidence): return "
            "audit.epsilon_lower_bound(false_positives=false_positives, n_out=n_out, "
            "false_negatives=false_negatives, n_in=n_in, delta=delta, confidence=confidence)",
     "9.4": "def shift_lower_bound(mean_in, mean_out, sigma, n_in, n_out, confidence): return "
-           "dp.research.audit.statistics.gaussian_mu_lower_bound(np.full(n_in, mean_in / sigma) + np.arange(n_in) * 1e-9, "
+           "dp.lab.audit.statistics.gaussian_mu_lower_bound(np.full(n_in, mean_in / sigma) + np.arange(n_in) * 1e-9, "
            "np.full(n_out, mean_out / sigma), confidence=confidence)",
     "9.5": "def epsilon_from_gdp(mu, delta): return audit.epsilon_from_mu(mu, delta=delta)",
     "13.1": "def lira_record_score(confidence, in_confidences, out_confidences): "
             "return audit.lira_score(confidence, in_confidences, out_confidences)",
     "13.2": "def min_fpr_for_tpr(tpr, epsilon, delta): "
-            "return dp.research.audit.mia_stats.min_fpr_for_tpr(tpr, epsilon, delta)",
+            "return dp.lab.audit.mia_stats.min_fpr_for_tpr(tpr, epsilon, delta)",
     "9.6": "def one_run_bound(r, v, confidence): "
            "return audit.one_run_epsilon_lower_bound(m=r, r=r, v=v, delta=0.0, confidence=confidence)",
     "11.1": "def minimiser_sensitivity(n, regularization, lipschitz, relation): "
-            "return dp.learners.convex.output_perturbation_sensitivity(n, regularization, lipschitz, relation)",
-    "11.2": "def sqrt_coefficients(n): return dp.learners.factorization.square_root_coefficients(n)",
+            "return dp.textbook.learners.convex.output_perturbation_sensitivity(n, regularization, lipschitz, relation)",
+    "11.2": "def sqrt_coefficients(n): return dp.textbook.learners.factorization.square_root_coefficients(n)",
     "11.3": "def multi_pass_sensitivity(C, participations): "
-            "return dp.learners.factorization.sensitivity(C, participations)",
+            "return dp.textbook.learners.factorization.sensitivity(C, participations)",
     "12.1": "def last_iterate_delta(epsilon, z, q, T): return linear_last_iterate_delta(epsilon, noise_multiplier=z, "
             "sampling_rate=q, steps=T, direction='remove')",
     "12.2": "def flat_from(d, s): return convex_last_iterate_bound(steps=10, noise_multiplier=1 / s, sampling_rate=1.0, "

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from dpedu import plotting  # noqa: E402
+from dpedu.lab import plotting  # noqa: E402
 from dpedu.accountants import SubsampledGaussianEvent, make_accountant  # noqa: E402
 from dpedu.accountants.tradeoff import gaussian_curve  # noqa: E402
 from dpedu.lab.experiments import EpsilonCurves  # noqa: E402

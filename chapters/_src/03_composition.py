@@ -33,7 +33,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import dpedu as dp
-from dpedu import plotting
+from dpedu.lab import plotting
 from dpedu.course import checks
 from dpedu.course.notebook import fast_mode, pick, show_source
 from dpedu.accountants import (EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, compare,

@@ -39,7 +39,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 import dpedu as dp
-from dpedu import plotting
+from dpedu.lab import plotting
 from dpedu.course import checks
 from dpedu.lab import experiments
 from dpedu.course.notebook import fast_mode, pick, show_source

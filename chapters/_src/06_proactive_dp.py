@@ -37,7 +37,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import dpedu as dp
-from dpedu import plotting, proactive
+from dpedu import proactive
+from dpedu.lab import plotting
 from dpedu.course import checks
 from dpedu.lab import experiments
 from dpedu.course.notebook import fast_mode, pick, show_source

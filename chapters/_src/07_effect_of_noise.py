@@ -44,7 +44,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import dpedu as dp
-from dpedu import plotting
+from dpedu.lab import plotting
 from dpedu.course import checks
 from dpedu.lab import experiments
 from dpedu.course.notebook import fast_mode, pick, progress_bar, show_source

@@ -50,14 +50,14 @@ from dpedu.lab.audit.bugs import bug_hunt
 from dpedu.lab.audit.claims import CLAIM_BUGS, check_claims, claim_hunt
 from dpedu.lab.audit.neighbour_convex import audit_output_perturbation
 from dpedu.lab.audit.neighbours import (audit_ftrl, format_neighbour_table, neighbour_table,
-                                             removal_movement)
+                                        removal_movement)
 from dpedu.lab.audit.pitfalls import PITFALLS, pitfall_hunt
 from dpedu.lab.audit.shuffle import shuffle_gap
 from dpedu.ground.events import (GaussianEvent, SampledWithoutReplacementGaussianEvent,
-                          add_remove_equivalent)
+                                 add_remove_equivalent)
 from dpedu.ground.events_allocation import BallsInBinsGaussianEvent
 from dpedu.lab.experiments.relations import (balls_in_bins_note, balls_in_bins_row,
-                                                  format_relations_table, relations_table)
+                                             format_relations_table, relations_table)
 from dpedu.ground.gaussian import gaussian_epsilon_exact
 from dpedu.textbook.learners import FactorizedGaussianEvent
 from dpedu.textbook.models.mlp import MLP

@@ -45,13 +45,14 @@ import dpedu as dp
 from dpedu.course import checks
 from dpedu.accountants import account
 from dpedu.lab.experiments.learners import (LEARNER_SPECS, compare_learners, prefix_sum_table,
-                                                 with_intercept)
+                                            with_intercept)
 from dpedu.textbook.learners import (objective_perturbation, output_perturbation,
-                            output_perturbation_sensitivity)
+                                     output_perturbation_sensitivity)
 from dpedu.textbook.learners.convex import (objective_perturbation_noise_std,
-                                   objective_perturbation_regularization)
+                                            objective_perturbation_regularization)
 from dpedu.textbook.learners.factorization import (FactorizedGaussianEvent, make_factorization,
-                                          prefix_sum_matrix, sensitivity, square_root_factorization)
+                                                   prefix_sum_matrix, sensitivity,
+                                                   square_root_factorization)
 from dpedu.course.notebook import fast_mode, pick, show_source
 from dpedu.lab.plotting import plot_accuracy_vs_epsilon
 

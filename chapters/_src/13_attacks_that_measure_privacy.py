@@ -45,8 +45,8 @@ import numpy as np
 
 import dpedu as dp
 from dpedu.lab import audit
-from dpedu.lab.audit.mia_experiment import (ExperimentRun, ExperimentSettings,
-                                                 attack_experiment, attack_table, privacy_trainer)
+from dpedu.lab.audit.mia_experiment import (ExperimentRun, ExperimentSettings, attack_experiment,
+                                            attack_table, privacy_trainer)
 from dpedu.course import checks
 from dpedu.course.notebook import fast_mode, pick, progress_bar, show_source
 from dpedu.lab.plotting import plot_attack_grid
