@@ -513,8 +513,9 @@ def test_a_renamed_reveal_is_found_by_its_solution_lines():
     assert "contains the reference solution" in problems[0][2]
 
 
-@pytest.mark.parametrize("target", ["../dpedu/clipping.py", "https://github.com/x/dpedu/blob/main/dpedu/clipping.py#L5",
-                                    "../_modules/dpedu/clipping.html"])
+@pytest.mark.parametrize("target", ["../dpedu/textbook/clipping.py",
+                                    "https://github.com/x/dpedu/blob/main/dpedu/textbook/clipping.py#L5",
+                                    "../_modules/dpedu/textbook/clipping.html"])
 def test_a_link_to_the_source_before_the_exercise_is_found(target):
     link = _notebook_with([("markdown", f"See [the code]({target}).", {}), ("code", L2_CLIP_EXERCISE, EXERCISE)])
     assert [(where, number) for where, number, _ in reveals(link)] == [(0, "2.2")]

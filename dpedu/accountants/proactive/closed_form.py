@@ -100,7 +100,7 @@ def proactive_noise_multiplier(epsilon, delta, *, strict=True):
     if epsilon > EPSILON_LIMIT:
         refuse_or_warn(f"the pro-active closed form is proven only for epsilon <= 1/2; "
                        f"got epsilon={epsilon!r}. Split the budget, or calibrate on an "
-                       f"accountant instead (dpedu.accountants.calibrate.noise_multiplier)", strict)
+                       f"accountant instead (dpedu.calibrate.noise_multiplier)", strict)
     return closed_form_z(epsilon, delta)
 
 

@@ -84,10 +84,10 @@ ADULT_GZ_SHA256 = {
 ENV_VAR = "DPEDU_DATA"
 
 # dpedu/data/adult/: the copy installed with the package (package data in pyproject.toml).
-PACKAGE_DIR = Path(__file__).resolve().parents[1] / "data" / "adult"
+PACKAGE_DIR = Path(__file__).resolve().parents[2] / "data" / "adult"      # this file is dpedu/textbook/datasets/
 
 # <repo>/data/adult/ next to the package (in a source checkout; git-ignored).
-CACHE_DIR = Path(__file__).resolve().parents[2] / "data" / "adult"
+CACHE_DIR = Path(__file__).resolve().parents[3] / "data" / "adult"
 
 # The largest ``timeout`` of load_adult (seconds): a download of one file from one address is
 # abandoned after at most this long, so a temporary ``.part`` file older than this is stale.
