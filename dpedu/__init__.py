@@ -26,6 +26,11 @@ Layers:
 array([0.6, 0.8])
 """
 
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
 from . import accountants
 from .accountants import calibrate, proactive
 from .ground import events, gaussian                            # dpedu.events.X, as a chapter writes it
@@ -38,6 +43,50 @@ from .accountants.budget import BudgetExceededError, PrivacyBudget
 from .textbook.training import TrainingResult, dp_sgd, gradient_descent, noisy_gradient_descent
 
 __version__ = "0.1.0"
+
+#: The module paths of releases before the layer folders, and where each now lives (longest prefix first). A user's
+#: ``from dpedu.training import dp_sgd`` or ``import dpedu.research.audit`` still works: the old name is an alias of
+#: the same module object (``dpedu.training.sgd is dpedu.textbook.training.sgd``). dpedu's own code, chapters, tests
+#: and benchmarks use the new paths only (tests/test_layers.py checks it).
+OLD_PATHS = {
+    "dpedu.engine.parallel": "dpedu.lab.parallel", "dpedu.engine": "dpedu.ground",
+    "dpedu.events_allocation": "dpedu.ground.events_allocation",
+    "dpedu.events_last_iterate": "dpedu.ground.events_last_iterate",
+    "dpedu.events": "dpedu.ground.events", "dpedu.gaussian": "dpedu.ground.gaussian",
+    "dpedu.clipping": "dpedu.textbook.clipping", "dpedu.mechanisms": "dpedu.textbook.mechanisms",
+    "dpedu.snapping": "dpedu.textbook.snapping", "dpedu.models": "dpedu.textbook.models",
+    "dpedu.training": "dpedu.textbook.training", "dpedu.datasets": "dpedu.textbook.datasets",
+    "dpedu.learners": "dpedu.textbook.learners", "dpedu.calibrate": "dpedu.accountants.calibrate",
+    "dpedu.proactive": "dpedu.accountants.proactive", "dpedu.budget": "dpedu.accountants.budget",
+    "dpedu.research": "dpedu.lab", "dpedu.learner_estimators": "dpedu.lab.learner_estimators",
+    "dpedu.estimator_input": "dpedu.lab.estimator_input", "dpedu.estimator": "dpedu.lab.estimator",
+    "dpedu.plotting": "dpedu.lab.plotting",
+}
+
+
+def new_path(name):
+    """The module path that ``name`` (a path of an earlier release) now has, or None if it is not an old path."""
+    for old in sorted(OLD_PATHS, key=len, reverse=True):
+        if name == old or name.startswith(old + "."):
+            return OLD_PATHS[old] + name[len(old):]
+    return None
+
+
+class _OldPathFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports an old module path as the module now at :func:`new_path` (the same object, not a copy)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        return importlib.util.spec_from_loader(fullname, self) if new_path(fullname) else None
+
+    def create_module(self, spec):
+        return importlib.import_module(new_path(spec.name))
+
+    def exec_module(self, module):
+        pass                                          # the module ran when it was imported under its own name
+
+
+if not any(isinstance(finder, _OldPathFinder) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _OldPathFinder())
 
 __all__ = [
     "accountants",

@@ -143,3 +143,51 @@ def test_known_violations_still_exist():
             seen.add((module, f"{target}.{name}"))
     stale = KNOWN_VIOLATIONS - seen
     assert not stale, f"fixed violations still listed in KNOWN_VIOLATIONS: {sorted(stale)}"
+
+
+# --- the paths of earlier releases: aliases for users, never used inside the project ------------------------------
+
+def test_an_old_path_imports_the_same_module_as_its_new_one():
+    """``from dpedu.training import dp_sgd`` (a notebook written for an earlier release) still works, and the old
+    name is the module itself, not a second copy with its own state."""
+    import importlib
+
+    import dpedu
+
+    for old, new in dpedu.OLD_PATHS.items():
+        assert importlib.import_module(old) is importlib.import_module(new), old
+    from dpedu.research.audit.lira import lira_score as old_lira
+    from dpedu.training.sgd import dp_sgd as old_dp_sgd
+
+    assert old_dp_sgd is dpedu.dp_sgd and old_lira is importlib.import_module("dpedu.lab.audit").lira_score
+    assert dpedu.new_path("dpedu.engine.parallel") == "dpedu.lab.parallel"        # the longer prefix wins
+    assert dpedu.new_path("dpedu.engine.search") == "dpedu.ground.search"
+    assert dpedu.new_path("dpedu.textbook.training") is None and dpedu.new_path("dpedu.course") is None
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("dpedu.training.no_such_module")
+
+
+def _old_path_imports(path):
+    """``[(line, module)]`` of the imports in a Python file that name an old path (absolute imports only)."""
+    import dpedu
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        names = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
+                 [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
+        found += [(node.lineno, name) for name in names if dpedu.new_path(name)]
+    return found
+
+
+def test_nothing_in_the_project_imports_an_old_path():
+    root = PACKAGE.parent
+    files = [p for folder in ("chapters/_src", "tests", "benchmarks", "docs") for p in (root / folder).rglob("*.py")
+             if "_build" not in p.parts and "output" not in p.parts and p.name != "test_layers.py"]
+    wrong = [f"{path.relative_to(root)}:{line} imports {name}" for path in files
+             for line, name in _old_path_imports(path)]
+    import dpedu
+
+    for module, path in MODULES.items():
+        wrong += [f"{module}:{line} imports {target}" for line, target, _ in imports_of(module, path)
+                  if dpedu.new_path(target)]
+    assert not wrong, "imports of the paths of an earlier release (use the layer folders):\n" + "\n".join(wrong)
