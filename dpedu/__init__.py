@@ -64,9 +64,14 @@ OLD_PATHS = {
 }
 
 
+_LONGEST_FIRST = sorted(OLD_PATHS, key=len, reverse=True)
+
+
 def new_path(name):
     """The module path that ``name`` (a path of an earlier release) now has, or None if it is not an old path."""
-    for old in sorted(OLD_PATHS, key=len, reverse=True):
+    if not name.startswith("dpedu."):                  # the finder is asked about every import: answer at once
+        return None
+    for old in _LONGEST_FIRST:
         if name == old or name.startswith(old + "."):
             return OLD_PATHS[old] + name[len(old):]
     return None
@@ -85,6 +90,8 @@ class _OldPathFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass                                          # the module ran when it was imported under its own name
 
 
+# First on the path: a submodule of an old package path (dpedu.training.sgd) would otherwise be found in the new
+# folder by the path finder and run a second time under the old name.
 if not any(isinstance(finder, _OldPathFinder) for finder in sys.meta_path):
     sys.meta_path.insert(0, _OldPathFinder())
 
