@@ -11,9 +11,9 @@ from dpedu.accountants import account
 from dpedu.textbook.datasets import make_toy
 from dpedu.ground.events import GaussianEvent
 from dpedu.lab.experiments import non_private_accuracy
-from dpedu.lab.experiments.learners import (LEARNER_SPECS, LEARNERS, RELATIONS, calibrate_learner,
-                                                 compare_learners,
-                                                 run_learner, with_intercept)
+from dpedu.lab.experiments.learners import (
+    LEARNER_SPECS, LEARNERS, RELATIONS, calibrate_learner, compare_learners, run_learner, with_intercept
+)
 
 DELTA = 1e-5
 

@@ -25,26 +25,16 @@ from __future__ import annotations
 
 from ..ground import events
 from . import registry
-from .registry import (ACCOUNTANT_NAMES,
-                       Accounting,
-                       Comparison,
-                       account,
-                       accountant_class,
-                       as_ledger,
-                       check_accountant_names,
-                       compare,
-                       make_accountant)
+from .registry import (
+    ACCOUNTANT_NAMES, Accounting, Comparison, account, accountant_class, as_ledger, check_accountant_names, compare,
+    make_accountant
+)
 from .analysis.orders import OrderGridEdgeWarning
 from .base import Accountant, ConversionUnavailableError, UnsupportedEventError
-from ..ground.events import (EpsilonDeltaEvent,
-                             Event,
-                             GaussianEvent,
-                             LaplaceEvent,
-                             SampledWithoutReplacementGaussianEvent,
-                             RepeatAndSelectEvent,
-                             ShuffledBatchGaussianEvent,
-                             SubsampledGaussianEvent,
-                             TruncatedPoissonGaussianEvent)
+from ..ground.events import (
+    EpsilonDeltaEvent, Event, GaussianEvent, LaplaceEvent, SampledWithoutReplacementGaussianEvent, RepeatAndSelectEvent,
+    ShuffledBatchGaussianEvent, SubsampledGaussianEvent, TruncatedPoissonGaussianEvent
+)
 from ..ground.events_last_iterate import LinearLastIterateEvent
 
 # The accountants' own names, the event types (re-exported from dpedu.ground.events, so one import gives a ledger and

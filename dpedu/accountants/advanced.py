@@ -24,18 +24,13 @@ from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
 from ..ground.validation import check_delta, check_epsilon, check_in_interval, check_positive_int
-from .analysis.composition import (SHUFFLED_BATCH,
-                                   WITHOUT_REPLACEMENT,
-                                   CompositionBreakdown,
-                                   fixed_delta,
-                                   gaussian_step,
-                                   split_ledger)
+from .analysis.composition import (
+    SHUFFLED_BATCH, WITHOUT_REPLACEMENT, CompositionBreakdown, fixed_delta, gaussian_step, split_ledger
+)
 from .base import Accountant
-from ..ground.events import (EpsilonDeltaEvent,
-                             GaussianEvent,
-                             LaplaceEvent,
-                             SampledWithoutReplacementGaussianEvent,
-                             SubsampledGaussianEvent)
+from ..ground.events import (
+    EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SampledWithoutReplacementGaussianEvent, SubsampledGaussianEvent
+)
 
 __all__ = [
     "AdvancedAccountant",

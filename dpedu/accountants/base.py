@@ -17,15 +17,10 @@ from typing import ClassVar
 import numpy as np
 
 from ..ground.validation import check_delta, check_epsilon, check_positive_int
-from ..ground.events import (ADD_REMOVE,
-                             NEIGHBOURING_RELATIONS,
-                             ZERO_OUT,
-                             ZERO_OUT_AS_ADD_REMOVE,
-                             EpsilonDeltaEvent,
-                             Event,
-                             GaussianEvent,
-                             LaplaceEvent,
-                             add_remove_equivalent)
+from ..ground.events import (
+    ADD_REMOVE, NEIGHBOURING_RELATIONS, ZERO_OUT, ZERO_OUT_AS_ADD_REMOVE, EpsilonDeltaEvent, Event, GaussianEvent,
+    LaplaceEvent, add_remove_equivalent
+)
 
 __all__ = ["Accountant", "UnsupportedEventError", "ConversionUnavailableError", "check_epsilons"]
 

@@ -16,17 +16,13 @@ import math
 from . import UnsupportedEventError, account, accountant_class
 from ..ground.search import monotone_search
 from ..ground.events import gaussian_step_event
-from ..ground.gaussian import (analytic_noise_multiplier,
-                               classic_noise_multiplier,
-                               gaussian_delta_exact,
-                               gaussian_epsilon_exact)
-from ..ground.validation import (check_choice,
-                                 check_delta,
-                                 check_epsilon,
-                                 check_in_interval,
-                                 check_noise_multiplier,
-                                 check_positive_int,
-                                 check_sampling_rate)
+from ..ground.gaussian import (
+    analytic_noise_multiplier, classic_noise_multiplier, gaussian_delta_exact, gaussian_epsilon_exact
+)
+from ..ground.validation import (
+    check_choice, check_delta, check_epsilon, check_in_interval, check_noise_multiplier, check_positive_int,
+    check_sampling_rate
+)
 
 __all__ = [
     "classic_noise_multiplier",

@@ -34,11 +34,9 @@ from scipy.special import log_ndtr
 
 from ..ground.gaussian import gaussian_delta_exact
 from ..ground.search import monotone_search
-from ..ground.validation import (check_in_interval,
-                                 check_noise_multiplier,
-                                 check_nonnegative,
-                                 check_positive_int,
-                                 check_sampling_rate)
+from ..ground.validation import (
+    check_in_interval, check_noise_multiplier, check_nonnegative, check_positive_int, check_sampling_rate
+)
 from .base import check_epsilons
 from .tradeoff import gaussian_ledger_mu, pld_delta_bracket, privacy_profile
 

@@ -37,11 +37,9 @@ from .analysis.log_moments_integrated import abadi_log_moments_integrated
 from .analysis.orders import OrderGridEdgeWarning, check_orders
 from .analysis.rdp_curves import rdp_laplace, rdp_pure_dp
 from .curve import CurveAccountant
-from ..ground.events import (EpsilonDeltaEvent,
-                             GaussianEvent,
-                             LaplaceEvent,
-                             ShuffledBatchGaussianEvent,
-                             SubsampledGaussianEvent)
+from ..ground.events import (
+    EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent
+)
 
 __all__ = [
     "MomentsAccountant",

@@ -39,17 +39,11 @@ from .curve import CurveAccountant
 from .analysis.rdp_truncated_poisson import rdp_truncated_poisson
 from .analysis.rdp_without_replacement import rdp_without_replacement
 from .analysis.selection import repeat_and_select_rdp
-from ..ground.events import (EpsilonDeltaEvent,
-                             GaussianEvent,
-                             NEIGHBOURING_RELATIONS,
-                             REPLACE_ONE,
-                             LaplaceEvent,
-                             add_remove_equivalent,
-                             SampledWithoutReplacementGaussianEvent,
-                             RepeatAndSelectEvent,
-                             ShuffledBatchGaussianEvent,
-                             SubsampledGaussianEvent,
-                             TruncatedPoissonGaussianEvent)
+from ..ground.events import (
+    EpsilonDeltaEvent, GaussianEvent, NEIGHBOURING_RELATIONS, REPLACE_ONE, LaplaceEvent, add_remove_equivalent,
+    SampledWithoutReplacementGaussianEvent, RepeatAndSelectEvent, ShuffledBatchGaussianEvent, SubsampledGaussianEvent,
+    TruncatedPoissonGaussianEvent
+)
 
 __all__ = ["RDPAccountant", "DEFAULT_ORDERS", "OrderGridEdgeWarning", "event_rdp_curve", "rdp_of", "RDP_EVENTS"]
 

@@ -23,19 +23,14 @@ import math
 
 from ..ground.search import monotone_search
 from ..ground.validation import check_delta
-from .analysis.composition import (SHUFFLED_BATCH,
-                                   WITHOUT_REPLACEMENT,
-                                   CompositionBreakdown,
-                                   fixed_delta,
-                                   gaussian_step,
-                                   sampling_rate_of,
-                                   split_ledger)
+from .analysis.composition import (
+    SHUFFLED_BATCH, WITHOUT_REPLACEMENT, CompositionBreakdown, fixed_delta, gaussian_step, sampling_rate_of,
+    split_ledger
+)
 from .base import Accountant
-from ..ground.events import (EpsilonDeltaEvent,
-                             GaussianEvent,
-                             LaplaceEvent,
-                             SampledWithoutReplacementGaussianEvent,
-                             SubsampledGaussianEvent)
+from ..ground.events import (
+    EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SampledWithoutReplacementGaussianEvent, SubsampledGaussianEvent
+)
 
 __all__ = ["SequentialAccountant"]
 

@@ -8,14 +8,10 @@ import math
 import numpy as np
 
 from ..lab.parallel import check_n_jobs
-from ..ground.validation import (check_count,
-                                 check_delta,
-                                 check_epsilon,
-                                 check_in_interval,
-                                 check_nonnegative,
-                                 check_positive,
-                                 check_positive_int,
-                                 check_sampling_rate)
+from ..ground.validation import (
+    check_count, check_delta, check_epsilon, check_in_interval, check_nonnegative, check_positive, check_positive_int,
+    check_sampling_rate
+)
 from .common import progress as _progress
 from .common import wrap as _wrap
 

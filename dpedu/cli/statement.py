@@ -38,11 +38,9 @@ def _add_statement(sub):
 def cmd_statement(args):
     from ..ground.events import SampledWithoutReplacementGaussianEvent, SubsampledGaussianEvent
     from ..lab.statement import privacy_statement
-    from ..ground.validation import (check_delta,
-                                     check_in_interval,
-                                     check_noise_multiplier,
-                                     check_positive_int,
-                                     check_sampling_rate)
+    from ..ground.validation import (
+        check_delta, check_in_interval, check_noise_multiplier, check_positive_int, check_sampling_rate
+    )
 
     # every option is checked, by its own name, before any accounting
     z = check_noise_multiplier(args.noise_multiplier, "--noise-multiplier")

@@ -24,17 +24,10 @@ import threading
 
 import numpy as np
 
-from .validation import (check_array,
-                         check_budget,
-                         check_features,
-                         check_in_interval,
-                         check_nonnegative,
-                         check_norms,
-                         check_positive,
-                         check_nonnegative_int,
-                         check_positive_int,
-                         check_rng,
-                         check_scalar)
+from .validation import (
+    check_array, check_budget, check_features, check_in_interval, check_nonnegative, check_norms, check_positive,
+    check_nonnegative_int, check_positive_int, check_rng, check_scalar
+)
 
 __all__ = [
     "door", "inside_a_call", "positive", "positive_or_inf", "nonnegative", "probability", "real", "count",

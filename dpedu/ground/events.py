@@ -38,13 +38,10 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from .validation import (check_choice,
-                         check_in_interval,
-                         check_noise_multiplier,
-                         check_positive,
-                         check_positive_int,
-                         check_sampling_rate,
-                         check_scalar)
+from .validation import (
+    check_choice, check_in_interval, check_noise_multiplier, check_positive, check_positive_int, check_sampling_rate,
+    check_scalar
+)
 
 __all__ = [
     "Event",

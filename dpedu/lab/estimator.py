@@ -31,12 +31,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..accountants import calibrate
-from ..ground.validation import (check_budget,
-                                 check_delta,
-                                 check_epsilon,
-                                 check_positive_int,
-                                 check_rng,
-                                 check_sampling_rate)
+from ..ground.validation import (
+    check_budget, check_delta, check_epsilon, check_positive_int, check_rng, check_sampling_rate
+)
 from ..accountants import ACCOUNTANT_NAMES, UnsupportedEventError, account
 from .estimator_input import MAX_ABS_FEATURE, feature_attributes, fit_data, predict_data
 from ..textbook.training import plan_dp_sgd, run_dp_sgd

@@ -26,13 +26,10 @@ from dataclasses import dataclass, field
 from ..accountants import account, as_ledger, make_accountant
 from ..accountants.gdp import certified_mu, group_mu
 from ..accountants.tradeoff import tradeoff_curve
-from ..ground.events import (ADD_REMOVE,
-                             GaussianEvent,
-                             LaplaceEvent,
-                             SampledWithoutReplacementGaussianEvent,
-                             SubsampledGaussianEvent,
-                             TruncatedPoissonGaussianEvent,
-                             ZERO_OUT)
+from ..ground.events import (
+    ADD_REMOVE, GaussianEvent, LaplaceEvent, SampledWithoutReplacementGaussianEvent, SubsampledGaussianEvent,
+    TruncatedPoissonGaussianEvent, ZERO_OUT
+)
 from ..ground.gaussian import gaussian_epsilon_exact
 from ..ground.validation import check_delta, check_in_interval, check_positive, check_positive_int
 

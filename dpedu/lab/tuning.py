@@ -35,12 +35,9 @@ from .estimator import DPLogisticRegression
 from ..ground.events import gaussian_step_event
 from ..textbook.mechanisms import laplace_mechanism
 from .selection import private_selection
-from ..ground.validation import (check_delta,
-                                 check_epsilon,
-                                 check_in_interval,
-                                 check_positive_int,
-                                 check_rng,
-                                 check_sampling_rate)
+from ..ground.validation import (
+    check_delta, check_epsilon, check_in_interval, check_positive_int, check_rng, check_sampling_rate
+)
 
 __all__ = ["PrivateHyperparameterSearch", "SEARCHABLE", "run_ledger", "search_noise_multiplier"]
 

@@ -24,12 +24,10 @@ from dataclasses import dataclass
 
 from ...ground import gaussian
 from ...ground.validation import check_in_interval, check_nonnegative, check_sampling_rate
-from ...ground.events import (REPLACE_ONE,
-                              GaussianEvent,
-                              SampledWithoutReplacementGaussianEvent,
-                              ShuffledBatchGaussianEvent,
-                              SubsampledGaussianEvent,
-                              TruncatedPoissonGaussianEvent)
+from ...ground.events import (
+    REPLACE_ONE, GaussianEvent, SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent,
+    SubsampledGaussianEvent, TruncatedPoissonGaussianEvent
+)
 
 __all__ = [
     "GAUSSIAN_EVENTS",

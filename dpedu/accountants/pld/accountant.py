@@ -10,15 +10,10 @@ import math
 
 import numpy as np
 
-from ...ground.events import (ADD_REMOVE,
-                              REPLACE_ONE,
-                              EpsilonDeltaEvent,
-                              GaussianEvent,
-                              LaplaceEvent,
-                              SampledWithoutReplacementGaussianEvent,
-                              ShuffledBatchGaussianEvent,
-                              SubsampledGaussianEvent,
-                              TruncatedPoissonGaussianEvent)
+from ...ground.events import (
+    ADD_REMOVE, REPLACE_ONE, EpsilonDeltaEvent, GaussianEvent, LaplaceEvent, SampledWithoutReplacementGaussianEvent,
+    ShuffledBatchGaussianEvent, SubsampledGaussianEvent, TruncatedPoissonGaussianEvent
+)
 from ...ground.events_last_iterate import LAST_ITERATE_CAVEAT, LinearLastIterateEvent
 from ...ground.events_allocation import BallsInBinsGaussianEvent
 from ...ground.gaussian import gaussian_delta_exact, gaussian_epsilon_exact

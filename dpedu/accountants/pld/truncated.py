@@ -32,11 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...ground.events import (REPLACE_ONE,
-                              GaussianEvent,
-                              SubsampledGaussianEvent,
-                              TruncatedPoissonGaussianEvent,
-                              check_relation)
+from ...ground.events import (
+    REPLACE_ONE, GaussianEvent, SubsampledGaussianEvent, TruncatedPoissonGaussianEvent, check_relation
+)
 from ...ground.events_last_iterate import LinearLastIterateEvent
 from ...ground.events_allocation import BallsInBinsGaussianEvent
 from ..analysis.rdp_truncated_poisson import truncation_branches

@@ -27,17 +27,12 @@ One job per module:
 * :mod:`~dpedu.accountants.proactive.planner`: :func:`plan`, the schedule chosen before training, beside the accountants.
 """
 
-from .closed_form import (EPSILON_LIMIT,
-                          QZ_LIMIT,
-                          ProactiveConditionWarning,
-                          proactive_epsilon,
-                          proactive_noise_multiplier)
-from .conditions import (Condition,
-                         ProactiveConditions,
-                         minimum_epochs,
-                         minimum_steps,
-                         proactive_conditions,
-                         smallest_admissible_epochs)
+from .closed_form import (
+    EPSILON_LIMIT, QZ_LIMIT, ProactiveConditionWarning, proactive_epsilon, proactive_noise_multiplier
+)
+from .conditions import (
+    Condition, ProactiveConditions, minimum_epochs, minimum_steps, proactive_conditions, smallest_admissible_epochs
+)
 from .planner import DEFAULT_ACCOUNTANTS, Plan, plan
 
 __all__ = [

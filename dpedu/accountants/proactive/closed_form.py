@@ -14,11 +14,9 @@ from __future__ import annotations
 import math
 import warnings
 
-from ...ground.validation import (check_delta,
-                                  check_epsilon,
-                                  check_noise_multiplier,
-                                  check_positive_int,
-                                  check_sampling_rate)
+from ...ground.validation import (
+    check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_sampling_rate
+)
 
 __all__ = ["EPSILON_LIMIT", "QZ_LIMIT", "ProactiveConditionWarning", "check_strict", "refuse_or_warn", "closed_form_z",
            "proactive_noise_multiplier", "proactive_epsilon_formula", "proactive_epsilon"]

@@ -70,32 +70,25 @@ from .ch00 import check_estimate_share, check_laplace_threshold_success, check_r
 from .guard import ExerciseRefused
 from .hints import hint
 from .ch01 import check_accuracy, check_gradient_descent, check_logistic_gradient, check_logistic_loss
-from .ch02 import (check_classic_noise_multiplier,
-                   check_L2_clip,
-                   check_noisy_count,
-                   check_noisy_gradient_sum,
-                   check_sensitivities)
+from .ch02 import (
+    check_classic_noise_multiplier, check_L2_clip, check_noisy_count, check_noisy_gradient_sum, check_sensitivities
+)
 from .ch03 import check_advanced_composition, check_book_total, check_per_iteration_epsilon, check_zcdp_epsilon
-from .ch04 import (check_clipped_gradient_sum,
-                   check_dp_sgd_step,
-                   check_fixed_batch_event,
-                   check_poisson_sample,
-                   check_steps_and_epsilon,
-                   check_steps_and_sampling_rate)
+from .ch04 import (
+    check_clipped_gradient_sum, check_dp_sgd_step, check_fixed_batch_event, check_poisson_sample,
+    check_steps_and_epsilon, check_steps_and_sampling_rate
+)
 from .ch05 import check_epsilon_from_log_moments, check_log_moment, check_smallest_feasible
 from .ch06 import check_closed_form_applies, check_proactive_noise_multiplier, check_proactive_schedule
-from .ch07 import (check_gradient_noise_multiplier,
-                   check_noise_std_of_average,
-                   check_smallest_epsilon_reaching,
-                   check_tuning_epsilon,
-                   check_tuning_epsilons)
+from .ch07 import (
+    check_gradient_noise_multiplier, check_noise_std_of_average, check_smallest_epsilon_reaching, check_tuning_epsilon,
+    check_tuning_epsilons
+)
 from .ch08 import check_best_tpr, check_epsilon_delta_tradeoff, check_gaussian_tradeoff
-from .ch09 import (check_audit_lower_bound,
-                   check_epsilon_from_gdp,
-                   check_gaussian_shift_lower_bound,
-                   check_one_run_bound,
-                   check_clopper_pearson_upper,
-                   check_epsilon_from_rates)
+from .ch09 import (
+    check_audit_lower_bound, check_epsilon_from_gdp, check_gaussian_shift_lower_bound, check_one_run_bound,
+    check_clopper_pearson_upper, check_epsilon_from_rates
+)
 from .ch11 import check_factorization_sensitivity, check_output_sensitivity, check_square_root_coefficients
 from .ch12 import check_flat_from, check_last_iterate_delta
 from .ch13 import check_lira_record_score, check_min_fpr_for_tpr

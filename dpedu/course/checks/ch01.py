@@ -11,19 +11,10 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from .common import (CheckFailed,
-                     call,
-                     checker,
-                     close,
-                     expect,
-                     loss,
-                     overflowing,
-                     passed,
-                     per_example_gradients,
-                     problem,
-                     scalar,
-                     settings,
-                     vector)
+from .common import (
+    CheckFailed, call, checker, close, expect, loss, overflowing, passed, per_example_gradients, problem, scalar,
+    settings, vector
+)
 
 __all__ = ['check_logistic_loss', 'check_logistic_gradient', 'check_gradient_descent', 'check_accuracy']
 

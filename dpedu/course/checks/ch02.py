@@ -10,24 +10,10 @@ import math
 
 import numpy as np
 
-from .common import (student,
-                     NOT_WRITTEN,
-                     CheckFailed,
-                     excess_kurtosis,
-                     call,
-                     call_strict,
-                     checker,
-                     classic_z,
-                     clip_rows,
-                     close,
-                     expect,
-                     expect_independent_noise,
-                     passed,
-                     per_example_gradients,
-                     problem,
-                     scalar,
-                     settings,
-                     vector)
+from .common import (
+    student, NOT_WRITTEN, CheckFailed, excess_kurtosis, call, call_strict, checker, classic_z, clip_rows, close, expect,
+    expect_independent_noise, passed, per_example_gradients, problem, scalar, settings, vector
+)
 
 __all__ = ['check_sensitivities', 'check_L2_clip', 'check_noisy_count', 'check_classic_noise_multiplier', 'check_noisy_gradient_sum']
 

@@ -11,22 +11,10 @@ import warnings
 
 import numpy as np
 
-from .common import (NOT_WRITTEN,
-                     CheckFailed,
-                     call,
-                     checker,
-                     clip_rows,
-                     close,
-                     expect,
-                     expect_independent_noise,
-                     passed,
-                     per_example_gradients,
-                     problem,
-                     scalar,
-                     settings,
-                     student,
-                     vector,
-                     where_raised)
+from .common import (
+    NOT_WRITTEN, CheckFailed, call, checker, clip_rows, close, expect, expect_independent_noise, passed,
+    per_example_gradients, problem, scalar, settings, student, vector, where_raised
+)
 from .guard import ExerciseRefused
 
 __all__ = ['check_poisson_sample', 'check_clipped_gradient_sum', 'check_dp_sgd_step', 'check_steps_and_epsilon',
@@ -276,12 +264,10 @@ def check_fixed_batch_event(fn, *, seed=None):
     records drawn uniformly without replacement: ``SampledWithoutReplacementGaussianEvent(z, m, n,
     relation="replace_one")`` (docs/math.md §11.2, §22.3)."""
     from ...accountants import make_accountant
-    from ...ground.events import (REPLACE_ONE,
-                                  Event,
-                                  GaussianEvent,
-                                  SampledWithoutReplacementGaussianEvent,
-                                  ShuffledBatchGaussianEvent,
-                                  SubsampledGaussianEvent)
+    from ...ground.events import (
+        REPLACE_ONE, Event, GaussianEvent, SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent,
+        SubsampledGaussianEvent
+    )
 
     draw = settings(seed)
     cases = [(round(float(draw.uniform(0.8, 2.0)), 2), m, m * int(draw.integers(20, 200)))

@@ -97,12 +97,10 @@ from .rmia import rmia_scores, tune_offline_a
 from .mia_stats import AttackROC, ceiling_violations, epsilon_line, evaluate_attack, roc_curve, tpr_at_fpr
 from .mia_audit import ATTACKS, AttackAudit, MembershipAttackReport, attack_audit, attack_scores, membership_attack
 from ..parallel import map_seeded
-from .statistics import (clopper_pearson,
-                         epsilon_from_mu,
-                         epsilon_from_rate_arrays,
-                         epsilon_from_rates,
-                         epsilon_lower_bound,
-                         gaussian_mu_lower_bound)
+from .statistics import (
+    clopper_pearson, epsilon_from_mu, epsilon_from_rate_arrays, epsilon_from_rates, epsilon_lower_bound,
+    gaussian_mu_lower_bound
+)
 from .neighbours import NeighbourRow, format_neighbour_table, neighbour_table
 from .shuffle_whitebox import ShuffleAuditResult, shuffle_whitebox_audit
 from .whitebox import ObservedRun, WhiteBoxResult, canary_update_scores, observed_trainer, whitebox_audit

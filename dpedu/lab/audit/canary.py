@@ -23,16 +23,10 @@ import numpy as np
 
 from ...accountants import compare
 from ...textbook.training import TrainingResult, dp_sgd, plan_noisy_gradient_descent, run_noisy_gradient_descent
-from ...ground.validation import (check_array,
-                                  check_choice,
-                                  check_confidence,
-                                  check_delta,
-                                  check_features,
-                                  check_labels,
-                                  check_nonnegative,
-                                  check_positive,
-                                  check_positive_int,
-                                  check_sampling_rate)
+from ...ground.validation import (
+    check_array, check_choice, check_confidence, check_delta, check_features, check_labels, check_nonnegative,
+    check_positive, check_positive_int, check_sampling_rate
+)
 from .data import SCORES, canary_scores, check_canary
 from ..parallel import check_n_jobs, map_seeded
 from .results import AuditBound

@@ -11,14 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...textbook.datasets import make_toy
-from ...ground.validation import (check_array,
-                                  check_choice,
-                                  check_features,
-                                  check_labels,
-                                  check_positive,
-                                  check_positive_int,
-                                  check_rng,
-                                  check_theta)
+from ...ground.validation import (
+    check_array, check_choice, check_features, check_labels, check_positive, check_positive_int, check_rng, check_theta
+)
 
 __all__ = ["CANARY_KINDS", "SCORES", "make_audit_data", "make_canary", "check_canary", "canary_scores"]
 

@@ -35,15 +35,10 @@ import numpy as np
 from ...accountants import LinearLastIterateEvent, SubsampledGaussianEvent, account
 from ...accountants.convex_last_iterate import convex_last_iterate_bound
 from ..parallel import check_n_jobs, map_seeded
-from ...ground.validation import (check_choice,
-                                  check_confidence,
-                                  check_delta,
-                                  check_features,
-                                  check_labels,
-                                  check_nonnegative,
-                                  check_positive,
-                                  check_positive_int,
-                                  check_sampling_rate)
+from ...ground.validation import (
+    check_choice, check_confidence, check_delta, check_features, check_labels, check_nonnegative, check_positive,
+    check_positive_int, check_sampling_rate
+)
 from ...textbook.learners.projected import ProjectedStep
 from ...textbook.training import dp_sgd_step, plan_dp_sgd, run_dp_sgd
 from .data import canary_scores

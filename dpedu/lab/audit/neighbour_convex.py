@@ -32,10 +32,9 @@ from scipy.stats import norm
 
 from ...ground.validation import check_delta, check_positive_int, check_rng
 from ...ground.events import ADD_REMOVE, REPLACE_ONE, ZERO_OUT, check_relation
-from ...textbook.learners import (objective_perturbation,
-                                  objective_perturbation_noise_std,
-                                  objective_perturbation_regularization,
-                                  output_perturbation)
+from ...textbook.learners import (
+    objective_perturbation, objective_perturbation_noise_std, objective_perturbation_regularization, output_perturbation
+)
 from .neighbours import NeighbourRow, claimed_epsilon
 
 __all__ = [

@@ -45,20 +45,14 @@ from ...ground.validation import check_choice, check_delta, check_positive, chec
 from ...ground.events import ADD_REMOVE, check_relation, ledger_pairs
 from ...ground.events_allocation import BallsInBinsGaussianEvent
 from ...textbook.learners import factorized_gradient_descent, make_factorization
-from ...textbook.training import (noisy_gradient_descent,
-                                  plan_dp_sgd,
-                                  plan_noisy_gradient_descent,
-                                  run_dp_sgd,
-                                  run_noisy_gradient_descent)
+from ...textbook.training import (
+    noisy_gradient_descent, plan_dp_sgd, plan_noisy_gradient_descent, run_dp_sgd, run_noisy_gradient_descent
+)
 from ...textbook.training.sampling import Cyclic, make_sampling
-from .neighbour_deltas import (SPREAD,
-                               TOLERANCE,
-                               cyclic_convexity_bound,
-                               gaussian_pair_delta,
-                               laplace_gaussian_delta,
-                               mixture_delta,
-                               monte_carlo_tolerance,
-                               with_bound)
+from .neighbour_deltas import (
+    SPREAD, TOLERANCE, cyclic_convexity_bound, gaussian_pair_delta, laplace_gaussian_delta, mixture_delta,
+    monte_carlo_tolerance, with_bound
+)
 from .neighbour_laws import LEARNING_RATE, World, batch_sum_law, factorization_transform, literal_worlds
 
 __all__ = [

@@ -34,15 +34,10 @@ import numpy as np
 
 from ...accountants.calibrate import noise_multiplier as calibrated_noise_multiplier
 from ...ground.search import monotone_search
-from ...ground.validation import (check_choice,
-                                  check_confidence,
-                                  check_delta,
-                                  check_epsilon,
-                                  check_features,
-                                  check_labels,
-                                  check_positive,
-                                  check_positive_int,
-                                  check_rng)
+from ...ground.validation import (
+    check_choice, check_confidence, check_delta, check_epsilon, check_features, check_labels, check_positive,
+    check_positive_int, check_rng
+)
 from .canary import upper_bounds
 from .results import AuditBound
 from .whitebox import observed_run, run_statistic

@@ -39,13 +39,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..parallel import check_n_jobs, map_seeded
-from ...ground.validation import (check_features,
-                                  check_labels,
-                                  check_nonnegative,
-                                  check_positive,
-                                  check_positive_int,
-                                  check_rng,
-                                  check_sampling_rate)
+from ...ground.validation import (
+    check_features, check_labels, check_nonnegative, check_positive, check_positive_int, check_rng, check_sampling_rate
+)
 from ...ground.events import steps_from_epochs
 from ...textbook.models import MLP, LogisticModel
 from ...textbook.training import TrainingResult, plan_dp_sgd, run_dp_sgd

@@ -41,12 +41,9 @@ from scipy.special import logsumexp
 from ...accountants import make_accountant
 from ...ground.events import REPLACE_ONE, SubsampledGaussianEvent, check_relation
 from ...ground.search import monotone_search
-from ...ground.validation import (check_array,
-                                  check_confidence,
-                                  check_delta,
-                                  check_noise_multiplier,
-                                  check_positive_int,
-                                  check_rng)
+from ...ground.validation import (
+    check_array, check_confidence, check_delta, check_noise_multiplier, check_positive_int, check_rng
+)
 from .statistics import clopper_pearson
 
 __all__ = ["epoch_privacy_losses", "shuffle_privacy_losses", "shuffle_epsilon_lower_bound", "shuffle_gap", "MAX_DRAWS"]

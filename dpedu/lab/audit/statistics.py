@@ -25,15 +25,10 @@ import numpy as np
 
 from ...ground.gaussian import gaussian_epsilon_exact
 from ...ground.search import monotone_search
-from ...ground.validation import (check_array,
-                                  check_choice,
-                                  check_confidence,
-                                  check_delta,
-                                  check_in_interval,
-                                  check_nonnegative,
-                                  check_nonnegative_int,
-                                  check_positive_int,
-                                  check_scalar)
+from ...ground.validation import (
+    check_array, check_choice, check_confidence, check_delta, check_in_interval, check_nonnegative,
+    check_nonnegative_int, check_positive_int, check_scalar
+)
 from ...ground.door import count, count_or_zero, delta_or_zero, door, open_unit
 
 __all__ = [

@@ -19,27 +19,14 @@ Every epsilon here is the **total** epsilon of a whole training run, after compo
 """
 
 from . import accounting, sweeps
-from .accounting import (ACCOUNTANT_KEYS,
-                         ACCOUNTANT_LABELS,
-                         INVALID_BOUNDS,
-                         EpsilonCurves,
-                         accountant_for_key,
-                         check_accountant_keys,
-                         check_grid,
-                         epsilon_curves,
-                         epsilon_for_run,
-                         noise_for_target,
-                         steps_from_epochs)
-from .sweeps import (ClippingNoiseResult,
-                     EpochsResult,
-                     GridSettings,
-                     NoisyGDResult,
-                     TradeoffResult,
-                     non_private_accuracy,
-                     run_clipping_noise_grid,
-                     run_epochs_tradeoff,
-                     run_noisy_gd_tradeoff,
-                     run_tradeoff)
+from .accounting import (
+    ACCOUNTANT_KEYS, ACCOUNTANT_LABELS, INVALID_BOUNDS, EpsilonCurves, accountant_for_key, check_accountant_keys,
+    check_grid, epsilon_curves, epsilon_for_run, noise_for_target, steps_from_epochs
+)
+from .sweeps import (
+    ClippingNoiseResult, EpochsResult, GridSettings, NoisyGDResult, TradeoffResult, non_private_accuracy,
+    run_clipping_noise_grid, run_epochs_tradeoff, run_noisy_gd_tradeoff, run_tradeoff
+)
 from .tuning_costs import TuningCost, affordable_noise, defaults_provenance_cost, grid_noise_multiplier, tuning_cost
 
 # What each module exports, in its order (accounting, then training, then tuning costs but for its run_ledger).

@@ -28,13 +28,10 @@ import numpy as np
 from ...accountants import calibrate
 from ...accountants import Comparison, account, accountant_class
 from ...ground.events import gaussian_step_event, steps_from_epochs
-from ...ground.validation import (check_choice,
-                                  check_delta,
-                                  check_epsilon,
-                                  check_noise_multiplier,
-                                  check_positive_int,
-                                  check_real_entries,
-                                  check_sampling_rate)
+from ...ground.validation import (
+    check_choice, check_delta, check_epsilon, check_noise_multiplier, check_positive_int, check_real_entries,
+    check_sampling_rate
+)
 
 __all__ = [
     "ACCOUNTANT_KEYS",

@@ -21,15 +21,13 @@ from ...accountants import account
 from ...ground.search import monotone_search
 from ...ground.events import ADD_REMOVE, ZERO_OUT, EpsilonDeltaEvent, GaussianEvent, gaussian_step_event
 from ...ground.gaussian import analytic_noise_multiplier
-from ...textbook.learners.convex import (objective_perturbation,
-                                         objective_perturbation_regularization,
-                                         output_perturbation)
+from ...textbook.learners.convex import (
+    objective_perturbation, objective_perturbation_regularization, output_perturbation
+)
 from ...textbook.learners.ftrl import factorized_gradient_descent, factorized_sensitivity
-from ...textbook.learners.factorization import (FactorizedGaussianEvent,
-                                                closed_form_error,
-                                                make_factorization,
-                                                prefix_sum_error,
-                                                sensitivity)
+from ...textbook.learners.factorization import (
+    FactorizedGaussianEvent, closed_form_error, make_factorization, prefix_sum_error, sensitivity
+)
 from ..parallel import map_seeded
 from .sweeps import non_private_accuracy
 from ...textbook.models.logistic import accuracy, predict

@@ -27,12 +27,10 @@ import warnings
 from ...accountants import ACCOUNTANT_NAMES, UnsupportedEventError, make_accountant
 from ...accountants.balls_in_bins import balls_in_bins_epsilon
 from ...ground.validation import check_delta, check_positive_int
-from ...ground.events import (NEIGHBOURING_RELATIONS,
-                              GaussianEvent,
-                              SampledWithoutReplacementGaussianEvent,
-                              ShuffledBatchGaussianEvent,
-                              SubsampledGaussianEvent,
-                              TruncatedPoissonGaussianEvent)
+from ...ground.events import (
+    NEIGHBOURING_RELATIONS, GaussianEvent, SampledWithoutReplacementGaussianEvent, ShuffledBatchGaussianEvent,
+    SubsampledGaussianEvent, TruncatedPoissonGaussianEvent
+)
 from ...ground.events_allocation import BallsInBinsGaussianEvent
 from ...textbook.training.sampling import make_sampling
 

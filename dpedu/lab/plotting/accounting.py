@@ -8,12 +8,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ...accountants import (ACCOUNTANT_NAMES,
-                            ConversionUnavailableError,
-                            UnsupportedEventError,
-                            as_ledger,
-                            check_accountant_names,
-                            make_accountant)
+from ...accountants import (
+    ACCOUNTANT_NAMES, ConversionUnavailableError, UnsupportedEventError, as_ledger, check_accountant_names,
+    make_accountant
+)
 from ...accountants.base import check_epsilons
 from ...ground.validation import check_scalar
 from .common import ACCOUNTANT_STYLES, as_1d, as_numbers, check_options, epsilon_label, get_axes, place_legend

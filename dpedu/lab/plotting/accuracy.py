@@ -16,17 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...ground.validation import check_epsilon
-from .common import (as_1d,
-                     as_accuracies,
-                     as_trials,
-                     check_options,
-                     delta_text,
-                     epsilon_label,
-                     get_axes,
-                     mean_and_band,
-                     place_legend,
-                     plain_log_ticks,
-                     spread_note)
+from .common import (
+    as_1d, as_accuracies, as_trials, check_options, delta_text, epsilon_label, get_axes, mean_and_band, place_legend,
+    plain_log_ticks, spread_note
+)
 
 __all__ = ["plot_accuracy_vs_epsilon", "plot_clipping_noise_tradeoff", "plot_accuracy_vs_epochs"]
 

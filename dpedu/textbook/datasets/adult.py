@@ -24,15 +24,10 @@ import numpy as np
 from dpedu.ground.validation import check_in_interval
 
 from .encoding import ADULT_NORM_BOUND, encode_split
-from .files import (ADULT_BASE_URLS,
-                    ADULT_FILES,
-                    MAX_TIMEOUT,
-                    AdultDataError,
-                    find_complete_dir,
-                    find_file,
-                    read_verified,
-                    search_dirs,
-                    where_to_put_them)
+from .files import (
+    ADULT_BASE_URLS, ADULT_FILES, MAX_TIMEOUT, AdultDataError, find_complete_dir, find_file, read_verified, search_dirs,
+    where_to_put_them
+)
 
 __all__ = ["AdultData", "load_adult"]
 

@@ -4,13 +4,10 @@ the square root, a banded square root) with the training loop that uses them; an
 step (:mod:`.projected`) that the one DP-SGD loop takes for the last-iterate bound (docs/math.md §28.5).
 """
 
-from .convex import (ConvexResult,
-                     minimise_regularised_logistic,
-                     objective_perturbation,
-                     objective_perturbation_noise_std,
-                     objective_perturbation_regularization,
-                     output_perturbation,
-                     output_perturbation_sensitivity)
+from .convex import (
+    ConvexResult, minimise_regularised_logistic, objective_perturbation, objective_perturbation_noise_std,
+    objective_perturbation_regularization, output_perturbation, output_perturbation_sensitivity
+)
 from .factorization import FactorizedGaussianEvent, make_factorization, prefix_sum_error, sensitivity
 from .ftrl import factorized_gradient_descent
 from .projected import ProjectedRun, ProjectedStep, project_to_ball, projected_step, run_projected

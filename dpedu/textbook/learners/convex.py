@@ -38,19 +38,10 @@ from ...ground.events import ADD_REMOVE, REPLACE_ONE, EpsilonDeltaEvent, Gaussia
 from ...ground.gaussian import analytic_noise_multiplier
 from ..models.logistic import loss as logistic_loss
 from ...ground.door import count, door, nonnegative, positive
-from ...ground.validation import (MAX_NOISE_SCALE,
-                                  check_array,
-                                  check_choice,
-                                  check_delta,
-                                  check_epsilon,
-                                  check_features,
-                                  check_labels,
-                                  check_noise_multiplier,
-                                  check_noise_scale,
-                                  check_positive,
-                                  check_positive_int,
-                                  check_real_entries,
-                                  check_rng)
+from ...ground.validation import (
+    MAX_NOISE_SCALE, check_array, check_choice, check_delta, check_epsilon, check_features, check_labels,
+    check_noise_multiplier, check_noise_scale, check_positive, check_positive_int, check_real_entries, check_rng
+)
 
 __all__ = [
     "ConvexResult",

@@ -33,20 +33,14 @@ from scipy.linalg import solve_triangular, toeplitz
 
 from ...ground.events import ADD_REMOVE, Event, GaussianEvent, check_relation
 from ...ground.door import count, door
-from ...ground.validation import (check_array,
-                                  check_choice,
-                                  check_noise_multiplier,
-                                  check_positive,
-                                  check_positive_int,
-                                  check_real_entries,
-                                  check_sampling_rate)
-from .prefix_sums import (MAX_DENSE_STEPS,
-                          MAX_STRUCTURED_STEPS,
-                          Factorization,
-                          IdentityFactorization,
-                          TreeFactorization,
-                          participation_arrays,
-                          set_bits_below)
+from ...ground.validation import (
+    check_array, check_choice, check_noise_multiplier, check_positive, check_positive_int, check_real_entries,
+    check_sampling_rate
+)
+from .prefix_sums import (
+    MAX_DENSE_STEPS, MAX_STRUCTURED_STEPS, Factorization, IdentityFactorization, TreeFactorization,
+    participation_arrays, set_bits_below
+)
 
 __all__ = [
     "FACTORIZATIONS",

@@ -32,15 +32,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...ground.validation import (check_array,
-                                  check_choice,
-                                  check_noise_multiplier,
-                                  check_noise_scale,
-                                  check_positive,
-                                  check_positive_int,
-                                  check_real_entries,
-                                  check_rng,
-                                  check_theta)
+from ...ground.validation import (
+    check_array, check_choice, check_noise_multiplier, check_noise_scale, check_positive, check_positive_int,
+    check_real_entries, check_rng, check_theta
+)
 from ...ground.events import ZERO_OUT, check_relation
 from ..training import plan_dp_sgd, run_dp_sgd
 from .factorization import FACTORIZATIONS, MAX_STEPS_BY_KIND, FactorizedGaussianEvent, make_factorization

@@ -29,12 +29,9 @@ from functools import cached_property
 
 import numpy as np
 
-from ...ground.validation import (MAX_STEPS,
-                                  check_choice,
-                                  check_noise_scale,
-                                  check_nonnegative,
-                                  check_positive_int,
-                                  check_rng)
+from ...ground.validation import (
+    MAX_STEPS, check_choice, check_noise_scale, check_nonnegative, check_positive_int, check_rng
+)
 
 __all__ = [
     "MAX_DENSE_STEPS",
