@@ -49,7 +49,7 @@ def matrix_clipped_sum(theta, X, y, clip, _):
 
 
 def shortcut_clipped_sum(theta, X, y, clip, row_norms):
-    return LogisticModel().clipped_gradient_sum(theta, X, y, clip, row_norms)
+    return LogisticModel(X.shape[1]).clipped_gradient_sum(theta, X, y, clip, row_norms)
 
 
 def best_time(fn, repeats):
